@@ -40,6 +40,7 @@ HUMANEVALPACK_LANGUAGES = {
     "heval-fix-rust": "rust",
 }
 CORPORA = (*HUMANEVALPACK_LANGUAGES, "probeedit")
+_DOC_GOLD_FIELDS = ("buggy_solution", "canonical_solution")
 
 
 @dataclass(frozen=True)
@@ -106,7 +107,7 @@ def _load_humanevalfix(name: str, local_dir) -> Corpus:
     with open(path, encoding="utf-8") as f:
         for line in f:
             row = json.loads(line)
-            meta = {k: v for k, v in row.items() if k not in ("buggy_solution", "canonical_solution")}
+            meta = {k: v for k, v in row.items() if k not in _DOC_GOLD_FIELDS}
             meta["language"] = HUMANEVALPACK_LANGUAGES[name]
             cases.append(
                 EditCase(

@@ -1,0 +1,63 @@
+import pytest
+
+from cadlib import corpora
+from cadlib.corpora import CorpusUnavailable, load_corpus
+from cadlib.oracle import oracle_program
+from cadlib.resolver import resolve
+
+
+@pytest.fixture
+def offline(monkeypatch):
+    monkeypatch.setattr(corpora, "_hub_reachable", lambda: False)
+
+
+def test_humanevalfix_python_from_the_local_mirror(humanevalpack_dir, offline):
+    corpus = load_corpus("heval-fix-py", local_dir=humanevalpack_dir)
+    assert len(corpus) == 164
+    assert corpus.source.startswith("local:")
+    case = corpus[0]
+    assert case.id == "Python/0" and case.doc != case.gold
+    assert case.instruction == "Fix bugs in has_close_elements."
+    assert {"prompt", "test", "entry_point", "language"} <= set(case.meta)
+
+
+@pytest.mark.parametrize("name", ["heval-fix-py", "heval-fix-js"])
+def test_all_humanevalfix_cases_round_trip_byte_exactly(name, humanevalpack_dir, offline):
+    corpus = load_corpus(name, local_dir=humanevalpack_dir)
+    assert all(resolve(oracle_program(c.doc, c.gold), c.doc) == c.gold for c in corpus)
+
+
+def test_unknown_corpus_lists_valid_names():
+    with pytest.raises(ValueError, match="heval-fix-py, heval-fix-js"):
+        load_corpus("heval-fix-cobol")
+
+
+def test_no_hub_and_no_mirror_is_a_clear_error(offline, monkeypatch):
+    monkeypatch.delenv(corpora.HUMANEVALPACK_ENV, raising=False)
+    with pytest.raises(CorpusUnavailable, match=corpora.HUMANEVALPACK_ENV):
+        load_corpus("heval-fix-py")
+
+
+def test_missing_mirror_file_is_named(offline, tmp_path):
+    with pytest.raises(CorpusUnavailable, match="python.jsonl"):
+        load_corpus("heval-fix-py", local_dir=tmp_path)
+
+
+def test_hub_is_tried_first_when_reachable(monkeypatch, tmp_path):
+    (tmp_path / "hub.jsonl").write_text(
+        '{"task_id": "Python/0", "buggy_solution": "a", "canonical_solution": "b", '
+        '"entry_point": "f"}\n'
+    )
+    calls = []
+
+    def fake_download(repo, filename, repo_type):
+        calls.append((repo, filename, repo_type))
+        return str(tmp_path / "hub.jsonl")
+
+    import huggingface_hub
+
+    monkeypatch.setattr(corpora, "_hub_reachable", lambda: True)
+    monkeypatch.setattr(huggingface_hub, "hf_hub_download", fake_download)
+    corpus = load_corpus("heval-fix-py", local_dir="/nonexistent")
+    assert calls == [("bigcode/humanevalpack", "data/python/data/humanevalpack.jsonl", "dataset")]
+    assert corpus.source.startswith("hub:") and corpus[0].gold == "b"

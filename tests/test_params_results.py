@@ -1,0 +1,35 @@
+import json
+
+import pytest
+
+from cadlib.params import check_choice, choose
+from cadlib.results import load_results, write_results
+
+PROFILES = {"cpu": {"n": 2, "model": "small"}, "paper": {"n": 9, "model": "big"}}
+
+
+def test_choose_applies_non_none_overrides():
+    chosen = choose(PROFILES, "paper", n=None, model="x")
+    assert chosen == {"n": 9, "model": "x", "profile": "paper"}
+
+
+def test_unknown_profile_and_parameter_list_valid_ones():
+    with pytest.raises(ValueError, match="'cpu', 'paper'"):
+        choose(PROFILES, "gpu")
+    with pytest.raises(ValueError, match="valid: model, n"):
+        choose(PROFILES, "cpu", epochs=3)
+    with pytest.raises(ValueError, match="unknown device 'tpu'"):
+        check_choice("device", "tpu", ["auto", "cpu", "cuda"])
+
+
+def test_results_round_trip(tmp_path, monkeypatch):
+    monkeypatch.setenv("CADLIB_ROOT", str(tmp_path))
+    path = write_results(
+        "demo", {"em": 1.0}, {"em": 0.9}, profile="cpu", model=None, tokenizer="qwen2.5"
+    )
+    record = json.loads(path.read_text())
+    assert record["numbers"] == {"em": 1.0} and record["paper"] == {"em": 0.9}
+    assert {"cpu", "cores", "python"} <= set(record["hardware"])
+    assert load_results("demo")["tokenizer"] == "qwen2.5"
+    with pytest.raises(FileNotFoundError, match="run notebooks"):
+        load_results("missing")
