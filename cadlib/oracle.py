@@ -11,11 +11,22 @@ byte, for every pair of strings.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
 
 from .grammar import Copy, Gen, Program
 from .resolver import doc_lines
 
-__all__ = ["oracle_program", "matching_blocks"]
+__all__ = [
+    "oracle_program",
+    "matching_blocks",
+    "token_cover",
+    "TokenCover",
+    "longest_matches",
+    "greedy_cover",
+]
 
 
 def matching_blocks(doc: str, gold: str) -> list[tuple[int, int, int]]:
@@ -37,3 +48,98 @@ def oracle_program(doc: str, gold: str) -> Program:
     if at < len(gold_lines):
         ops.append(Gen("\n".join(gold_lines[at:])))
     return Program(ops)
+
+
+@dataclass(frozen=True)
+class TokenCover:
+    """A token-level cover of a gold token sequence by spans of the document's tokens.
+
+    ``copies`` holds ``(gold_start, doc_start, length)`` triples (0-based, ordered by
+    ``gold_start``, non-overlapping): ``gold[g:g+length] == doc[d:d+length]``. Every gold
+    token outside a copy is generated. ``n_gold`` is the length of the gold sequence.
+    """
+
+    copies: tuple[tuple[int, int, int], ...]
+    n_gold: int
+    min_span: int
+
+    @property
+    def span_lengths(self) -> list[int]:
+        return [length for _, _, length in self.copies]
+
+    @property
+    def n_copied(self) -> int:
+        return sum(self.span_lengths)
+
+    @property
+    def n_generated(self) -> int:
+        return self.n_gold - self.n_copied
+
+    @property
+    def copy_fraction(self) -> float:
+        """Copied gold tokens / gold tokens (1.0 for an empty gold: nothing to generate)."""
+        return self.n_copied / self.n_gold if self.n_gold else 1.0
+
+    def reconstruct(self, doc_ids: Sequence[int], gold_ids: Sequence[int]) -> list[int]:
+        """The gold ids rebuilt from the document's spans plus the generated gold tokens."""
+        out: list[int] = []
+        at = 0
+        for g, d, length in self.copies:
+            out.extend(gold_ids[at:g])  # generated tokens
+            out.extend(doc_ids[d : d + length])  # copied tokens
+            at = g + length
+        out.extend(gold_ids[at:])
+        return out
+
+
+def longest_matches(
+    doc_ids: Sequence[int], gold_ids: Sequence[int]
+) -> tuple[np.ndarray, np.ndarray]:
+    """For every gold position ``i``: the length of the longest prefix of ``gold[i:]`` that
+    occurs anywhere in ``doc`` and its first (leftmost) document position.
+
+    Row ``i`` of the longest-common-prefix table is ``1 + row(i+1) shifted`` where the tokens
+    agree and ``0`` elsewhere, so one backward sweep with O(len(doc)) numpy work per gold
+    token suffices (no quadratic Python loop).
+    """
+    doc = np.asarray(doc_ids, dtype=np.int64)
+    gold = np.asarray(gold_ids, dtype=np.int64)
+    best_len = np.zeros(len(gold), dtype=np.int64)
+    best_pos = np.zeros(len(gold), dtype=np.int64)
+    if len(doc) == 0:
+        return best_len, best_pos
+    row = np.zeros(len(doc) + 1, dtype=np.int64)  # row[j] = LCP(gold[i+1:], doc[j:])
+    for i in range(len(gold) - 1, -1, -1):
+        row = np.append(np.where(doc == gold[i], row[1:] + 1, 0), 0)
+        j = int(np.argmax(row[:-1]))
+        best_len[i], best_pos[i] = row[j], j
+    return best_len, best_pos
+
+
+def token_cover(doc_ids: Sequence[int], gold_ids: Sequence[int], min_span: int) -> TokenCover:
+    """Greedy left-to-right longest-match cover of ``gold_ids`` by ``doc_ids`` (paper §3,
+    "Copy ceiling" (b), Appendix D): at each gold position take the longest document span
+    that matches from there if it has at least ``min_span`` tokens, else generate one token
+    and move on. Greedy is a lower bound on the optimal cover's copy fraction (paper §3).
+
+    This is the token-level *aspirational* ceiling: the ``<copy tokens="a-b"/>`` extension,
+    not the line primitive. Ties between equally long matches go to the leftmost document
+    position.
+    """
+    return greedy_cover(*longest_matches(doc_ids, gold_ids), min_span)
+
+
+def greedy_cover(best_len: np.ndarray, best_pos: np.ndarray, min_span: int) -> TokenCover:
+    """The greedy cover from a :func:`longest_matches` table (reuse one table for many m)."""
+    if isinstance(min_span, bool) or not isinstance(min_span, (int, np.integer)) or min_span < 1:
+        raise ValueError(f"min_span must be an integer >= 1, got {min_span!r}")
+    copies = []
+    i, n = 0, len(best_len)
+    while i < n:
+        length = int(best_len[i])
+        if length >= min_span:
+            copies.append((i, int(best_pos[i]), length))
+            i += length
+        else:
+            i += 1
+    return TokenCover(tuple(copies), n, int(min_span))
