@@ -1,0 +1,179 @@
+"""Copy ceilings and bounds (paper §4.2, Table 2, Appendix D)."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from cadlib import ceiling as C
+from cadlib import corpora
+from cadlib.corpora import EditCase, load_corpus
+from cadlib.tokenizers import qwen25_tokenizer
+
+tok = qwen25_tokenizer()
+
+
+def case(doc, gold, id="t/0"):
+    return EditCase(id, doc, gold, "edit")
+
+
+# ----- line level ------------------------------------------------------------------------
+
+
+def test_line_spans_count_tokens_of_the_copied_lines_joined_by_newlines():
+    doc = "def f(x):\n    return x + 1\n\nprint(f(2))"
+    gold = "def f(x):\n    return x - 1\n\nprint(f(2))"
+    spans = C.line_spans(case(doc, gold), tok)
+    assert spans.spans == (tok.count("def f(x):"), tok.count("\nprint(f(2))"))
+    assert spans.T == tok.count(gold)
+    assert spans.T_gen == spans.T - spans.T_copy
+
+
+def test_a_copied_empty_line_is_a_zero_token_span():
+    spans = C.line_spans(case("a\n\nb", "x\n\ny"), tok)
+    assert spans.spans == (0,)
+
+
+def test_summary_adds_up():
+    covers = [C.CaseSpans("a", 10, (3, 4)), C.CaseSpans("b", 6, (0, 2, 1))]
+    s = C.summarize_line_cover(covers)
+    assert (s["n"], s["T"], s["T_copy"], s["T_gen"], s["K"]) == (2, 16, 10, 6, 5)
+    assert s["f_line"] == 10 / 16 and s["mean"] == 2.0 and s["p50"] == 2.0
+    assert s["p95"] == pytest.approx(np.percentile([3, 4, 0, 2, 1], 95))
+
+
+def test_short_span_share():
+    share = C.short_span_share([0, 1, 10, 30], threshold=8)
+    assert share["spans"] == 0.5 and share["tokens"] == pytest.approx(1 / 41)
+    assert share["zero_token_spans"] == 1
+
+
+def test_token_cover_table_on_a_toy_corpus():
+    cases = [case("alpha beta gamma delta", "alpha beta gamma DELTA")]
+    table = C.token_cover_table(cases, (1, 8), tok, progress=False)
+    assert list(table.m) == [1, 8]
+    row1, row8 = table.iloc[0], table.iloc[1]
+    assert row1["T"] == tok.count(cases[0].gold)
+    assert row1["T_copy"] + row1["T_gen"] == row1["T"]
+    assert row1["f_tok"] > 0 and row8["T_copy"] == 0 and row8["K"] == 0  # no 8-token match
+
+
+def test_load_corpora_reports_what_it_could_not_load(monkeypatch):
+    def fail(name, **kw):
+        raise ModuleNotFoundError("No module named 'cadlib.probeedit'")
+
+    monkeypatch.setattr(C, "load_corpus", fail)
+    loaded, unavailable = C.load_corpora(["probeedit"])
+    assert loaded == {} and "cadlib.probeedit" in unavailable["probeedit"]
+
+
+# ----- curves and bounds -----------------------------------------------------------------
+
+
+def test_loglinear_interpolation_is_linear_in_log_n_and_clamped():
+    N, s = [1, 4, 16], [1.0, 3.0, 9.0]
+    assert C.interpolate_loglinear(N, s, [1, 4, 16]).tolist() == [1.0, 3.0, 9.0]
+    assert C.interpolate_loglinear(N, s, 2) == pytest.approx(2.0)  # halfway in log N
+    assert C.interpolate_loglinear(N, s, 8) == pytest.approx(6.0)
+    assert C.interpolate_loglinear(N, s, [0.5, 0, 1000]).tolist() == [1.0, 1.0, 9.0]
+
+
+@pytest.mark.parametrize(
+    "N, s", [([], []), ([1, 2], [1.0]), ([2, 1], [1.0, 2.0]), ([0, 1], [1.0, 1.0]), ([1], [0.0])]
+)
+def test_bad_curves_are_rejected(N, s):
+    with pytest.raises(ValueError, match="curve"):
+        C.interpolate_loglinear(N, s, 3)
+
+
+@pytest.mark.parametrize("corpus", ["probeedit", "heval-fix-py", "heval-fix-js", "pooled"])
+def test_bound_uniform_reproduces_the_papers_bnd_m8_from_its_own_columns(corpus):
+    p = C.PAPER_TABLE2[corpus]
+    assert p["T"] == p["T_copy"] + p["T_gen"]
+    assert round(C.bound_uniform(p["T"], p["T_gen"], p["T_copy"], 6.79), 2) == p["bnd_m8"]
+
+
+def test_implied_speedup_inverts_bound_uniform():
+    b = C.bound_uniform(100, 20, 80, 7.5)
+    assert C.implied_speedup(100, 20, 80, b) == pytest.approx(7.5)
+
+
+spans_st = st.lists(st.integers(0, 600), min_size=1, max_size=30)
+
+
+@given(spans_st, st.integers(0, 500), st.floats(1.0, 100.0))
+def test_exact_bound_with_a_flat_curve_is_the_uniform_bound(spans, T_gen, s):
+    T = sum(spans) + T_gen
+    if T == 0:
+        return
+    exact = C.bound_exact(T, T_gen, spans, [1, 512], [s, s])
+    assert exact == pytest.approx(C.bound_uniform(T, T_gen, sum(spans), s))
+
+
+@given(spans_st, st.integers(1, 500))
+def test_exact_bound_lies_between_the_curves_extremes(spans, T_gen):
+    N, s = [1, 8, 64, 512], [1.0, 6.0, 40.0, 90.0]
+    T = sum(spans) + T_gen
+    exact = C.bound_exact(T, T_gen, spans, N, s)
+    lo = C.bound_uniform(T, T_gen, sum(spans), 1.0)
+    hi = C.bound_uniform(T, T_gen, sum(spans), 90.0)
+    assert lo - 1e-9 <= exact <= hi + 1e-9 and exact >= 1 - 1e-9
+
+
+def test_min_span_policy_regenerates_short_spans():
+    N, s = [1, 512], [2.0, 2.0]
+    # spans 0 and 4 fall below m = 8: 4 tokens regenerated, the 16-token span spliced at 2x
+    assert C.bound_exact(30, 10, [0, 4, 16], N, s, min_span=8) == pytest.approx(30 / (10 + 4 + 8))
+    assert C.bound_exact(30, 10, [0, 4, 16], N, s) == pytest.approx(30 / (10 + 2 + 8))
+
+
+def test_line_bounds_with_the_papers_s8():
+    summary = {"T": 100, "T_gen": 20, "T_copy": 80, "mean": 40.0}
+    b = C.line_bounds(summary, [40, 40], [8, 512], [6.79, 6.79])
+    assert b["bnd_m8"] == b["bnd_mean"] == pytest.approx(b["bnd_exact"])
+    assert b["s_m8"] == pytest.approx(6.79)
+
+
+def test_paper_reference_curve_labels_its_sources():
+    curve = C.paper_reference_curve()
+    assert list(curve.N) == sorted(curve.N)
+    quoted = curve[curve.source.str.startswith("quoted")]
+    assert dict(zip(quoted.N, quoted.s, strict=True)) == {8: 6.79, 512: 90.5}
+    assert (curve.source.str.startswith("assumed")).sum() == 1
+    assert len(C.paper_reference_curve(with_implied=False, s1=None)) == 2
+
+
+# ----- Table 2 on the real HumanEvalFix corpora (needs $CADLIB_HUMANEVALPACK_DIR) --------
+
+
+@pytest.fixture
+def humanevalfix(humanevalpack_dir, monkeypatch):
+    monkeypatch.setattr(corpora, "_hub_reachable", lambda: False)
+    return lambda name: load_corpus(name, local_dir=humanevalpack_dir)
+
+
+@pytest.mark.parametrize("name", ["heval-fix-py", "heval-fix-js"])
+def test_table2_line_level_figures_are_reproduced_exactly(name, humanevalfix):
+    summary = C.summarize_line_cover(C.line_cover(humanevalfix(name), tok, progress=False))
+    paper = C.PAPER_TABLE2[name]
+    for key in ("n", "T", "T_copy", "T_gen", "K"):
+        assert summary[key] == paper[key], key
+    assert round(summary["f_line"], 3) == paper["f_line"]
+    assert round(summary["mean"], 1) == paper["mean"]
+
+
+def test_short_spans_on_heval_fix_py(humanevalfix):
+    covers = C.line_cover(humanevalfix("heval-fix-py"), tok, progress=False)
+    share = C.short_span_share([n for c in covers for n in c.spans], 8)
+    assert round(share["spans"], 3) == 0.346 and round(share["tokens"], 4) == 0.0265
+
+
+def test_token_level_figures_at_m8_and_m4(humanevalfix):
+    py = C.token_cover_table(humanevalfix("heval-fix-py"), (4, 8), tok, progress=False)
+    js = C.token_cover_table(humanevalfix("heval-fix-js"), (8,), tok, progress=False)
+    assert round(py.f_tok.iloc[0], 3) == 0.945  # Appendix J, m = 4
+    assert round(py.f_tok.iloc[1], 3) == 0.910  # §4.2, m = 8
+    assert round(js.f_tok.iloc[0], 3) == 0.933
+    assert not math.isnan(py["mean"].iloc[1])
