@@ -10,7 +10,7 @@ export CADLIB_HUMANEVALPACK_DIR ?= $(abspath ../shared/data/humanevalpack)
 export PYTHONHASHSEED := 0
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install book notebooks html test test-unit test-notebooks lab clean
+.PHONY: install chromium book notebooks html test test-unit test-notebooks lab clean
 
 install: $(VENV)/.installed
 
@@ -39,7 +39,14 @@ html: install
 
 test: test-unit test-notebooks
 
-test-unit: install
+# Debian's Chromium for the browser test of the built book (tests/test_book.py).
+chromium:
+	@command -v chromium >/dev/null || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get install -y -qq chromium >/dev/null 2>&1 || \
+	  { $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium; }; }
+
+test-unit: install chromium
 	$(BIN)/pytest tests
 
 test-notebooks: install
