@@ -1,7 +1,5 @@
 from cadlib import losslessness as L
 from cadlib.corpora import EditCase
-from cadlib.grammar import Copy, Program
-from cadlib.oracle import oracle_program
 
 
 def test_paper_equal_tolerates_one_trailing_newline_only():
@@ -39,13 +37,13 @@ def test_literal_audit_flags_the_papers_misprinted_ids():
     assert not audit.loc['"/>', "agrees"] and audit.loc["/>", "paper id decodes to"] == "af"
 
 
-def test_strict_vs_clipped_counts():
-    cases = [EditCase("a", "1\n2\n3", "2\n3", "e"), EditCase("b", "1\n2", "1\n2", "e")]
-    oracle = [oracle_program(c.doc, c.gold) for c in cases]
-    assert L.strict_vs_clipped(cases, oracle) == {
-        "cases": 2, "out_of_range": 0, "strict_em": 2, "strict_rejected": 0, "clipped_em": 2,
-    }
-    noisy = [Program([Copy(2, 4)]), Program([Copy(1, 2)])]
-    assert L.strict_vs_clipped(cases, noisy) == {
-        "cases": 2, "out_of_range": 1, "strict_em": 1, "strict_rejected": 1, "clipped_em": 2,
-    }
+def test_table4_counts_rejections_and_recoveries():
+    cases = [EditCase("a", "1\n2\n3\n4", "2\n3", "e"), EditCase("b", "1\n2", "1\nX\n2", "e")]
+    table = L.table4({"toy": cases}, trials=3, seed=0)
+    oracle = table.loc[("toy", "oracle")]
+    assert oracle.to_dict() == {"runs": 2, "out_of_range": 0, "strict_rejected": 0,
+                                "strict_em": 2, "clipped_em": 2}
+    clamped = table.loc[("toy", "eps=1 clamped")]
+    assert clamped.runs == 6 and clamped.out_of_range <= 6
+    assert clamped.strict_em <= clamped.clipped_em <= 6
+    assert table.loc[("pooled", "oracle")].runs == 2
