@@ -35,8 +35,6 @@ from importlib import resources
 from pathlib import Path
 
 from .corpora import Corpus, EditCase
-from .grammar import Copy
-from .oracle import oracle_program
 from .resolver import doc_lines
 
 __all__ = [
@@ -1089,41 +1087,32 @@ def probeedit_corpus() -> Corpus:
 def corpus_stats(cases=None, tokenizer=None) -> dict:
     """Table 2's line-level columns for a corpus (ProbeEdit by default), in Qwen2.5 BPE.
 
-    ``T`` = gold tokens; ``T_copy`` = tokens of the text each oracle ``Copy`` emits (each
-    span tokenized on its own, as a splice would prefill it); ``T_gen = T - T_copy``;
+    The definitions are :mod:`cadlib.ceiling`'s (one place for them): ``T`` = gold tokens;
+    ``T_copy`` = the sum over oracle copy spans of the tokens of each span's lines, tokenized
+    on their own as a splice would prefill them; ``T_gen = T - T_copy`` (it absorbs joining
+    newlines and tokenization seams, so it can be slightly negative for a pure deletion);
     ``f_line = T_copy / T``; ``K`` = number of copy spans; span mean / p50 / p95 in tokens
-    (percentiles by linear interpolation).
+    (numpy's linearly interpolated percentiles). Adds per-operation and per-document counts
+    and the mean document and gold lengths.
     """
-    import numpy as np
-
+    from .ceiling import line_cover, summarize_line_cover
     from .tokenizers import qwen25_tokenizer
 
     tok = tokenizer or qwen25_tokenizer()
     cases = probeedit_corpus() if cases is None else cases
-    gold_tokens, doc_tokens, spans = [], [], []
-    for case in cases:
-        lines = doc_lines(case.doc)
-        gold_tokens.append(tok.count(case.gold))
-        doc_tokens.append(tok.count(case.doc))
-        for op in oracle_program(case.doc, case.gold).ops:
-            if isinstance(op, Copy):
-                spans.append(tok.count("\n".join(lines[op.start - 1 : op.end])))
-    T, T_copy = sum(gold_tokens), sum(spans)
-    span = np.array(spans or [0])
+    if not cases:
+        raise ValueError("corpus_stats needs at least one case")
+    table2 = summarize_line_cover(line_cover(cases, tok, progress=False))
     return {
-        "n": len(cases),
+        "n": table2["n"],
         "per_operation": dict(Counter(c.meta.get("operation") for c in cases)),
         "per_document": dict(Counter(c.meta.get("document") for c in cases)),
-        "T": T,
-        "T_copy": T_copy,
-        "T_gen": T - T_copy,
-        "f_line": T_copy / T if T else 0.0,
-        "K": len(spans),
-        "span_mean": float(span.mean()),
-        "span_p50": float(np.percentile(span, 50)),
-        "span_p95": float(np.percentile(span, 95)),
-        "gold_tokens_mean": T / len(cases) if cases else 0.0,
-        "doc_tokens_mean": sum(doc_tokens) / len(cases) if cases else 0.0,
+        **{k: table2[k] for k in ("T", "T_copy", "T_gen", "f_line", "K")},
+        "span_mean": table2["mean"],
+        "span_p50": table2["p50"],
+        "span_p95": table2["p95"],
+        "gold_tokens_mean": table2["T"] / len(cases),
+        "doc_tokens_mean": sum(tok.count(c.doc) for c in cases) / len(cases),
         "tokenizer": tok.name,
     }
 
