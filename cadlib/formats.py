@@ -1,0 +1,868 @@
+"""Edit formats head to head (paper §4.4, Table 3): tokens and round-trip exact match.
+
+From each case's oracle alignment (:func:`cadlib.oracle.matching_blocks`) the same edit is
+rendered in four formats, parsed back and applied to the document with each format's own
+semantics:
+
+``full``
+    full regeneration: the text is the gold document itself.
+``search-replace``
+    Aider-style ``<<<<<<< SEARCH`` / ``=======`` / ``>>>>>>> REPLACE`` blocks (Gauthier 2024),
+    applied as Aider's ``do_replace`` applies them: every block, in order, rewrites the *first*
+    exact line-sequence match of its SEARCH text in the document as it stands. A SEARCH text
+    that also occurs earlier than the intended place is therefore applied at the wrong place:
+    anchor ambiguity, as in practice.
+``unified-diff``
+    ``difflib.unified_diff`` with 3 lines of context (the default of ``diff -u``, ``git diff``
+    and difflib), ``--- a/doc`` / ``+++ b/doc`` headers and ``\\ No newline at end of file``
+    markers, parsed back with :mod:`unidiff` and applied by ``git apply``.
+``cad``
+    Copy-as-Decode: ``str(oracle_program(doc, gold))``, parsed by
+    :func:`cadlib.grammar.parse_program` and expanded by :func:`cadlib.resolver.resolve`.
+
+Extensions (not in the paper): ``search-replace-unique`` grows each SEARCH anchor until its
+first exact match is the intended place (what disambiguation costs), and ``unified-diff-u0``
+/ ``-u1`` with 0 / 1 lines of context.
+
+**How the S/R anchor is chosen.** The change regions are the gaps between the oracle's
+matching blocks (doc lines ``i1..i2`` become gold lines ``j1..j2``, 0-based, half-open, lines
+as ``doc.split("\\n")``). A block's SEARCH text is the doc lines of its region (the minimal
+anchor the alignment gives) and its REPLACE text the gold lines. A pure insertion has an empty
+SEARCH, and Aider treats a whitespace-only SEARCH as "append to the file", so such a block is
+grown by one neighbouring line at a time -- the preceding doc line, or the following one at
+the start of the document -- until its SEARCH holds a non-blank character; REPLACE grows by
+the same (unchanged) lines. Blocks that come to overlap are merged. Blocks are emitted in
+document order, one after another, without file names or code fences (which Aider also
+requires; they would add a few tokens per block to S/R). Nothing makes the anchor unique.
+
+**Round-trip exact match** is byte-exact (``output == gold``). The paper's §3 metric also
+tolerates one trailing newline; that is reported as ``em_r``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import subprocess
+import tempfile
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .grammar import Program, ProgramSyntaxError, parse_program
+from .oracle import matching_blocks, oracle_program
+from .resolver import ResolveError, doc_lines, resolve
+from .tokenizers import Tokenizer, qwen25_tokenizer
+
+__all__ = [
+    "ApplyError",
+    "Block",
+    "EditFormat",
+    "RoundTrip",
+    "FAILURE_CATEGORIES",
+    "FORMATS",
+    "TABLE3_FORMATS",
+    "EXTENSION_FORMATS",
+    "PAPER_TABLE3",
+    "PROFILES",
+    "change_blocks",
+    "search_replace_blocks",
+    "ambiguous_anchors",
+    "render_search_replace",
+    "parse_search_replace",
+    "apply_search_replace",
+    "render_unified_diff",
+    "apply_unified_diff",
+    "git_apply",
+    "strip_one_newline",
+    "round_trip",
+    "evaluate_formats",
+    "summarize",
+    "failure_table",
+    "failure_counts",
+    "paper_table3",
+    "compare_with_paper",
+    "pareto_plot",
+]
+
+# ---------------------------------------------------------------------------------------------
+# Failure categories and the typed error every applier raises
+# ---------------------------------------------------------------------------------------------
+
+FAILURE_CATEGORIES = {
+    "anchor-ambiguous": "S/R: the SEARCH text also occurs before the intended place in the "
+    "document as it stands when its block is applied; Aider rewrites the first exact match, "
+    "so the edit lands in the wrong place (paper §4.4).",
+    "anchor-not-found": "S/R: no exact line-sequence match of the SEARCH text.",
+    "blank-anchor": "S/R: the document has no non-blank line to anchor on, and Aider reads a "
+    "blank SEARCH as 'append to the file'.",
+    "line-endings": "S/R: Aider normalises block text to LF (strip_quoted_wrapping), so a "
+    "SEARCH taken from a CRLF document never matches it exactly, and a CR it should write is "
+    "lost.",
+    "marker-collision": "S/R: a line of the edit equals a block marker (=======, ...), so the "
+    "block parses differently from what was rendered.",
+    "block-syntax": "S/R: a block lacks its ======= or >>>>>>> REPLACE marker.",
+    "fence-stripped": "S/R: the SEARCH or REPLACE text opens and closes with a code fence, "
+    "which Aider strips (strip_quoted_wrapping), so it edits with other text than rendered.",
+    "blank-line-dropped": "S/R: a SEARCH or REPLACE text ends with an empty line, which "
+    "Aider drops (strip_quoted_wrapping); the renderer avoids this by growing the block by the "
+    "following line, impossible at the end of the document.",
+    "eof-newline": "the output differs from gold only by one final newline: the format or its "
+    "tool cannot say 'no newline at end of file' (Aider appends one to every text it edits; "
+    "git apply --unidiff-zero mishandles it when no context line follows).",
+    "hunk-rejected": "UD: git apply rejects a hunk whose context or removed lines do not match.",
+    "malformed-patch": "UD: the patch does not parse (unidiff) or git apply calls it corrupt.",
+    "apply-error": "UD: git apply failed for another reason (message kept in the detail).",
+    "program-syntax": "CaD: parse_program rejects the program text.",
+    "range-error": "CaD: a copy range outside the document (strict resolver).",
+    "wrong-output": "applied without error, but the output differs from gold otherwise.",
+}
+
+
+class ApplyError(ValueError):
+    """A format's text could not be parsed or applied; ``category`` is a key of
+    :data:`FAILURE_CATEGORIES` and ``detail`` says where and why."""
+
+    def __init__(self, category: str, detail: str):
+        if category not in FAILURE_CATEGORIES:
+            raise ValueError(f"unknown failure category {category!r}")
+        self.category, self.detail = category, detail
+        super().__init__(f"{category}: {detail}")
+
+
+def strip_one_newline(text: str) -> str:
+    """``text`` without at most one trailing newline: the paper's tolerant EM (§3)."""
+    return text[:-1] if text.endswith("\n") else text
+
+
+def _first_difference(output: str, gold: str) -> str:
+    got, want = output.split("\n"), gold.split("\n")
+    for k, (g, w) in enumerate(zip(got, want, strict=False), start=1):
+        if g != w:
+            return f"line {k}: got {g!r}, want {w!r}"
+    return f"got {len(got)} line(s), want {len(want)}"
+
+
+def _diagnose_generic(doc: str, gold: str, output: str | None, error=None) -> tuple[str, str]:
+    """Classify a failed round trip: the applier's error, else how the output is wrong."""
+    if error is not None:
+        return error.category, error.detail
+    if strip_one_newline(output) == strip_one_newline(gold):
+        end = "ends" if output.endswith("\n") else "does not end"
+        return "eof-newline", f"output {end} with a newline, gold the other way"
+    return "wrong-output", _first_difference(output, gold)
+
+
+# ---------------------------------------------------------------------------------------------
+# Change blocks from the oracle alignment
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Block:
+    """Doc lines ``i1..i2`` become gold lines ``j1..j2`` (0-based, half-open, ``split("\\n")``)."""
+
+    i1: int
+    i2: int
+    j1: int
+    j2: int
+
+
+def _segment(lines: list[str], start: int, stop: int) -> str:
+    """The text of ``lines[start:stop]``, each with its newline (the last line has none)."""
+    text = "\n".join(lines[start:stop])
+    return text + "\n" if start < stop < len(lines) else text
+
+
+def change_blocks(doc: str, gold: str) -> list[Block]:
+    """The gaps between the oracle's matching blocks (paper §3): every changed region.
+
+    Lines are ``split("\\n")``, so the last line of a text carries no newline: a matching
+    block that pairs the last line of one text with an inner line of the other pairs
+    different bytes, and that line is counted as changed here (CaD needs no such care, as
+    the resolver joins with newlines)."""
+    n_doc, n_gold = len(doc_lines(doc)), len(doc_lines(gold))
+    blocks, a_at, b_at = [], 0, 0
+    for a, b, size in [*matching_blocks(doc, gold), (n_doc, n_gold, 0)]:
+        if size and (a + size == n_doc) != (b + size == n_gold):
+            size -= 1
+        if a > a_at or b > b_at:
+            blocks.append(Block(a_at, a, b_at, b))
+        a_at, b_at = a + size, b + size
+    return blocks
+
+
+def _merge_overlaps(blocks: list[Block]) -> list[Block]:
+    merged: list[Block] = []
+    for blk in blocks:
+        if merged and blk.i1 < merged[-1].i2:
+            last = merged.pop()
+            blk = Block(last.i1, max(last.i2, blk.i2), last.j1, max(last.j2, blk.j2))
+        merged.append(blk)
+    return merged
+
+
+def _grow(blocks: list[Block], k: int, n_doc: int) -> list[Block] | None:
+    """Widen block ``k`` by one unchanged neighbouring line (preceding first); None if it
+    already spans the whole document. Lines outside blocks map 1:1, so j moves with i."""
+    b = blocks[k]
+    if b.i1 > 0:
+        grown = Block(b.i1 - 1, b.i2, b.j1 - 1, b.j2)
+    elif b.i2 < n_doc:
+        grown = Block(b.i1, b.i2 + 1, b.j1, b.j2 + 1)
+    else:
+        return None
+    return _merge_overlaps([*blocks[:k], grown, *blocks[k + 1 :]])
+
+
+def _block_texts(doc: str, gold: str, blk: Block) -> tuple[str, str]:
+    return _segment(doc_lines(doc), blk.i1, blk.i2), _segment(doc_lines(gold), blk.j1, blk.j2)
+
+
+# ---------------------------------------------------------------------------------------------
+# Search/replace blocks, applied with Aider's semantics
+# ---------------------------------------------------------------------------------------------
+
+HEAD, DIVIDER, UPDATED = "<<<<<<< SEARCH", "=======", ">>>>>>> REPLACE"
+_FENCE = "```"
+
+
+def _aider_unwrap(text: str) -> str:
+    """Aider's ``strip_quoted_wrapping`` without a file name: drop a surrounding code fence,
+    rejoin the lines with LF (``splitlines``), end with a newline."""
+    if not text:
+        return text
+    lines = text.splitlines()
+    if lines[0].startswith(_FENCE) and lines[-1].startswith(_FENCE):
+        lines = lines[1:-1]
+    text = "\n".join(lines)
+    return text + "\n" if text and not text.endswith("\n") else text
+
+
+def _aider_prep(text: str) -> list[str]:
+    """Aider's ``prep``: add a final newline if missing, split keeping line ends."""
+    if text and not text.endswith("\n"):
+        text += "\n"
+    return text.splitlines(keepends=True)
+
+
+def _exact_matches(whole: list[str], part: list[str]) -> list[int]:
+    """Start indices of every exact match of ``part`` in ``whole`` (Aider's
+    ``perfect_replace`` takes the first)."""
+    m = len(part)
+    return [i for i in range(len(whole) - m + 1) if whole[i : i + m] == part]
+
+
+def _replace_lines(whole: list[str], part: list[str], repl: list[str], at: int) -> str:
+    return "".join([*whole[:at], *repl, *whole[at + len(part) :]])
+
+
+def _aider_do_replace(state: str, search: str, replace: str, where: str) -> str:
+    """One block as Aider's ``do_replace`` applies it: a blank SEARCH appends REPLACE to the
+    file; otherwise the first exact line-sequence match is rewritten (its fuzzy fallbacks
+    run only when no exact match exists, and are not modelled: see ``anchor-not-found``)."""
+    search, replace = _aider_unwrap(search), _aider_unwrap(replace)
+    if not search.strip():
+        return state + replace
+    whole, part = _aider_prep(state), _aider_prep(search)
+    hits = _exact_matches(whole, part)
+    if not hits:
+        category = "line-endings" if "\r" in state else "anchor-not-found"
+        raise ApplyError(category, f"{where}: SEARCH {part[0]!r}... ({len(part)} line(s))")
+    return _replace_lines(whole, part, _aider_prep(replace), hits[0])
+
+
+def _ends_blank(text: str) -> bool:
+    """Aider's ``strip_quoted_wrapping`` drops one trailing empty line of a block text."""
+    return text == "\n" or text.endswith("\n\n") or text.endswith("\n\r\n")
+
+
+def _grow_down(blocks: list[Block], k: int, n_doc: int) -> list[Block] | None:
+    b = blocks[k]
+    if b.i2 >= n_doc:
+        return None
+    return _merge_overlaps([*blocks[:k], Block(b.i1, b.i2 + 1, b.j1, b.j2 + 1), *blocks[k + 1 :]])
+
+
+def _needs_growth(doc: str, gold: str, blocks: list[Block], k: int, n_doc: int):
+    """The grown blocks if block ``k`` would be misread by Aider, else None: a blank SEARCH
+    (appended to the file) grows by a neighbouring line; a SEARCH or REPLACE ending in an
+    empty line (dropped by Aider) grows by the following line."""
+    search, replace = _block_texts(doc, gold, blocks[k])
+    if not search.strip():
+        return _grow(blocks, k, n_doc)
+    if _ends_blank(search) or _ends_blank(replace):
+        return _grow_down(blocks, k, n_doc)
+    return None
+
+
+def search_replace_blocks(doc: str, gold: str, unique: bool = False) -> list[Block]:
+    """The S/R blocks for ``doc -> gold``: the change blocks, grown as
+    :func:`_needs_growth` says; with ``unique=True`` also grown upwards until Aider's first
+    exact match of each SEARCH is its intended place."""
+    n_doc = len(doc_lines(doc))
+    blocks, k = change_blocks(doc, gold), 0
+    while k < len(blocks):
+        grown = _needs_growth(doc, gold, blocks, k, n_doc)
+        blocks, k = (blocks, k + 1) if grown is None else (grown, 0)
+    while unique and (miss := _first_misplaced(doc, gold, blocks)) is not None:
+        grown = _grow(blocks, miss[0], n_doc)
+        if grown is None:
+            break
+        blocks = grown
+    return blocks
+
+
+def _render_block(search: str, replace: str) -> str:
+    def body(text: str) -> str:
+        return text + "\n" if text and not text.endswith("\n") else text
+
+    return f"{HEAD}\n{body(search)}{DIVIDER}\n{body(replace)}{UPDATED}\n"
+
+
+def render_search_replace(doc: str, gold: str, unique: bool = False) -> str:
+    """The S/R text: one block per :func:`search_replace_blocks` block, in document order."""
+    blocks = search_replace_blocks(doc, gold, unique=unique)
+    return "".join(_render_block(*_block_texts(doc, gold, blk)) for blk in blocks)
+
+
+def _collect(lines: list[str], at: int, marker: str) -> tuple[str, int]:
+    body = []
+    while at < len(lines) and lines[at].strip() != marker:
+        body.append(lines[at])
+        at += 1
+    if at >= len(lines):
+        raise ApplyError("block-syntax", f"expected {marker!r} after line {at}")
+    return "".join(body), at
+
+
+def parse_search_replace(text: str) -> list[tuple[str, str]]:
+    """``(search, replace)`` pairs, read as Aider's ``find_original_update_blocks`` reads
+    them: marker lines are recognised by ``line.strip()``, anything outside blocks is
+    ignored."""
+    lines, pairs, at = text.splitlines(keepends=True), [], 0
+    while at < len(lines):
+        if lines[at].strip() == HEAD:
+            search, at = _collect(lines, at + 1, DIVIDER)
+            replace, at = _collect(lines, at + 1, UPDATED)
+            pairs.append((search, replace))
+        at += 1
+    return pairs
+
+
+def apply_search_replace(doc: str, text: str) -> str:
+    """Apply every block of ``text`` to ``doc`` in order, each to the document as the
+    previous blocks left it (Aider's semantics, see :func:`_aider_do_replace`)."""
+    state = doc
+    pairs = parse_search_replace(text)
+    for k, (search, replace) in enumerate(pairs, start=1):
+        state = _aider_do_replace(state, search, replace, f"block {k} of {len(pairs)}")
+    return state
+
+
+def _sr_replay(doc: str, gold: str, blocks: list[Block]):
+    """Replay the blocks as Aider would, following the intended placement, and yield
+    ``(k, hits, at, whole, harmful)`` per block: every exact match of its SEARCH, the intended
+    line, the document lines as they stand, and whether the first match is elsewhere *and*
+    gives another document. Stops after a harmful block (the rest is then undefined)."""
+    state, shift = doc, 0
+    for k, blk in enumerate(blocks):
+        search, replace = (_aider_unwrap(t) for t in _block_texts(doc, gold, blk))
+        whole, part, repl = _aider_prep(state), _aider_prep(search), _aider_prep(replace)
+        starts = np.cumsum([0, *map(len, whole)])
+        intended = sum(len(line) + 1 for line in doc_lines(doc)[: blk.i1]) + shift
+        at = int(np.searchsorted(starts, intended))
+        hits = _exact_matches(whole, part)
+        if not search.strip() or not hits or at >= len(whole) or starts[at] != intended:
+            return
+        state = _replace_lines(whole, part, repl, at)
+        harmful = hits[0] != at and _replace_lines(whole, part, repl, hits[0]) != state
+        yield k, hits, at, whole, harmful
+        if harmful:
+            return
+        shift += len(replace) - len(search)
+
+
+def _first_misplaced(doc: str, gold: str, blocks: list[Block]):
+    """The first harmful block of :func:`_sr_replay`, or None."""
+    return next((step for step in _sr_replay(doc, gold, blocks) if step[-1]), None)
+
+
+def ambiguous_anchors(doc: str, gold: str, unique: bool = False) -> int:
+    """How many S/R blocks have a SEARCH text with more than one exact match in the document
+    as it stands when they are applied (harmful or not): what a tool that rejects a
+    non-unique anchor, instead of taking the first, would refuse."""
+    blocks = search_replace_blocks(doc, gold, unique=unique)
+    return sum(len(hits) > 1 for _, hits, *_ in _sr_replay(doc, gold, blocks))
+
+
+def _text_hazard(doc: str, gold: str, blocks: list[Block]) -> tuple[str, str] | None:
+    """A block text that Aider reads differently from how it was rendered."""
+    for k, blk in enumerate(blocks, start=1):
+        if not _block_texts(doc, gold, blk)[0].strip():
+            return "blank-anchor", f"block {k} (doc line {blk.i1 + 1})"
+        for text in _block_texts(doc, gold, blk):
+            if "\r" in text:
+                return "line-endings", f"block {k} (doc line {blk.i1 + 1}) holds a CR"
+            if any(line.strip() in (HEAD, DIVIDER, UPDATED) for line in text.split("\n")):
+                return "marker-collision", f"block {k} (doc line {blk.i1 + 1})"
+            lines = text.splitlines()
+            if lines and lines[0].startswith(_FENCE) and lines[-1].startswith(_FENCE):
+                return "fence-stripped", f"block {k} (doc line {blk.i1 + 1})"
+            if _ends_blank(text):
+                return "blank-line-dropped", f"block {k} (doc line {blk.i1 + 1}) at the end"
+    return None
+
+
+def _diagnose_search_replace(doc, gold, output, error=None, unique: bool = False):
+    """Root cause of a failed S/R round trip: a block text Aider misreads, else an error
+    from applying, else the first harmfully misplaced block, else the generic reasons."""
+    blocks = search_replace_blocks(doc, gold, unique=unique)
+    hazard = _text_hazard(doc, gold, blocks)
+    if hazard:
+        return hazard[0], hazard[1] + (f"; {error}" if error else "")
+    miss = None if error else _first_misplaced(doc, gold, blocks)
+    if miss is None:
+        return _diagnose_generic(doc, gold, output, error)
+    k, hits, at, whole, _ = miss
+    first = whole[hits[0]]
+    return "anchor-ambiguous", (
+        f"block {k + 1} of {len(blocks)}: SEARCH ({blocks[k].i2 - blocks[k].i1} line(s), "
+        f"first {first.rstrip(chr(10))!r}) matches {len(hits)}x at line(s) "
+        f"{', '.join(str(h + 1) for h in hits)}; Aider rewrote line {hits[0] + 1}, "
+        f"intended line {at + 1}"
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Unified diff, applied by git apply
+# ---------------------------------------------------------------------------------------------
+
+DOC_NAME = "doc"
+NO_NEWLINE = "\\ No newline at end of file"
+
+
+def _keepends(text: str) -> list[str]:
+    """Lines split at ``\\n`` only (not ``splitlines``), each keeping its ``\\n``."""
+    lines = [line + "\n" for line in text.split("\n")]
+    lines[-1] = lines[-1][:-1]
+    return lines if lines[-1] else lines[:-1]
+
+
+def render_unified_diff(doc: str, gold: str, context: int = 3) -> str:
+    """``difflib.unified_diff`` of the documents' lines with ``context`` lines of context,
+    headers ``--- a/doc`` / ``+++ b/doc``, and the ``\\ No newline at end of file`` marker
+    after a last line without newline (which difflib leaves to the caller)."""
+    diff = difflib.unified_diff(
+        _keepends(doc), _keepends(gold), f"a/{DOC_NAME}", f"b/{DOC_NAME}", n=context
+    )
+    return "".join(line if line.endswith("\n") else f"{line}\n{NO_NEWLINE}\n" for line in diff)
+
+
+def _git_env(folder: str) -> dict:
+    """An environment in which git reads no user or system config and finds no repository."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(
+        GIT_CONFIG_NOSYSTEM="1",
+        GIT_CONFIG_GLOBAL=os.devnull,
+        GIT_CEILING_DIRECTORIES=str(Path(folder).parent),
+        LC_ALL="C",
+    )
+    return env
+
+
+def _git_category(stderr: str) -> str:
+    if "patch does not apply" in stderr or "patch failed" in stderr:
+        return "hunk-rejected"
+    if "corrupt patch" in stderr or "No valid patches" in stderr:
+        return "malformed-patch"
+    return "apply-error"
+
+
+def git_apply(doc: str, patch: str, unidiff_zero: bool = False) -> str:
+    """Apply ``patch`` (headers ``a/doc``, ``b/doc``) to ``doc`` with ``git apply`` in a
+    scratch folder outside any repository; raise :class:`ApplyError` if git refuses."""
+    with tempfile.TemporaryDirectory(prefix="cadlib-git-apply-") as folder:
+        target, patch_file = Path(folder) / DOC_NAME, Path(folder) / "edit.patch"
+        target.write_bytes(doc.encode("utf-8"))
+        patch_file.write_bytes(patch.encode("utf-8"))
+        cmd = ["git", "apply", "--whitespace=nowarn"]
+        cmd += ["--unidiff-zero"] if unidiff_zero else []
+        proc = subprocess.run(
+            [*cmd, patch_file.name], cwd=folder, env=_git_env(folder), capture_output=True
+        )
+        if proc.returncode:
+            stderr = proc.stderr.decode("utf-8", "replace").strip()
+            raise ApplyError(_git_category(stderr), stderr)
+        return target.read_bytes().decode("utf-8")
+
+
+def _parse_patch(text: str):
+    """Parse the patch back with :mod:`unidiff`; it must touch exactly the one document."""
+    import unidiff
+
+    try:
+        patch = unidiff.PatchSet(text)
+    except unidiff.UnidiffParseError as err:
+        raise ApplyError("malformed-patch", str(err)) from err
+    if len(patch) != 1:
+        raise ApplyError("malformed-patch", f"expected one file in the patch, got {len(patch)}")
+    return patch[0]
+
+
+def apply_unified_diff(doc: str, text: str, context: int = 3) -> str:
+    """Parse ``text`` back (unidiff) and apply it with ``git apply``. An empty diff means
+    "no change" (git would reject an empty patch). ``context=0`` needs ``--unidiff-zero``."""
+    if not text:
+        return doc
+    _parse_patch(text)
+    return git_apply(doc, text, unidiff_zero=context == 0)
+
+
+def _hunk_count(text: str) -> int:
+    return sum(line.startswith("@@ ") for line in text.split("\n"))
+
+
+# ---------------------------------------------------------------------------------------------
+# Copy-as-Decode and full regeneration
+# ---------------------------------------------------------------------------------------------
+
+
+def _apply_program(doc: str, text: str) -> str:
+    try:
+        return resolve(parse_program(text), doc)
+    except ProgramSyntaxError as err:
+        raise ApplyError("program-syntax", str(err)) from err
+    except ResolveError as err:
+        raise ApplyError("range-error", str(err)) from err
+
+
+# ---------------------------------------------------------------------------------------------
+# The format protocol and registry
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EditFormat:
+    """One edit format: how to write an edit and how a tool applies it.
+
+    ``render(doc, gold, program)`` gives the text a model would emit (``program`` is the
+    oracle program, computed once per case); ``apply(doc, text)`` parses it back and applies
+    it, raising :class:`ApplyError`; ``diagnose(doc, gold, output, error)`` names the
+    category and detail of a failed round trip (``output`` is None when ``error`` was
+    raised); ``units(text)`` counts blocks / hunks / ops; ``extra(doc, gold)`` gives
+    format-specific columns (S/R: ``ambiguous_anchors``).
+    """
+
+    name: str
+    label: str
+    render: Callable[[str, str, Program], str]
+    apply: Callable[[str, str], str]
+    diagnose: Callable[..., tuple[str, str]] = _diagnose_generic
+    units: Callable[[str], int] = field(default=lambda text: 1)
+    extra: Callable[[str, str], dict] = field(default=lambda doc, gold: {})
+
+
+def _unified_diff_format(context: int) -> EditFormat:
+    return EditFormat(
+        name="unified-diff" if context == 3 else f"unified-diff-u{context}",
+        label=f"unified diff (git apply, {context} context line{'s' * (context != 1)})",
+        render=lambda doc, gold, program: render_unified_diff(doc, gold, context),
+        apply=lambda doc, text: apply_unified_diff(doc, text, context),
+        units=_hunk_count,
+    )
+
+
+def _search_replace_format(unique: bool) -> EditFormat:
+    return EditFormat(
+        name="search-replace-unique" if unique else "search-replace",
+        label="search/replace, disambiguated anchors" if unique else "search/replace (Aider)",
+        render=lambda doc, gold, program: render_search_replace(doc, gold, unique),
+        apply=apply_search_replace,
+        diagnose=lambda doc, gold, out, err: _diagnose_search_replace(doc, gold, out, err, unique),
+        units=lambda text: len(parse_search_replace(text)),
+        extra=lambda doc, gold: {"ambiguous_anchors": ambiguous_anchors(doc, gold, unique)},
+    )
+
+
+FORMATS: dict[str, EditFormat] = {
+    fmt.name: fmt
+    for fmt in (
+        EditFormat("full", "full regeneration", lambda doc, gold, p: gold, lambda d, t: t),
+        _search_replace_format(unique=False),
+        _unified_diff_format(3),
+        EditFormat(
+            "cad",
+            "Copy-as-Decode",
+            lambda doc, gold, program: str(program),
+            _apply_program,
+            units=lambda text: len(parse_program(text)),
+        ),
+        _search_replace_format(unique=True),
+        _unified_diff_format(0),
+        _unified_diff_format(1),
+    )
+}
+#: the paper's four rows (Table 3), and our extensions
+TABLE3_FORMATS = ("full", "search-replace", "unified-diff", "cad")
+EXTENSION_FORMATS = ("search-replace-unique", "unified-diff-u0", "unified-diff-u1")
+
+PROFILES = {
+    profile: {
+        "corpora": ["heval-fix-py", "heval-fix-js", "probeedit"],
+        "extra_corpora": ["heval-fix-java", "heval-fix-go", "heval-fix-cpp", "heval-fix-rust"],
+        "formats": list(TABLE3_FORMATS),
+        "extension_formats": list(EXTENSION_FORMATS),
+        "tokenizer": "qwen2.5",
+    }
+    for profile in ("cpu", "paper")  # data-level: the cpu profile already covers every case
+}
+
+# ---------------------------------------------------------------------------------------------
+# Round trips and the evaluation table
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RoundTrip:
+    """One case in one format: the emitted text, its token count and what applying gave."""
+
+    case_id: str
+    format: str
+    text: str
+    output: str | None
+    tokens: int
+    units: int
+    em: bool
+    em_r: bool
+    category: str | None
+    detail: str
+
+
+def round_trip(
+    case, fmt: EditFormat | str, tokenizer: Tokenizer | None = None, program: Program | None = None
+) -> RoundTrip:
+    """Render ``case`` in ``fmt``, parse it back, apply it, compare with gold byte for byte."""
+    fmt = FORMATS[fmt] if isinstance(fmt, str) else fmt
+    program = program if program is not None else oracle_program(case.doc, case.gold)
+    text = fmt.render(case.doc, case.gold, program)
+    output, error, category, detail = None, None, None, ""
+    try:
+        output = fmt.apply(case.doc, text)
+    except ApplyError as err:
+        error = err
+    em = output == case.gold
+    if not em:
+        category, detail = fmt.diagnose(case.doc, case.gold, output, error)
+    em_r = output is not None and strip_one_newline(output) == strip_one_newline(case.gold)
+    tokens = (tokenizer or qwen25_tokenizer()).count(text)
+    return RoundTrip(
+        case.id, fmt.name, text, output, tokens, fmt.units(text), em, em_r, category, detail
+    )
+
+
+def _as_corpora(corpora) -> list:
+    from .corpora import load_corpus
+
+    if isinstance(corpora, Mapping):
+        return [(name, cases) for name, cases in corpora.items()]
+    return [
+        (c, load_corpus(c)) if isinstance(c, str) else (getattr(c, "name", "corpus"), c)
+        for c in corpora
+    ]
+
+
+def evaluate_formats(corpora, formats: Iterable[str] = TABLE3_FORMATS,
+                     tokenizer: Tokenizer | None = None, progress: bool = True) -> pd.DataFrame:
+    """One row per case x format: tokens, units, byte-exact ``em``, tolerant ``em_r``,
+    failure ``category`` and ``detail`` (paper §4.4, Table 3).
+
+    ``corpora``: corpus names, :class:`cadlib.corpora.Corpus` objects, or a mapping
+    name -> cases. Every case of every corpus is evaluated.
+    """
+    from tqdm.auto import tqdm
+
+    fmts = [FORMATS[name] for name in formats]
+    tok = tokenizer or qwen25_tokenizer()
+    rows = []
+    for name, cases in _as_corpora(corpora):
+        for case in tqdm(cases, desc=name, disable=not progress):
+            program = oracle_program(case.doc, case.gold)
+            for fmt in fmts:
+                rt = round_trip(case, fmt, tok, program)
+                rows.append({"corpus": name, "case_id": case.id, "format": fmt.name,
+                             "tokens": rt.tokens, "units": rt.units, "em": rt.em,
+                             "em_r": rt.em_r, "category": rt.category, "detail": rt.detail,
+                             **fmt.extra(case.doc, case.gold)})
+    return pd.DataFrame(rows)
+
+
+# ---------------------------------------------------------------------------------------------
+# Summaries
+# ---------------------------------------------------------------------------------------------
+
+
+def _with_pooled(df: pd.DataFrame, members: Iterable[str], name: str) -> pd.DataFrame:
+    members = [m for m in members if m in set(df["corpus"])]
+    if not members:
+        return df
+    pooled = df[df["corpus"].isin(members)].assign(corpus=name)
+    return pd.concat([df, pooled], ignore_index=True)
+
+
+def _category_counts(categories: pd.Series) -> str:
+    counts = categories.dropna().value_counts()
+    return ", ".join(f"{cat}: {n}" for cat, n in sorted(counts.items())) or "-"
+
+
+def _summary_row(rows: pd.DataFrame) -> dict:
+    tokens = rows["tokens"].to_numpy()
+    return {
+        "n": len(rows),
+        "mean": float(tokens.mean()),
+        "median": float(np.median(tokens)),
+        "p95": float(np.percentile(tokens, 95)),  # numpy's default linear interpolation
+        "total": int(tokens.sum()),
+        "rt_em": float(rows["em"].mean()),
+        "em": int(rows["em"].sum()),
+        "fails": int((~rows["em"]).sum()),
+        "em_r": float(rows["em_r"].mean()),
+        "failures": _category_counts(rows["category"]),
+        "ambiguous_cases": _ambiguous_cases(rows),
+    }
+
+
+def _ambiguous_cases(rows: pd.DataFrame) -> float:
+    """S/R only: cases with at least one anchor that matches more than one place."""
+    if "ambiguous_anchors" not in rows or rows["ambiguous_anchors"].isna().all():
+        return float("nan")
+    return int((rows["ambiguous_anchors"] > 0).sum())
+
+
+def summarize(df: pd.DataFrame, reference: str = "cad",
+              pooled: Iterable[str] | None = ("heval-fix-py", "heval-fix-js", "probeedit"),
+              pooled_name: str = "pooled") -> pd.DataFrame:
+    """Per corpus x format: n, mean / median / p95 / total tokens, RT-EM (byte-exact), fails,
+    tolerant EM, failure categories, and Δ vs ``reference`` in total tokens (%) and in EM
+    count, as in the paper's Table 3. ``pooled`` adds a row block over those corpora."""
+    if pooled:
+        df = _with_pooled(df, pooled, pooled_name)
+    out = []
+    for (corpus, fmt), rows in df.groupby(["corpus", "format"], sort=False):
+        out.append({"corpus": corpus, "format": fmt, **_summary_row(rows)})
+    table = pd.DataFrame(out)
+    ref = table[table["format"] == reference].set_index("corpus")
+    if len(ref):
+        ref_total, ref_em = table["corpus"].map(ref["total"]), table["corpus"].map(ref["em"])
+        table["delta_tok_pct"] = 100 * (table["total"] / ref_total - 1)
+        table["delta_em"] = table["em"] - ref_em
+    return table.reset_index(drop=True)
+
+
+def failure_table(df: pd.DataFrame) -> pd.DataFrame:
+    """Every failed round trip with its category, the category's meaning and the detail."""
+    fails = df[~df["em"]][["corpus", "case_id", "format", "category", "detail"]]
+    return fails.assign(meaning=fails["category"].map(FAILURE_CATEGORIES)).reset_index(drop=True)
+
+
+def failure_counts(df: pd.DataFrame) -> pd.DataFrame:
+    """Failures per (corpus, format) x category."""
+    fails = df[~df["em"]]
+    if fails.empty:
+        return pd.DataFrame()
+    return pd.crosstab([fails["corpus"], fails["format"]], fails["category"])
+
+
+# ---------------------------------------------------------------------------------------------
+# The paper's Table 3, and the side-by-side view
+# ---------------------------------------------------------------------------------------------
+
+_T3_KEYS = ("mean", "median", "p95", "total", "rt_em", "fails", "delta_printed")
+_T3 = {
+    ("probeedit", 31): {
+        "full": (694.6, 701, 1089, 21533, 1.00, 0, "+15.3×"),
+        "search-replace": (44.8, 40, 84, 1389, 0.81, 6, "-1.0% tok, -6 EM"),
+        "unified-diff": (67.1, 53, 124, 2080, 1.00, 0, "+48.0% tok"),
+        "cad": (45.3, 41, 76, 1405, 1.00, 0, "—"),
+    },
+    ("heval-fix-py", 33): {
+        "full": (53.8, 45, 108, 1774, 1.00, 0, "+34.2% tok"),
+        "search-replace": (38.0, 32, 91, 1254, 0.94, 2, "-5.2% tok, -2 EM"),
+        "unified-diff": (54.9, 47, 87, 1813, 1.00, 0, "+36.9% tok"),
+        "cad": (40.1, 34, 64, 1323, 1.00, 0, "—"),
+    },
+    ("heval-fix-js", 33): {
+        "full": (103.7, 79, 270, 3422, 1.00, 0, "+104.7% tok"),
+        "search-replace": (60.5, 36, 100, 1997, 0.91, 3, "+19.3% tok, -3 EM"),
+        "unified-diff": (83.2, 65, 128, 2746, 1.00, 0, "+64.1% tok"),
+        "cad": (50.7, 42, 71, 1673, 1.00, 0, "—"),
+    },
+    ("pooled", 97): {
+        "full": (273.5, 68, 991, 26729, 1.00, 0, "+73.4% tok"),
+        "search-replace": (47.8, 36, 91, 4640, 0.89, 11, "-0.6% tok, -11 EM"),
+        "unified-diff": (68.4, 53, 124, 6639, 1.00, 0, "+42.3% tok"),
+        "cad": (48.0, 39, 74, 4401, 1.00, 0, "—"),
+    },
+}
+#: The paper's Table 3 (Qwen2.5-Coder-7B BPE; subsets of n = 31 / 33 / 33, pooled 97).
+PAPER_TABLE3 = {
+    corpus: {"n": n, **{fmt: dict(zip(_T3_KEYS, row, strict=True)) for fmt, row in rows.items()}}
+    for (corpus, n), rows in _T3.items()
+}
+
+
+def paper_table3() -> pd.DataFrame:
+    """The paper's Table 3 as a frame, with Δ tokens recomputed from its own totals."""
+    rows = []
+    for corpus, block in PAPER_TABLE3.items():
+        cad_total = block["cad"]["total"]
+        for fmt in TABLE3_FORMATS:
+            row = block[fmt]
+            rows.append({"corpus": corpus, "format": fmt, "n": block["n"], **row,
+                         "delta_tok_pct": 100 * (row["total"] / cad_total - 1),
+                         "delta_em": -row["fails"]})
+    return pd.DataFrame(rows)
+
+
+def compare_with_paper(summary: pd.DataFrame) -> pd.DataFrame:
+    """Our Table 3 beside the paper's: one row per corpus x format, ``ours`` / ``paper``."""
+    cols = ["n", "mean", "median", "p95", "total", "rt_em", "fails", "delta_tok_pct"]
+    ours = summary[summary["format"].isin(TABLE3_FORMATS)].set_index(["corpus", "format"])
+    paper = paper_table3().set_index(["corpus", "format"])
+    both = pd.merge(ours[cols], paper[cols], how="left", left_index=True, right_index=True,
+                    suffixes=("", "_paper"))
+    both.columns = pd.MultiIndex.from_tuples(
+        [(c.removesuffix("_paper"), "paper" if c.endswith("_paper") else "ours")
+         for c in both.columns]
+    )
+    return both.sort_index(axis=1, level=0, sort_remaining=False)[cols]
+
+
+def pareto_plot(summary: pd.DataFrame, corpora: Iterable[str] | None = None, ax=None,
+                title: str = ""):
+    """Mean output tokens vs RT-EM per format, one marker style per corpus (paper §4.4's
+    argument: CaD sits on the lower-left-up frontier)."""
+    import matplotlib.pyplot as plt
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7.5, 4.5))
+    corpora = list(corpora or dict.fromkeys(summary["corpus"]))
+    markers = {c: "osD^vP*X"[k % 8] for k, c in enumerate(corpora)}
+    colors = {fmt: f"C{k}" for k, fmt in enumerate(dict.fromkeys(summary["format"]))}
+    for row in summary[summary["corpus"].isin(corpora)].itertuples():
+        ax.scatter(row.mean, row.rt_em, marker=markers[row.corpus], color=colors[row.format],
+                   s=60, edgecolor="black", linewidth=0.5)
+    for fmt, color in colors.items():
+        ax.scatter([], [], color=color, marker="s", label=FORMATS[fmt].label)
+    for corpus, marker in markers.items():
+        ax.scatter([], [], color="grey", marker=marker, label=corpus)
+    ax.set_xscale("log")
+    ax.set_xlabel("mean output tokens per edit (Qwen2.5 BPE, log scale)")
+    ax.set_ylabel("round-trip exact match (byte-exact)")
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="lower right", ncol=2)
+    return ax.figure
