@@ -3,6 +3,7 @@
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -141,8 +142,8 @@ def test_paper_reference_curve_labels_its_sources():
     assert list(curve.N) == sorted(curve.N)
     quoted = curve[curve.source.str.startswith("quoted")]
     assert dict(zip(quoted.N, quoted.s, strict=True)) == {8: 6.79, 512: 90.5}
-    assert (curve.source.str.startswith("assumed")).sum() == 1
-    assert len(C.paper_reference_curve(with_implied=False, s1=None)) == 2
+    assert (curve.source.str.startswith("assumed")).sum() == len(C.PAPER_7B_ASSUMED)
+    assert len(C.paper_reference_curve(with_implied=False, assumed={})) == 2
 
 
 # ----- Table 2 on the real HumanEvalFix corpora (needs $CADLIB_HUMANEVALPACK_DIR) --------
@@ -177,3 +178,27 @@ def test_token_level_figures_at_m8_and_m4(humanevalfix):
     assert round(py.f_tok.iloc[1], 3) == 0.910  # §4.2, m = 8
     assert round(js.f_tok.iloc[0], 3) == 0.933
     assert not math.isnan(py["mean"].iloc[1])
+
+
+def test_bounds_vs_m_rows_follow_the_token_table():
+    cases = [case("a b c d e f g h i j\nk", "a b c d e f g h i j\nK")]
+    table = C.token_cover_table(cases, (1, 4), tok, progress=False)
+    summary = C.summarize_line_cover(C.line_cover(cases, tok, progress=False))
+    line = [n for c in C.line_cover(cases, tok, progress=False) for n in c.spans]
+    N, s = [1, 8, 512], [1.0, 6.0, 90.0]
+    out = C.bounds_vs_m(summary, line, table, N, s)
+    assert list(out.m) == [1, 4]
+    first = out.iloc[0]
+    assert first["line_exact"] == pytest.approx(
+        C.bound_exact(summary["T"], summary["T_gen"], line, N, s)
+    )
+    row = table.iloc[1]
+    assert out.iloc[1]["token_m"] == pytest.approx(
+        C.bound_uniform(row["T"], row["T_gen"], row["T_copy"], C.interpolate_loglinear(N, s, 4))
+    )
+
+
+def test_side_by_side_puts_the_papers_row_under_ours():
+    frame = C.side_by_side({"a": {"x": 1, "y": 2}, "b": {"x": 3}}, {"a": {"x": 9}}, ["x", "y"])
+    assert list(frame.index) == [("a", "ours"), ("a", "paper"), ("b", "ours")]
+    assert frame.loc[("a", "paper"), "x"] == 9 and pd.isna(frame.loc[("a", "paper"), "y"])
