@@ -16,6 +16,9 @@ any other name
     can reach the hub.
 
 ``device="auto"`` picks CUDA when present; the dtype defaults to bf16 on GPU and fp32 on CPU.
+Random-init models are initialised directly on the target device (fast for the 7B shape on a
+GPU); the same seed therefore gives different weights on CPU and GPU, which does not matter for
+timing. :func:`model_info` returns the architecture numbers that label a measurement.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ __all__ = [
     "load_model",
     "load_tokenizer",
     "is_random_init",
+    "model_info",
 ]
 
 SMOLLM2 = "smollm2-135m-instruct"
@@ -120,7 +124,7 @@ def _tiny_config():
     )  # fmt: skip
 
 
-def _random_model(name: str, dtype: torch.dtype, attn: str, seed: int):
+def _random_model(name: str, dtype: torch.dtype, attn: str, seed: int, device: torch.device):
     from transformers import AutoModelForCausalLM, Qwen2Config
 
     if name == TINY:
@@ -129,7 +133,22 @@ def _random_model(name: str, dtype: torch.dtype, attn: str, seed: int):
         config = Qwen2Config(**QWEN25_SHAPES[name], **_QWEN25_COMMON)
     config._attn_implementation = attn
     torch.manual_seed(seed)
-    return AutoModelForCausalLM.from_config(config, dtype=dtype, attn_implementation=attn)
+    with device:  # initialise where the model will run: a 7B init on CPU takes minutes
+        return AutoModelForCausalLM.from_config(config, dtype=dtype, attn_implementation=attn)
+
+
+def _from_pretrained(name: str, **kwargs):
+    """``AutoModelForCausalLM.from_pretrained(name)``, failing with a message that lists the
+    local names when ``name`` is neither a local folder nor a reachable hub model."""
+    from transformers import AutoModelForCausalLM
+
+    try:
+        return AutoModelForCausalLM.from_pretrained(name, **kwargs)
+    except OSError as err:
+        raise OSError(
+            f"cannot load model {name!r} as a Hugging Face hub name or local folder ({err}); "
+            f"the names that work offline are: {', '.join(MODEL_NAMES)}"
+        ) from err
 
 
 def load_model(
@@ -139,23 +158,49 @@ def load_model(
     attn_implementation: str = "sdpa",
     seed: int = 0,
 ):
-    """Load a causal LM by name (see the module docstring), in eval mode on ``device``."""
+    """Load a causal LM by name (see the module docstring), in eval mode on ``device``.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`MODEL_NAMES`, a hub name, or a folder written by ``save_pretrained``.
+    device : str
+        ``"auto"`` (CUDA when present), ``"cpu"``, ``"cuda"``, ``"cuda:1"``, ...
+    dtype : str or torch.dtype or None
+        ``None`` = bf16 on GPU, fp32 on CPU (see :func:`resolve_dtype`).
+    attn_implementation : str
+        ``"eager"`` (the paper's kernel benchmark, §3) or ``"sdpa"``.
+    seed : int
+        Seeds the weights of the random-init models; ignored for pretrained ones.
+    """
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"model name must be a non-empty string, e.g. one of {MODEL_NAMES}")
     dev = resolve_device(device)
     dt = resolve_dtype(dtype, dev)
     if is_random_init(name):
-        model = _random_model(name, dt, attn_implementation, seed)
+        model = _random_model(name, dt, attn_implementation, seed, dev)
     else:
-        from transformers import AutoModelForCausalLM
-
         kwargs = dict(dtype=dt, attn_implementation=attn_implementation)
         if name == SMOLLM2:
             path = smollm2_gguf_path()
-            model = AutoModelForCausalLM.from_pretrained(
-                str(path.parent), gguf_file=path.name, **kwargs
-            )
+            model = _from_pretrained(str(path.parent), gguf_file=path.name, **kwargs)
         else:
-            model = AutoModelForCausalLM.from_pretrained(name, **kwargs)
+            model = _from_pretrained(name, **kwargs)
     return model.to(dev).eval()
+
+
+def model_info(model) -> dict:
+    """Architecture, parameter count, dtype, device and attention implementation of a model:
+    the label every timing carries (DESIGN.md, "Measuring honestly")."""
+    config = model.config
+    keys = ("model_type", "num_hidden_layers", "hidden_size", "intermediate_size",
+            "num_attention_heads", "num_key_value_heads", "vocab_size")  # fmt: skip
+    info = {key: getattr(config, key, None) for key in keys}
+    info["parameters"] = sum(p.numel() for p in model.parameters())
+    info["dtype"] = str(next(model.parameters()).dtype).removeprefix("torch.")
+    info["device"] = str(next(model.parameters()).device)
+    info["attn_implementation"] = getattr(config, "_attn_implementation", None)
+    return info
 
 
 @functools.cache
