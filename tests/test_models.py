@@ -1,0 +1,117 @@
+"""cadlib.models: names, devices, dtypes, seeds, the hub path (offline) and the packaged SmolLM2."""
+
+import pytest
+import torch
+
+from cadlib import models
+from cadlib.models import load_model, model_info
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    return load_model("tiny-random", device="cpu", seed=0)
+
+
+def test_tiny_random_loads_in_eval_mode_on_cpu(tiny):
+    assert not tiny.training
+    info = model_info(tiny)
+    assert info["device"] == "cpu" and info["dtype"] == "float32"
+    assert info["num_hidden_layers"] == 2 and info["vocab_size"] == 49152
+    assert info["attn_implementation"] == "sdpa" and info["parameters"] > 0
+    with torch.inference_mode():
+        logits = tiny(input_ids=torch.tensor([[1, 2, 3]])).logits
+    assert logits.shape == (1, 3, 49152) and torch.isfinite(logits).all()
+
+
+def test_random_init_is_seeded(tiny):
+    same = load_model("tiny-random", device="cpu", seed=0)
+    other = load_model("tiny-random", device="cpu", seed=1)
+    w = tiny.model.layers[0].mlp.up_proj.weight
+    assert torch.equal(w, same.model.layers[0].mlp.up_proj.weight)
+    assert not torch.equal(w, other.model.layers[0].mlp.up_proj.weight)
+
+
+def test_attention_and_dtype_are_honoured():
+    model = load_model("tiny-random", device="cpu", dtype="bf16", attn_implementation="eager")
+    assert model_info(model)["attn_implementation"] == "eager"
+    assert next(model.parameters()).dtype == torch.bfloat16
+
+
+def test_resolve_device_and_dtype():
+    assert models.resolve_device("cpu") == torch.device("cpu")
+    expected = "cuda" if torch.cuda.is_available() else "cpu"
+    assert models.resolve_device("auto").type == expected
+    cpu = torch.device("cpu")
+    assert models.resolve_dtype(None, cpu) == torch.float32
+    assert models.resolve_dtype("auto", torch.device("cuda")) == torch.bfloat16
+    assert models.resolve_dtype("fp16", cpu) == torch.float16
+    assert models.resolve_dtype(torch.float64, cpu) == torch.float64
+    with pytest.raises(ValueError, match="unknown dtype 'float99'"):
+        models.resolve_dtype("float99", cpu)
+
+
+def test_names_and_random_init_flags():
+    assert models.SMOLLM2 in models.MODEL_NAMES and "tiny-random" in models.MODEL_NAMES
+    assert all(models.is_random_init(n) for n in models.QWEN25_SHAPES)
+    assert not models.is_random_init(models.SMOLLM2)
+    assert models.QWEN25_SHAPES["qwen2.5-7b-random"]["num_hidden_layers"] == 28
+    with pytest.raises(ValueError, match="timing-only random model"):
+        models.load_tokenizer("qwen2.5-0.5b-random")
+    with pytest.raises(ValueError, match="non-empty string"):
+        load_model("", device="cpu")
+
+
+def test_a_saved_folder_goes_through_from_pretrained(tiny, tmp_path):
+    """Hub names and local folders share the ``from_pretrained(name)`` path; offline we check
+    it with a folder written by ``save_pretrained``."""
+    tiny.save_pretrained(tmp_path)
+    loaded = load_model(str(tmp_path), device="cpu", attn_implementation="eager")
+    saved, back = tiny.state_dict(), loaded.state_dict()
+    assert saved.keys() == back.keys() and all(torch.equal(saved[k], back[k]) for k in saved)
+    assert model_info(loaded)["attn_implementation"] == "eager"  # the kwargs reach it
+    ids = torch.tensor([[5, 6, 7, 8]])
+    with torch.inference_mode():  # same weights; eager vs sdpa round differently (~1e-7)
+        assert torch.allclose(tiny(input_ids=ids).logits, loaded(input_ids=ids).logits, atol=1e-5)
+
+
+def test_a_hub_name_is_passed_to_from_pretrained(tiny, monkeypatch):
+    import transformers
+
+    calls = []
+
+    def fake_from_pretrained(name, **kwargs):
+        calls.append((name, kwargs))
+        return tiny
+
+    monkeypatch.setattr(transformers.AutoModelForCausalLM, "from_pretrained", fake_from_pretrained)
+    model = load_model("Qwen/Qwen2.5-Coder-1.5B-Instruct", device="cpu", dtype="fp32",
+                       attn_implementation="eager")  # fmt: skip
+    assert model is tiny and not model.training
+    assert calls == [("Qwen/Qwen2.5-Coder-1.5B-Instruct",
+                      {"dtype": torch.float32, "attn_implementation": "eager"})]  # fmt: skip
+
+
+def test_an_unreachable_name_fails_with_the_offline_names(monkeypatch):
+    import transformers
+
+    def unreachable(name, **kwargs):
+        raise OSError("We couldn't connect to 'https://huggingface.co'")
+
+    monkeypatch.setattr(transformers.AutoModelForCausalLM, "from_pretrained", unreachable)
+    with pytest.raises(OSError, match="names that work offline are: smollm2-135m-instruct"):
+        load_model("someone/some-model", device="cpu")
+
+
+@pytest.mark.hf_model
+def test_packaged_smollm2_loads_and_generates():
+    model = load_model(models.SMOLLM2, device="cpu", seed=0)
+    tokenizer = models.load_tokenizer(models.SMOLLM2)
+    assert model_info(model)["vocab_size"] == 49152 and not models.is_random_init(models.SMOLLM2)
+    messages = [{"role": "user", "content": "What is the capital of France?"}]
+    ids = tokenizer.apply_chat_template(messages, add_generation_prompt=True, return_tensors="pt")
+    if not isinstance(ids, torch.Tensor):  # transformers 5 returns a BatchEncoding
+        ids = ids["input_ids"]
+    with torch.inference_mode():
+        out = model.generate(ids, max_new_tokens=12, do_sample=False)
+    text = tokenizer.decode(out[0, ids.shape[1] :], skip_special_tokens=True)
+    assert out.shape[1] > ids.shape[1] and "Paris" in text, text
