@@ -1,0 +1,244 @@
+"""Behaviour of cadlib.kernel on the 2-layer ``tiny-random`` model: never speed, only that the
+benchmark measures what it says (cache restored, positions advance, splice == AR) and that the
+curve API the ceiling chapter uses (load_curve, interpolate_speedup) is stable."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+from cadlib import kernel as K
+from cadlib.models import load_model
+from cadlib.params import choose
+
+
+@pytest.fixture(scope="module", params=["eager", "sdpa"])
+def tiny(request):
+    return load_model("tiny-random", device="cpu", attn_implementation=request.param, seed=0)
+
+
+@pytest.fixture(scope="module")
+def tiny_eager():
+    return load_model("tiny-random", device="cpu", attn_implementation="eager", seed=0)
+
+
+# ---------------------------------------------------------------- cache handling
+
+
+def test_prefill_and_restore_keep_the_prefix_state(tiny_eager):
+    cache, row = K.prefill_context(tiny_eager, 12, seed=3)
+    assert K.cache_length(cache) == 12 and row.shape == (tiny_eager.config.vocab_size,)
+    before = [k.clone() for k in K._layer_keys(cache)]
+    with torch.inference_mode():
+        K.forward_with_cache(tiny_eager, K.random_ids(tiny_eager.config.vocab_size, 5, 1), cache)
+    assert K.cache_length(cache) == 17
+    assert K.restore_cache(cache, 12) == 12
+    for old, new in zip(before, K._layer_keys(cache), strict=True):
+        assert torch.equal(old, new)
+    assert K.restore_cache(cache, 12) == 12  # no-op when already there
+    with pytest.raises(ValueError, match="cannot restore it to 20"):
+        K.restore_cache(cache, 20)
+
+
+def test_random_ids_are_seeded_and_in_range():
+    a, b = K.random_ids(100, 50, seed=7), K.random_ids(100, 50, seed=7)
+    assert a.shape == (1, 50) and torch.equal(a, b) and int(a.max()) < 100
+    assert not torch.equal(a, K.random_ids(100, 50, seed=8))
+    with pytest.raises(ValueError, match="at least one token"):
+        K.random_ids(100, 0, seed=0)
+
+
+# ---------------------------------------------------------------- s(N) measurement
+
+
+@pytest.mark.parametrize("shared", [False, True])
+def test_measure_speedup_shapes_and_cache_log(tiny_eager, shared):
+    grid = (1, 2, 4, 8)
+    m = K.measure_speedup(tiny_eager, P=10, N_grid=grid, trials=2, warmup=1,
+                          shared_ar_run=shared, progress=False)  # fmt: skip
+    assert m.N == list(grid) and m.ar_s.shape == m.pp_s.shape == (2, 4)
+    assert (m.ar_s > 0).all() and (m.pp_s > 0).all()
+    # every timed path starts at P, grows by exactly N and is cropped back to P
+    assert m.cache_always_restored
+    paths = [(r["path"], r["N"]) for r in m.cache_log if r["trial"] == 0]
+    expected_ar = [("AR", 8)] if shared else [("AR", n) for n in grid]
+    assert [p for p in paths if p[0] == "AR"] == expected_ar
+    assert [p for p in paths if p[0] == "PP"] == [("PP", n) for n in grid]
+    for row in m.cache_log:
+        assert (row["before"], row["after"], row["restored"]) == (10, 10 + row["N"], 10)
+    s = m.summary()
+    assert s["N"] == list(grid) and len(s["s"]) == 4
+    med = np.median(m.ar_s, 0) / np.median(m.pp_s, 0)
+    assert np.allclose(s["s"], med, rtol=1e-3)
+    assert all(lo <= hi for lo, hi in zip(s["s_lo"], s["s_hi"], strict=True))
+    json.dumps(s)  # JSON-ready
+
+
+def test_measure_speedup_rejects_bad_grids(tiny_eager):
+    for grid in [(), (2, 1), (0, 1), (1, 1)]:
+        with pytest.raises(ValueError, match="increasing positive"):
+            K.measure_speedup(tiny_eager, P=4, N_grid=grid, trials=1, progress=False)
+
+
+def test_fixed_costs_report_every_cost(tiny_eager):
+    fc = K.measure_fixed_costs(tiny_eager, P=8, trials=2, mask_reps=20, forward_reps=2,
+                               forced_lens=(3, 4, 5))  # fmt: skip
+    for key in ("c_mask_ms", "c_sync_ms", "c_forced_ms", "tau_ms"):
+        assert set(fc[key]) == {"median", "min", "max", "n"}
+        assert fc[key]["min"] <= fc[key]["median"] <= fc[key]["max"]
+    assert fc["c_mask_ms"]["median"] > 0 and fc["tau_ms"]["median"] > 0
+    assert sorted(fc["c_forced_ms_by_len"]) == [3, 4, 5]
+    assert fc["c_forced_ms"]["n"] == 3 * 2 * 2 and fc["tau_ms"]["n"] == 2 * 2
+
+
+# ---------------------------------------------------------------- correctness of the splice
+
+
+def test_splice_equals_autoregressive_steps(tiny):
+    """Paper App. H "Position-encoding correctness": N tokens in one forward give the logits
+    of N single-token steps (fp32, atol = rtol = 1e-4) and advance positions by exactly N."""
+    r = K.check_splice_equals_ar(tiny, P=16, N=12, seed=1)
+    assert r["passed"], r
+    assert r["len_before"] == 16 and r["len_after_ar"] == r["len_after_splice"] == 28
+    assert r["max_abs_logit_diff"] < 1e-4 and r["max_abs_key_diff"] < 1e-4
+
+
+def test_shifted_positions_are_caught(tiny):
+    """Negative control: a splice at the wrong positions must fail the check."""
+    r = K.check_splice_equals_ar(tiny, P=16, N=12, seed=1, position_offset=1)
+    assert not r["passed"] and not r["keys_allclose"]
+
+
+# ---------------------------------------------------------------- m*
+
+
+def test_minimum_span_matches_table_17_definition():
+    N, s = [1, 2, 4, 8], [0.95, 1.2, 2.9, 6.1]
+    assert K.minimum_span(N, s, 1.0) == 2 and K.minimum_span(N, s, 1.5) == 4
+    assert K.minimum_span(N, s, 10.0) is None
+    # N tau > N tau / s + c: with tau = 1 and c = 1: N=2 gives 2 - 2/1.2 = 0.33 < 1; N=4 pays
+    assert K.minimum_span_with_overhead(N, s, tau_ms=1.0, c_ms=1.0) == 4
+    assert K.minimum_span_with_overhead(N, s, tau_ms=1.0, c_ms=100.0) is None
+    fixed = {k: {"median": v} for k, v in
+             dict(c_forced_ms=0.8, c_mask_ms=0.1, c_sync_ms=0.1, tau_ms=1.0).items()}  # fmt: skip
+    m = K.m_star({"N": N, "s": s}, fixed)
+    assert m == dict(strict=2, safe=4, with_overhead=4, overhead_c_ms=1.0, tau_ms=1.0)
+
+
+# ---------------------------------------------------------------- results file and curve API
+
+
+def _fake_bench():
+    def entry(name, params, s):
+        N = [1, 2, 4, 8]
+        meta = dict(model=name, source="measured", random_init=True, dtype="float32",
+                    device="cpu", hardware={"threads": 2}, attn_implementation="eager",
+                    P=16, trials=3, shape={"parameters": params})  # fmt: skip
+        curve = dict(N=N, s=s, s_lo=s, s_hi=s, T_AR_ms=[1.0] * 4, T_PP_ms=[1.0] * 4,
+                     AR_ms_per_token=[1.0] * 4, meta=meta)  # fmt: skip
+        fixed = {k: {"median": 0.1, "min": 0.1, "max": 0.1, "n": 1}
+                 for k in ("c_mask_ms", "c_sync_ms", "c_forced_ms", "tau_ms")}  # fmt: skip
+        return dict(curve=curve, fixed_costs=fixed, m_star=K.m_star(curve, fixed),
+                    cache_log=[], cache_always_restored=True)  # fmt: skip
+
+    return {"small": entry("small", 10, [1.0, 1.6, 3.0, 6.0]),
+            "big": entry("big", 100, [1.1, 2.0, 4.0, 7.0])}  # fmt: skip
+
+
+def test_results_round_trip_through_load_curve(tmp_path, monkeypatch):
+    monkeypatch.setenv("CADLIB_ROOT", str(tmp_path))
+    params = dict(choose(K.PROFILES, "cpu"))
+    path = K.write_kernel_results(_fake_bench(), {"passed": True}, params, device="cpu")
+    record = json.loads(path.read_text())
+    assert record["chapter"] == "kernel" and record["numbers"]["primary"] == "big"
+    assert record["numbers"]["splice_check"] == {"passed": True}
+    assert set(record["paper"]["curves"]) == {"paper:qwen2.5-1.5b", "paper:qwen2.5-7b"}
+    for source in (path, str(path), record, None):  # None = results/kernel.json of the root
+        N, s, meta = K.load_curve(source)
+        assert N.tolist() == [1, 2, 4, 8] and s.tolist() == [1.1, 2.0, 4.0, 7.0]
+        assert meta["name"] == "big" and meta["attn_implementation"] == "eager"
+    N, s, meta = K.load_curve(record, "small")
+    assert s.tolist() == [1.0, 1.6, 3.0, 6.0] and N.dtype.kind == "i"
+    N, s, meta = K.load_curve(record, "paper:qwen2.5-7b")
+    assert N.tolist() == [8, 512] and s.tolist() == [6.8, 90.5] and meta["source"] == "paper"
+    with pytest.raises(KeyError, match="available: paper:qwen2.5-1.5b"):
+        K.load_curve(record, "qwen2.5-3b-random")
+    with pytest.raises(TypeError, match="path to a kernel results JSON"):
+        K.load_curve(42)
+
+
+def test_paper_points_are_the_published_figures():
+    assert K.interpolate_speedup(K.PAPER_CURVES["paper:qwen2.5-7b"], 8) == 6.8
+    assert K.interpolate_speedup(K.PAPER_CURVES["paper:qwen2.5-7b"], 512) == 90.5
+    assert K.interpolate_speedup(K.PAPER_CURVES["paper:qwen2.5-1.5b"], 8) == 7.0
+    assert K.interpolate_speedup(K.PAPER_CURVES["paper:qwen2.5-1.5b"], 512) == 303.0
+    assert K.PAPER_M_STAR["paper:qwen2.5-7b"] == {"strict": 2, "safe": 4}
+
+
+def test_interpolation_is_linear_in_log_n_and_clamps():
+    curve = (np.array([1, 4, 16]), np.array([1.0, 3.0, 9.0]), {})
+    assert K.interpolate_speedup(curve, 4) == 3.0  # exact at a measured point
+    assert math.isclose(K.interpolate_speedup(curve, 2), 2.0)  # midpoint of log 1 .. log 4
+    assert math.isclose(K.interpolate_speedup(curve, 8), 6.0)
+    assert K.interpolate_speedup(curve, 0.5) == 1.0  # clamped below N_min
+    assert K.interpolate_speedup(curve, 1000) == 9.0  # clamped above N_max, no extrapolation
+    out = K.interpolate_speedup({"N": [1, 4, 16], "s": [1.0, 3.0, 9.0]}, [[1, 2], [8, 16]])
+    assert isinstance(out, np.ndarray) and out.shape == (2, 2)
+    assert np.allclose(out, [[1.0, 2.0], [6.0, 9.0]])
+    assert isinstance(K.interpolate_speedup(curve, np.int64(3)), float)
+    with pytest.raises(ValueError, match="positive and finite"):
+        K.interpolate_speedup(curve, 0)
+    with pytest.raises(ValueError, match="increasing positive"):
+        K.interpolate_speedup(([4, 1], [1.0, 2.0]), 2)
+    with pytest.raises(ValueError, match="positive and finite"):
+        K.interpolate_speedup(([1, 4], [1.0, -2.0]), 2)
+
+
+@given(
+    st.lists(st.floats(0.1, 1000), min_size=1, max_size=10),
+    st.floats(0.01, 10_000),
+)
+def test_interpolation_stays_within_the_measured_range(s_values, n):
+    N = [2**k for k in range(len(s_values))]
+    value = K.interpolate_speedup((N, s_values), n)
+    assert min(s_values) - 1e-9 <= value <= max(s_values) + 1e-9
+
+
+# ---------------------------------------------------------------- profiles
+
+
+def test_profiles_follow_the_paper_and_fit_the_cpu():
+    paper = choose(K.PROFILES, "paper")
+    assert paper["P"] == 1024 and paper["dtype"] == "bfloat16"
+    assert paper["attn_implementation"] == "eager" and list(paper["N_grid"]) == list(K.N_GRID)
+    assert K.trials_for(paper, "qwen2.5-1.5b-random") == 7
+    assert K.trials_for(paper, "qwen2.5-7b-random") == 5
+    with pytest.raises(ValueError, match="pass trials=<int>"):
+        K.trials_for(paper, "smollm2-135m-instruct")
+    cpu = choose(K.PROFILES, "cpu", trials=2)
+    assert max(cpu["N_grid"]) <= 512 and K.trials_for(cpu, "anything") == 2
+    assert cpu["check_model"] in cpu["models"]
+    assert K.N_GRID == (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
+
+
+def test_benchmark_models_end_to_end_on_tiny(tiny_eager):
+    params = choose(K.PROFILES, "cpu", models=("tiny-random",), P=8, N_grid=(1, 2, 4),
+                    trials=1, mask_reps=5, forward_reps=1)  # fmt: skip
+    bench = K.benchmark_models(params, device="cpu", loaded={"tiny-random": tiny_eager},
+                               progress=False)  # fmt: skip
+    entry = bench["tiny-random"]
+    assert entry["cache_always_restored"] and entry["curve"]["N"] == [1, 2, 4]
+    meta = entry["curve"]["meta"]
+    assert meta["random_init"] and meta["attn_implementation"] == "eager"
+    assert meta["shape"]["num_hidden_layers"] == 2 and meta["device"] == "cpu"
+    assert "tiny-random" in K.curve_label(meta) and "random-init" in K.curve_label(meta)
+    assert list(K.curve_table(bench).index.get_level_values("N")) == [1, 2, 4]
+    assert set(K.m_star_table(bench).index) >= {"tiny-random", "paper:qwen2.5-7b (paper, A100)"}
+    assert len(K.cache_log_table(bench, trial=0)) == 1 + 3
+    assert "c_mask" in K.fixed_cost_table(bench).index
+    fig = K.plot_speedup(K.kernel_numbers(bench)["curves"])
+    assert fig.axes[0].get_xscale() == "log" and fig.axes[0].get_yscale() == "log"
