@@ -712,11 +712,13 @@ def _cases_replace_phrase(doc: _Doc, rng: random.Random) -> list[_Case]:
 def _cases_rename_term(doc: _Doc, rng: random.Random) -> list[_Case]:
     out = []
     for old, new in POOLS[doc.name]["rename_term"]:
+        n = doc.text.count(old)
+        all_n = "both" if n == 2 else f"all {n}"
         text = rng.choice(
             [
                 f'Rename "{old}" to "{new}" everywhere in the document.',
                 f'Replace every occurrence of "{old}" with "{new}".',
-                f'We now call it "{new}": change all {doc.text.count(old)} mentions of "{old}".',
+                f'Change {all_n} occurrences of "{old}" to "{new}".',
             ]
         )
         gold = rename_everywhere(doc.text, old, new)
