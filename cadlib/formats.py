@@ -85,6 +85,7 @@ __all__ = [
     "failure_counts",
     "paper_table3",
     "compare_with_paper",
+    "pareto_front",
     "pareto_plot",
 ]
 
@@ -183,39 +184,42 @@ def change_blocks(doc: str, gold: str) -> list[Block]:
     Lines are ``split("\\n")``, so the last line of a text carries no newline: a matching
     block that pairs the last line of one text with an inner line of the other pairs
     different bytes, and that line is counted as changed here (CaD needs no such care, as
-    the resolver joins with newlines)."""
+    the resolver joins with newlines). Consecutive blocks are thus separated by at least one
+    unchanged line, and unchanged lines map 1:1 between the texts."""
     n_doc, n_gold = len(doc_lines(doc)), len(doc_lines(gold))
     blocks, a_at, b_at = [], 0, 0
     for a, b, size in [*matching_blocks(doc, gold), (n_doc, n_gold, 0)]:
         if size and (a + size == n_doc) != (b + size == n_gold):
             size -= 1
+        if size == 0 and (a, b) != (n_doc, n_gold):
+            continue
         if a > a_at or b > b_at:
             blocks.append(Block(a_at, a, b_at, b))
         a_at, b_at = a + size, b + size
     return blocks
 
 
-def _merge_overlaps(blocks: list[Block]) -> list[Block]:
-    merged: list[Block] = []
-    for blk in blocks:
-        if merged and blk.i1 < merged[-1].i2:
-            last = merged.pop()
-            blk = Block(last.i1, max(last.i2, blk.i2), last.j1, max(last.j2, blk.j2))
-        merged.append(blk)
-    return merged
+def _widen(blocks: list[Block], k: int, up: bool, n_doc: int) -> list[Block] | None:
+    """Block ``k`` widened by the doc line above (``up``) or below; None at the document's
+    edge. An unchanged line maps 1:1, so ``j`` moves with ``i``; a line of the
+    neighbouring block merges the two blocks."""
+    b = blocks[k]
+    if up and b.i1 == 0 or not up and b.i2 >= n_doc:
+        return None
+    if up and k > 0 and blocks[k - 1].i2 == b.i1:
+        p = blocks[k - 1]
+        return [*blocks[: k - 1], Block(p.i1, b.i2, p.j1, b.j2), *blocks[k + 1 :]]
+    if not up and k + 1 < len(blocks) and blocks[k + 1].i1 == b.i2:
+        q = blocks[k + 1]
+        return [*blocks[:k], Block(b.i1, q.i2, b.j1, q.j2), *blocks[k + 2 :]]
+    step = Block(b.i1 - 1, b.i2, b.j1 - 1, b.j2) if up else Block(b.i1, b.i2 + 1, b.j1, b.j2 + 1)
+    return [*blocks[:k], step, *blocks[k + 1 :]]
 
 
 def _grow(blocks: list[Block], k: int, n_doc: int) -> list[Block] | None:
-    """Widen block ``k`` by one unchanged neighbouring line (preceding first); None if it
-    already spans the whole document. Lines outside blocks map 1:1, so j moves with i."""
-    b = blocks[k]
-    if b.i1 > 0:
-        grown = Block(b.i1 - 1, b.i2, b.j1 - 1, b.j2)
-    elif b.i2 < n_doc:
-        grown = Block(b.i1, b.i2 + 1, b.j1, b.j2 + 1)
-    else:
-        return None
-    return _merge_overlaps([*blocks[:k], grown, *blocks[k + 1 :]])
+    """Widen block ``k`` by the preceding line, or by the following one at the start of the
+    document; None if it already spans the whole document."""
+    return _widen(blocks, k, True, n_doc) or _widen(blocks, k, False, n_doc)
 
 
 def _block_texts(doc: str, gold: str, blk: Block) -> tuple[str, str]:
@@ -280,13 +284,6 @@ def _ends_blank(text: str) -> bool:
     return text == "\n" or text.endswith("\n\n") or text.endswith("\n\r\n")
 
 
-def _grow_down(blocks: list[Block], k: int, n_doc: int) -> list[Block] | None:
-    b = blocks[k]
-    if b.i2 >= n_doc:
-        return None
-    return _merge_overlaps([*blocks[:k], Block(b.i1, b.i2 + 1, b.j1, b.j2 + 1), *blocks[k + 1 :]])
-
-
 def _needs_growth(doc: str, gold: str, blocks: list[Block], k: int, n_doc: int):
     """The grown blocks if block ``k`` would be misread by Aider, else None: a blank SEARCH
     (appended to the file) grows by a neighbouring line; a SEARCH or REPLACE ending in an
@@ -295,7 +292,7 @@ def _needs_growth(doc: str, gold: str, blocks: list[Block], k: int, n_doc: int):
     if not search.strip():
         return _grow(blocks, k, n_doc)
     if _ends_blank(search) or _ends_blank(replace):
-        return _grow_down(blocks, k, n_doc)
+        return _widen(blocks, k, False, n_doc)
     return None
 
 
@@ -428,12 +425,17 @@ def _diagnose_search_replace(doc, gold, output, error=None, unique: bool = False
     if miss is None:
         return _diagnose_generic(doc, gold, output, error)
     k, hits, at, whole, _ = miss
-    first = whole[hits[0]]
+    search = _aider_unwrap(_block_texts(doc, gold, blocks[k])[0])
+    shown = next(line for line in search.split("\n") if line.strip())
+    origin = (
+        "the document repeats it"
+        if len(_exact_matches(_aider_prep(doc), _aider_prep(search))) > 1
+        else "an earlier block wrote the first copy"
+    )
     return "anchor-ambiguous", (
-        f"block {k + 1} of {len(blocks)}: SEARCH ({blocks[k].i2 - blocks[k].i1} line(s), "
-        f"first {first.rstrip(chr(10))!r}) matches {len(hits)}x at line(s) "
-        f"{', '.join(str(h + 1) for h in hits)}; Aider rewrote line {hits[0] + 1}, "
-        f"intended line {at + 1}"
+        f"block {k + 1} of {len(blocks)}: SEARCH ({len(_aider_prep(search))} line(s), "
+        f"{shown.strip()!r}) matches at line(s) {', '.join(str(h + 1) for h in hits)}; "
+        f"Aider rewrote line {hits[0] + 1}, intended line {at + 1} ({origin})"
     )
 
 
@@ -828,8 +830,9 @@ def paper_table3() -> pd.DataFrame:
 
 
 def compare_with_paper(summary: pd.DataFrame) -> pd.DataFrame:
-    """Our Table 3 beside the paper's: one row per corpus x format, ``ours`` / ``paper``."""
-    cols = ["n", "mean", "median", "p95", "total", "rt_em", "fails", "delta_tok_pct"]
+    """Our Table 3 beside the paper's: one row per corpus x format, ``ours`` / ``paper``
+    sub-columns; the paper's Δ tokens are recomputed from its own totals."""
+    cols = ["n", "mean", "median", "p95", "total", "rt_em", "fails", "delta_tok_pct", "delta_em"]
     ours = summary[summary["format"].isin(TABLE3_FORMATS)].set_index(["corpus", "format"])
     paper = paper_table3().set_index(["corpus", "format"])
     both = pd.merge(ours[cols], paper[cols], how="left", left_index=True, right_index=True,
@@ -838,31 +841,48 @@ def compare_with_paper(summary: pd.DataFrame) -> pd.DataFrame:
         [(c.removesuffix("_paper"), "paper" if c.endswith("_paper") else "ours")
          for c in both.columns]
     )
-    return both.sort_index(axis=1, level=0, sort_remaining=False)[cols]
+    return both[[(c, who) for c in cols for who in ("ours", "paper")]]
 
 
-def pareto_plot(summary: pd.DataFrame, corpora: Iterable[str] | None = None, ax=None,
+def pareto_front(points: Iterable[tuple[float, float, str]]) -> list[tuple[float, float, str]]:
+    """The ``(tokens, em, name)`` points no other point beats on both axes (fewer or equal
+    tokens and higher or equal EM), by increasing tokens."""
+    front, best = [], -np.inf
+    for point in sorted(points, key=lambda p: (p[0], -p[1])):
+        if point[1] > best:
+            front.append(point)
+            best = point[1]
+    return front
+
+
+def pareto_plot(summary: pd.DataFrame, corpora: Iterable[str], formats: Iterable[str],
                 title: str = ""):
-    """Mean output tokens vs RT-EM per format, one marker style per corpus (paper §4.4's
-    argument: CaD sits on the lower-left-up frontier)."""
+    """One panel per corpus: mean output tokens (log) vs byte-exact RT-EM per format, with the
+    Pareto front (paper §4.4's argument: CaD is on it, at its low-token end)."""
     import matplotlib.pyplot as plt
 
-    if ax is None:
-        _, ax = plt.subplots(figsize=(7.5, 4.5))
-    corpora = list(corpora or dict.fromkeys(summary["corpus"]))
-    markers = {c: "osD^vP*X"[k % 8] for k, c in enumerate(corpora)}
-    colors = {fmt: f"C{k}" for k, fmt in enumerate(dict.fromkeys(summary["format"]))}
-    for row in summary[summary["corpus"].isin(corpora)].itertuples():
-        ax.scatter(row.mean, row.rt_em, marker=markers[row.corpus], color=colors[row.format],
-                   s=60, edgecolor="black", linewidth=0.5)
-    for fmt, color in colors.items():
-        ax.scatter([], [], color=color, marker="s", label=FORMATS[fmt].label)
-    for corpus, marker in markers.items():
-        ax.scatter([], [], color="grey", marker=marker, label=corpus)
-    ax.set_xscale("log")
-    ax.set_xlabel("mean output tokens per edit (Qwen2.5 BPE, log scale)")
-    ax.set_ylabel("round-trip exact match (byte-exact)")
-    ax.set_title(title)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, loc="lower right", ncol=2)
-    return ax.figure
+    corpora, formats = list(corpora), list(formats)
+    fig, axes = plt.subplots(1, len(corpora), figsize=(4.3 * len(corpora), 3.9), sharey=True,
+                             squeeze=False)
+    colors = {fmt: f"C{k}" for k, fmt in enumerate(formats)}
+    for ax, corpus in zip(axes[0], corpora, strict=True):
+        rows = summary[(summary["corpus"] == corpus) & summary["format"].isin(formats)]
+        points = list(zip(rows["mean"], rows["rt_em"], rows["format"], strict=True))
+        front = pareto_front(points)
+        ax.step([p[0] for p in front], [p[1] for p in front], where="post", color="grey",
+                linestyle="--", linewidth=1, zorder=1)
+        for x, y, fmt in points:
+            marker = "o" if fmt in TABLE3_FORMATS else "^"
+            ax.scatter(x, y, color=colors[fmt], marker=marker, s=60, edgecolor="black",
+                       linewidth=0.5, zorder=2, label=FORMATS[fmt].label)
+        ax.set_xscale("log")
+        ax.set_title(f"{corpus} (n = {int(rows['n'].iloc[0])})", fontsize=10)
+        ax.grid(alpha=0.3)
+    axes[0][0].set_ylabel("round-trip exact match (byte-exact)")
+    fig.supxlabel("mean output tokens per edit (Qwen2.5 BPE, log scale)", fontsize=10)
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=8,
+               bbox_to_anchor=(0.5, -0.12))
+    fig.suptitle(title, fontsize=11)
+    fig.tight_layout()
+    return fig
