@@ -1,0 +1,662 @@
+"""The token-level FSM of the two-primitive grammar (paper §2.3, Appendix "States").
+
+The FSM works on token ids of one tokenizer and one document. Its id table
+(:class:`TokenTable`) is resolved once per tokenizer: every structural literal is encoded with
+the tokenizer itself, so literals that it splits into several tokens work (SmolLM2:
+``'</gen>' -> [9617, 1639, 46]``; Qwen2.5: ``[522, 4370, 29]``).
+
+States, as in the paper (``op`` below is the index of the op being decoded):
+
+* ``AWAIT_OP`` — at an op boundary; the mask holds the first ids of the three op literals
+  ``<copy lines="``, ``<gen>\\n`` and ``</program>`` (``{<, </}`` on SmolLM2 and Qwen2.5; no
+  ``</program>`` before the first op).
+* ``AFTER_LT`` — inside that literal trie after a branching token (``{copy, gen}``).
+* ``COPY_LINES`` — the range ``i-j``, digit token by digit token. Beyond the paper, only
+  ``1 <= i <= j <= n_lines`` can be spelled: a digit token is allowed iff the digits so far
+  stay a prefix of such a number (multi-digit tokens included), ``-``/``"/>`` iff the number
+  is complete. Every program resolves in strict mode.
+* ``GEN_BODY`` — free generation; ends when the ids of ``</gen>`` appear *as that exact id
+  sequence*. A token is masked if it would make the body text contain any reserved literal
+  of :mod:`cadlib.escape` (``</gen>`` spelled with other tokens, ``>\\n`` completing it,
+  ``<copy``, ...), and special tokens (EOS included) are masked, so EOS never ends a
+  program mid-op.
+* ``CLOSE`` — ``</program>``; then ``DONE``.
+
+A state whose mask holds a single id is *forced*: the decoder appends forced ids without a
+model decision, so the fixed tails of each literal (``copy lines="``, ``gen>\\n``,
+``program>``, the rest of a range when ``n_lines`` leaves one choice) and the copied text
+are fed in one forward. The transcript — the exact id sequence the decoder produces, which
+SFT trains on — is rendered by :func:`transcript`; as text it reads::
+
+    <program>\\n
+    <copy lines="i-j"/>  +  splice("\\n" + lines i..j + "\\n")
+    <gen>\\n  +  body("<escaped text>\\n")  +  </gen>  +  "\\n"
+    </program>
+
+so removing the tag literals (and the newline that ends each tag line) leaves the resolved
+text plus one final newline.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field, replace
+
+import torch
+
+from .escape import RESERVED
+from .grammar import COPY_CLOSE, COPY_OPEN, GEN_CLOSE, GEN_OPEN, PROGRAM_CLOSE, PROGRAM_OPEN
+from .resolver import doc_lines
+
+__all__ = [
+    "Transcript",
+    "transcript",
+    "TokenTable",
+    "token_table",
+    "Allowed",
+    "FSMState",
+    "CopyGenFSM",
+    "KINDS",
+]
+
+#: Token kinds in a transcript: prompt/forced literal/model choice/gen body/spliced copy text.
+KINDS = ("forced", "choice", "gen", "splice")
+_RESERVED_B = tuple(lit.encode() for lit in RESERVED)
+_MAX_PARTIAL = max(map(len, _RESERVED_B)) - 1
+
+
+# --------------------------------------------------------------------------------------------
+# The id table of a tokenizer
+# --------------------------------------------------------------------------------------------
+
+
+def _hf_token_bytes(tok) -> list[bytes]:
+    """Bytes of every id of a Hugging Face tokenizer (byte-level BPE or SentencePiece)."""
+    from transformers.convert_slow_tokenizer import bytes_to_unicode
+
+    pieces = tok.convert_ids_to_tokens(list(range(len(tok))))
+    decoder = str(getattr(getattr(tok, "backend_tokenizer", None), "decoder", ""))
+    special = set(tok.all_special_tokens) | {str(t) for t in tok.added_tokens_decoder.values()}
+    if "ByteLevel" in decoder:
+        byte_of = {c: b for b, c in bytes_to_unicode().items()}
+        return [p.encode() if p in special else bytes(byte_of.get(c, 0) for c in p)
+                for p in pieces]  # fmt: skip
+    out = []
+    for p in pieces:  # SentencePiece: "▁" is a space, "<0x0A>" a byte
+        if p.startswith("<0x") and p.endswith(">") and len(p) == 6:
+            out.append(bytes([int(p[3:5], 16)]))
+        else:
+            out.append(p.replace("\u2581", " ").encode())
+    return out
+
+
+def _split_specials(tok) -> dict:
+    """``encode`` keyword arguments that read special-token text as plain text, if supported."""
+    try:
+        tok.encode("<|im_end|>", add_special_tokens=False, split_special_tokens=True)
+        return {"split_special_tokens": True}
+    except TypeError:
+        return {}
+
+
+@dataclass(eq=False)
+class TokenTable:
+    """The ids of the structural literals of one tokenizer (resolved once, Appendix K).
+
+    Parameters
+    ----------
+    name : str
+        The tokenizer's name, for labels.
+    token_bytes : list of bytes
+        The bytes of every id (length = tokenizer vocabulary ``V_tok``).
+    encode : callable
+        ``str -> list[int]`` without special tokens, special-token text read as text.
+    special_ids : frozenset of int
+        Ids never allowed in a ``<gen>`` body (EOS, chat markers, added tokens).
+    eos_ids : tuple of int
+        End-of-sequence ids; the :class:`~cadlib.decoder.GrammarLogitsProcessor` allows the
+        first after ``</program>``.
+    """
+
+    name: str
+    token_bytes: list[bytes] = field(repr=False)
+    encode: object = field(repr=False)
+    special_ids: frozenset = field(repr=False)
+    eos_ids: tuple = ()
+
+    def __post_init__(self):
+        enc = self.encode
+        self.program_open = tuple(enc(PROGRAM_OPEN + "\n"))
+        #: the three op literals of AWAIT_OP (the gen opener carries its padding newline)
+        self.op_literals = {
+            "copy": tuple(enc(COPY_OPEN)),
+            "gen": tuple(enc(GEN_OPEN + "\n")),
+            "close": tuple(enc(PROGRAM_CLOSE)),
+        }
+        self.dash, self.copy_close = tuple(enc("-")), tuple(enc(COPY_CLOSE))
+        self.gen_close, self.newline = tuple(enc(GEN_CLOSE)), tuple(enc("\n"))
+        self.lt = tuple(enc("<"))
+        self.digits = {
+            i: b.decode()
+            for i, b in enumerate(self.token_bytes)
+            if b.isdigit() and b.isascii() and i not in self.special_ids
+        }
+        self.trie = self._build_trie()
+        self._check()
+
+    # -- construction ------------------------------------------------------------------------
+
+    def _build_trie(self) -> dict:
+        """``{prefix ids: {next id: set of literal names reachable}}`` of the op literals."""
+        trie: dict[tuple, dict[int, set]] = {}
+        for name, ids in self.op_literals.items():
+            for k in range(len(ids)):
+                trie.setdefault(ids[:k], {}).setdefault(ids[k], set()).add(name)
+        return trie
+
+    def _check(self) -> None:
+        lits = list(self.op_literals.values())
+        for a in lits:
+            for b in lits:
+                if a is not b and b[: len(a)] == a:
+                    raise ValueError(f"{self.name}: op literal ids {a} prefix {b}")
+        if {str(d) for d in range(10)} - set(self.digits.values()):
+            raise ValueError(f"{self.name}: the tokenizer lacks single-digit tokens")
+        for lit in (self.dash, self.copy_close):
+            if lit[0] in self.digits:
+                raise ValueError(f"{self.name}: literal ids {lit} start with a digit token")
+        if not self.gen_close:
+            raise ValueError(f"{self.name}: '</gen>' encodes to no ids")
+
+    # -- text pieces of the transcript -------------------------------------------------------
+
+    def _with_lookahead(self, text: str, following: tuple) -> tuple[int, ...]:
+        """``encode(text)`` as tokenized *in front of* ``following`` (re-tokenized across the
+        boundary, so e.g. a trailing-whitespace line splits as it would in running text)."""
+        following_text = b"".join(self.token_bytes[i] for i in following).decode()
+        ids = self.encode(text + following_text)
+        if tuple(ids[len(ids) - len(following) :]) == following:
+            return tuple(ids[: len(ids) - len(following)])
+        return tuple(self.encode(text))
+
+    def splice_ids(self, copied: str) -> tuple[int, ...]:
+        """Ids spliced after ``"/>``: ``"\\n" + copied + "\\n"`` tokenized in front of ``<``."""
+        return self._with_lookahead("\n" + copied + "\n", self.lt)
+
+    def body_ids(self, escaped: str) -> tuple[int, ...]:
+        """Ids of a gen body ``escaped + "\\n"`` tokenized in front of ``</gen>``."""
+        return self._with_lookahead(escaped + "\n", self.gen_close)
+
+    # -- gen-body masks ----------------------------------------------------------------------
+
+    @functools.cached_property
+    def _lt_ids(self) -> tuple[int, ...]:
+        return tuple(i for i, b in enumerate(self.token_bytes) if b"<" in b)
+
+    @functools.cached_property
+    def _by_first(self) -> dict[int, list[int]]:
+        out: dict[int, list[int]] = {}
+        for i, b in enumerate(self.token_bytes):
+            if b:
+                out.setdefault(b[0], []).append(i)
+        return out
+
+    @functools.cache  # noqa: B019 -- one table per tokenizer, kept for life
+    def dangerous(self, tail: bytes) -> frozenset:
+        """Ids whose bytes, appended to a body ending in ``tail``, complete a reserved literal.
+
+        ``tail`` is the longest suffix of the body that is a proper prefix of a reserved
+        literal. Only ids containing ``<`` or continuing such a prefix can complete one.
+        """
+        candidates = set(self._lt_ids)
+        for k in range(1, len(tail) + 1):
+            for lit in _RESERVED_B:
+                if lit.startswith(tail[-k:]) and len(lit) > k:
+                    candidates.update(self._by_first.get(lit[k], ()))
+        tb = self.token_bytes
+        return frozenset(i for i in candidates if any(lit in tail + tb[i] for lit in _RESERVED_B))
+
+    @staticmethod
+    def next_tail(tail: bytes, piece: bytes) -> bytes:
+        """The longest suffix of ``tail + piece`` that is a proper prefix of a reserved literal."""
+        s = (tail + piece)[-_MAX_PARTIAL:]
+        for k in range(len(s), 0, -1):
+            if any(lit.startswith(s[-k:]) for lit in _RESERVED_B):
+                return s[-k:]
+        return b""
+
+
+_TABLES: dict[int, tuple[object, TokenTable]] = {}
+
+
+def token_table(tokenizer) -> TokenTable:
+    """The :class:`TokenTable` of a tokenizer, built once and cached.
+
+    Accepts a Hugging Face tokenizer, a :class:`cadlib.tokenizers.Tokenizer` (e.g.
+    ``qwen25_tokenizer()``, whose ids come from ``tiktoken``) or a ``TokenTable``.
+    """
+    if isinstance(tokenizer, TokenTable):
+        return tokenizer
+    if id(tokenizer) in _TABLES:  # keyed by identity (the wrappers are unhashable)
+        return _TABLES[id(tokenizer)][1]
+    inner = getattr(tokenizer, "hf", None) if hasattr(tokenizer, "_encode") else tokenizer
+    if hasattr(inner, "decode_single_token_bytes"):  # tiktoken (Qwen2.5 BPE)
+        n = inner.n_vocab
+        tb = [inner.decode_single_token_bytes(i) for i in range(n)]
+        special = frozenset(inner._special_tokens.values())
+        eos = tuple(inner._special_tokens[t] for t in ("<|im_end|>", "<|endoftext|>")
+                    if t in inner._special_tokens)  # fmt: skip
+        table = TokenTable(getattr(tokenizer, "name", "tiktoken"), tb, tokenizer.encode,
+                           special, eos)  # fmt: skip
+    else:
+        kw = _split_specials(inner)
+        special = set(inner.all_special_ids) | set(inner.added_tokens_decoder)
+        eos = () if inner.eos_token_id is None else (inner.eos_token_id,)
+        table = TokenTable(
+            getattr(inner, "name_or_path", type(inner).__name__),
+            _hf_token_bytes(inner),
+            lambda text: inner.encode(text, add_special_tokens=False, **kw),
+            frozenset(special),
+            eos,
+        )
+    _TABLES[id(tokenizer)] = (tokenizer, table)  # holding the object keeps its id unique
+    return table
+
+
+# --------------------------------------------------------------------------------------------
+# States and masks
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FSMState:
+    """An immutable FSM state (hashable: masks are cached by state).
+
+    ``pending`` holds forced ``(id, kind)`` pairs still to come before ``phase`` resumes;
+    ``node`` is the path in the op-literal trie (AWAIT_OP/AFTER_LT/CLOSE); ``part``, ``digits``
+    and ``lo`` describe the range being spelled (COPY_LINES: ``part`` 0 is ``i``, 1 is ``j``,
+    ``lo`` the smallest admissible value); ``tail`` and ``closer`` the body (GEN_BODY: the
+    partial reserved literal at the end of the body text, and how many ids of ``</gen>`` end
+    it); ``op`` counts completed ops.
+    """
+
+    phase: str = "op"  # "op" | "copy" | "gen" | "done"
+    pending: tuple = ()
+    node: tuple = ()
+    part: int = 0
+    digits: str = ""
+    lo: int = 1
+    tail: bytes = b""
+    closer: int = 0
+    op: int = 0
+    node_text: str = field(default="", compare=False)
+
+    @property
+    def name(self) -> str:
+        """The paper's state name."""
+        if self.phase == "op":
+            return "AWAIT_OP" if not self.node else "AFTER_LT"
+        return {"copy": "COPY_LINES", "gen": "GEN_BODY", "done": "DONE"}[self.phase]
+
+    def __repr__(self) -> str:
+        where = {
+            "op": self.node_text,
+            "copy": COPY_OPEN + (f"{self.lo}-" if self.part else "") + self.digits,
+            "gen": GEN_OPEN + "…" + self.tail.decode(errors="replace"),
+            "done": PROGRAM_CLOSE,
+        }[self.phase]
+        forced = f" +{len(self.pending)} forced" if self.pending else ""
+        return f"<{self.name} op={self.op}: {where}\u2588{forced}>"
+
+
+class Allowed:
+    """The allowed ids of one state: a small id set, or "all but a few" (gen bodies).
+
+    Parameters
+    ----------
+    ids : torch.LongTensor of shape (k,), optional
+        Explicit allowed ids (structural decisions; ``k == 1`` means forced).
+    banned : torch.LongTensor of shape (b,), optional
+        For gen bodies: every id is allowed except these (special ids, ids that would
+        complete a reserved literal, ids beyond the tokenizer's vocabulary).
+    vocab_size : int
+        Width ``V`` of the logits.
+
+    Notes
+    -----
+    Semantics of :meth:`argmax`, as pseudo-code::
+
+        if ids:    return ids[argmax(logits[ids])]
+        t = argmax(logits)                        # what plain greedy decoding computes
+        if t not in banned: return t              # the common case: one set lookup
+        return argmax(logits with banned = -inf)  # rare fallback
+    """
+
+    __slots__ = ("ids", "banned", "vocab_size", "single", "_set", "_mask")
+
+    def __init__(self, ids=None, banned=None, vocab_size: int = 0):
+        self.ids, self.banned, self.vocab_size = ids, banned, vocab_size
+        self.single = int(ids[0]) if ids is not None and len(ids) == 1 else None
+        self._set = frozenset((ids if ids is not None else banned).tolist())
+        self._mask = None
+
+    def __contains__(self, tok: int) -> bool:
+        return (tok in self._set) if self.ids is not None else (tok not in self._set)
+
+    def __len__(self) -> int:
+        return len(self._set) if self.ids is not None else self.vocab_size - len(self._set)
+
+    def full_mask(self) -> torch.Tensor:
+        """``True`` where allowed: a BoolTensor of shape (V,) (built once, on demand)."""
+        if self._mask is None:
+            on = self.ids is not None
+            src = self.ids if on else self.banned
+            self._mask = torch.full((self.vocab_size,), not on, dtype=torch.bool,
+                                    device=src.device)  # fmt: skip
+            self._mask[src] = on
+        return self._mask
+
+    def argmax(self, logits: torch.Tensor) -> int:
+        """Masked greedy choice from ``logits`` of shape (V,)."""
+        if self.ids is not None:
+            return int(self.ids[logits[self.ids].argmax()])
+        tok = int(logits.argmax())
+        if tok not in self._set:
+            return tok
+        return int(logits.index_fill(0, self.banned, float("-inf")).argmax())
+
+
+def _can_extend(p: str, lo: int, hi: int) -> bool:
+    """Is the digit string ``p`` a prefix of some integer in ``[lo, hi]`` (no leading zero)?"""
+    if not p or p[0] == "0" or len(p) > len(str(hi)):
+        return False
+    v = int(p)
+    for k in range(len(str(hi)) - len(p) + 1):
+        a = v * 10**k
+        if a <= hi and a + 10**k - 1 >= lo:
+            return True
+    return False
+
+
+class CopyGenFSM:
+    """The FSM of one (tokenizer, document) pair.
+
+    Parameters
+    ----------
+    tokenizer : tokenizer or TokenTable
+        See :func:`token_table`.
+    doc : str
+        The input document ``D``; ``n_lines = len(doc_lines(doc))`` bounds every range.
+    vocab_size : int, optional
+        Size of the model's logits (may exceed the tokenizer's vocabulary; extra ids are
+        never allowed). Defaults to the tokenizer's.
+    copy_text : bool
+        ``True`` (the decoder): the copied lines are forced after ``"/>`` (spliced).
+        ``False`` (program-only prompt-level variant, Appendix Q): a newline follows instead.
+    device : torch.device or str
+        Where the masks live (that of the logits).
+    """
+
+    def __init__(self, tokenizer, doc: str, vocab_size: int | None = None,
+                 copy_text: bool = True, device="cpu"):  # fmt: skip
+        self.table = t = token_table(tokenizer)
+        self.doc, self.lines = doc, doc_lines(doc)
+        self.n_lines = len(self.lines)
+        self.vocab_size = vocab_size or len(t.token_bytes)
+        self.copy_text, self.device = copy_text, torch.device(device)
+        self._allowed_cache: dict = {}
+        self._digit_items = sorted(t.digits.items())
+        self._body_banned = set(t.special_ids) | set(range(len(t.token_bytes), self.vocab_size))
+
+    # -- transitions -------------------------------------------------------------------------
+
+    def initial(self) -> FSMState:
+        """Before ``<program>\\n`` (forced)."""
+        return FSMState(pending=tuple((i, "forced") for i in self.table.program_open))
+
+    def copied_text(self, i: int, j: int) -> str:
+        """Lines ``i..j`` joined by newlines (resolver semantics, §2.2)."""
+        return "\n".join(self.lines[i - 1 : j])
+
+    def _after_copy(self, state: FSMState, j: int) -> FSMState:
+        t = self.table
+        rest = tuple((x, "forced") for x in t.copy_close[1:])
+        if self.copy_text:
+            text = tuple((x, "splice") for x in t.splice_ids(self.copied_text(state.lo, j)))
+        else:
+            text = tuple((x, "forced") for x in t.newline)
+        return FSMState(pending=rest + text, op=state.op + 1)
+
+    def advance(self, state: FSMState, tok: int) -> FSMState:
+        """The state after ``tok``; raises ``ValueError`` if ``tok`` is not allowed."""
+        if state.pending:
+            if tok != state.pending[0][0]:
+                raise ValueError(f"{state!r}: forced id {state.pending[0][0]}, got {tok}")
+            return replace(state, pending=state.pending[1:])
+        step = {"op": self._advance_op, "copy": self._advance_copy, "gen": self._advance_gen}
+        if state.phase not in step:
+            raise ValueError(f"{state!r}: the program is complete, got id {tok}")
+        return step[state.phase](state, tok)
+
+    def _advance_op(self, state: FSMState, tok: int) -> FSMState:
+        t = self.table
+        if tok not in self._op_children(state):
+            raise ValueError(f"{state!r}: id {tok} does not continue an op literal")
+        node = state.node + (tok,)
+        done = [name for name, ids in t.op_literals.items() if ids == node]
+        if not done:
+            text = state.node_text + t.token_bytes[tok].decode(errors="replace")
+            return replace(state, node=node, node_text=text)
+        if done[0] == "copy":
+            return FSMState(phase="copy", op=state.op)
+        if done[0] == "gen":
+            return FSMState(phase="gen", op=state.op)
+        return FSMState(phase="done", op=state.op)
+
+    def _advance_copy(self, state: FSMState, tok: int) -> FSMState:
+        t = self.table
+        hi = self.n_lines
+        term = t.dash if state.part == 0 else t.copy_close
+        if tok in t.digits and _can_extend(state.digits + t.digits[tok], state.lo, hi):
+            return replace(state, digits=state.digits + t.digits[tok])
+        if tok == term[0] and state.digits and state.lo <= int(state.digits) <= hi:
+            v = int(state.digits)
+            if state.part == 1:
+                return self._after_copy(state, v)
+            rest = tuple((x, "forced") for x in t.dash[1:])
+            return FSMState(phase="copy", pending=rest, part=1, lo=v, op=state.op)
+        raise ValueError(f"{state!r}: id {tok} is not a valid range token (n_lines={hi})")
+
+    def _closer_progress(self, k: int, tok: int) -> int:
+        """Ids of ``</gen>`` that end the body after ``tok`` (KMP over ids, Appendix I)."""
+        c = self.table.gen_close
+        seq = c[:k] + (tok,)
+        for j in range(min(len(seq), len(c)), 0, -1):
+            if seq[-j:] == c[:j]:
+                return j
+        return 0
+
+    def _advance_gen(self, state: FSMState, tok: int) -> FSMState:
+        t = self.table
+        k = self._closer_progress(state.closer, tok)
+        if k == len(t.gen_close) and state.closer == k - 1:  # the exact id sequence: close
+            sep = tuple((x, "forced") for x in t.newline)
+            return FSMState(pending=sep, op=state.op + 1)
+        if tok >= len(t.token_bytes) or tok in t.special_ids or tok in t.dangerous(state.tail):
+            raise ValueError(f"{state!r}: id {tok} would put a reserved literal in the body")
+        return replace(state, tail=t.next_tail(state.tail, t.token_bytes[tok]), closer=k)
+
+    # -- masks -------------------------------------------------------------------------------
+
+    def _op_children(self, state: FSMState) -> list[int]:
+        names = {"copy", "gen"} if state.op == 0 else {"copy", "gen", "close"}
+        return [x for x, reach in self.table.trie[state.node].items() if reach & names]
+
+    def allowed(self, state: FSMState) -> Allowed:
+        """The :class:`Allowed` ids of ``state`` (cached)."""
+        if state.pending:
+            key = ("forced", state.pending[0][0])
+        elif state.phase == "op":
+            key = ("op", state.node, state.op == 0)
+        elif state.phase == "copy":
+            key = ("copy", state.part, state.digits, state.lo)
+        elif state.phase == "gen":
+            key = ("gen", state.tail, state.closer)
+        else:
+            key = ("done",)
+        hit = self._allowed_cache.get(key)
+        if hit is None:
+            hit = self._allowed_cache[key] = self._compute_allowed(state, key)
+        return hit
+
+    def _compute_allowed(self, state: FSMState, key: tuple) -> Allowed:
+        t, kind = self.table, key[0]
+        if kind == "forced":
+            ids = [key[1]]
+        elif kind == "op":
+            ids = self._op_children(state)
+        elif kind == "copy":
+            ids = [i for i, d in self._digit_items
+                   if _can_extend(state.digits + d, state.lo, self.n_lines)]  # fmt: skip
+            term = t.dash if state.part == 0 else t.copy_close
+            if state.digits and state.lo <= int(state.digits) <= self.n_lines:
+                ids.append(term[0])
+        elif kind == "gen":
+            banned = self._body_banned | t.dangerous(state.tail)
+            if state.closer == len(t.gen_close) - 1:  # the exact closer may complete </gen>
+                banned.discard(t.gen_close[-1])
+            banned = torch.tensor(sorted(banned), dtype=torch.long, device=self.device)
+            return Allowed(banned=banned, vocab_size=self.vocab_size)
+        else:
+            ids = []
+        ids = torch.tensor(ids, dtype=torch.long, device=self.device)
+        return Allowed(ids=ids, vocab_size=self.vocab_size)
+
+    def kind(self, state: FSMState) -> str:
+        """Kind of the next id: ``forced``/``splice`` (pending), ``gen`` (body) or ``choice``."""
+        if state.pending:
+            return state.pending[0][1]
+        if state.phase == "gen":
+            return "gen"
+        return "forced" if self.allowed(state).single is not None else "choice"
+
+    def at_op_start(self, state: FSMState) -> bool:
+        """True at AWAIT_OP with nothing forced pending: the next id opens an op."""
+        return state.phase == "op" and not state.node and not state.pending
+
+    # -- budget ------------------------------------------------------------------------------
+
+    def closing_ids(self, state: FSMState) -> list[int]:
+        """The shortest sensible id sequence that completes the program from ``state``.
+
+        Used when the token budget runs out: pending ids; at AWAIT_OP ``</program>`` (or an
+        empty ``<gen>`` if no op exists yet); a half-chosen op literal is finished (preferring
+        ``<gen>``); a half-spelled range is completed to the smallest admissible ``i`` and
+        ``j = i`` (one line); an open body is closed by ``</gen>``. Then ``</program>``.
+        """
+        t, out = self.table, []
+        while state.phase != "done":
+            if state.pending:
+                tok = state.pending[0][0]
+            elif state.phase == "op":
+                kids = self._op_children(state)
+                reach = self.table.trie[state.node]
+                pref = [x for x in kids if "close" in reach[x]] or [
+                    x for x in kids if "gen" in reach[x]] or kids  # fmt: skip
+                tok = pref[0]
+            elif state.phase == "copy":
+                tok = self._closing_digit(state)
+            else:  # continue the exact id sequence of </gen> from where the body ends
+                tok = t.gen_close[state.closer]
+            out.append(tok)
+            state = self.advance(state, tok)
+        return out
+
+    def _closing_digit(self, state: FSMState) -> int:
+        t = self.table
+        term = t.dash if state.part == 0 else t.copy_close
+        if state.digits and state.lo <= int(state.digits) <= self.n_lines:
+            return term[0]
+        target = next(str(x) for x in range(state.lo, self.n_lines + 1)
+                      if str(x).startswith(state.digits))  # fmt: skip
+        nxt = target[len(state.digits)]
+        return next(i for i, d in self._digit_items if d == nxt)
+
+
+# --------------------------------------------------------------------------------------------
+# The transcript of a program
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Transcript:
+    """The id sequence the decoder produces for a program (after the prompt).
+
+    ``ids[k]`` has kind ``kinds[k]`` (:data:`KINDS`): ``forced`` (a literal tail or separator:
+    the mask had one id), ``choice`` (a structural decision the model makes: ``<``/``</``,
+    ``copy``/``gen``, range digits and terminators), ``gen`` (a ``<gen>`` body id, the closing
+    ``</gen>`` ids included) or ``splice`` (copied text, one forward per copy op).
+    """
+
+    ids: tuple
+    kinds: tuple
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def count(self, kind: str) -> int:
+        return sum(k == kind for k in self.kinds)
+
+    def text(self, tokenizer) -> str:
+        """The transcript as text (see the module docstring for its layout)."""
+        tb = token_table(tokenizer).token_bytes
+        return b"".join(tb[i] for i in self.ids).decode(errors="replace")
+
+    def program_text(self, tokenizer) -> str:
+        """The program: the transcript without the spliced text (parses with
+        :func:`cadlib.grammar.parse_program`)."""
+        tb = token_table(tokenizer).token_bytes
+        parts = (tb[i] for i, k in zip(self.ids, self.kinds, strict=True) if k != "splice")
+        return b"".join(parts).decode(errors="replace")
+
+
+def program_ids(program, table: TokenTable) -> list[int]:
+    """The canonical ids of ``program`` in the transcript layout (numbers via ``encode``)."""
+    from .escape import encode_gen_body
+    from .grammar import Copy
+
+    out = list(table.program_open)
+    for op in program:
+        if isinstance(op, Copy):  # ranges are checked by the FSM walk in transcript()
+            out += table.op_literals["copy"] + tuple(table.encode(str(op.start))) + table.dash
+            out += tuple(table.encode(str(op.end))) + table.copy_close
+            out.append(None)  # the splice, filled in by the FSM walk
+        else:
+            out += table.op_literals["gen"] + table.body_ids(encode_gen_body(op.text))
+            out += table.gen_close + table.newline
+    return out + list(table.op_literals["close"])
+
+
+def transcript(program, doc: str, tokenizer) -> Transcript:
+    """The ids (and their kinds) the decoder produces for ``program`` on ``doc``.
+
+    The single source of truth for SFT targets and forced-program decoding: it walks the FSM
+    over the program's canonical ids, so every id is one the FSM allows (raises
+    ``ValueError`` otherwise, e.g. for a range outside the document), and the splice after
+    each copy is exactly :meth:`TokenTable.splice_ids` of the copied lines.
+    """
+    fsm = CopyGenFSM(tokenizer, doc)
+    state, ids, kinds = fsm.initial(), [], []
+    for planned in program_ids(program, fsm.table):
+        if planned is None:  # a copy just closed: take its splice from the FSM
+            while state.pending and state.pending[0][1] == "splice":
+                ids.append(state.pending[0][0])
+                kinds.append("splice")
+                state = fsm.advance(state, ids[-1])
+            continue
+        kinds.append(fsm.kind(state))
+        ids.append(planned)
+        state = fsm.advance(state, planned)
+    if state.phase != "done":
+        raise ValueError(f"program ends in {state!r}")
+    return Transcript(tuple(ids), tuple(kinds))
