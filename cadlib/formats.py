@@ -21,8 +21,10 @@ semantics:
     :func:`cadlib.grammar.parse_program` and expanded by :func:`cadlib.resolver.resolve`.
 
 Extensions (not in the paper): ``search-replace-unique`` grows each SEARCH anchor until its
-first exact match is the intended place (what disambiguation costs), and ``unified-diff-u0``
-/ ``-u1`` with 0 / 1 lines of context.
+first exact match is the intended place (what disambiguation costs),
+``search-replace-fenced`` wraps each block in the file-name line and code fence Aider's prompt
+asks for (what the bare blocks leave out), and ``unified-diff-u0`` / ``-u1`` with 0 / 1 lines
+of context.
 
 **How the S/R anchor is chosen.** The change regions are the gaps between the oracle's
 matching blocks (doc lines ``i1..i2`` become gold lines ``j1..j2``, 0-based, half-open, lines
@@ -77,6 +79,7 @@ __all__ = [
     "render_unified_diff",
     "apply_unified_diff",
     "git_apply",
+    "git_version",
     "strip_one_newline",
     "round_trip",
     "evaluate_formats",
@@ -320,10 +323,13 @@ def _render_block(search: str, replace: str) -> str:
     return f"{HEAD}\n{body(search)}{DIVIDER}\n{body(replace)}{UPDATED}\n"
 
 
-def render_search_replace(doc: str, gold: str, unique: bool = False) -> str:
-    """The S/R text: one block per :func:`search_replace_blocks` block, in document order."""
+def render_search_replace(doc: str, gold: str, unique: bool = False, fenced: bool = False) -> str:
+    """The S/R text: one block per :func:`search_replace_blocks` block, in document order;
+    ``fenced`` wraps each block as Aider's prompt asks, in the file's name and a code fence
+    (which the parser skips; they only cost tokens)."""
     blocks = search_replace_blocks(doc, gold, unique=unique)
-    return "".join(_render_block(*_block_texts(doc, gold, blk)) for blk in blocks)
+    texts = (_render_block(*_block_texts(doc, gold, blk)) for blk in blocks)
+    return "".join(f"{DOC_NAME}\n{_FENCE}\n{t}{_FENCE}\n" if fenced else t for t in texts)
 
 
 def _collect(lines: list[str], at: int, marker: str) -> tuple[str, int]:
@@ -484,6 +490,12 @@ def _git_category(stderr: str) -> str:
     return "apply-error"
 
 
+def git_version() -> str:
+    """The version of the ``git`` that applies the diffs (for labelling results)."""
+    out = subprocess.run(["git", "--version"], capture_output=True, text=True, check=True)
+    return out.stdout.strip().removeprefix("git version ")
+
+
 def git_apply(doc: str, patch: str, unidiff_zero: bool = False) -> str:
     """Apply ``patch`` (headers ``a/doc``, ``b/doc``) to ``doc`` with ``git apply`` in a
     scratch folder outside any repository; raise :class:`ApplyError` if git refuses."""
@@ -578,11 +590,16 @@ def _unified_diff_format(context: int) -> EditFormat:
     )
 
 
-def _search_replace_format(unique: bool) -> EditFormat:
+def _search_replace_format(unique: bool = False, fenced: bool = False) -> EditFormat:
+    name, label = "search-replace", "search/replace (Aider)"
+    if unique:
+        name, label = "search-replace-unique", "search/replace, disambiguated anchors"
+    if fenced:
+        name, label = "search-replace-fenced", "search/replace with Aider's file line and fence"
     return EditFormat(
-        name="search-replace-unique" if unique else "search-replace",
-        label="search/replace, disambiguated anchors" if unique else "search/replace (Aider)",
-        render=lambda doc, gold, program: render_search_replace(doc, gold, unique),
+        name=name,
+        label=label,
+        render=lambda doc, gold, program: render_search_replace(doc, gold, unique, fenced),
         apply=apply_search_replace,
         diagnose=lambda doc, gold, out, err: _diagnose_search_replace(doc, gold, out, err, unique),
         units=lambda text: len(parse_search_replace(text)),
@@ -604,13 +621,19 @@ FORMATS: dict[str, EditFormat] = {
             units=lambda text: len(parse_program(text)),
         ),
         _search_replace_format(unique=True),
+        _search_replace_format(fenced=True),
         _unified_diff_format(0),
         _unified_diff_format(1),
     )
 }
 #: the paper's four rows (Table 3), and our extensions
 TABLE3_FORMATS = ("full", "search-replace", "unified-diff", "cad")
-EXTENSION_FORMATS = ("search-replace-unique", "unified-diff-u0", "unified-diff-u1")
+EXTENSION_FORMATS = (
+    "search-replace-unique",
+    "search-replace-fenced",
+    "unified-diff-u0",
+    "unified-diff-u1",
+)
 
 PROFILES = {
     profile: {
@@ -691,7 +714,7 @@ def evaluate_formats(corpora, formats: Iterable[str] = TABLE3_FORMATS,
     tok = tokenizer or qwen25_tokenizer()
     rows = []
     for name, cases in _as_corpora(corpora):
-        for case in tqdm(cases, desc=name, disable=not progress):
+        for case in tqdm(cases, desc=name, disable=not progress, mininterval=5):
             program = oracle_program(case.doc, case.gold)
             for fmt in fmts:
                 rt = round_trip(case, fmt, tok, program)
@@ -855,31 +878,50 @@ def pareto_front(points: Iterable[tuple[float, float, str]]) -> list[tuple[float
     return front
 
 
+def _shade_dominated(ax, front: list[tuple[float, float, str]]) -> None:
+    """Shade what the Pareto front dominates (more tokens and no better EM)."""
+    (x0, x1), (y0, _) = ax.get_xlim(), ax.get_ylim()
+    xs = [p[0] for p in front] + [x1]
+    ys = [p[1] for p in front] + [front[-1][1]]
+    ax.fill_between(xs, y0, ys, step="post", color="grey", alpha=0.12, zorder=0, linewidth=0)
+    ax.step(xs, ys, where="post", color="grey", linestyle="--", linewidth=1, zorder=1)
+    ax.set_xlim(x0, x1)
+    ax.set_ylim(bottom=y0)
+
+
 def pareto_plot(summary: pd.DataFrame, corpora: Iterable[str], formats: Iterable[str],
                 title: str = ""):
     """One panel per corpus: mean output tokens (log) vs byte-exact RT-EM per format, with the
-    Pareto front (paper §4.4's argument: CaD is on it, at its low-token end)."""
+    Pareto front and the region it dominates shaded (paper §4.4's argument: CaD is on the
+    front, at its low-token end)."""
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 
     corpora, formats = list(corpora), list(formats)
     fig, axes = plt.subplots(1, len(corpora), figsize=(4.3 * len(corpora), 3.9), sharey=True,
                              squeeze=False)
     colors = {fmt: f"C{k}" for k, fmt in enumerate(formats)}
+    fronts = []
     for ax, corpus in zip(axes[0], corpora, strict=True):
         rows = summary[(summary["corpus"] == corpus) & summary["format"].isin(formats)]
         points = list(zip(rows["mean"], rows["rt_em"], rows["format"], strict=True))
-        front = pareto_front(points)
-        ax.step([p[0] for p in front], [p[1] for p in front], where="post", color="grey",
-                linestyle="--", linewidth=1, zorder=1)
+        fronts.append(pareto_front(points))
         for x, y, fmt in points:
             marker = "o" if fmt in TABLE3_FORMATS else "^"
             ax.scatter(x, y, color=colors[fmt], marker=marker, s=60, edgecolor="black",
                        linewidth=0.5, zorder=2, label=FORMATS[fmt].label)
         ax.set_xscale("log")
+        ax.xaxis.set_major_locator(LogLocator(subs=(1, 2, 3, 5)))
+        ax.xaxis.set_minor_locator(NullLocator())
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.margins(x=0.08, y=0.08)
         ax.set_title(f"{corpus} (n = {int(rows['n'].iloc[0])})", fontsize=10)
         ax.grid(alpha=0.3)
+    for ax, front in zip(axes[0], fronts, strict=True):  # after all points: y is shared
+        _shade_dominated(ax, front)
     axes[0][0].set_ylabel("round-trip exact match (byte-exact)")
-    fig.supxlabel("mean output tokens per edit (Qwen2.5 BPE, log scale)", fontsize=10)
+    fig.supxlabel("mean output tokens per edit (Qwen2.5 BPE, log scale); shaded: dominated",
+                  fontsize=10)
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=8,
                bbox_to_anchor=(0.5, -0.12))

@@ -93,6 +93,16 @@ def test_search_replace_block_text_is_aider_style():
     assert parse_search_replace(text) == [("b\n", "B\n")]
 
 
+def test_fenced_search_replace_adds_aiders_file_line_and_fence_around_each_block():
+    doc, gold = "a\nb\nc\nd\ne\n", "A\nb\nc\nd\nE\n"
+    bare = render_search_replace(doc, gold)
+    fenced = render_search_replace(doc, gold, fenced=True)
+    blocks = bare.split("<<<<<<< SEARCH\n")[1:]
+    assert fenced == "".join(f"doc\n```\n<<<<<<< SEARCH\n{b}```\n" for b in blocks)
+    assert parse_search_replace(fenced) == parse_search_replace(bare)
+    assert rt(doc, gold, "search-replace-fenced").tokens > rt(doc, gold, "search-replace").tokens
+
+
 def test_ambiguous_anchor_applies_at_the_first_match_and_fails_em():
     doc, gold = "x = 1\ny = 2\nx = 1\n", "x = 1\ny = 2\nx = 3\n"
     text = render_search_replace(doc, gold)
