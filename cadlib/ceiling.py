@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from .corpora import EditCase, load_corpus
 from .oracle import greedy_cover, longest_matches, oracle_program

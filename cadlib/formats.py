@@ -708,7 +708,7 @@ def evaluate_formats(corpora, formats: Iterable[str] = TABLE3_FORMATS,
     ``corpora``: corpus names, :class:`cadlib.corpora.Corpus` objects, or a mapping
     name -> cases. Every case of every corpus is evaluated.
     """
-    from tqdm.auto import tqdm
+    from tqdm import tqdm
 
     fmts = [FORMATS[name] for name in formats]
     tok = tokenizer or qwen25_tokenizer()

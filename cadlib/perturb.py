@@ -34,7 +34,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from .corpora import EditCase
 from .grammar import Copy, Program
