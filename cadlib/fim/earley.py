@@ -1,0 +1,514 @@
+"""Incremental Earley recognition over lexical symbols, and over regular languages (paper §IV).
+
+Two recognizers share one compiled grammar:
+
+:class:`Recognizer` (§IV, §III Definition 1)
+    The classic incremental recognizer: charts ``c_0 … c_n``, one per symbol read. Feeding one
+    more symbol is :meth:`Recognizer.scan`, which returns a *new* immutable :class:`Chart` and
+    memoises it on the old one, so "try this symbol without committing" costs nothing extra and a
+    state is copied by keeping a reference (the paper's footnote 2: the state is "only an index,
+    enabling cheap copies"). ``scan`` returning ``None`` is early rejection: the symbols read are
+    not a prefix of any sentence (prefix viability); :meth:`Recognizer.accepts` is the membership
+    query. With a trimmed grammar (every nonterminal productive) a non-empty chart is exactly a
+    viable prefix.
+
+:func:`parse_nfa` (§IV-A, Fig. 3)
+    Earley "parsing" of a regular language: one chart per NFA state, the scanner follows the
+    NFA's arrows (including ε-arrows and cycles), items are added until a fixpoint. The charts it
+    returns feed the quotient extraction of Fig. 2 (:mod:`cadlib.fim.quotient`).
+
+Representation (Aycock & Horspool, "Practical Earley Parsing", 2002): a chart maps each origin
+chart ``i`` to one interned *state*, the set of dotted rules ``[E → α • β]`` with that origin,
+closed under stepping over nullable nonterminals. Predicted items (origin = this chart) form one
+state computed from the nonterminals the chart waits for. So a chart holds one entry per open
+origin (the nesting depth), not hundreds of items, and scanner/completer steps are cached
+``goto(state, symbol)`` look-ups: an Earley item ``[E → α • β (i)]`` is "dotted rule in
+``entries[c_i]``".
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Hashable, Iterable
+
+from .cfg import Grammar
+
+__all__ = ["CompiledGrammar", "Chart", "Recognizer", "NFAChart", "parse_nfa"]
+
+
+class CompiledGrammar:
+    """Integer tables of a :class:`~cadlib.fim.cfg.Grammar` and the lazily built LR(0) states.
+
+    Symbols get ids (terminals first); each rule position is a *dotted rule* id ``d`` with
+    ``nxt[d]`` the symbol after the dot (``-1`` at the end) and ``lhs[d]`` the rule's left side.
+    States are interned frozensets of dotted rules; their goto/union tables fill on demand, so a
+    grammar of hundreds of rules compiles in milliseconds and only visited states are built.
+    """
+
+    def __init__(self, grammar: Grammar):
+        self.grammar = grammar
+        terminals = sorted(grammar.terminals, key=repr)
+        self.symbols: list = list(terminals)
+        self.sym_id: dict = {s: i for i, s in enumerate(self.symbols)}
+        self.n_terminals = len(terminals)
+        self.nxt: list[int] = []
+        self.lhs: list[int] = []
+        self.first_items: dict[int, list] = defaultdict(list)
+        self.nullable: list[bool] = [False] * len(terminals)
+        self._lc_direct: dict[int, set] = defaultdict(set)
+        self._lc: dict[int, frozenset] = {}
+        # interned states and their tables
+        self._state_id: dict[frozenset, int] = {}
+        self.items: list[frozenset] = []
+        self.by_next: list[dict] = []
+        self.completed: list[tuple] = []
+        self.wants: list[frozenset] = []
+        self.terms: list[frozenset] = []
+        self._goto: list[dict] = []
+        self._union: dict[tuple, int] = {}
+        self._predicted: dict[frozenset, int] = {}
+        self.add_rules(grammar.rules)
+
+    def add_rules(self, rules: Iterable) -> None:
+        """Append rules whose left-hand sides are *new* nonterminals (or, at construction, the
+        grammar's own). Existing states stay valid: their items and predictions cannot mention
+        the new nonterminals, so a quotient grammar can extend a shared compiled grammar."""
+        rules = list(rules)
+        fresh = []
+        for rule in rules:
+            for sym in (rule.lhs, *rule.rhs):
+                if sym not in self.sym_id:
+                    self.sym_id[sym] = len(self.symbols)
+                    self.symbols.append(sym)
+                    self.nullable.append(False)
+                    fresh.append(sym)
+        lhs_new = set()
+        for rule in rules:
+            a = self.sym_id[rule.lhs]
+            lhs_new.add(a)
+            base = len(self.nxt)
+            ids = [self.sym_id[s] for s in rule.rhs]
+            self.nxt.extend(ids)
+            self.nxt.append(-1)
+            self.lhs.extend([a] * (len(ids) + 1))
+            self.first_items[a].append(base)
+        changed = True
+        while changed:  # nullable nonterminals among the new ones
+            changed = False
+            for a in lhs_new:
+                if not self.nullable[a] and any(self._all_nullable(d) for d in self.first_items[a]):
+                    self.nullable[a] = changed = True
+        for a in lhs_new:
+            self._lc_direct[a] = self._direct_corners(a)
+
+    def _all_nullable(self, d: int) -> bool:
+        while self.nxt[d] >= 0:
+            if not self.nullable[self.nxt[d]]:
+                return False
+            d += 1
+        return True
+
+    def _direct_corners(self, a: int) -> set:
+        """Nonterminals that can start a rule of ``a`` (after a nullable prefix)."""
+        out = set()
+        for d in self.first_items[a]:
+            while self.nxt[d] >= 0:
+                x = self.nxt[d]
+                if x >= self.n_terminals:
+                    out.add(x)
+                if not self.nullable[x]:
+                    break
+                d += 1
+        return out
+
+    def left_corner_closure(self, a: int) -> frozenset:
+        """``a`` and every nonterminal reachable from it through left corners (cached)."""
+        got = self._lc.get(a)
+        if got is None:
+            seen = {a}
+            stack = [a]
+            while stack:
+                for b in self._lc_direct.get(stack.pop(), ()):
+                    if b not in seen:
+                        seen.add(b)
+                        stack.append(b)
+            got = self._lc[a] = frozenset(seen)
+        return got
+
+    def _close(self, items: Iterable[int]) -> frozenset:
+        """Close a set of dotted rules under stepping over nullable symbols."""
+        out = set(items)
+        stack = list(out)
+        nxt, nullable = self.nxt, self.nullable
+        while stack:
+            d = stack.pop()
+            x = nxt[d]
+            if x >= 0 and nullable[x] and d + 1 not in out:
+                out.add(d + 1)
+                stack.append(d + 1)
+        return frozenset(out)
+
+    def intern(self, items: frozenset) -> int:
+        """The id of a (closed) set of dotted rules, building its tables the first time."""
+        sid = self._state_id.get(items)
+        if sid is not None:
+            return sid
+        sid = len(self.items)
+        self._state_id[items] = sid
+        by_next: dict[int, list] = defaultdict(list)
+        completed = []
+        for d in items:
+            x = self.nxt[d]
+            if x < 0:
+                completed.append(self.lhs[d])
+            else:
+                by_next[x].append(d)
+        nt = self.n_terminals
+        self.items.append(items)
+        self.by_next.append({x: tuple(ds) for x, ds in by_next.items()})
+        self.completed.append(tuple(set(completed)))
+        self.wants.append(frozenset(x for x in by_next if x >= nt))
+        self.terms.append(frozenset(x for x in by_next if x < nt))
+        self._goto.append({})
+        return sid
+
+    def goto(self, state: int, symbol: int) -> int:
+        """State after stepping ``symbol`` over the dot of ``state``'s items (-1 if none)."""
+        table = self._goto[state]
+        got = table.get(symbol)
+        if got is None:
+            ds = self.by_next[state].get(symbol)
+            got = self.intern(self._close(d + 1 for d in ds)) if ds else -1
+            table[symbol] = got
+        return got
+
+    def union(self, a: int, b: int) -> int:
+        """The state holding the items of both ``a`` and ``b``."""
+        if a == b:
+            return a
+        key = (a, b) if a < b else (b, a)
+        got = self._union.get(key)
+        if got is None:
+            got = self._union[key] = self.intern(self.items[a] | self.items[b])
+        return got
+
+    def predicted(self, wanted: frozenset) -> int:
+        """State of the items predicted for the nonterminals in ``wanted`` (origin = here)."""
+        got = self._predicted.get(wanted)
+        if got is None:
+            nts: set = set()
+            for a in wanted:
+                nts |= self.left_corner_closure(a)
+            items = [d for a in nts for d in self.first_items[a]]
+            got = self._predicted[wanted] = self.intern(self._close(items))
+        return got
+
+    def rhs_after(self, d: int) -> tuple:
+        """The symbols (objects, not ids) after the dot of dotted rule ``d``."""
+        out = []
+        while self.nxt[d] >= 0:
+            out.append(self.symbols[self.nxt[d]])
+            d += 1
+        return tuple(out)
+
+
+class Chart:
+    """One immutable Earley chart: ``entries[origin_chart] = state`` (§IV; item ``(i)`` = origin).
+
+    ``succ`` memoises :meth:`Recognizer.scan` (symbol class → next chart or ``None``), so repeated
+    trial feeding during masking reuses work, and ``depth`` is the number of symbols read.
+    """
+
+    __slots__ = ("entries", "succ", "waits", "scannable", "depth")
+
+    def __init__(self, entries: dict, depth: int):
+        self.entries = entries
+        self.succ: dict = {}
+        self.waits: dict = {}
+        self.scannable: frozenset | None = None
+        self.depth = depth
+
+    def __repr__(self) -> str:
+        return f"<Chart depth={self.depth} origins={len(self.entries)}>"
+
+
+class Recognizer:
+    """Incremental Earley recognizer of a grammar with one or more start symbols (§IV).
+
+    Parameters
+    ----------
+    grammar
+        The grammar (or a compiled one to share); it should be trimmed (all nonterminals
+        productive) for "non-empty chart" to mean "viable prefix".
+    starts
+        Start nonterminals; several are allowed at once (the constraint uses one per right-context
+        branch, §V-B) and :meth:`accepts` asks about one of them.
+    """
+
+    def __init__(self, grammar: Grammar | CompiledGrammar,
+                 starts: Iterable[Hashable] | None = None):
+        self.cg = grammar if isinstance(grammar, CompiledGrammar) else CompiledGrammar(grammar)
+        starts = [self.cg.grammar.start] if starts is None else list(starts)
+        self.start_ids = {s: self.cg.sym_id[s] for s in starts}
+        self.root = Chart({}, 0)
+        self.root.entries[self.root] = self.cg.predicted(frozenset(self.start_ids.values()))
+
+    def terminal_ids(self, names: Iterable[Hashable]) -> tuple:
+        """Ids of the named terminals that this grammar has (unknown names are dropped)."""
+        ids = self.cg.sym_id
+        return tuple(ids[n] for n in names if n in ids and ids[n] < self.cg.n_terminals)
+
+    def scan(self, chart: Chart, tclass: tuple) -> Chart | None:
+        """Read one symbol that may be any terminal id in ``tclass``; ``None`` = rejected.
+
+        Scanner, completer and predictor of §IV in one step, memoised on ``chart``.
+        """
+        succ = chart.succ
+        if tclass in succ:
+            return succ[tclass]
+        cg = self.cg
+        goto, union = cg.goto, cg.union
+        kernel: dict = {}
+        for origin, state in chart.entries.items():
+            for t in tclass:
+                ns = goto(state, t)
+                if ns >= 0:
+                    old = kernel.get(origin)
+                    kernel[origin] = ns if old is None else union(old, ns)
+        if not kernel:
+            succ[tclass] = None
+            return None
+        new = Chart(kernel, chart.depth + 1)
+        self._complete(new)
+        wanted = frozenset().union(*[cg.wants[s] for s in kernel.values()])
+        if wanted:
+            kernel[new] = cg.predicted(wanted)
+        succ[tclass] = new
+        return new
+
+    def _complete(self, chart: Chart) -> None:
+        """Completer: propagate every finished ``E`` (origin ``o``) to the items of ``o`` waiting
+        for ``E``, until nothing changes (nullable completions are inside the states)."""
+        cg = self.cg
+        completed, union = cg.completed, cg.union
+        entries = chart.entries
+        done = set()
+        work = list(entries.items())
+        while work:
+            origin, state = work.pop()
+            for a in completed[state]:
+                key = (origin, a)
+                if key in done:
+                    continue
+                done.add(key)
+                for o2, ns in self._waiting(origin, a):
+                    old = entries.get(o2)
+                    if old is None:
+                        entries[o2] = ns
+                        work.append((o2, ns))
+                    else:
+                        u = union(old, ns)
+                        if u != old:
+                            entries[o2] = u
+                            work.append((o2, u))
+
+    def _waiting(self, chart: Chart, a: int) -> list:
+        """``(origin, goto(state, a))`` for the entries of a finished chart waiting for ``a``."""
+        got = chart.waits.get(a)
+        if got is None:
+            goto = self.cg.goto
+            got = []
+            for origin, state in chart.entries.items():
+                ns = goto(state, a)
+                if ns >= 0:
+                    got.append((origin, ns))
+            chart.waits[a] = got
+        return got
+
+    def accepts(self, chart: Chart, start: Hashable | None = None) -> bool:
+        """Membership: the symbols read form a complete sentence derived from ``start``."""
+        state = chart.entries.get(self.root)
+        if state is None:
+            return False
+        ids = self.start_ids.values() if start is None else (self.start_ids[start],)
+        done = self.cg.completed[state]
+        return any(s in done for s in ids)
+
+    def scannable(self, chart: Chart) -> frozenset:
+        """Terminal ids that can be read next (the paper's ST(c))."""
+        got = chart.scannable
+        if got is None:
+            terms = self.cg.terms
+            got = chart.scannable = frozenset().union(*[terms[s] for s in chart.entries.values()])
+        return got
+
+    def feed(self, symbols: Iterable, chart: Chart | None = None) -> Chart | None:
+        """Scan a sequence of terminal *names* from ``chart`` (default: the root)."""
+        chart = self.root if chart is None else chart
+        for sym in symbols:
+            chart = self.scan(chart, (self.cg.sym_id[sym],))
+            if chart is None:
+                return None
+        return chart
+
+
+class NFAChart:
+    """A mutable chart attached to one NFA state during :func:`parse_nfa`."""
+
+    __slots__ = ("q", "entries", "done", "wanted", "listeners")
+
+    def __init__(self, q: int):
+        self.q = q
+        self.entries: dict = {}
+        self.done: set = set()
+        self.wanted: frozenset = frozenset()
+        self.listeners: dict = defaultdict(set)
+
+    def __repr__(self) -> str:
+        return f"<NFAChart q={self.q} origins={len(self.entries)}>"
+
+
+def _sccs(n: int, edges: list) -> list[list[int]]:
+    """Strongly connected components in topological order (Tarjan, iterative)."""
+    index = [-1] * n
+    low = [0] * n
+    on_stack = [False] * n
+    stack: list[int] = []
+    out: list[list[int]] = []
+    counter = 0
+    for root in range(n):
+        if index[root] >= 0:
+            continue
+        work = [(root, 0)]
+        while work:
+            v, i = work.pop()
+            if i == 0:
+                index[v] = low[v] = counter
+                counter += 1
+                stack.append(v)
+                on_stack[v] = True
+            succ = edges[v]
+            if i < len(succ):
+                work.append((v, i + 1))
+                w = succ[i][1]
+                if index[w] < 0:
+                    work.append((w, 0))
+                elif on_stack[w]:
+                    low[v] = min(low[v], index[w])
+                continue
+            if low[v] == index[v]:
+                comp = []
+                while True:
+                    w = stack.pop()
+                    on_stack[w] = False
+                    comp.append(w)
+                    if w == v:
+                        break
+                out.append(comp)
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[v])
+    out.reverse()
+    return out
+
+
+def parse_nfa(cg: CompiledGrammar, nfa, start_symbol: Hashable) -> list[NFAChart]:
+    """Earley over an NFA (§IV-A, Fig. 3): one chart per NFA state, computed to a fixpoint.
+
+    Parameters
+    ----------
+    cg
+        The compiled grammar.
+    nfa
+        A :class:`cadlib.fim.regular.NFA` whose labels are tuples of terminal ids (a symbol
+        class) or ``None`` (ε).
+    start_symbol
+        Predicted in the chart of ``nfa.start``.
+
+    Returns
+    -------
+    list of NFAChart
+        ``charts[q]`` for every NFA state ``q``: its items are those of every path from the
+        start to ``q``. ``L(G) ∩ R ≠ ∅`` iff a final chart completes the start symbol.
+
+    Notes
+    -----
+    States are processed one strongly connected component at a time in topological order;
+    inside a component, an item added to a chart is scanned along the component's arrows at
+    once, and completions whose origin may still grow leave a *listener* so that later
+    additions to the origin are propagated ("additional bookkeeping to ensure that newly added
+    completable items are always processed by the completer", §IV-A).
+    """
+    charts = [NFAChart(q) for q in range(nfa.n_states)]
+    goto, union, completed, wants = cg.goto, cg.union, cg.completed, cg.wants
+    pending: dict[int, dict] = defaultdict(dict)  # kernels arriving from earlier components
+
+    def merge(target: dict, origin, state: int) -> bool:
+        old = target.get(origin)
+        new = state if old is None else union(old, state)
+        if new != old:
+            target[origin] = new
+            return True
+        return False
+
+    start = charts[nfa.start]
+    start.wanted = frozenset([cg.sym_id[start_symbol]])
+    pending[nfa.start][start] = cg.predicted(start.wanted)
+    for comp in _sccs(nfa.n_states, nfa.edges):
+        members = set(comp)
+        work: list = []
+
+        def add(chart: NFAChart, origin, state: int, work=work) -> None:
+            if merge(chart.entries, origin, state):
+                work.append((chart, origin))
+
+        for q in comp:
+            for origin, state in pending.pop(q, {}).items():
+                add(charts[q], origin, state)
+        while work:
+            chart, origin = work.pop()
+            state = chart.entries[origin]
+            for label, q2 in nfa.edges[chart.q]:
+                if q2 not in members:
+                    continue
+                if label is None:
+                    add(charts[q2], origin, state)
+                    continue
+                for t in label:
+                    ns = goto(state, t)
+                    if ns >= 0:
+                        add(charts[q2], origin, ns)
+            for a in completed[state]:
+                if (origin, a) in chart.done:
+                    continue
+                chart.done.add((origin, a))
+                if origin.q in members:
+                    origin.listeners[a].add(chart)
+                for o2, s2 in list(origin.entries.items()):
+                    ns = goto(s2, a)
+                    if ns >= 0:
+                        add(chart, o2, ns)
+            for a, targets in chart.listeners.items():
+                ns = goto(state, a)
+                if ns >= 0:
+                    for target in list(targets):
+                        add(target, origin, ns)
+            more = wants[state] - chart.wanted
+            if more:
+                chart.wanted |= more
+                add(chart, chart, cg.predicted(chart.wanted))
+        for q in comp:
+            chart = charts[q]
+            for label, q2 in nfa.edges[q]:
+                if q2 in members:
+                    continue
+                target = pending[q2]
+                for origin, state in chart.entries.items():
+                    if label is None:
+                        merge(target, origin, state)
+                        continue
+                    for t in label:
+                        ns = goto(state, t)
+                        if ns >= 0:
+                            merge(target, origin, ns)
+    return charts

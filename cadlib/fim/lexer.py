@@ -1,0 +1,476 @@
+"""Python 3.11's lexemes as one deterministic automaton, and lexing a finished text (§V).
+
+:class:`LexemeDFA` is the union of every Python lexeme's automaton over characters: names and
+keywords (keyword prefixes are states, so ``"ret"`` knows it may become ``return``), string
+literals with all prefixes / quotes / escapes, numbers, operators, comments and the backslash
+line continuation. States are built lazily from small descriptors and their transitions cached,
+so one step is a dict look-up. Whitespace and newlines are not lexemes here: the indentation
+machinery (:mod:`cadlib.fim.indent`) handles them between symbols.
+
+Lexemes are named by their grammar terminals (see :mod:`cadlib.fim.python_grammar`): a literal
+keyword or operator by its text (``"def"``, ``"+="``), the rest as in lark's grammar (``NAME``,
+``STRING``, ``LONG_STRING``, ``DEC_NUMBER`` …). A state's ``accept`` is a *class* of terminals,
+more than one for soft keywords (``("match", "NAME")``), or :data:`IGNORE` for comments and line
+continuations.
+
+CPython's observed lexing, where it differs from leftmost-longest matching (§V footnote 3):
+
+* *commit* states: once CPython has read ``0x``/``0o``/``0b``, an ``_`` inside a number, or an
+  exponent sign, it never backs up (``0or 1`` is an error, not ``0 or 1``); a symbol that a
+  later commit state would extend can therefore not end early (the branch guard of Fig. 5
+  deletes it).
+* after a number, an identifier character is an error unless the text continues with one of
+  ``and else for if in is or not`` (``verify_end_of_number``): :func:`number_follow`.
+* string prefixes are ``r u b br rb f fr rf`` in any case; bytes take only ASCII; ``\\x``,
+  ``\\u``, ``\\U`` and ``\\N{…}`` escapes must be complete in non-raw strings (the name inside
+  ``\\N{…}`` is not looked up).
+
+Not modelled (documented disagreements): f-string replacement fields are string content (3.11
+parses them only after lexing), ``\\r`` is whitespace, and tabs and spaces are not checked for
+consistency.
+"""
+
+from __future__ import annotations
+
+import functools
+import keyword
+from collections.abc import Iterator
+
+__all__ = [
+    "IGNORE",
+    "KEYWORDS",
+    "SOFT_KEYWORDS",
+    "OPERATORS",
+    "NUMBER_TERMINALS",
+    "OPEN_BRACKETS",
+    "CLOSE_BRACKETS",
+    "LexemeDFA",
+    "LexError",
+    "dfa",
+    "number_follow",
+    "lex_text",
+    "Lexeme",
+]
+
+#: Accept class of lexemes that produce no symbol (comments, ``\\``-newline).
+IGNORE = ("<ignore>",)
+KEYWORDS = frozenset(keyword.kwlist)
+SOFT_KEYWORDS = frozenset(keyword.softkwlist)
+OPERATORS = frozenset(
+    "+ - * ** / // % @ << >> & | ^ ~ := < > <= >= == != ( ) [ ] { } , : . ; = -> "
+    "+= -= *= /= //= %= @= &= |= ^= >>= <<= **= ...".split()
+)
+_OP_PREFIXES = frozenset(op[:k] for op in OPERATORS for k in range(1, len(op) + 1)) | {"!"}
+NUMBER_TERMINALS = ("DEC_NUMBER", "HEX_NUMBER", "OCT_NUMBER", "BIN_NUMBER", "FLOAT_NUMBER",
+                    "IMAG_NUMBER")
+OPEN_BRACKETS = frozenset("([{")
+CLOSE_BRACKETS = frozenset(")]}")
+_STRING_PREFIXES = frozenset({"", "r", "u", "b", "br", "rb", "f", "fr", "rf"})
+_WORDS = KEYWORDS | SOFT_KEYWORDS
+_CASED_PREFIXES = frozenset(
+    "".join(c.upper() if (mask >> i) & 1 else c for i, c in enumerate(p))
+    for p in _STRING_PREFIXES for mask in range(1 << len(p))
+)
+_NAME_PREFIXES = frozenset(w[:k] for w in _WORDS for k in range(1, len(w) + 1)) | (
+    _CASED_PREFIXES - {""}
+)
+_HEX = frozenset("0123456789abcdefABCDEF")
+_DIGITS = frozenset("0123456789")
+#: After a number: identifier characters allowed only as the start of these words.
+_FOLLOW = {"a": "nd", "e": "lse", "f": "or", "o": "r", "n": "ot"}
+_PREFIX_TEXT = {  # lower-cased name text that is a valid string prefix -> (raw, mode)
+    p: ("r" in p, "b" if "b" in p else "f" if "f" in p else "u") for p in _STRING_PREFIXES
+}
+
+
+@functools.cache
+def is_id_start(ch: str) -> bool:
+    return ch.isidentifier()
+
+
+@functools.cache
+def is_id_continue(ch: str) -> bool:
+    return ("a" + ch).isidentifier()
+
+
+def number_follow(ch: str) -> tuple | None:
+    """The follow-guard after a number whose next character is ``ch``.
+
+    ``()`` when ``ch`` is no identifier character (nothing to check), a tuple of allowed-char
+    sets for the characters that must come next, or ``None`` when ``ch`` makes the number an
+    error (CPython's ``verify_end_of_number``).
+    """
+    if not is_id_continue(ch):
+        return ()
+    if ch == "i":
+        return (frozenset("fns"),)
+    rest = _FOLLOW.get(ch)
+    return None if rest is None else tuple(frozenset(c) for c in rest)
+
+
+class LexError(ValueError):
+    """The text is not a sequence of Python lexemes (unterminated string, ``$``, ``0or`` …)."""
+
+
+class LexemeDFA:
+    """The lazily built union automaton of Python's lexemes (see the module docstring).
+
+    Tables indexed by state id: ``accept`` (terminal class or ``None``), ``commit`` (CPython
+    never backs up from this state), ``reach`` (terminals some extension can still produce, or
+    :data:`IGNORE`), and per-state transition dicts. State 0 is the start (empty symbol).
+    """
+
+    def __init__(self):
+        self._ids: dict[tuple, int] = {}
+        self.descs: list[tuple] = []
+        self.accept: list = []
+        self.commit: list[bool] = []
+        self.reach: list = []
+        self.trans: list[dict] = []
+        self.state(("start",))
+
+    def state(self, desc: tuple) -> int:
+        sid = self._ids.get(desc)
+        if sid is None:
+            sid = self._ids[desc] = len(self.descs)
+            self.descs.append(desc)
+            acc, commit, reach = _describe(desc)
+            self.accept.append(acc)
+            self.commit.append(commit)
+            self.reach.append(reach)
+            self.trans.append({})
+        return sid
+
+    def step(self, sid: int, ch: str) -> int:
+        """Next state after ``ch`` (-1: no lexeme continues this way)."""
+        table = self.trans[sid]
+        got = table.get(ch)
+        if got is None:
+            desc = _delta(self.descs[sid], ch)
+            got = table[ch] = -1 if desc is None else self.state(desc)
+        return got
+
+    def run(self, sid: int, text: str) -> int:
+        for ch in text:
+            sid = self.step(sid, ch)
+            if sid < 0:
+                break
+        return sid
+
+    @functools.cached_property
+    def sip_states(self) -> tuple:
+        """Every state some non-empty text reaches: what a middle may end inside (§V-B).
+
+        Found by breadth-first search over ASCII plus three non-ASCII representatives (the
+        automaton treats all non-ASCII characters alike up to identifier-ness).
+        """
+        alphabet = [chr(i) for i in range(128)] + ["é", "€", "中"]
+        seen = {0}
+        frontier = [0]
+        while frontier:
+            nxt = []
+            for s in frontier:
+                for ch in alphabet:
+                    t = self.step(s, ch)
+                    if t >= 0 and t not in seen:
+                        seen.add(t)
+                        nxt.append(t)
+            frontier = nxt
+        return tuple(sorted(seen - {0}))
+
+
+def _describe(desc: tuple) -> tuple:
+    """``(accept, commit, reach)`` of a state descriptor."""
+    kind = desc[0]
+    if kind == "start":
+        return None, False, frozenset()
+    if kind == "name":
+        text = desc[1]
+        if text is None:
+            return ("NAME",), False, frozenset({"NAME"})
+        reach = {"NAME"} | {w for w in _WORDS if w.startswith(text)}
+        if text.lower() in _STRING_PREFIXES:
+            reach |= {"STRING", "LONG_STRING"}
+        if text in KEYWORDS:
+            acc = (text,)
+        elif text in SOFT_KEYWORDS:
+            acc = (text, "NAME")
+        else:
+            acc = ("NAME",)
+        return acc, False, frozenset(reach)
+    if kind == "str":
+        _, (raw, mode, quote, triple), phase = desc
+        if phase == "done":
+            acc = ("LONG_STRING",) if triple else ("STRING",)
+            return acc, False, frozenset(acc)
+        if phase == "q2":  # '' : the empty string, or the start of ''' …
+            return ("STRING",), False, frozenset({"STRING", "LONG_STRING"})
+        if phase == "open":
+            return None, True, frozenset({"STRING", "LONG_STRING"})
+        return None, True, frozenset({"LONG_STRING" if triple else "STRING"})
+    if kind == "num":
+        return _NUMBER_STATES[desc[1]]
+    if kind == "op":
+        text = desc[1]
+        reach = {op for op in OPERATORS if op.startswith(text)}
+        if text == ".":
+            reach |= {"FLOAT_NUMBER", "IMAG_NUMBER"}
+        return ((text,) if text in OPERATORS else None), False, frozenset(reach)
+    if kind in ("comment", "cont"):
+        return IGNORE, False, IGNORE
+    if kind == "bs":
+        return None, False, IGNORE
+    raise AssertionError(desc)
+
+
+_ALL_NUMBERS = frozenset(NUMBER_TERMINALS)
+#: number phase -> (accept, commit, reach)
+_NUMBER_STATES = {
+    "zero": (("DEC_NUMBER",), False, _ALL_NUMBERS),
+    "zero_": (None, True, _ALL_NUMBERS),
+    "zdigits": (None, False, _ALL_NUMBERS),
+    "zdigits_": (None, True, _ALL_NUMBERS),
+    "dec": (("DEC_NUMBER",), False, _ALL_NUMBERS),
+    "dec_": (None, True, _ALL_NUMBERS),
+    "frac": (("FLOAT_NUMBER",), False, _ALL_NUMBERS),
+    "fracd": (("FLOAT_NUMBER",), False, _ALL_NUMBERS),
+    "fracd_": (None, True, _ALL_NUMBERS),
+    "exp": (None, False, _ALL_NUMBERS),
+    "exps": (None, True, _ALL_NUMBERS),
+    "expd": (("FLOAT_NUMBER",), False, _ALL_NUMBERS),
+    "expd_": (None, True, _ALL_NUMBERS),
+    "imag": (("IMAG_NUMBER",), False, _ALL_NUMBERS),
+    **{f"{r}0": (None, True, _ALL_NUMBERS) for r in ("hex", "oct", "bin")},
+    **{f"{r}_": (None, True, _ALL_NUMBERS) for r in ("hex", "oct", "bin")},
+    "hex": (("HEX_NUMBER",), False, _ALL_NUMBERS),
+    "oct": (("OCT_NUMBER",), False, _ALL_NUMBERS),
+    "bin": (("BIN_NUMBER",), False, _ALL_NUMBERS),
+}
+_RADIX_DIGITS = {"hex": _HEX, "oct": frozenset("01234567"), "bin": frozenset("01")}
+
+
+def _delta(desc: tuple, ch: str) -> tuple | None:
+    kind = desc[0]
+    if kind == "start":
+        return _from_start(ch)
+    if kind == "name":
+        return _from_name(desc[1], ch)
+    if kind == "str":
+        return _from_string(desc[1], desc[2], ch)
+    if kind == "num":
+        return _from_number(desc[1], ch)
+    if kind == "op":
+        return _from_operator(desc[1], ch)
+    if kind == "comment":
+        return None if ch in "\n\r" else desc
+    if kind == "bs":
+        return ("cont",) if ch == "\n" else None
+    return None
+
+
+def _name_state(text: str) -> tuple:
+    return ("name", text if text in _NAME_PREFIXES else None)
+
+
+def _from_start(ch: str) -> tuple | None:
+    if is_id_start(ch):
+        return _name_state(ch)
+    if ch in _DIGITS:
+        return ("num", "zero" if ch == "0" else "dec")
+    if ch in "'\"":
+        return ("str", (False, "u", ch, False), "open")
+    if ch == "#":
+        return ("comment",)
+    if ch == "\\":
+        return ("bs",)
+    if ch in _OP_PREFIXES:
+        return ("op", ch)
+    return None
+
+
+def _from_name(text: str | None, ch: str) -> tuple | None:
+    if is_id_continue(ch):
+        return _name_state(text + ch) if text is not None else ("name", None)
+    if ch in "'\"" and text is not None and text.lower() in _PREFIX_TEXT:
+        raw, mode = _PREFIX_TEXT[text.lower()]
+        return ("str", (raw, mode, ch, False), "open")
+    return None
+
+
+def _from_operator(text: str, ch: str) -> tuple | None:
+    if text == "." and ch in _DIGITS:
+        return ("num", "fracd")
+    longer = text + ch
+    return ("op", longer) if longer in _OP_PREFIXES else None
+
+
+def _from_number(phase: str, ch: str) -> tuple | None:
+    def to(p):
+        return ("num", p)
+
+    if phase in ("zero", "zero_"):
+        if ch == "0":
+            return to("zero")
+        if ch in _DIGITS:
+            return to("zdigits")
+        if phase == "zero_":
+            return None
+        if ch == "_":
+            return to("zero_")
+        if ch in "xXoObB":
+            return to({"x": "hex0", "o": "oct0", "b": "bin0"}[ch.lower()])
+        return _after_integer(ch)
+    if phase in ("zdigits", "dec"):
+        if ch in _DIGITS:
+            return to(phase)
+        if ch == "_":
+            return to(phase + "_")
+        return _after_integer(ch)
+    if phase in ("zdigits_", "dec_", "fracd_", "expd_"):
+        return to(phase[:-1]) if ch in _DIGITS else None
+    if phase in ("frac", "fracd"):
+        if ch in _DIGITS:
+            return to("fracd")
+        if ch == "_" and phase == "fracd":
+            return to("fracd_")
+        return to("exp") if ch in "eE" else to("imag") if ch in "jJ" else None
+    if phase == "exp":
+        return to("expd") if ch in _DIGITS else to("exps") if ch in "+-" else None
+    if phase == "exps":
+        return to("expd") if ch in _DIGITS else None
+    if phase == "expd":
+        if ch in _DIGITS:
+            return to("expd")
+        return to("expd_") if ch == "_" else to("imag") if ch in "jJ" else None
+    if phase == "imag":
+        return None
+    radix = phase.rstrip("0_")
+    digits = _RADIX_DIGITS[radix]
+    if ch in digits:
+        return to(radix)
+    if ch == "_" and not phase.endswith("_"):
+        return to(radix + "_")
+    return None
+
+
+def _after_integer(ch: str) -> tuple | None:
+    if ch == ".":
+        return ("num", "frac")
+    if ch in "eE":
+        return ("num", "exp")
+    if ch in "jJ":
+        return ("num", "imag")
+    return None
+
+
+def _from_string(kind: tuple, phase, ch: str) -> tuple | None:
+    raw, mode, quote, triple = kind
+    if mode == "b" and ord(ch) > 127:
+        return None
+
+    def go(p, k=kind):
+        return ("str", k, p)
+
+    if phase == "done":
+        return None
+    if phase == "open":
+        if ch == quote:
+            return go("q2")
+        return _string_body(kind, "body", ch)
+    if phase == "q2":
+        return go("tbody", (raw, mode, quote, True)) if ch == quote else None
+    if isinstance(phase, tuple):  # ("hex", n) or ("nname", started)
+        if phase[0] == "hex":
+            if ch not in _HEX:
+                return None
+            return go("tbody" if triple else "body") if phase[1] == 1 else go(("hex", phase[1] - 1))
+        if ch == "}":
+            return go("tbody" if triple else "body") if phase[1] else None
+        if ch == "\n" and not triple:
+            return None
+        return go(("nname", True))
+    if phase == "nbrace":
+        return go(("nname", False)) if ch == "{" else None
+    if phase == "esc":
+        if raw:
+            return go("tbody" if triple else "body")
+        if ch == "x":
+            return go(("hex", 2))
+        if mode != "b" and ch in "uUN":
+            return go(("hex", 4)) if ch == "u" else go(("hex", 8)) if ch == "U" else go("nbrace")
+        return go("tbody" if triple else "body")
+    return _string_body(kind, phase, ch)
+
+
+def _string_body(kind: tuple, phase: str, ch: str) -> tuple | None:
+    raw, mode, quote, triple = kind
+    if ch == "\\":
+        return ("str", kind, "esc")
+    if not triple:
+        if ch == quote:
+            return ("str", kind, "done")
+        return None if ch == "\n" else ("str", kind, "body")
+    if ch != quote:
+        return ("str", kind, "tbody")
+    return ("str", kind, {"tbody": "tq1", "tq1": "tq2", "tq2": "done"}[phase])
+
+
+#: The shared automaton (its tables grow as new states are met).
+dfa = LexemeDFA()
+
+
+class Lexeme(tuple):
+    """``(kind, accept, start, end)``: kind is ``"tok"``, ``"ws"``, ``"nl"`` or ``"ignore"``."""
+
+    __slots__ = ()
+
+    kind = property(lambda self: self[0])
+    accept = property(lambda self: self[1])
+    start = property(lambda self: self[2])
+    end = property(lambda self: self[3])
+
+
+def lex_text(text: str, start: int = 0) -> Iterator[Lexeme]:
+    """Lex a finished text from a clean symbol boundary, as CPython would.
+
+    Longest match, except that a commit state passed after the last accepting position makes
+    the text an error, and numbers obey :func:`number_follow`. Raises :class:`LexError`.
+    """
+    i, n = start, len(text)
+    step, accept, commit = dfa.step, dfa.accept, dfa.commit
+    while i < n:
+        ch = text[i]
+        if ch in " \t\f\r":
+            yield Lexeme(("ws", None, i, i + 1))
+            i += 1
+            continue
+        if ch == "\n":
+            yield Lexeme(("nl", None, i, i + 1))
+            i += 1
+            continue
+        state, j, last, last_state = 0, i, None, 0
+        while j < n:
+            state = step(state, text[j])
+            if state < 0:
+                break
+            j += 1
+            if accept[state] is not None:
+                last, last_state = j, state
+            elif commit[state]:
+                last = None
+        if last is None:
+            raise LexError(f"no Python lexeme at offset {i}: {text[i:i + 20]!r}")
+        acc = accept[last_state]
+        if acc[0] in NUMBER_TERMINALS and last < n:
+            need = number_follow(text[last])
+            if need is None or not _follows(text, last + 1, need):
+                raise LexError(f"invalid number literal at offset {i}: {text[i:last + 3]!r}")
+        yield Lexeme(("ignore" if acc is IGNORE else "tok", acc, i, last))
+        i = last
+
+
+def _follows(text: str, i: int, need: tuple) -> bool:
+    """Whether ``text[i:]`` starts with characters from the sets in ``need``."""
+    if i + len(need) > len(text):
+        return False
+    return all(text[i + k] in allowed for k, allowed in enumerate(need))

@@ -1,0 +1,321 @@
+"""Allowed-token masks for a Hugging Face tokenizer (paper §III, Fig. 1: "legal tokens").
+
+A token is allowed when the text it adds keeps :meth:`FIMConstraint.viable`; the end of the
+middle (an end-of-sequence token, or whatever ends a ``<gen>`` body) is allowed when
+:meth:`FIMConstraint.can_end`. Trying 49,152 tokens one by one costs ~50k forks and ~250k
+character steps per decoding step; :class:`TokenTrie` shares the work:
+
+* the vocabulary's texts form a character trie, walked depth-first from the constraint's
+  branches, so a prefix shared by many tokens (``" self"``, ``"    "``) is fed once and a dead
+  prefix prunes its whole subtree (early rejection);
+* the tokens are numbered in depth-first order, so a subtree is a contiguous range; when the
+  state is a single lexer branch that a character leaves *unchanged* (inside a string body,
+  comment, identifier or number, or a space between symbols), and every character below a trie
+  node does so, the whole subtree is accepted as one range without being walked — the
+  character sets of subtrees are precomputed as bit masks (one bit per ASCII character, one
+  for non-ASCII identifier characters, one for other non-ASCII characters).
+
+Byte-level BPE tokens that are not valid UTF-8 on their own (pieces of a multi-byte character)
+are allowed when the state accepts a non-ASCII letter (``"é"``); a decoder feeds the constraint
+only whole characters (:class:`FIMLogitsProcessor` buffers bytes).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from .branching import Branch
+from .constraint import FIMConstraint
+from .lexer import dfa, is_id_continue
+
+__all__ = ["TokenTrie", "token_texts", "allowed_mask", "naive_allowed_mask", "FIMLogitsProcessor"]
+
+_NON_ASCII_ID, _NON_ASCII_OTHER = 128, 129
+_PARTIAL = "é"
+
+
+def _char_bit(ch: str) -> int:
+    o = ord(ch)
+    if o < 128:
+        return 1 << o
+    return 1 << (_NON_ASCII_ID if is_id_continue(ch) else _NON_ASCII_OTHER)
+
+
+@functools.cache
+def _byte_decoder() -> dict:
+    """GPT-2's byte-level alphabet, inverted (printable stand-ins → bytes)."""
+    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(
+        range(ord("®"), ord("ÿ") + 1))
+    cs = bs[:]
+    n = 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b)
+            cs.append(256 + n)
+            n += 1
+    return {chr(c): b for b, c in zip(bs, cs, strict=True)}
+
+
+def token_texts(tokenizer) -> list:
+    """The text each token id adds: ``str``, ``None`` for special tokens, or ``bytes`` when the
+    token is part of a multi-byte character (byte-level BPE)."""
+    special = set(getattr(tokenizer, "all_special_ids", []))
+    pieces = tokenizer.convert_ids_to_tokens(list(range(len(tokenizer))))
+    decoder = _byte_decoder()
+    out: list = []
+    for i, piece in enumerate(pieces):
+        if i in special or piece is None:
+            out.append(None)
+            continue
+        if all(ch in decoder for ch in piece):
+            raw = bytes(decoder[ch] for ch in piece)
+            try:
+                out.append(raw.decode("utf-8"))
+            except UnicodeDecodeError:
+                out.append(raw)
+        else:  # not a byte-level vocabulary entry
+            out.append(tokenizer.convert_tokens_to_string([piece]))
+    return out
+
+
+class TokenTrie:
+    """Character trie over token texts, numbered depth-first (see the module docstring).
+
+    Parameters
+    ----------
+    texts
+        ``texts[token_id]`` as from :func:`token_texts`.
+    """
+
+    def __init__(self, texts: list):
+        self.size = len(texts)
+        self.partial = np.array([i for i, t in enumerate(texts) if isinstance(t, bytes)], int)
+        children: list[dict] = [{}]
+        ends: list[list] = [[]]
+        for tid, text in enumerate(texts):
+            if not isinstance(text, str) or not text:
+                continue
+            node = 0
+            for ch in text:
+                nxt = children[node].get(ch)
+                if nxt is None:
+                    nxt = len(children)
+                    children[node][ch] = nxt
+                    children.append({})
+                    ends.append([])
+                node = nxt
+            ends[node].append(tid)
+        self.children = [list(c.items()) for c in children]
+        self.ends = ends
+        self._number()
+
+    def _number(self) -> None:
+        """Depth-first token order, subtree ranges and subtree character masks."""
+        n = len(self.children)
+        self.lo = [0] * n
+        self.hi = [0] * n
+        self.chars = [0] * n
+        order: list[int] = []
+        stack = [(0, False)]
+        while stack:
+            node, done = stack.pop()
+            if done:
+                self.hi[node] = len(order)
+                bits = 0
+                for ch, child in self.children[node]:
+                    bits |= _char_bit(ch) | self.chars[child]
+                self.chars[node] = bits
+                continue
+            self.lo[node] = len(order)
+            order.extend(self.ends[node])
+            stack.append((node, True))
+            for _, child in reversed(self.children[node]):
+                stack.append((child, False))
+        self.order = np.array(order, dtype=np.int64)
+
+    @classmethod
+    @functools.cache
+    def for_tokenizer(cls, tokenizer) -> TokenTrie:
+        """The trie of a tokenizer (cached per tokenizer object)."""
+        return cls(token_texts(tokenizer))
+
+    def allowed(self, constraint: FIMConstraint) -> np.ndarray:
+        """Boolean mask over token ids: the token's text keeps ``constraint`` viable."""
+        lexer = constraint._problem.lexer
+        mask = np.zeros(self.size, dtype=bool)
+        if not constraint.branches:
+            return mask
+        ranges, singles = self._walk(lexer, constraint.branches)
+        if ranges:
+            mask[np.concatenate([self.order[a:b] for a, b in ranges])] = True
+        if singles:
+            mask[singles] = True
+        if len(self.partial) and lexer.step(constraint.branches, _PARTIAL):
+            mask[self.partial] = True
+        return mask
+
+    def _walk(self, lexer, branches: list[Branch]) -> tuple[list, list]:
+        children, ends, chars, lo, hi = self.children, self.ends, self.chars, self.lo, self.hi
+        step = lexer.step
+        ranges: list = []
+        singles: list = []
+        stack = [(0, branches, _absorbing(branches))]
+        while stack:
+            node, state, absorb = stack.pop()
+            for ch, child in children[node]:
+                if absorb is not None and absorb[0](ch):
+                    if not chars[child] & ~absorb[1]:
+                        ranges.append((lo[child], hi[child]))
+                        continue
+                    singles.extend(ends[child])
+                    stack.append((child, state, absorb))
+                    continue
+                nxt = step(state, ch)
+                if nxt:
+                    singles.extend(ends[child])
+                    if children[child]:
+                        stack.append((child, nxt, _absorbing(nxt)))
+        return ranges, singles
+
+
+@functools.cache
+def _sip_absorbing(sip: int) -> tuple:
+    """``(test, bits)`` of the characters that leave a symbol-in-progress state unchanged.
+
+    The automaton treats non-ASCII characters alike up to identifier-ness, so a few
+    representatives decide the two non-ASCII bits exactly.
+    """
+    def test(ch, sip=sip):
+        return dfa.step(sip, ch) == sip
+
+    bits = sum(1 << o for o in range(128) if test(chr(o)))
+    if all(test(ch) for ch in "éßπ中文"):
+        bits |= 1 << _NON_ASCII_ID
+    if all(test(ch) for ch in "€→…—“"):
+        bits |= 1 << _NON_ASCII_OTHER
+    return test, bits
+
+
+_SPACE_BITS = sum(1 << ord(c) for c in " \t\f\r")
+_SPACE_NL_BITS = _SPACE_BITS | (1 << ord("\n"))
+
+
+def _absorbing(branches: list[Branch]) -> tuple | None:
+    """How characters can leave ``branches`` unchanged: only for a single branch without
+    guards, inside a symbol (its self-loop characters) or between symbols mid-line (spaces;
+    newlines too inside brackets)."""
+    if len(branches) != 1:
+        return None
+    chart, sip, guards, follow, line = branches[0]
+    if guards or follow:
+        return None
+    if sip:
+        return _sip_absorbing(sip)
+    if line[1]:
+        return None
+    if line[0]:
+        return (lambda ch: ch in " \t\f\r\n"), _SPACE_NL_BITS
+    return (lambda ch: ch in " \t\f\r"), _SPACE_BITS
+
+
+
+def allowed_mask(constraint: FIMConstraint, tokenizer, end_token_ids=None) -> np.ndarray:
+    """Allowed tokens of ``tokenizer`` for ``constraint``; ``end_token_ids`` (default: the
+    tokenizer's EOS) are allowed exactly when :meth:`FIMConstraint.can_end`."""
+    mask = TokenTrie.for_tokenizer(tokenizer).allowed(constraint)
+    ends = _end_ids(tokenizer, end_token_ids)
+    mask[ends] = constraint.can_end()
+    return mask
+
+
+def _end_ids(tokenizer, end_token_ids) -> list:
+    if end_token_ids is None:
+        end_token_ids = [tokenizer.eos_token_id]
+    return [int(i) for i in end_token_ids]
+
+
+def naive_allowed_mask(constraint: FIMConstraint, tokenizer, end_token_ids=None,
+                       token_ids=None) -> np.ndarray:
+    """The same mask by forking and feeding every token separately (the baseline the trie
+    replaces; ``token_ids`` restricts it to a sample)."""
+    all_texts = token_texts_cached(tokenizer)
+    mask = np.zeros(len(all_texts), dtype=bool)
+    ids = range(len(all_texts)) if token_ids is None else token_ids
+    partial_ok = None
+    for tid in ids:
+        text = all_texts[tid]
+        if text is None or text == "":
+            continue
+        if isinstance(text, bytes):
+            if partial_ok is None:
+                partial_ok = constraint.fork().feed(_PARTIAL)
+            mask[tid] = partial_ok
+            continue
+        mask[tid] = constraint.fork().feed(text)
+    ends = _end_ids(tokenizer, end_token_ids)
+    if token_ids is None or set(ends) & set(token_ids):
+        mask[ends] = constraint.can_end()
+    return mask
+
+
+@functools.cache
+def token_texts_cached(tokenizer) -> list:
+    """:func:`token_texts`, cached per tokenizer object."""
+    return token_texts(tokenizer)
+
+
+class FIMLogitsProcessor:
+    """A ``transformers`` logits processor that masks tokens breaking the FIM constraint.
+
+    Parameters
+    ----------
+    constraint
+        The state before the first generated token (it is advanced in place).
+    tokenizer
+        The model's tokenizer.
+    prompt_length
+        Number of prompt tokens in ``input_ids``; later ids are the generated middle.
+    end_token_ids
+        Tokens that end the middle (default: EOS); allowed only when ``can_end()``.
+
+    Notes
+    -----
+    Batch size 1. Generated tokens are decoded byte-exactly and fed as whole characters.
+    """
+
+    def __init__(self, constraint: FIMConstraint, tokenizer, prompt_length: int,
+                 end_token_ids=None):
+        self.constraint = constraint
+        self.tokenizer = tokenizer
+        self.prompt_length = prompt_length
+        self.end_ids = _end_ids(tokenizer, end_token_ids)
+        self.trie = TokenTrie.for_tokenizer(tokenizer)
+        self.texts = token_texts_cached(tokenizer)
+        self.seen = prompt_length
+        self.pending = b""
+
+    def _advance(self, ids) -> None:
+        for tid in ids[self.seen:]:
+            text = self.texts[int(tid)]
+            if text is None:
+                continue
+            raw = self.pending + (text if isinstance(text, bytes) else text.encode("utf-8"))
+            try:
+                chars, self.pending = raw.decode("utf-8"), b""
+            except UnicodeDecodeError as err:
+                chars, self.pending = raw[:err.start].decode("utf-8"), raw[err.start:]
+            self.constraint.feed(chars)
+        self.seen = len(ids)
+
+    def __call__(self, input_ids, scores):
+        import torch
+
+        if input_ids.shape[0] != 1:
+            raise ValueError("FIMLogitsProcessor supports batch size 1")
+        self._advance(input_ids[0].tolist())
+        mask = self.trie.allowed(self.constraint)
+        mask[self.end_ids] = self.constraint.can_end()
+        keep = torch.from_numpy(mask[: scores.shape[-1]]).to(scores.device)
+        return scores.masked_fill(~keep, float("-inf"))

@@ -1,0 +1,209 @@
+"""Python 3's grammar, derived from the grammar that ships with ``lark`` (``python.lark``).
+
+The companion paper's system is a Python 3 parser; we do not type a grammar in by hand but load
+lark's well-kept ``lark/grammars/python.lark`` (lark 1.x, "adapted from the Python 3 reference
+grammar") and let lark compile its EBNF to plain BNF rules. Then:
+
+* terminals are renamed to what :mod:`cadlib.fim.lexer` emits: keywords and operators by their
+  literal text, the others by lark's names (``NAME``, ``STRING``, ``LONG_STRING``, six number
+  kinds), ``_NEWLINE`` as ``NEWLINE``;
+* every ``_INDENT γ _DEDENT`` becomes a *block* nonterminal with one rule per indentation band,
+  ``block → (INDENT, b) γ (DEDENT, b)`` (:mod:`cadlib.fim.indent` explains the bands: they make
+  the right context's unknown DEDENT counts exact, §VI-A);
+* rules not reachable from ``file_input`` are dropped.
+
+Patches (each one makes the grammar agree with CPython 3.11's ``ast.parse``; see
+:data:`PATCHES`; rules written here are transcribed from CPython 3.11's ``Grammar/python.gram``):
+
+``no <>``
+    lark keeps ``<>`` (PEP 401's joke) as a comparison; CPython rejects it unless
+    ``barry_as_FLUFL`` is imported.
+``dots``
+    ``from ... import x``: CPython lexes ``...`` as one token, lark's rule only has ``"."+``.
+``keyword argument``
+    ``f(a.b=1)``: a keyword argument's name must be a name, not any expression.
+``targets``
+    lark's assignment, augmented/annotated assignment, ``for``, comprehension and ``del``
+    targets are arbitrary expressions (``f() = 1``, ``x, y: int = 0``); CPython's are
+    ``star_targets`` / ``single_target`` / ``del_targets``, and ``with … as`` takes any
+    ``star_target`` where lark allows only a name. :data:`TARGET_RULES`.
+``bare *``
+    ``def f(*)``: a bare ``*`` must be followed by a named parameter.
+``import comma``
+    ``from m import a,``: a trailing comma needs parentheses.
+
+Known differences that remain (CPython 3.11's PEG grammar has "invalid_*" rules that a CFG of
+this shape does not; they show up as rare differential disagreements): argument order
+(``f(a=1, b)``), parameter order (``def f(a=1, b)``), ``lambda *: 0``, starred expressions where
+3.11 forbids them, PEP 646 ``a[*b]``, ``return *a, b``, decorators beyond
+``@dotted.name(args)`` (PEP 614), parenthesised context managers, ``except*``.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from lark import Lark
+
+from .cfg import Grammar, Rule
+
+__all__ = ["PythonGrammar", "python_grammar", "NEWLINE", "indent", "dedent", "PATCHES"]
+
+NEWLINE = "NEWLINE"
+PATCHES = ("no <>", "dots", "keyword argument", "targets", "bare *", "import comma")
+
+#: CPython 3.11's target rules (``Grammar/python.gram``) in lark's symbols; ``a: b c | d``.
+TARGET_RULES = """
+assign: __targets_eq testlist_star_expr | __targets_eq yield_expr
+__targets_eq: star_targets = | __targets_eq star_targets =
+annassign: single_target : test | single_target : test = testlist_star_expr
+annassign: single_target : test = yield_expr
+augassign: single_target augassign_op yield_expr | single_target augassign_op testlist
+del_stmt: del del_targets
+with_item: test as star_target | test
+star_targets: star_target | star_target , | star_target __more_star | star_target __more_star ,
+__more_star: , star_target | __more_star , star_target
+star_target: * target_with_star_atom | target_with_star_atom
+target_with_star_atom: atom_expr . name | atom_expr [ subscriptlist ] | star_atom
+star_atom: name | ( target_with_star_atom ) | ( ) | ( __star_tuple ) | [ ] | [ star_targets ]
+__star_tuple: star_target , | star_target __more_star | star_target __more_star ,
+single_target: atom_expr . name | atom_expr [ subscriptlist ] | name | ( single_target )
+del_targets: del_target | del_target , | del_target __more_del | del_target __more_del ,
+__more_del: , del_target | __more_del , del_target
+del_target: atom_expr . name | atom_expr [ subscriptlist ] | name | ( del_target ) | ( )
+del_target: ( del_targets ) | [ ] | [ del_targets ]
+"""
+
+
+def indent(band: int) -> tuple:
+    """The INDENT terminal of an indentation band."""
+    return ("INDENT", band)
+
+
+def dedent(band: int) -> tuple:
+    """The DEDENT terminal of an indentation band."""
+    return ("DEDENT", band)
+
+
+class PythonGrammar:
+    """Python's rules with the indentation blocks left open; :meth:`with_bands` closes them.
+
+    Attributes
+    ----------
+    rules
+        Band-independent rules (tuple of :class:`~cadlib.fim.cfg.Rule`).
+    blocks
+        ``{block_nonterminal: inner_symbols}`` for every ``_INDENT γ _DEDENT`` of lark's rules.
+    terminals
+        Band-independent terminal names.
+    """
+
+    def __init__(self, rules, blocks, terminals):
+        self.rules = tuple(rules)
+        self.blocks = dict(blocks)
+        self.terminals = frozenset(terminals)
+        self._banded: dict[int, Grammar] = {}
+
+    def with_bands(self, n_bands: int) -> Grammar:
+        """The complete grammar for ``n_bands`` indentation bands (start ``file_input``)."""
+        got = self._banded.get(n_bands)
+        if got is None:
+            got = self._banded[n_bands] = self._build(n_bands)
+        return got
+
+    def _build(self, n_bands: int) -> Grammar:
+        extra = [
+            Rule(block, (indent(b), *inner, dedent(b)))
+            for block, inner in self.blocks.items()
+            for b in range(n_bands)
+        ]
+        terminals = self.terminals | {f(b) for b in range(n_bands) for f in (indent, dedent)}
+        return Grammar(terminals, self.rules + tuple(extra), "file_input")
+
+
+def _terminal_name(lark_term, patterns: dict) -> str:
+    name = lark_term.name
+    if name == "_NEWLINE":
+        return NEWLINE
+    kind, value = patterns[name]
+    return value if kind == "str" else name
+
+
+@functools.cache
+def python_grammar() -> PythonGrammar:
+    """Load and convert lark's ``python.lark`` (cached; ~0.3 s the first time)."""
+    parser = Lark.open_from_package(
+        "lark", "python.lark", ["grammars"], parser="earley", lexer="basic",
+        start="file_input", keep_all_tokens=True,
+    )  # fmt: skip
+    patterns = {t.name: (t.pattern.type, t.pattern.value) for t in parser.terminals}
+    literals = {value for kind, value in patterns.values() if kind == "str"}
+
+    def rule_name(name: str) -> str:  # lark's rules `case` and `finally` vs their keywords
+        return f"{name}_rule" if name in literals else name
+
+    rules, blocks = [], {}
+    for r in parser.rules:
+        rhs = []
+        for s in r.expansion:
+            if s.name in ("_INDENT", "_DEDENT"):
+                rhs.append(s.name)
+            else:
+                rhs.append(_terminal_name(s, patterns) if s.is_term else rule_name(s.name))
+        if "<>" in rhs:  # patch "no <>"
+            continue
+        if "_INDENT" in rhs:
+            i, j = rhs.index("_INDENT"), rhs.index("_DEDENT")
+            inner = tuple(rhs[i + 1:j])
+            block = blocks.setdefault(inner, f"__block_{len(blocks)}")
+            rhs = rhs[:i] + [block] + rhs[j + 1:]
+        if r.origin.name == "argvalue" and rhs[1:2] == ["="]:  # patch "keyword argument"
+            rhs[0] = "name"
+        rules.append(Rule(rule_name(r.origin.name), tuple(rhs)))
+    rules += [Rule("dots", ("...",)), Rule("dots", ("dots", ".")), Rule("dots", ("dots", "..."))]
+    rules = _patch_targets(rules)
+    rules = _reachable(rules, "file_input", {b: inner for inner, b in blocks.items()})
+    lhs = {r.lhs for r in rules} | set(blocks.values())
+    terminals = {s for r in rules for s in r.rhs if s not in lhs}
+    return PythonGrammar(rules, {b: inner for inner, b in blocks.items()}, terminals)
+
+
+def _patch_targets(rules: list) -> list:
+    """Patches "targets" and "bare *" (module docstring)."""
+    new = [line.split(":", 1) for line in TARGET_RULES.strip().splitlines()]
+    replaced = {lhs.strip() for lhs, _ in new}
+    out = []
+    for r in rules:
+        if r.lhs in replaced:
+            continue
+        if r.lhs in ("for_stmt", "comp_for"):
+            r = Rule(r.lhs, tuple("star_targets" if x == "exprlist" else x for x in r.rhs))
+        if r.lhs == "poststarparams" and len(r.rhs) == 3:  # ("," paramvalue)+ "," kwparams
+            named = r.rhs[0]
+            out += [Rule("starparams", ("starguard", named)),
+                    Rule("starparams", ("starguard", named, ",", "kwparams"))]
+        if r.rhs == ("starguard", "poststarparams"):
+            continue
+        if r.lhs == "import_from" and r.rhs[-1] == "import_as_names":
+            r = Rule(r.lhs, r.rhs[:-1] + ("__import_as_names_bare",))
+        if r.lhs == "import_as_names" and r.rhs[-1] != ",":  # patch "import comma"
+            out.append(Rule("__import_as_names_bare", r.rhs))
+        out.append(r)
+    for lhs, alternatives in new:
+        for alt in alternatives.split("|"):
+            out.append(Rule(lhs.strip(), tuple(alt.split())))
+    return out
+
+
+def _reachable(rules: list, start: str, blocks: dict) -> list:
+    """The rules reachable from ``start``; a block reaches its inner symbols."""
+    edges: dict = {b: set(inner) for b, inner in blocks.items()}
+    for r in rules:
+        edges.setdefault(r.lhs, set()).update(r.rhs)
+    seen, stack = {start}, [start]
+    while stack:
+        for s in edges.get(stack.pop(), ()):
+            if s in edges and s not in seen:
+                seen.add(s)
+                stack.append(s)
+    return [r for r in rules if r.lhs in seen]
