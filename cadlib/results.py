@@ -8,9 +8,11 @@ figure for each number we reproduce, under the same key as in ``numbers``.
 from __future__ import annotations
 
 import datetime as _dt
+import importlib.metadata
 import json
 import os
 import platform
+import sys
 from pathlib import Path
 
 __all__ = ["repo_root", "results_dir", "write_results", "load_results", "hardware_info"]
@@ -49,21 +51,16 @@ def _cpu_name() -> str:
 def hardware_info(device: str | None = None) -> dict:
     """CPU, core count, GPU (when one is used) and library versions, for labelling numbers."""
     info = {"cpu": _cpu_name(), "cores": os.cpu_count(), "python": platform.python_version()}
-    try:
-        import torch
-
-        info["torch"] = torch.__version__
+    for package in ("torch", "transformers"):
+        try:
+            info[package] = importlib.metadata.version(package)
+        except importlib.metadata.PackageNotFoundError:
+            pass
+    torch = sys.modules.get("torch")  # only when a model was used: importing it costs seconds
+    if torch is not None:
+        info["threads"] = torch.get_num_threads()
         if torch.cuda.is_available() and (device is None or str(device).startswith("cuda")):
             info["gpu"] = torch.cuda.get_device_name(0)
-        info["threads"] = torch.get_num_threads()
-    except ImportError:
-        pass
-    try:
-        import transformers
-
-        info["transformers"] = transformers.__version__
-    except ImportError:
-        pass
     return info
 
 
