@@ -878,6 +878,20 @@ def pareto_front(points: Iterable[tuple[float, float, str]]) -> list[tuple[float
     return front
 
 
+_EXTENSION_COLORS = ("#9467bd", "#8c564b", "#e377c2", "#bcbd22", "#17becf")
+
+
+def _format_colors(formats: list[str]) -> dict[str, str]:
+    """The book's palette for Table 3's formats (:data:`cadlib.plotting.PALETTE`), others
+    after it."""
+    from .plotting import PALETTE
+
+    names = {"full": "full regeneration", "search-replace": "search/replace",
+             "unified-diff": "unified diff", "cad": "Copy-as-Decode"}
+    extra = iter(_EXTENSION_COLORS * 4)
+    return {fmt: PALETTE.get(names.get(fmt, ""), None) or next(extra) for fmt in formats}
+
+
 def _shade_dominated(ax, front: list[tuple[float, float, str]]) -> None:
     """Shade what the Pareto front dominates (more tokens and no better EM)."""
     (x0, x1), (y0, _) = ax.get_xlim(), ax.get_ylim()
@@ -900,7 +914,7 @@ def pareto_plot(summary: pd.DataFrame, corpora: Iterable[str], formats: Iterable
     corpora, formats = list(corpora), list(formats)
     fig, axes = plt.subplots(1, len(corpora), figsize=(4.3 * len(corpora), 3.9), sharey=True,
                              squeeze=False)
-    colors = {fmt: f"C{k}" for k, fmt in enumerate(formats)}
+    colors = _format_colors(formats)
     fronts = []
     for ax, corpus in zip(axes[0], corpora, strict=True):
         rows = summary[(summary["corpus"] == corpus) & summary["format"].isin(formats)]
