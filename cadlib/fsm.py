@@ -8,7 +8,7 @@ the tokenizer itself, so literals that it splits into several tokens work (SmolL
 States, as in the paper (``op`` below is the index of the op being decoded):
 
 * ``AWAIT_OP`` — at an op boundary; the mask holds the first ids of the three op literals
-  ``<copy lines="``, ``<gen>\\n`` and ``</program>`` (``{<, </}`` on SmolLM2 and Qwen2.5; no
+  ``<copy lines="``, ``<gen>`` and ``</program>`` (``{<, </}`` on SmolLM2 and Qwen2.5; no
   ``</program>`` before the first op).
 * ``AFTER_LT`` — inside that literal trie after a branching token (``{copy, gen}``).
 * ``COPY_LINES`` — the range ``i-j``, digit token by digit token. Beyond the paper, only
@@ -17,24 +17,36 @@ States, as in the paper (``op`` below is the index of the op being decoded):
   is complete. Every program resolves in strict mode.
 * ``GEN_BODY`` — free generation; ends when the ids of ``</gen>`` appear *as that exact id
   sequence*. A token is masked if it would make the body text contain any reserved literal
-  of :mod:`cadlib.escape` (``</gen>`` spelled with other tokens, ``>\\n`` completing it,
-  ``<copy``, ...), and special tokens (EOS included) are masked, so EOS never ends a
-  program mid-op.
+  of :mod:`cadlib.escape` (``</gen>`` spelled with other tokens, ``<copy``, ...), and special
+  tokens (EOS included) are masked, so EOS never ends a program mid-op.
 * ``CLOSE`` — ``</program>``; then ``DONE``.
 
 A state whose mask holds a single id is *forced*: the decoder appends forced ids without a
-model decision, so the fixed tails of each literal (``copy lines="``, ``gen>\\n``,
+model decision, so the fixed tails of each literal (``copy lines="``, ``gen>``,
 ``program>``, the rest of a range when ``n_lines`` leaves one choice) and the copied text
-are fed in one forward. The transcript — the exact id sequence the decoder produces, which
-SFT trains on — is rendered by :func:`transcript`; as text it reads::
+are fed in one forward.
 
-    <program>\\n
-    <copy lines="i-j"/>  +  splice("\\n" + lines i..j + "\\n")
-    <gen>\\n  +  body("<escaped text>\\n")  +  </gen>  +  "\\n"
+**The transcript** — the exact id sequence the decoder produces, which SFT trains on — is
+rendered by :func:`transcript`. As text it is always::
+
+    <program>\n
+    <copy lines="i-j"/>\n{lines i..j}\n          (the copied lines: spliced)
+    <gen>\n{escaped body}\n</gen>\n
     </program>
 
 so removing the tag literals (and the newline that ends each tag line) leaves the resolved
-text plus one final newline.
+text plus one final newline. As ids, every piece is encoded where the tokenizer puts its
+own boundaries, so the transcript is the tokenizer's canonical encoding of that text at
+every copy boundary (chapter 6 measures this):
+
+* ``"/>`` + ``\n{lines}\n`` is encoded as one text in front of the next ``<`` (Qwen2.5 has
+  a ``"/>\n`` id; a copied line's trailing blanks split as in running text);
+* a body is encoded in front of ``</gen>\n``; the closing literal is ``encode("</gen>\n")``
+  up to the id that completes ``</gen>`` (SmolLM2 ``[</, gen, >]`` then a forced ``\n``;
+  Qwen2.5 ``[</, gen, >\n]``), and that id sequence is the end-of-gen detector;
+* the gen opener is ``<gen>\n`` if the tokenizer never merges that newline into the body
+  (Qwen2.5), else ``<gen>`` and the body starts with the newline (SmolLM2 writes
+  ``"\n   "`` + ``" return"``).
 """
 
 from __future__ import annotations
@@ -127,15 +139,20 @@ class TokenTable:
     def __post_init__(self):
         enc = self.encode
         self.program_open = tuple(enc(PROGRAM_OPEN + "\n"))
-        #: the three op literals of AWAIT_OP (the gen opener carries its padding newline)
+        self.gen_open_text = self._aligned_gen_open()
+        #: the three op literals of AWAIT_OP
         self.op_literals = {
             "copy": tuple(enc(COPY_OPEN)),
-            "gen": tuple(enc(GEN_OPEN + "\n")),
+            "gen": tuple(enc(self.gen_open_text)),
             "close": tuple(enc(PROGRAM_CLOSE)),
         }
         self.dash, self.copy_close = tuple(enc("-")), tuple(enc(COPY_CLOSE))
-        self.gen_close, self.newline = tuple(enc(GEN_CLOSE)), tuple(enc("\n"))
-        self.lt = tuple(enc("<"))
+        self.newline, self.lt = tuple(enc("\n")), tuple(enc("<"))
+        # the body ends with "</gen>\n" encoded as a whole: the ids up to the one completing
+        # "</gen>" are the detector sequence, the rest (if any) is forced
+        closing = tuple(enc(GEN_CLOSE + "\n"))
+        m = self._ids_covering(closing, len(GEN_CLOSE))
+        self.gen_close, self.after_gen_close = closing[:m], closing[m:]
         self.digits = {
             i: b.decode()
             for i, b in enumerate(self.token_bytes)
@@ -145,6 +162,25 @@ class TokenTable:
         self._check()
 
     # -- construction ------------------------------------------------------------------------
+
+    def _ids_covering(self, ids: tuple, n_bytes: int) -> int:
+        """The number of leading ``ids`` whose bytes first reach ``n_bytes`` bytes."""
+        total = 0
+        for k, i in enumerate(ids, start=1):
+            total += len(self.token_bytes[i])
+            if total >= n_bytes:
+                return k
+        return len(ids)
+
+    def _aligned_gen_open(self) -> str:
+        """``"<gen>\n"`` if the tokenizer never merges its newline into a body's first token
+        (Qwen2.5: ``>\n`` is one id), else ``"<gen>"`` and the body starts with the newline
+        (SmolLM2 merges ``"\n   "`` with the indentation that follows)."""
+        opener = tuple(self.encode(GEN_OPEN + "\n"))
+        probes = ("    x", "x", "\tx")
+        aligned = all(tuple(self.encode(GEN_OPEN + "\n" + p))[: len(opener)] == opener
+                      for p in probes)  # fmt: skip
+        return GEN_OPEN + "\n" if aligned else GEN_OPEN
 
     def _build_trie(self) -> dict:
         """``{prefix ids: {next id: set of literal names reachable}}`` of the op literals."""
@@ -179,13 +215,33 @@ class TokenTable:
             return tuple(ids[: len(ids) - len(following)])
         return tuple(self.encode(text))
 
+    def copy_end(self, copied: str | None) -> tuple[tuple[int, str], ...]:
+        """``(id, kind)`` pairs from the end of a range on: ``"/>`` and the splice.
+
+        ``'"/>' + "\n" + copied + "\n"`` is encoded as one text in front of the next ``<``,
+        so the tokenizer's own boundaries hold on both sides (Qwen2.5 writes ``"/>\n`` as one
+        id). The first id is the model's decision (it ends the range); ids inside ``"/>``
+        are ``forced``, the others ``splice``. ``copied=None`` (program-only mode): just
+        ``"/>`` and a newline, all forced.
+        """
+        tail = "\n" if copied is None else "\n" + copied + "\n"
+        ids = self._with_lookahead(COPY_CLOSE + tail, self.lt)
+        if not self.token_bytes[ids[0]].startswith(b'"') or ids[0] in self.digits:
+            ids = self.copy_close + self._with_lookahead(tail, self.lt)  # keep "/> apart
+        n_close = self._ids_covering(ids, len(COPY_CLOSE))
+        rest = "forced" if copied is None else "splice"
+        kinds = ["choice"] + ["forced"] * (n_close - 1) + [rest] * (len(ids) - n_close)
+        return tuple(zip(ids, kinds, strict=True))
+
     def splice_ids(self, copied: str) -> tuple[int, ...]:
-        """Ids spliced after ``"/>``: ``"\\n" + copied + "\\n"`` tokenized in front of ``<``."""
-        return self._with_lookahead("\n" + copied + "\n", self.lt)
+        """The spliced ids of a copy of ``copied`` (see :meth:`copy_end`)."""
+        return tuple(i for i, k in self.copy_end(copied) if k == "splice")
 
     def body_ids(self, escaped: str) -> tuple[int, ...]:
-        """Ids of a gen body ``escaped + "\\n"`` tokenized in front of ``</gen>``."""
-        return self._with_lookahead(escaped + "\n", self.gen_close)
+        """Ids of a gen body: ``escaped + "\n"`` (after a newline if the opener lacks it),
+        tokenized in front of ``</gen>\n``."""
+        lead = "" if self.gen_open_text.endswith("\n") else "\n"
+        return self._with_lookahead(lead + escaped + "\n", self.gen_close + self.after_gen_close)
 
     # -- gen-body masks ----------------------------------------------------------------------
 
@@ -405,6 +461,7 @@ class CopyGenFSM:
         self.vocab_size = vocab_size or len(t.token_bytes)
         self.copy_text, self.device = copy_text, torch.device(device)
         self._allowed_cache: dict = {}
+        self._copy_end: dict = {}
         self._digit_items = sorted(t.digits.items())
         self._body_banned = set(t.special_ids) | set(range(len(t.token_bytes), self.vocab_size))
 
@@ -418,14 +475,21 @@ class CopyGenFSM:
         """Lines ``i..j`` joined by newlines (resolver semantics, §2.2)."""
         return "\n".join(self.lines[i - 1 : j])
 
-    def _after_copy(self, state: FSMState, j: int) -> FSMState:
-        t = self.table
-        rest = tuple((x, "forced") for x in t.copy_close[1:])
-        if self.copy_text:
-            text = tuple((x, "splice") for x in t.splice_ids(self.copied_text(state.lo, j)))
-        else:
-            text = tuple((x, "forced") for x in t.newline)
-        return FSMState(pending=rest + text, op=state.op + 1)
+    def copy_end(self, i: int, j: int) -> tuple[tuple[int, str], ...]:
+        """``(id, kind)`` pairs closing the range ``i-j`` (cached :meth:`TokenTable.copy_end`)."""
+        key = (i, j)
+        if key not in self._copy_end:
+            text = self.copied_text(i, j) if self.copy_text else None
+            self._copy_end[key] = self.table.copy_end(text)
+        return self._copy_end[key]
+
+    def _terminator(self, state: FSMState) -> int | None:
+        """The id that ends the number being spelled, if it is a complete admissible value."""
+        if not state.digits or not state.lo <= int(state.digits) <= self.n_lines:
+            return None
+        if state.part == 0:
+            return self.table.dash[0]
+        return self.copy_end(state.lo, int(state.digits))[0][0]
 
     def advance(self, state: FSMState, tok: int) -> FSMState:
         """The state after ``tok``; raises ``ValueError`` if ``tok`` is not allowed."""
@@ -454,15 +518,14 @@ class CopyGenFSM:
         return FSMState(phase="done", op=state.op)
 
     def _advance_copy(self, state: FSMState, tok: int) -> FSMState:
-        t = self.table
-        hi = self.n_lines
-        term = t.dash if state.part == 0 else t.copy_close
+        t, hi = self.table, self.n_lines
         if tok in t.digits and _can_extend(state.digits + t.digits[tok], state.lo, hi):
             return replace(state, digits=state.digits + t.digits[tok])
-        if tok == term[0] and state.digits and state.lo <= int(state.digits) <= hi:
+        if tok == self._terminator(state):
             v = int(state.digits)
-            if state.part == 1:
-                return self._after_copy(state, v)
+            if state.part == 1:  # "/> and the splice of lines lo..v follow
+                pending = self.copy_end(state.lo, v)[1:]
+                return FSMState(pending=pending, op=state.op + 1)
             rest = tuple((x, "forced") for x in t.dash[1:])
             return FSMState(phase="copy", pending=rest, part=1, lo=v, op=state.op)
         raise ValueError(f"{state!r}: id {tok} is not a valid range token (n_lines={hi})")
@@ -480,7 +543,7 @@ class CopyGenFSM:
         t = self.table
         k = self._closer_progress(state.closer, tok)
         if k == len(t.gen_close) and state.closer == k - 1:  # the exact id sequence: close
-            sep = tuple((x, "forced") for x in t.newline)
+            sep = tuple((x, "forced") for x in t.after_gen_close)
             return FSMState(pending=sep, op=state.op + 1)
         if tok >= len(t.token_bytes) or tok in t.special_ids or tok in t.dangerous(state.tail):
             raise ValueError(f"{state!r}: id {tok} would put a reserved literal in the body")
@@ -518,9 +581,8 @@ class CopyGenFSM:
         elif kind == "copy":
             ids = [i for i, d in self._digit_items
                    if _can_extend(state.digits + d, state.lo, self.n_lines)]  # fmt: skip
-            term = t.dash if state.part == 0 else t.copy_close
-            if state.digits and state.lo <= int(state.digits) <= self.n_lines:
-                ids.append(term[0])
+            if (term := self._terminator(state)) is not None:
+                ids.append(term)
         elif kind == "gen":
             banned = self._body_banned | t.dangerous(state.tail)
             if state.closer == len(t.gen_close) - 1:  # the exact closer may complete </gen>
@@ -573,10 +635,8 @@ class CopyGenFSM:
         return out
 
     def _closing_digit(self, state: FSMState) -> int:
-        t = self.table
-        term = t.dash if state.part == 0 else t.copy_close
-        if state.digits and state.lo <= int(state.digits) <= self.n_lines:
-            return term[0]
+        if (term := self._terminator(state)) is not None:
+            return term
         target = next(str(x) for x in range(state.lo, self.n_lines + 1)
                       if str(x).startswith(state.digits))  # fmt: skip
         nxt = target[len(state.digits)]
@@ -629,12 +689,19 @@ def program_ids(program, table: TokenTable) -> list[int]:
     for op in program:
         if isinstance(op, Copy):  # ranges are checked by the FSM walk in transcript()
             out += table.op_literals["copy"] + tuple(table.encode(str(op.start))) + table.dash
-            out += tuple(table.encode(str(op.end))) + table.copy_close
-            out.append(None)  # the splice, filled in by the FSM walk
+            out += tuple(table.encode(str(op.end)))
+            out.append(None)  # "/> and the splice, taken from the FSM walk
         else:
             out += table.op_literals["gen"] + table.body_ids(encode_gen_body(op.text))
-            out += table.gen_close + table.newline
+            out += table.gen_close + table.after_gen_close
     return out + list(table.op_literals["close"])
+
+
+def walk_ids(fsm: CopyGenFSM, state: FSMState, ids) -> FSMState:
+    """Advance ``state`` over ``ids`` (raises ``ValueError`` at the first refused id)."""
+    for i in ids:
+        state = fsm.advance(state, i)
+    return state
 
 
 def transcript(program, doc: str, tokenizer) -> Transcript:
@@ -642,17 +709,17 @@ def transcript(program, doc: str, tokenizer) -> Transcript:
 
     The single source of truth for SFT targets and forced-program decoding: it walks the FSM
     over the program's canonical ids, so every id is one the FSM allows (raises
-    ``ValueError`` otherwise, e.g. for a range outside the document), and the splice after
-    each copy is exactly :meth:`TokenTable.splice_ids` of the copied lines.
+    ``ValueError`` otherwise, e.g. for a range outside the document), and the ids after
+    each range are exactly :meth:`CopyGenFSM.copy_end` (``"/>`` and the splice).
     """
     fsm = CopyGenFSM(tokenizer, doc)
     state, ids, kinds = fsm.initial(), [], []
     for planned in program_ids(program, fsm.table):
-        if planned is None:  # a copy just closed: take its splice from the FSM
-            while state.pending and state.pending[0][1] == "splice":
-                ids.append(state.pending[0][0])
-                kinds.append("splice")
-                state = fsm.advance(state, ids[-1])
+        if planned is None:  # a range is complete: "/> and the splice come from the FSM
+            end = fsm.copy_end(state.lo, int(state.digits))
+            ids.extend(i for i, _ in end)
+            kinds.extend(k if n else fsm.kind(state) for n, (_, k) in enumerate(end))
+            state = walk_ids(fsm, state, [i for i, _ in end])
             continue
         kinds.append(fsm.kind(state))
         ids.append(planned)

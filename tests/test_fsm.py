@@ -54,8 +54,11 @@ def test_literal_ids_of_both_tokenizers(smol, qwen, literal, smol_ids, qwen_ids)
 
 
 def test_table_ids(smol, qwen):
-    assert smol.gen_close == (9617, 1639, 46) and qwen.gen_close == (522, 4370, 29)
-    assert qwen.op_literals["gen"] == (27, 4370, 397)  # Qwen merges ">\n" into one id
+    """The closing literal is encode("</gen>\n") up to the id that completes </gen>."""
+    assert smol.gen_close == (9617, 1639, 46) and smol.after_gen_close == (198,)
+    assert qwen.gen_close == (522, 4370, 397) and qwen.after_gen_close == ()  # ">\n" is one id
+    assert smol.op_literals["gen"] == (44, 1639, 46)  # SmolLM2 merges "\n" with indentation
+    assert qwen.op_literals["gen"] == (27, 4370, 397)
     assert sorted(smol.digits.values()) == list("0123456789")
 
 
@@ -76,10 +79,9 @@ def test_paper_decision_masks(which, request):
         table.op_literals["copy"][1],
         table.op_literals["gen"][1],
     }
-    after_copy = walk(fsm, table.encode('copy lines="1-2"/>'), state)
+    after_copy = walk(fsm, table.encode('copy lines="1-2'), state)
+    after_copy = walk(fsm, [i for i, _ in fsm.copy_end(1, 2)], after_copy)  # "/> + splice
     assert after_copy.op == 1
-    while after_copy.pending:  # the splice
-        after_copy = fsm.advance(after_copy, after_copy.pending[0][0])
     assert set(fsm.allowed(after_copy).ids.tolist()) == {lt, lt_slash}
 
 
@@ -117,8 +119,8 @@ def test_range_digits_respect_the_document(smol):
 def multi_digit_table() -> TokenTable:
     """A toy tokenizer with multi-digit tokens ("12", "345") and greedy longest match."""
     pieces = ['<copy lines="', '"/>', "<gen>\n", "</gen>", "<program>\n", "</program>",
-              "<", "</", "-", "\n", "12", "345", *"0123456789", *"abcdefghijklmnopqrstuvwxyz ",
-              "<eos>"]  # fmt: skip
+              "<", "</", "-", "\n", "\t", "12", "345", *"0123456789",
+              *"abcdefghijklmnopqrstuvwxyz ", "<eos>"]  # fmt: skip
     vocab = [p.encode() for p in pieces]
 
     def encode(text):
@@ -161,7 +163,8 @@ def test_gen_close_is_the_exact_id_sequence(which, request):
     spellings = {tuple(table.encode(p)) + tuple(table.encode(q)) for p, q in
                  [("<", "/gen>"), ("</", "gen>"), ("</g", "en>"), ("</ge", "n>")]}  # fmt: skip
     spellings |= {tuple(table.encode("<")) + tuple(table.encode("/")) + tuple(table.encode("gen>"))}
-    spellings.discard(table.gen_close)
+    spellings |= {tuple(table.encode("</gen>")), tuple(table.encode("</gen>\n"))}
+    spellings = {ids for ids in spellings if ids[: len(table.gen_close)] != table.gen_close}
     for ids in spellings:  # every other spelling is refused at the id that completes it
         with pytest.raises(ValueError, match="reserved literal"):
             walk(fsm, ids, body)
@@ -169,12 +172,16 @@ def test_gen_close_is_the_exact_id_sequence(which, request):
     assert closed.op == 1 and closed.phase == "op"
 
 
-def test_a_token_like_gt_newline_cannot_complete_gen_close(qwen):
-    fsm = CopyGenFSM(qwen, "a")
-    partial = walk(fsm, qwen.gen_close[:2], body_state(fsm))
-    gt_newline = qwen.encode(">\n")
-    assert len(gt_newline) == 1 and gt_newline[0] not in fsm.allowed(partial)
-    assert qwen.gen_close[2] in fsm.allowed(partial)
+@pytest.mark.parametrize("which", ["smol", "qwen"])
+def test_only_the_detector_id_can_complete_gen_close(which, request):
+    """After ``</``, ``gen``: ``>`` (SmolLM2) or ``>\n`` (Qwen2.5) closes; every other id
+    that starts with ``>`` (``>\n``, ``>"``, ``></``, ...) would complete ``</gen>``: refused."""
+    table = request.getfixturevalue(which)
+    fsm = CopyGenFSM(table, "a")
+    partial = walk(fsm, table.gen_close[:-1], body_state(fsm))
+    allowed = fsm.allowed(partial)
+    gt = [i for i, b in enumerate(table.token_bytes) if b.startswith(b">")]
+    assert [i for i in gt if i in allowed] == [table.gen_close[-1]]
 
 
 def test_gen_close_split_across_tokens_is_detected_exactly_once(smol):
