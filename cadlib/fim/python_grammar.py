@@ -31,12 +31,26 @@ Patches (each one makes the grammar agree with CPython 3.11's ``ast.parse``; see
     ``def f(*)``: a bare ``*`` must be followed by a named parameter.
 ``import comma``
     ``from m import a,``: a trailing comma needs parentheses.
+``comprehension ifs``
+    ``[x for a in b if c if d for e in f]``: CPython's ``for_if_clause`` takes any number of
+    ``if`` (lark: one, at the end), each a ``disjunction`` (lark also allows a lambda).
+``starred subscripts``
+    ``a[*b]`` (PEP 646, 3.11).
+``star expressions``
+    ``return *a, b``, ``yield *a, b``, ``for x in *a, b``, ``x += *a, b``: CPython takes
+    ``star_expressions`` where lark takes ``testlist``.
+``parenthesised with``
+    ``with (a as b, c as d):`` (3.10).
+``named expressions``
+    lark allows ``x := 1`` wherever an expression may stand; CPython only in conditions of
+    ``if``/``elif``/``while``, ``match`` subjects, parentheses, displays, comprehension
+    results, subscripts and positional call arguments (``named_expression``).
 
 Known differences that remain (CPython 3.11's PEG grammar has "invalid_*" rules that a CFG of
 this shape does not; they show up as rare differential disagreements): argument order
 (``f(a=1, b)``), parameter order (``def f(a=1, b)``), ``lambda *: 0``, starred expressions where
-3.11 forbids them, PEP 646 ``a[*b]``, ``return *a, b``, decorators beyond
-``@dotted.name(args)`` (PEP 614), parenthesised context managers, ``except*``.
+3.11 forbids them, decorators beyond ``@dotted.name(args)`` (PEP 614),
+parenthesised context managers, ``except*``.
 """
 
 from __future__ import annotations
@@ -50,7 +64,9 @@ from .cfg import Grammar, Rule
 __all__ = ["PythonGrammar", "python_grammar", "NEWLINE", "indent", "dedent", "PATCHES"]
 
 NEWLINE = "NEWLINE"
-PATCHES = ("no <>", "dots", "keyword argument", "targets", "bare *", "import comma")
+PATCHES = ("no <>", "dots", "keyword argument", "targets", "bare *", "import comma",
+           "comprehension ifs", "starred subscripts", "star expressions", "parenthesised with",
+           "named expressions")
 
 #: CPython 3.11's target rules (``Grammar/python.gram``) in lark's symbols; ``a: b c | d``.
 TARGET_RULES = """
@@ -58,7 +74,7 @@ assign: __targets_eq testlist_star_expr | __targets_eq yield_expr
 __targets_eq: star_targets = | __targets_eq star_targets =
 annassign: single_target : test | single_target : test = testlist_star_expr
 annassign: single_target : test = yield_expr
-augassign: single_target augassign_op yield_expr | single_target augassign_op testlist
+augassign: single_target augassign_op yield_expr | single_target augassign_op testlist_star_expr
 del_stmt: del del_targets
 with_item: test as star_target | test
 star_targets: star_target | star_target , | star_target __more_star | star_target __more_star ,
@@ -72,6 +88,16 @@ del_targets: del_target | del_target , | del_target __more_del | del_target __mo
 __more_del: , del_target | __more_del , del_target
 del_target: atom_expr . name | atom_expr [ subscriptlist ] | name | ( del_target ) | ( )
 del_target: ( del_targets ) | [ ] | [ del_targets ]
+comp_if: if or_test
+namedexpr_test: test | assign_expr
+named_or_star: namedexpr_test | star_expr
+__named_more: , named_or_star | __named_more , named_or_star
+"""
+#: Rules added next to lark's own (same notation).
+EXTRA_RULES = """
+comp_for: comp_for comp_if
+subscript: star_expr
+with_stmt: with ( with_items ) : suite | with ( with_items , ) : suite
 """
 
 
@@ -168,14 +194,39 @@ def python_grammar() -> PythonGrammar:
     return PythonGrammar(rules, {b: inner for inner, b in blocks.items()}, terminals)
 
 
+def _parse_rules(text: str) -> list:
+    return [Rule(lhs.strip(), tuple(alt.split())) for line in text.strip().splitlines()
+            for lhs, alts in [line.split(":", 1)] for alt in alts.split("|")]
+
+
+def _named_expressions(r: Rule) -> Rule:
+    """Patch "named expressions": ``test`` → ``namedexpr_test`` where CPython allows ``:=``."""
+    lhs, rhs = r.lhs, list(r.rhs)
+    if lhs in ("if_stmt", "elif_", "while_stmt", "match_stmt") and rhs[1:2] == ["test"]:
+        rhs[1] = "namedexpr_test"
+    elif lhs in ("subscript", "argvalue") and rhs == ["test"]:
+        rhs = ["namedexpr_test"]
+    elif lhs == "atom" and rhs == ["(", "test", ")"]:
+        rhs[1] = "namedexpr_test"
+    elif lhs.startswith("comprehension{") and rhs[0] in ("test", "test_or_star_expr"):
+        rhs[0] = "namedexpr_test"
+    elif lhs in ("_exprlist", "_tuple_inner"):
+        rhs = ["named_or_star" if x == "test_or_star_expr" else
+               "__named_more" if x.startswith("__") else x for x in rhs]
+    return Rule(lhs, tuple(rhs))
+
+
 def _patch_targets(rules: list) -> list:
-    """Patches "targets" and "bare *" (module docstring)."""
-    new = [line.split(":", 1) for line in TARGET_RULES.strip().splitlines()]
-    replaced = {lhs.strip() for lhs, _ in new}
+    """The patches of the module docstring after "dots"."""
+    new = _parse_rules(TARGET_RULES)
+    replaced = {r.lhs for r in new}
     out = []
     for r in rules:
-        if r.lhs in replaced:
+        if r.lhs in replaced or r.rhs == ("assign_expr",):
             continue
+        r = _named_expressions(r)
+        if r.lhs in ("return_stmt", "yield_expr", "for_stmt"):  # patch "star expressions"
+            r = Rule(r.lhs, tuple("testlist_star_expr" if x == "testlist" else x for x in r.rhs))
         if r.lhs in ("for_stmt", "comp_for"):
             r = Rule(r.lhs, tuple("star_targets" if x == "exprlist" else x for x in r.rhs))
         if r.lhs == "poststarparams" and len(r.rhs) == 3:  # ("," paramvalue)+ "," kwparams
@@ -189,10 +240,7 @@ def _patch_targets(rules: list) -> list:
         if r.lhs == "import_as_names" and r.rhs[-1] != ",":  # patch "import comma"
             out.append(Rule("__import_as_names_bare", r.rhs))
         out.append(r)
-    for lhs, alternatives in new:
-        for alt in alternatives.split("|"):
-            out.append(Rule(lhs.strip(), tuple(alt.split())))
-    return out
+    return out + new + _parse_rules(EXTRA_RULES)
 
 
 def _reachable(rules: list, start: str, blocks: dict) -> list:
