@@ -1,5 +1,49 @@
-"""Constrained fill-in-the-middle decoding by left and right quotients (companion paper)."""
+"""Constrained fill-in-the-middle decoding by left and right quotients (companion paper).
 
+Module map (pipeline order):
+
+``cfg``
+    context-free grammars as data (§II-B);
+``regular``
+    NFAs over lexical symbols, built backwards with shared suffixes (§II-A, §IV-B);
+``earley``
+    the incremental Earley recognizer and Earley parsing of an NFA (§IV, §IV-A, Fig. 3);
+``quotient``
+    quotient-grammar extraction (Fig. 2) and left/right quotients by reversal (§IV-B);
+``lexer``
+    Python's lexemes as one automaton, CPython's lexing quirks (§V);
+``branching``
+    the incremental branching lexer driving the recognizer (§V-A, Fig. 5);
+``indent``
+    indentation: INDENT/DEDENT with bands, the right context as a regular language (§VI);
+``python_grammar``
+    Python 3 from lark's ``python.lark`` with documented patches;
+``right``
+    the right context's tails (§V-B, Fig. 7), branches and quotient rules;
+``constraint``
+    :class:`FIMConstraint` (§III Problem 1);
+``mask``
+    allowed-token masks for Hugging Face tokenizers, a logits processor;
+``differential``, ``benchmark``
+    CPython differential checks and per-step cost measurements for the FIM chapter.
+"""
+
+from .benchmark import mask_cost, per_step_cost
 from .constraint import FIMConstraint, UnconnectableContextError, UnsupportedLanguageError
+from .differential import KNOWN_DIFFERENCES, differential_check, summarize
+from .mask import FIMLogitsProcessor, TokenTrie, allowed_mask, naive_allowed_mask
 
-__all__ = ["FIMConstraint", "UnconnectableContextError", "UnsupportedLanguageError"]
+__all__ = [
+    "FIMConstraint",
+    "FIMLogitsProcessor",
+    "KNOWN_DIFFERENCES",
+    "TokenTrie",
+    "UnconnectableContextError",
+    "UnsupportedLanguageError",
+    "allowed_mask",
+    "differential_check",
+    "mask_cost",
+    "naive_allowed_mask",
+    "per_step_cost",
+    "summarize",
+]

@@ -59,6 +59,14 @@ class _Problem:
         self.rec = Recognizer(self.right.compiled(pg), starts=[TOP, *starts])
         self.lexer = BranchingLexer(self.rec, self.right.bands.band)
 
+    def fresh(self) -> _Problem:
+        """The same right context with a new recognizer (empty chart memo)."""
+        twin = object.__new__(_Problem)
+        twin.right = self.right
+        twin.rec = Recognizer(self.rec.cg, starts=list(self.rec.start_ids))
+        twin.lexer = BranchingLexer(twin.rec, self.right.bands.band)
+        return twin
+
 
 class FIMConstraint:
     """Constrain a fill-in-the-middle completion to keep ``left + middle + right`` Python.

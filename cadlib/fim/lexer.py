@@ -48,6 +48,8 @@ __all__ = [
     "LexError",
     "dfa",
     "number_follow",
+    "follows",
+    "NOT_ID",
     "lex_text",
     "Lexeme",
 ]
@@ -93,19 +95,44 @@ def is_id_continue(ch: str) -> bool:
     return ("a" + ch).isidentifier()
 
 
+class _NotIdentifier:
+    """Follow-guard element: any character that is not an identifier character."""
+
+    def __contains__(self, ch: str) -> bool:
+        return not is_id_continue(ch)
+
+    def __repr__(self) -> str:
+        return "NOT_ID"
+
+
+NOT_ID = _NotIdentifier()
+
+
 def number_follow(ch: str) -> tuple | None:
     """The follow-guard after a number whose next character is ``ch``.
 
-    ``()`` when ``ch`` is no identifier character (nothing to check), a tuple of allowed-char
-    sets for the characters that must come next, or ``None`` when ``ch`` makes the number an
-    error (CPython's ``verify_end_of_number``).
+    ``()`` when ``ch`` is no identifier character (nothing to check), a tuple of allowed
+    character sets for the characters that must come next, or ``None`` when ``ch`` makes the
+    number an error. CPython's ``verify_end_of_number`` accepts a number directly followed by
+    ``and else for or not`` (ending there) or by ``if in is`` (not checked further).
     """
     if not is_id_continue(ch):
         return ()
     if ch == "i":
         return (frozenset("fns"),)
     rest = _FOLLOW.get(ch)
-    return None if rest is None else tuple(frozenset(c) for c in rest)
+    return None if rest is None else (*(frozenset(c) for c in rest), NOT_ID)
+
+
+def follows(text: str, i: int, need: tuple) -> bool:
+    """Whether ``text[i:]`` satisfies the follow-guard ``need`` (the end of the text is no
+    identifier character)."""
+    for k, allowed in enumerate(need):
+        if i + k >= len(text):
+            return all(a is NOT_ID for a in need[k:])
+        if text[i + k] not in allowed:
+            return False
+    return True
 
 
 class LexError(ValueError):
@@ -463,14 +490,7 @@ def lex_text(text: str, start: int = 0) -> Iterator[Lexeme]:
         acc = accept[last_state]
         if acc[0] in NUMBER_TERMINALS and last < n:
             need = number_follow(text[last])
-            if need is None or not _follows(text, last + 1, need):
+            if need is None or not follows(text, last + 1, need):
                 raise LexError(f"invalid number literal at offset {i}: {text[i:last + 3]!r}")
         yield Lexeme(("ignore" if acc is IGNORE else "tok", acc, i, last))
         i = last
-
-
-def _follows(text: str, i: int, need: tuple) -> bool:
-    """Whether ``text[i:]`` starts with characters from the sets in ``need``."""
-    if i + len(need) > len(text):
-        return False
-    return all(text[i + k] in allowed for k, allowed in enumerate(need))

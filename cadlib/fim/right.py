@@ -34,7 +34,7 @@ import itertools
 from .cfg import Rule
 from .earley import CompiledGrammar, parse_nfa
 from .indent import BASE, Bands, advance_column, right_events, stream_elements
-from .lexer import NUMBER_TERMINALS, dfa, number_follow
+from .lexer import NUMBER_TERMINALS, dfa, follows, number_follow
 from .python_grammar import PythonGrammar
 from .quotient import TOP, augment, quotient_rules
 from .regular import SuffixBuilder
@@ -45,10 +45,6 @@ _MISSING = object()
 _UIDS = itertools.count()
 #: Start a fresh shared forward grammar once this many dotted rules have been appended.
 _MAX_DOTTED = 400_000
-
-
-def _follows(text: str, i: int, need: tuple) -> bool:
-    return i + len(need) <= len(text) and all(text[i + k] in s for k, s in enumerate(need))
 
 
 class RightContext:
@@ -112,7 +108,7 @@ class RightContext:
         text = self.text
         if last is not None and dfa.accept[last[1]][0] in NUMBER_TERMINALS and last[0] < len(text):
             need = number_follow(text[last[0]])
-            if need is None or not _follows(text, last[0] + 1, need):
+            if need is None or not follows(text, last[0] + 1, need):
                 last = None
         self._tail[sip] = last
         return last
@@ -145,7 +141,7 @@ class RightContext:
     def prefix_ok(self, guards: tuple, follow: tuple) -> bool:
         """Whether a middle's pending branch guards and number follow-guard survive the right
         context's first characters (the guards of Fig. 5 continue past the cut)."""
-        if follow and not _follows(self.text, 0, follow):
+        if follow and not follows(self.text, 0, follow):
             return False
         for g in guards:
             for ch in self.text:

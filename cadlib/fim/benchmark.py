@@ -1,0 +1,187 @@
+"""Cost of the FIM constraint per generated step, against the paper's baselines (§III-A).
+
+:func:`per_step_cost` feeds a true middle one step at a time (a character, or a token of a
+tokenizer) and times, at every step,
+
+``incremental``
+    our constraint: ``feed(step)``, ``viable()`` and ``can_end()`` — constant work per step;
+``checked_unconstrained``
+    the paper's "checked unconstrained generation": ``ast.parse(left + middle + right)`` at
+    every step (membership only, no early rejection) — linear per step, quadratic in total;
+``from_scratch``
+    our recognizer re-run on ``left + middle`` from a fresh root chart at every step (the right
+    context's quotient reused) — the same quadratic shape with our own parser.
+
+:func:`mask_cost` times the allowed-token mask per step with the vocabulary trie
+(:class:`cadlib.fim.mask.TokenTrie`) against forking and feeding tokens one by one, after
+checking on a sample that both give the same mask and that the true next token is allowed.
+
+Both return tidy ``pandas.DataFrame`` rows for the FIM chapter to plot; nothing here asserts a
+speed. Timings are wall-clock ``time.perf_counter`` on whatever machine runs them: label them
+with the hardware; on a shared 2-core machine they are noisy, so compare medians.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+
+from .constraint import FIMConstraint
+from .differential import python_accepts
+from .mask import TokenTrie, naive_allowed_mask, token_texts_cached
+
+__all__ = ["fim_problems", "per_step_cost", "mask_cost"]
+
+
+def fim_problems(cases, n_problems: int, seed: int = 0, middle_chars: int = 200) -> list:
+    """``(case_id, left, middle, right)``: FIM problems whose middle is a stretch of a
+    solution's body (HumanEvalPack ``meta["prompt"] + gold``), ``middle_chars`` long at most."""
+    rng = random.Random(seed)
+    out = []
+    pool = [c for c in cases if len(c.gold) > 20]
+    for case in rng.sample(pool, min(n_problems, len(pool))):
+        src = case.meta.get("prompt", "") + case.gold
+        start = len(src) - len(case.gold)
+        a = rng.randrange(start, max(start + 1, len(src) - middle_chars // 2))
+        b = min(len(src), a + middle_chars)
+        out.append((case.id, src[:a], src[a:b], src[b:]))
+    return out
+
+
+def _steps(middle: str, tokenizer) -> list[str]:
+    """The middle as characters, or as the text of each of its tokens (a token holding part of
+    a multi-byte character waits for the rest)."""
+    if tokenizer is None:
+        return list(middle)
+    texts = token_texts_cached(tokenizer)
+    out, pending = [], b""
+    for tid in tokenizer.encode(middle, add_special_tokens=False):
+        text = texts[tid]
+        raw = pending + (text if isinstance(text, bytes) else text.encode("utf-8"))
+        try:
+            out.append(raw.decode("utf-8"))
+            pending = b""
+        except UnicodeDecodeError:
+            pending = raw
+    return [s for s in out if s]
+
+
+def _time(fn) -> tuple:
+    t = time.perf_counter()
+    value = fn()
+    return time.perf_counter() - t, value
+
+
+def per_step_cost(cases, n_problems: int = 3, seed: int = 0, middle_chars: int = 200,
+                  tokenizer=None, methods=("incremental", "checked_unconstrained", "from_scratch")):
+    """Per-step time of each method along true middles (see the module docstring).
+
+    Parameters
+    ----------
+    cases
+        Corpus cases (HumanEvalPack) to draw FIM problems from (:func:`fim_problems`).
+    n_problems, seed, middle_chars
+        How many problems, their seed and the middle length (characters).
+    tokenizer
+        Steps are this tokenizer's tokens of the middle; ``None`` = characters.
+    methods
+        Which of the three methods to time.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``problem, method, step, middle_chars, seconds, viable, can_end`` (``viable``/``can_end``
+        as that method reports them; ``checked_unconstrained`` has no viability, ``None``).
+    """
+    import pandas as pd
+
+    problems = fim_problems(cases, n_problems + 1, seed, middle_chars)
+    _run(problems[0], _steps(problems[0][2], tokenizer), methods)  # warm-up (not recorded)
+    rows = []
+    for pid, left, middle, right in problems[1:]:
+        for method, k, length, seconds, viable, can_end in _run(
+                (pid, left, middle, right), _steps(middle, tokenizer), methods):
+            rows.append(dict(problem=pid, method=method, step=k, middle_chars=length,
+                             seconds=seconds, viable=viable, can_end=can_end))
+    return pd.DataFrame(rows)
+
+
+def _run(problem: tuple, steps: list[str], methods) -> list:
+    _, left, _, right = problem
+    out = []
+    if "incremental" in methods:
+        c = FIMConstraint(left, right)
+        length = 0
+        for k, piece in enumerate(steps):
+            seconds, (viable, can_end) = _time(lambda p=piece: (c.feed(p), c.can_end()))
+            length += len(piece)
+            out.append(("incremental", k, length, seconds, viable, can_end))
+    if "checked_unconstrained" in methods:
+        middle = ""
+        for k, piece in enumerate(steps):
+            middle += piece
+            seconds, ok = _time(lambda m=middle: python_accepts(left + m + right))
+            out.append(("checked_unconstrained", k, len(middle), seconds, None, ok))
+    if "from_scratch" in methods:
+        problem_state = FIMConstraint(left, right)._problem
+        middle = ""
+        for k, piece in enumerate(steps):
+            middle += piece
+            seconds, (viable, can_end) = _time(
+                lambda m=middle: _from_scratch(problem_state, left, right, m))
+            out.append(("from_scratch", k, len(middle), seconds, viable, can_end))
+    return out
+
+
+def _from_scratch(problem, left: str, right: str, middle: str) -> tuple:
+    """Re-run lexer and parser over ``left + middle`` from a fresh root chart (the right
+    context's quotient grammar is reused, so only the quadratic re-parsing is timed)."""
+    fresh = problem.fresh()
+    branches = fresh.lexer.feed(fresh.lexer.initial(), left + middle)
+    c = FIMConstraint(left, right, _problem=fresh, _branches=branches)
+    return c.viable(), c.can_end()
+
+
+def mask_cost(cases, tokenizer, n_problems: int = 2, seed: int = 0, middle_chars: int = 120,
+              naive_sample: int = 2000, end_token_ids=None):
+    """Per-step mask time: trie walk vs one fork per token (on a sample, extrapolated).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``problem, step, middle_chars, method`` (``"trie"``, ``"naive"``), ``seconds`` (naive:
+        extrapolated to the whole vocabulary), ``n_allowed`` (trie), ``next_allowed`` (the true
+        next token is in the mask), ``sample_agrees`` (trie and naive masks agree on the
+        sample).
+    """
+    import pandas as pd
+
+    rng = random.Random(seed)
+    texts = token_texts_cached(tokenizer)
+    trie = TokenTrie.for_tokenizer(tokenizer)
+    rows = []
+    problems = fim_problems(cases, n_problems, seed, middle_chars)
+    for pid, left, middle, right in problems:
+        ids = tokenizer.encode(middle, add_special_tokens=False)
+        c = FIMConstraint(left, right)
+        twin = FIMConstraint(left, right)  # own charts: no memo shared between the methods
+        length = 0
+        for k, tid in enumerate(ids):
+            sample = rng.sample(range(len(texts)), naive_sample)
+            naive_seconds, naive = _time(
+                lambda s=sample, t=twin: naive_allowed_mask(t, tokenizer, end_token_ids, s))
+            trie_seconds, mask = _time(lambda cur=c: trie.allowed(cur))
+            rows.append(dict(problem=pid, step=k, middle_chars=length, method="trie",
+                             seconds=trie_seconds, n_allowed=int(mask.sum()),
+                             next_allowed=bool(mask[tid]),
+                             sample_agrees=bool((mask[sample] == naive[sample]).all())))
+            rows.append(dict(problem=pid, step=k, middle_chars=length, method="naive",
+                             seconds=naive_seconds * len(texts) / naive_sample,
+                             n_allowed=None, next_allowed=None, sample_agrees=None))
+            text = texts[tid]
+            if not isinstance(text, str):
+                break  # a piece of a multi-byte character: stop this problem here
+            c.feed(text)
+            twin.feed(text)
+            length += len(text)
+    return pd.DataFrame(rows)

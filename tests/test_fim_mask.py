@@ -1,0 +1,81 @@
+"""Allowed-token masks: the vocabulary trie equals feeding every token on its own."""
+
+import os
+import random
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cadlib.fim import FIMConstraint, FIMLogitsProcessor, TokenTrie, allowed_mask
+from cadlib.fim.mask import naive_allowed_mask, token_texts
+
+os.environ.setdefault("CADLIB_HUMANEVALPACK_DIR", "/work/shared/data/humanevalpack")
+PIECES = ["x", "xy", " x", " ", "  ", "    ", "\n", "\n    ", "(", ")", "()", "):", ":", "=",
+          " = ", "==", "1", "12", "1.", "e5", '"', '"a', 'a"', "'''", "#", "# c", "\\", "in",
+          "int", "return", " return", "re", "if", " if ", "else", ",", ", ", "é", "[", "]",
+          "pass", "def", " f", "(x", "0", "or", "\t", ".", "..", "...", "->", "*", "**"]
+STATES = [("def f(x):\n    ", "\n"), ("x = [1, ", "]\n"), ('s = "ab', '"\n'), ("if a:\n", ""),
+          ("x = 1", "\ny = 2\n"), ("def f():\n    ret", "urn 1\n"), ("# co", "\nx = 1\n"),
+          ("x = (1 +\n", ")\n"), ("", ""), ("y = 0", " if a else 1\n")]
+
+
+def naive(constraint, texts):
+    return np.array([bool(t) and constraint.fork().feed(t) for t in texts])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(PIECES), min_size=1, max_size=25, unique=True),
+       st.sampled_from(STATES), st.sampled_from(["", "x", " ", "\n", "(", "  "]))
+def test_trie_equals_feeding_each_token(vocab, state, fed):
+    left, right = state
+    c = FIMConstraint(left, right)
+    c.feed(fed)
+    trie = TokenTrie(vocab)
+    assert (trie.allowed(c) == naive(c, vocab)).all()
+
+
+def test_trie_ranges_cover_subtrees():
+    trie = TokenTrie(["a", "ab", "abc", "b", None, "abd"])
+    assert sorted(trie.order.tolist()) == [0, 1, 2, 3, 5]
+    root_a = dict(trie.children[0])["a"]
+    assert sorted(trie.order[trie.lo[root_a]:trie.hi[root_a]].tolist()) == [0, 1, 2, 5]
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    try:
+        from cadlib.models import load_tokenizer
+
+        return load_tokenizer("smollm2-135m-instruct")
+    except Exception as err:  # no packaged GGUF / cached tokenizer on this machine
+        pytest.skip(f"SmolLM2 tokenizer unavailable: {err}")
+
+
+def test_smollm2_mask_equals_naive_on_a_sample(tokenizer):
+    texts = token_texts(tokenizer)
+    assert len(texts) == 49152 and texts[tokenizer.eos_token_id] is None
+    rng = random.Random(0)
+    for left, right in STATES[:6]:
+        c = FIMConstraint(left, right)
+        mask = allowed_mask(c, tokenizer)
+        sample = rng.sample(range(len(texts)), 600) + [tokenizer.eos_token_id]
+        assert (mask[sample] == naive_allowed_mask(c, tokenizer, token_ids=sample)[sample]).all()
+        assert mask[tokenizer.eos_token_id] == c.can_end()
+
+
+def test_logits_processor_masks_and_feeds_generated_tokens(tokenizer):
+    import torch
+
+    c = FIMConstraint("def f(x):\n    return x", "\n")
+    prompt = [1, 2, 3]
+    proc = FIMLogitsProcessor(c, tokenizer, prompt_length=len(prompt))
+    scores = proc(torch.tensor([prompt]), torch.zeros(1, len(tokenizer)))
+    eos = tokenizer.eos_token_id
+    assert scores[0, eos] == 0  # "return x" can end
+    close = tokenizer.convert_tokens_to_ids(")")
+    assert scores[0, close] == float("-inf")
+    plus = tokenizer.encode(" +", add_special_tokens=False)
+    scores = proc(torch.tensor([prompt + plus]), torch.zeros(1, len(tokenizer)))
+    assert c.middle_length == 2 and scores[0, eos] == float("-inf")
