@@ -36,10 +36,12 @@ AGREES = [
     "if x:\n    # c\n    pass", "class A: x = 1", "x = 1;", "def f(a, /, b, *, c): pass",
     "print(x for x in y, 1)", "f(**a, *b)", "x = `a`", "x = $", "x = b\"\\u1234\"",
     "try:\n    pass\nfinally:\n    pass", "lambda: (yield)", "@a.b(c)\ndef f(): pass",
+    "lambda *: 0", "def f(a=1, b): pass", "f(a=1, b)", "def f(a, *b,): pass", "def f(*,): pass",
+    "def f(a=1, /, b): pass", "lambda a, /, b=1, *c, d, **e: 0", "f(x for x in y,)",
+    "f(a, *b, c=1, *d, **e, f=2)", "f(**a, *b)", "f(a=1, **b, c=2)", "def f(a, /, /): pass",
 ]
 #: Documented differences (cadlib.fim.differential.KNOWN_DIFFERENCES): ours accepts.
-KNOWN = ["lambda *: 0", "def f(a=1, b): pass", "f(a=1, b)", 'x = f"{"', 'x = "\\N{DASH}"',
-         "if x:\n\tpass\n        pass"]
+KNOWN = ['x = f"{"', 'x = "\\N{DASH}"', "if x:\n\tpass\n        pass"]
 
 
 @pytest.mark.parametrize("source", AGREES)

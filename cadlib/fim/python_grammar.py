@@ -20,15 +20,19 @@ Patches (each one makes the grammar agree with CPython 3.11's ``ast.parse``; see
     ``barry_as_FLUFL`` is imported.
 ``dots``
     ``from ... import x``: CPython lexes ``...`` as one token, lark's rule only has ``"."+``.
-``keyword argument``
-    ``f(a.b=1)``: a keyword argument's name must be a name, not any expression.
 ``targets``
     lark's assignment, augmented/annotated assignment, ``for``, comprehension and ``del``
     targets are arbitrary expressions (``f() = 1``, ``x, y: int = 0``); CPython's are
     ``star_targets`` / ``single_target`` / ``del_targets``, and ``with … as`` takes any
     ``star_target`` where lark allows only a name. :data:`TARGET_RULES`.
-``bare *``
-    ``def f(*)``: a bare ``*`` must be followed by a named parameter.
+``parameters``
+    CPython's ``parameters`` / ``lambda_params``: no parameter without a default after one
+    with a default (across ``/``), a bare ``*`` needs a named parameter after it, a trailing
+    comma after ``*args`` or ``**kwargs`` (lark rejects ``def f(a, *b,)``).
+``arguments``
+    CPython's ``args``: a keyword argument's name is a name (``f(a.b=1)`` is an error), no
+    positional argument after a keyword argument, no ``*x`` after ``**y``, a generator
+    expression only as the sole argument.
 ``import comma``
     ``from m import a,``: a trailing comma needs parentheses.
 ``comprehension ifs``
@@ -46,11 +50,14 @@ Patches (each one makes the grammar agree with CPython 3.11's ``ast.parse``; see
     ``if``/``elif``/``while``, ``match`` subjects, parentheses, displays, comprehension
     results, subscripts and positional call arguments (``named_expression``).
 
-Known differences that remain (CPython 3.11's PEG grammar has "invalid_*" rules that a CFG of
-this shape does not; they show up as rare differential disagreements): argument order
-(``f(a=1, b)``), parameter order (``def f(a=1, b)``), ``lambda *: 0``, starred expressions where
-3.11 forbids them, decorators beyond ``@dotted.name(args)`` (PEP 614),
-parenthesised context managers, ``except*``.
+All rule text written here is transcribed from CPython 3.11's ``Grammar/python.gram`` into
+lark's symbols (:data:`TARGET_RULES` replaces lark's rules of the same names,
+:data:`EXTRA_RULES` adds alternatives).
+
+Known differences that remain (they show up as rare differential disagreements): starred
+expressions where 3.11 forbids them only in its compiler-like "invalid_*" rules, decorators
+beyond ``@dotted.name(args)`` (PEP 614), ``*args: *Ts`` (PEP 646 annotations), ``except*``,
+``global``/``nonlocal`` and the like are not checked beyond syntax (neither does ``ast.parse``).
 """
 
 from __future__ import annotations
@@ -64,7 +71,8 @@ from .cfg import Grammar, Rule
 __all__ = ["PythonGrammar", "python_grammar", "NEWLINE", "indent", "dedent", "PATCHES"]
 
 NEWLINE = "NEWLINE"
-PATCHES = ("no <>", "dots", "keyword argument", "targets", "bare *", "import comma",
+PATCHES = ("no <>", "dots", "targets", "parameters", "arguments",
+           "import comma",
            "comprehension ifs", "starred subscripts", "star expressions", "parenthesised with",
            "named expressions")
 
@@ -89,6 +97,39 @@ __more_del: , del_target | __more_del , del_target
 del_target: atom_expr . name | atom_expr [ subscriptlist ] | name | ( del_target ) | ( )
 del_target: ( del_targets ) | [ ] | [ del_targets ]
 comp_if: if or_test
+parameters: __params | __params ,
+__params: __plain | __plain , __star_etc | __star_etc
+__plain: __nd | __nd , __d | __d | __nd , / | __nd , / , __nd | __nd , / , __nd , __d
+__plain: __nd , / , __d | __nd , __d , / | __nd , __d , / , __d | __d , / | __d , / , __d
+__nd: typedparam | __nd , typedparam
+__d: __pd | __d , __pd
+__pd: typedparam = test
+__star_etc: * typedparam | * typedparam , __maybe | * , __maybe | kwparams
+__star_etc: * typedparam , kwparams | * typedparam , __maybe , kwparams | * , __maybe , kwparams
+__maybe: __pm | __maybe , __pm
+__pm: typedparam | typedparam = test
+kwparams: ** typedparam
+lambda_params: __lparams | __lparams ,
+__lparams: __lplain | __lplain , __lstar_etc | __lstar_etc
+__lplain: __lnd | __lnd , __ld | __ld | __lnd , / | __lnd , / , __lnd | __lnd , / , __lnd , __ld
+__lplain: __lnd , / , __ld | __lnd , __ld , / | __lnd , __ld , / , __ld | __ld , / | __ld , / , __ld
+__lnd: name | __lnd , name
+__ld: __lpd | __ld , __lpd
+__lpd: name = test
+__lstar_etc: * name | * name , __lmaybe | * , __lmaybe | __lkw
+__lstar_etc: * name , __lkw | * name , __lmaybe , __lkw | * , __lmaybe , __lkw
+__lmaybe: __lpm | __lmaybe , __lpm
+__lpm: name | name = test
+__lkw: ** name
+arguments: __args | __args , | comprehension{test}
+__args: __posargs | __posargs , __kwargs | __kwargs
+__posargs: __posarg | __posargs , __posarg
+__posarg: namedexpr_test | * test
+__kwargs: __kwstars | __kwstars , __kwdstars | __kwdstars
+__kwstars: __kwstar | __kwstars , __kwstar
+__kwstar: name = test | * test
+__kwdstars: __kwdstar | __kwdstars , __kwdstar
+__kwdstar: name = test | ** test
 namedexpr_test: test | assign_expr
 named_or_star: namedexpr_test | star_expr
 __named_more: , named_or_star | __named_more , named_or_star
@@ -183,8 +224,6 @@ def python_grammar() -> PythonGrammar:
             inner = tuple(rhs[i + 1:j])
             block = blocks.setdefault(inner, f"__block_{len(blocks)}")
             rhs = rhs[:i] + [block] + rhs[j + 1:]
-        if r.origin.name == "argvalue" and rhs[1:2] == ["="]:  # patch "keyword argument"
-            rhs[0] = "name"
         rules.append(Rule(rule_name(r.origin.name), tuple(rhs)))
     rules += [Rule("dots", ("...",)), Rule("dots", ("dots", ".")), Rule("dots", ("dots", "..."))]
     rules = _patch_targets(rules)
@@ -204,7 +243,7 @@ def _named_expressions(r: Rule) -> Rule:
     lhs, rhs = r.lhs, list(r.rhs)
     if lhs in ("if_stmt", "elif_", "while_stmt", "match_stmt") and rhs[1:2] == ["test"]:
         rhs[1] = "namedexpr_test"
-    elif lhs in ("subscript", "argvalue") and rhs == ["test"]:
+    elif lhs == "subscript" and rhs == ["test"]:
         rhs = ["namedexpr_test"]
     elif lhs == "atom" and rhs == ["(", "test", ")"]:
         rhs[1] = "namedexpr_test"
@@ -229,12 +268,6 @@ def _patch_targets(rules: list) -> list:
             r = Rule(r.lhs, tuple("testlist_star_expr" if x == "testlist" else x for x in r.rhs))
         if r.lhs in ("for_stmt", "comp_for"):
             r = Rule(r.lhs, tuple("star_targets" if x == "exprlist" else x for x in r.rhs))
-        if r.lhs == "poststarparams" and len(r.rhs) == 3:  # ("," paramvalue)+ "," kwparams
-            named = r.rhs[0]
-            out += [Rule("starparams", ("starguard", named)),
-                    Rule("starparams", ("starguard", named, ",", "kwparams"))]
-        if r.rhs == ("starguard", "poststarparams"):
-            continue
         if r.lhs == "import_from" and r.rhs[-1] == "import_as_names":
             r = Rule(r.lhs, r.rhs[:-1] + ("__import_as_names_bare",))
         if r.lhs == "import_as_names" and r.rhs[-1] != ",":  # patch "import comma"
