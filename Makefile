@@ -32,6 +32,7 @@ notebooks: install
 	  echo "== $$nb ($(PROFILE))"; \
 	  $(BIN)/papermill --cwd notebooks "$$nb" "$$nb" -p profile $(PROFILE) --log-level WARNING || exit 1; \
 	done
+	$(BIN)/papermill --cwd book book/summary.ipynb book/summary.ipynb --log-level WARNING
 
 html: install
 	$(BIN)/jupyter-book build . --warningiserror --nitpick
@@ -49,8 +50,9 @@ chromium:
 test-unit: install chromium
 	$(BIN)/pytest tests
 
+# Re-running the chapters writes their results under _build/, not over the committed results/.
 test-notebooks: install
-	$(BIN)/pytest --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg notebooks
+	CADLIB_RESULTS_DIR=$(abspath _build/test-results) $(BIN)/pytest --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg notebooks
 
 lab: install
 	$(BIN)/jupyter lab notebooks

@@ -33,8 +33,12 @@ def repo_root() -> Path:
 
 
 def results_dir() -> Path:
-    path = repo_root() / "results"
-    path.mkdir(exist_ok=True)
+    """Where chapters write their results: ``$CADLIB_RESULTS_DIR`` if set (the test suite
+    points it at ``_build/test-results`` so that re-running notebooks leaves the committed
+    ``results/`` untouched), else ``<repo>/results``."""
+    override = os.environ.get("CADLIB_RESULTS_DIR")
+    path = Path(override) if override else repo_root() / "results"
+    path.mkdir(parents=True, exist_ok=True)
     return path
 
 
@@ -101,8 +105,10 @@ def write_results(
 
 
 def load_results(chapter: str) -> dict:
-    """Read ``results/<chapter>.json``."""
+    """Read ``<chapter>.json`` from :func:`results_dir`, falling back to ``<repo>/results``."""
     path = results_dir() / f"{chapter}.json"
+    if not path.exists():
+        path = repo_root() / "results" / f"{chapter}.json"
     if not path.exists():
         raise FileNotFoundError(f"{path} does not exist: run notebooks/*{chapter}*.ipynb first")
     return json.loads(path.read_text())

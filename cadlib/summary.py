@@ -1,0 +1,223 @@
+"""The book's summary page: the paper's headline figures beside ours, read from ``results/``.
+
+Nothing here is typed by hand except the paper's published figures (each with its section)
+and, for figures that differ, a one-line pointer to the chapter that explains why. Our value
+is read from ``results/<chapter>.json`` by a dotted path; a missing file or key is shown as
+"not yet run". A test checks that every paper figure here equals the one the chapter itself
+recorded in its results file.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from .results import results_dir
+
+__all__ = ["Headline", "HEADLINES", "headline_table", "load_all", "lookup", "setting_table"]
+
+REPRODUCED, DIFFERS, UNEXPLAINED, NOT_RUN, BEYOND = (
+    "reproduced", "differs (explained)", "differs (unexplained)", "not yet run",
+    "beyond the paper",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Headline:
+    """One figure: where the paper states it, where our value lives, and how to compare.
+
+    ``ours`` and ``paper_key`` are dotted paths into ``numbers`` / ``paper`` of the chapter's
+    results file (``paper_key`` only for the consistency test). ``scale`` multiplies our raw
+    value (e.g. 100 for a fraction shown in percent). Within ``tol`` of the paper's value the
+    figure is reproduced; otherwise ``why`` (if given) says where the difference is explained.
+    """
+
+    chapter: str
+    label: str
+    section: str
+    paper: float | None
+    ours: str
+    unit: str = ""
+    tol: float = 0.0
+    scale: float = 1.0
+    why: str = ""
+    paper_key: str | None = None
+
+
+def _pct(chapter, label, section, paper, ours, tol, why="", paper_key=None, scale=100.0):
+    return Headline(chapter, label, section, paper, ours, "%", tol, scale, why, paper_key)
+
+
+_HARDWARE = "measured on other hardware (see the kernel chapter)"
+
+HEADLINES: tuple[Headline, ...] = (
+    # --- losslessness (§4.3, Appendix I, Table 4)
+    Headline("losslessness", "oracle round trip, byte-exact (pooled 3 corpora)", "§4.3", 482,
+             "round_trip.pooled (paper's three).byte-exact", "cases"),
+    Headline("losslessness", "escape fuzz round trips (of 10,000)", "App. I", 10000,
+             "escape_fuzz.round_trip", "strings"),
+    # --- ceiling (§4.2, Table 2, App. D)
+    Headline("ceiling", "HEvalFix-Py gold tokens T", "Table 2", 8872, "line.heval-fix-py.T",
+             paper_key="table2.heval-fix-py.T"),
+    Headline("ceiling", "HEvalFix-Py copy tokens T_copy", "Table 2", 6577,
+             "line.heval-fix-py.T_copy", paper_key="table2.heval-fix-py.T_copy"),
+    Headline("ceiling", "HEvalFix-Py copy spans K", "Table 2", 295, "line.heval-fix-py.K",
+             paper_key="table2.heval-fix-py.K"),
+    _pct("ceiling", "HEvalFix-Py line copy fraction f_line", "Table 2", 74.1,
+         "line.heval-fix-py.f_line", 0.05),
+    Headline("ceiling", "HEvalFix-Py p50 copy span (tokens)", "Table 2", 19,
+             "line.heval-fix-py.p50", why="no percentile definition reproduces the paper's "
+             "p50/p95 although n, mean and every total match (ceiling chapter)",
+             paper_key="table2.heval-fix-py.p50"),
+    Headline("ceiling", "HEvalFix-JS gold tokens T", "Table 2", 14876, "line.heval-fix-js.T",
+             paper_key="table2.heval-fix-js.T"),
+    Headline("ceiling", "HEvalFix-JS copy tokens T_copy", "Table 2", 11725,
+             "line.heval-fix-js.T_copy", paper_key="table2.heval-fix-js.T_copy"),
+    Headline("ceiling", "HEvalFix-JS copy spans K", "Table 2", 311, "line.heval-fix-js.K",
+             paper_key="table2.heval-fix-js.K"),
+    _pct("ceiling", "HEvalFix-JS line copy fraction f_line", "Table 2", 78.8,
+         "line.heval-fix-js.f_line", 0.05),
+    _pct("ceiling", "ProbeEdit line copy fraction f_line", "Table 2", 97.8,
+         "line.probeedit.f_line", 0.05,
+         why="our ProbeEdit is a re-made corpus (the paper's is not public)"),
+    _pct("ceiling", "HEvalFix-Py token-level copy fraction, m = 8", "§4.2 / App. D", 91.0,
+         "token_level_f.heval-fix-py.8", 0.05),
+    _pct("ceiling", "HEvalFix-JS token-level copy fraction, m = 8", "§4.2 / App. D", 93.3,
+         "token_level_f.heval-fix-js.8", 0.05),
+    Headline("ceiling", "HEvalFix-Py bnd_exact, paper's 7B curve", "Table 2", 3.45,
+             "bounds_paper_reference_curve.line.heval-fix-py.bnd_exact", "×", 0.02,
+             why="the paper's curve is reconstructed from the points it quotes "
+             "(ceiling chapter)"),
+    Headline("ceiling", "HEvalFix-JS bnd_exact, paper's 7B curve", "Table 2", 4.18,
+             "bounds_paper_reference_curve.line.heval-fix-js.bnd_exact", "×", 0.02,
+             why="the paper's curve is reconstructed from the points it quotes "
+             "(ceiling chapter)"),
+    Headline("ceiling", "HEvalFix-Py bnd_exact, our measured curve", "Table 2", 3.45,
+             "bounds_measured_curve.line.heval-fix-py.bnd_exact", "×", 0.02, why=_HARDWARE),
+    # --- formats (§4.4, Table 3)
+    Headline("formats", "Copy-as-Decode round-trip EM (pooled)", "Table 3", 1.0,
+             "table3.pooled.cad.rt_em", tol=0.0, paper_key="table3.pooled.cad.rt_em"),
+    Headline("formats", "unified diff round-trip EM (pooled)", "Table 3", 1.0,
+             "table3.pooled.unified-diff.rt_em", paper_key="table3.pooled.unified-diff.rt_em"),
+    Headline("formats", "search/replace round-trip EM (pooled)", "Table 3", 0.89,
+             "table3.pooled.search-replace.rt_em", tol=0.005,
+             why="all cases instead of the paper's subsets, and an anchor rule the paper does "
+             "not state (formats chapter)", paper_key="table3.pooled.search-replace.rt_em"),
+    Headline("formats", "HEvalFix-Py Copy-as-Decode mean output tokens", "Table 3", 40.1,
+             "table3.heval-fix-py.cad.mean", "tokens", 0.05,
+             why="all 164 cases instead of the paper's subset of 33 (formats chapter)",
+             paper_key="table3.heval-fix-py.cad.mean"),
+    # --- perturbation (§5, Table 8)
+    _pct("perturbation", "pooled trimmed EM at ε = 1", "Table 8", 15.48,
+         "table8.pooled.1.em_trimmed", 2.0,
+         why="pooled over our ProbeEdit, whose programs clamp less (perturbation chapter)"),
+    _pct("perturbation", "HEvalFix-Py trimmed EM at ε = 1", "Table 8", 24.76,
+         "table8.heval-fix-py.1.em_trimmed", 2.0),
+    _pct("perturbation", "HEvalFix-JS trimmed EM at ε = 1", "Table 8", 12.68,
+         "table8.heval-fix-js.1.em_trimmed", 2.0),
+)  # fmt: skip
+
+
+def lookup(tree, dotted: str):
+    """Follow a dotted path (keys may contain spaces or dashes) through nested dicts."""
+    node = tree
+    for key in _split(dotted, tree):
+        node = node[key]
+    return node
+
+
+def _split(dotted: str, tree) -> list[str]:
+    """Split ``dotted`` greedily on dots that separate existing keys (keys may hold dots)."""
+    parts, node, rest = [], tree, dotted
+    while rest:
+        for cut in [i for i, ch in enumerate(rest) if ch == "."] + [len(rest)]:
+            key = rest[:cut]
+            if isinstance(node, dict) and key in node:
+                parts.append(key)
+                node, rest = node[key], rest[cut + 1 :]
+                break
+        else:
+            raise KeyError(dotted)
+    return parts
+
+
+def load_all(folder: Path | None = None) -> dict[str, dict]:
+    """Every ``results/*.json``, by chapter name."""
+    folder = folder or results_dir()
+    return {p.stem: json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))}
+
+
+def _status(h: Headline, ours) -> str:
+    if ours is None:
+        return NOT_RUN
+    if h.paper is None:
+        return BEYOND
+    if math.isclose(ours, h.paper, abs_tol=h.tol + 1e-9):
+        return REPRODUCED
+    return DIFFERS if h.why else UNEXPLAINED
+
+
+def headline_table(results: dict[str, dict] | None = None) -> pd.DataFrame:
+    """One row per headline: paper, ours, ratio, status, why, and our setting's labels."""
+    results = load_all() if results is None else results
+    rows = []
+    for h in HEADLINES:
+        record = results.get(h.chapter)
+        try:
+            ours = float(lookup(record["numbers"], h.ours)) * h.scale if record else None
+        except (KeyError, TypeError):
+            ours = None
+        status = _status(h, ours)
+        rows.append({
+            "chapter": h.chapter, "figure": h.label, "where": h.section, "unit": h.unit,
+            "paper": h.paper, "ours": ours,
+            "ratio": ours / h.paper if ours is not None and h.paper else None,
+            "status": status, "why": h.why if status == DIFFERS else "",
+            "profile": record["profile"] if record else "",
+        })  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def setting_table(results: dict[str, dict] | None = None) -> pd.DataFrame:
+    """Per chapter: profile, model, tokenizer, hardware and when the figures were made."""
+    results = load_all() if results is None else results
+    rows = []
+    for chapter, r in results.items():
+        hw = r.get("hardware", {})
+        hardware = f"{hw.get('cpu', '?')} ({hw.get('cores', '?')} cores)"
+        if hw.get("gpu"):
+            hardware += f", {hw['gpu']}"
+        rows.append({
+            "chapter": chapter, "profile": r.get("profile"), "model": r.get("model") or "none",
+            "tokenizer": r.get("tokenizer") or "none", "hardware": hardware,
+            "torch": hw.get("torch", ""), "created": r.get("created", ""),
+        })  # fmt: skip
+    return pd.DataFrame(rows).set_index("chapter")
+
+
+_COLOURS = {REPRODUCED: "#2ca02c", DIFFERS: "#ff7f0e", UNEXPLAINED: "#d62728",
+            NOT_RUN: "#bbbbbb", BEYOND: "#1f77b4"}  # fmt: skip
+
+
+def plot_ratios(table: pd.DataFrame):
+    """Ours / paper for every headline that has both, coloured by status (log scale)."""
+    import matplotlib.pyplot as plt
+
+    shown = table.dropna(subset=["ratio"]).iloc[::-1]
+    fig, ax = plt.subplots(figsize=(8, 0.28 * len(shown) + 1))
+    ax.scatter(shown["ratio"], range(len(shown)), c=[_COLOURS[s] for s in shown["status"]],
+               zorder=3)  # fmt: skip
+    ax.axvline(1.0, color="black", lw=0.8)
+    ax.set_xscale("log")
+    ax.set_yticks(range(len(shown)), [f"{c}: {f}" for c, f in zip(shown.chapter, shown.figure,
+                                                                    strict=True)])
+    ax.set_xlabel("ours / paper (log scale; 1 = identical)")
+    for status, colour in _COLOURS.items():
+        if status in set(shown["status"]):
+            ax.scatter([], [], c=colour, label=status)
+    ax.legend(loc="lower right", fontsize="small")
+    return fig
