@@ -1,7 +1,6 @@
 """The public FIM constraint (paper §III Problem 1): API, cuts inside tokens, strings and
 indentation (§V-B, §VI-A), errors, and a seeded differential sample against CPython."""
 
-import os
 import random
 
 import pytest
@@ -18,8 +17,6 @@ from cadlib.fim.differential import cut_kinds, fim_splits, python_accepts, rando
 from cadlib.fim.lexer import dfa
 from cadlib.fim.python_grammar import python_grammar
 from cadlib.fim.right import RightContext
-
-os.environ.setdefault("CADLIB_HUMANEVALPACK_DIR", "/work/shared/data/humanevalpack")
 
 
 def test_feed_viable_can_end_and_fork():
@@ -95,11 +92,11 @@ def test_unconnectable_contexts_raise_named_errors():
         FIMConstraint("", "", language="javascript")
 
 
-def humanevalpack(n=None):
+@pytest.fixture(scope="module")
+def humanevalpack(humanevalpack_dir):
     from cadlib.corpora import load_corpus
 
-    corpus = load_corpus("heval-fix-py")
-    return corpus if n is None else corpus[:n]
+    return load_corpus("heval-fix-py", local_dir=humanevalpack_dir)
 
 
 def test_cut_kinds_and_edits():
@@ -113,11 +110,11 @@ def test_cut_kinds_and_edits():
     assert what and edited != "abc" or "duplicate" in what
 
 
-def test_differential_sample_agrees_with_cpython():
+def test_differential_sample_agrees_with_cpython(humanevalpack):
     """Seeded sample of the differential test (the full run: ``differential_check`` on the
     whole corpus, see cadlib.fim.differential)."""
     rng = random.Random(1)
-    cases = rng.sample(list(humanevalpack()), 8)
+    cases = rng.sample(list(humanevalpack), 8)
     frame = differential_check(cases, n_splits=3, seed=7, n_edits=4, progress=False)
     s = summarize(frame)
     assert s["splits"] == 48 and s["edits"] == 192
@@ -126,8 +123,8 @@ def test_differential_sample_agrees_with_cpython():
     assert set(frame.right_cut) == {"boundary", "mid_token", "mid_string", "mid_indent"}
 
 
-def test_per_step_cost_reports_every_method():
-    frame = per_step_cost(humanevalpack(6), n_problems=1, seed=0, middle_chars=12)
+def test_per_step_cost_reports_every_method(humanevalpack):
+    frame = per_step_cost(humanevalpack[:6], n_problems=1, seed=0, middle_chars=12)
     assert set(frame.method) == {"incremental", "checked_unconstrained", "from_scratch"}
     final = frame.groupby("method").tail(1)
     assert final.can_end.all() and (frame.seconds > 0).all()

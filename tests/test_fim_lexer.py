@@ -1,20 +1,17 @@
 """The lexeme automaton and finished-text lexing against CPython's tokenizer (paper §V)."""
 
 import io
-import os
 import tokenize
 
 import pytest
 
 from cadlib.fim.lexer import IGNORE, NOT_ID, LexError, dfa, follows, lex_text, number_follow
 
-os.environ.setdefault("CADLIB_HUMANEVALPACK_DIR", "/work/shared/data/humanevalpack")
 
-
-def sources():
+def sources(folder):
     from cadlib.corpora import load_corpus
 
-    corpus = load_corpus("heval-fix-py")
+    corpus = load_corpus("heval-fix-py", local_dir=folder)
     return [c.meta["prompt"] + c.gold for c in corpus] + [c.meta["prompt"] + c.doc for c in corpus]
 
 
@@ -31,8 +28,8 @@ def tokenize_spans(text):
             for t in tokenize.generate_tokens(io.StringIO(text).readline) if t.type in keep]
 
 
-def test_symbol_boundaries_match_tokenize_on_humanevalpack():
-    for src in sources():
+def test_symbol_boundaries_match_tokenize_on_humanevalpack(humanevalpack_dir):
+    for src in sources(humanevalpack_dir):
         assert spans(src) == tokenize_spans(src)
 
 

@@ -1,6 +1,5 @@
 """Allowed-token masks: the vocabulary trie equals feeding every token on its own."""
 
-import os
 import random
 
 import numpy as np
@@ -9,9 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cadlib.fim import FIMConstraint, FIMLogitsProcessor, TokenTrie, allowed_mask
-from cadlib.fim.mask import naive_allowed_mask, token_texts
+from cadlib.fim.mask import byte_token_viable, naive_allowed_mask, token_texts, utf8_split
 
-os.environ.setdefault("CADLIB_HUMANEVALPACK_DIR", "/work/shared/data/humanevalpack")
 PIECES = ["x", "xy", " x", " ", "  ", "    ", "\n", "\n    ", "(", ")", "()", "):", ":", "=",
           " = ", "==", "1", "12", "1.", "e5", '"', '"a', 'a"', "'''", "#", "# c", "\\", "in",
           "int", "return", " return", "re", "if", " if ", "else", ",", ", ", "é", "[", "]",
@@ -34,6 +32,14 @@ def test_trie_equals_feeding_each_token(vocab, state, fed):
     c.feed(fed)
     trie = TokenTrie(vocab)
     assert (trie.allowed(c) == naive(c, vocab)).all()
+
+
+def test_partial_characters_need_valid_utf8():
+    c = FIMConstraint('s = "', '"\n')
+    assert utf8_split(b"a\xe3\x83") == ("a", b"\xe3\x83") and utf8_split(b"\xa2") is None
+    assert byte_token_viable(c, b"\xe3\x83") and byte_token_viable(c, b"\xbc", b"\xe3\x83")
+    assert not byte_token_viable(c, b"\xa2")  # a continuation byte cannot start a character
+    assert not byte_token_viable(FIMConstraint("x = b'", "'\n"), b"\xe3\x83")  # bytes: ASCII
 
 
 def test_trie_ranges_cover_subtrees():
@@ -79,3 +85,29 @@ def test_logits_processor_masks_and_feeds_generated_tokens(tokenizer):
     plus = tokenizer.encode(" +", add_special_tokens=False)
     scores = proc(torch.tensor([prompt + plus]), torch.zeros(1, len(tokenizer)))
     assert c.middle_length == 2 and scores[0, eos] == float("-inf")
+
+
+@pytest.mark.slow
+def test_constrained_generation_with_a_random_model_stays_valid(tokenizer):
+    """Even a random-weight model only produces middles the constraint allows."""
+    import torch
+
+    from cadlib.models import load_model
+
+    model = load_model("tiny-random", device="cpu", seed=0)
+    left, right = "def f(x):\n    return x", "\n"
+    c = FIMConstraint(left, right)
+    prompt = tokenizer.encode(left, return_tensors="pt")
+    proc = FIMLogitsProcessor(c, tokenizer, prompt_length=prompt.shape[1])
+    torch.manual_seed(0)
+    out = model.generate(prompt, max_new_tokens=12, do_sample=True, logits_processor=[proc],
+                         pad_token_id=tokenizer.eos_token_id)
+    ids = out[0, prompt.shape[1]:].tolist()
+    ended = ids[-1] == tokenizer.eos_token_id
+    middle = tokenizer.decode([i for i in ids if i != tokenizer.eos_token_id])
+    check = FIMConstraint(left, right)
+    assert all(check.feed(ch) for ch in middle)
+    if ended:
+        from cadlib.fim.differential import python_accepts
+
+        assert python_accepts(left + middle + right)

@@ -1,7 +1,6 @@
 """Whole-program recognition (empty left and right context) against ``ast.parse``: the
 grammar derived from lark's ``python.lark`` with its patches, lexing and indentation."""
 
-import os
 import random
 
 import pytest
@@ -10,7 +9,6 @@ from cadlib.fim import FIMConstraint
 from cadlib.fim.differential import EDIT_ALPHABET, python_accepts
 from cadlib.fim.python_grammar import PATCHES, python_grammar
 
-os.environ.setdefault("CADLIB_HUMANEVALPACK_DIR", "/work/shared/data/humanevalpack")
 EMPTY = FIMConstraint("", "")
 
 
@@ -62,20 +60,21 @@ def test_grammar_is_derived_from_lark_and_patched():
     assert len(PATCHES) >= 10 and len(g.rules) > 500
 
 
-def humanevalpack_sources():
+@pytest.fixture(scope="module")
+def humanevalpack_sources(humanevalpack_dir):
     from cadlib.corpora import load_corpus
 
-    corpus = load_corpus("heval-fix-py")
+    corpus = load_corpus("heval-fix-py", local_dir=humanevalpack_dir)
     return [c.meta["prompt"] + c.gold for c in corpus] + [c.meta["prompt"] + c.doc for c in corpus]
 
 
-def test_every_humanevalpack_source_is_accepted():
-    assert all(accepts(src) for src in humanevalpack_sources())
+def test_every_humanevalpack_source_is_accepted(humanevalpack_sources):
+    assert all(accepts(src) for src in humanevalpack_sources)
 
 
-def test_random_mutations_agree_with_cpython():
+def test_random_mutations_agree_with_cpython(humanevalpack_sources):
     rng = random.Random(0)
-    srcs = humanevalpack_sources()
+    srcs = humanevalpack_sources
     for _ in range(400):
         s = rng.choice(srcs)
         i = rng.randrange(len(s))

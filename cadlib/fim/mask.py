@@ -15,9 +15,12 @@ character steps per decoding step; :class:`TokenTrie` shares the work:
   character sets of subtrees are precomputed as bit masks (one bit per ASCII character, one
   for non-ASCII identifier characters, one for other non-ASCII characters).
 
-Byte-level BPE tokens that are not valid UTF-8 on their own (pieces of a multi-byte character)
-are allowed when the state accepts a non-ASCII letter (``"é"``); a decoder feeds the constraint
-only whole characters (:class:`FIMLogitsProcessor` buffers bytes).
+Byte-level BPE tokens that are not valid UTF-8 on their own carry pieces of a multi-byte
+character. The decoder keeps the *pending* bytes of an unfinished character and feeds the
+constraint only whole characters (:class:`FIMLogitsProcessor`). Such a token is allowed when
+the pending bytes plus the token's bytes are valid UTF-8 up to an unfinished character, the
+whole characters among them keep the state viable, and (approximation: the unfinished
+character is not known yet) so does a non-ASCII letter (``"é"``) standing for it.
 """
 
 from __future__ import annotations
@@ -30,7 +33,8 @@ from .branching import Branch
 from .constraint import FIMConstraint
 from .lexer import dfa, is_id_continue
 
-__all__ = ["TokenTrie", "token_texts", "allowed_mask", "naive_allowed_mask", "FIMLogitsProcessor"]
+__all__ = ["TokenTrie", "token_texts", "allowed_mask", "naive_allowed_mask", "FIMLogitsProcessor",
+           "utf8_split", "byte_token_viable"]
 
 _NON_ASCII_ID, _NON_ASCII_OTHER = 128, 129
 _PARTIAL = "é"
@@ -91,7 +95,7 @@ class TokenTrie:
 
     def __init__(self, texts: list):
         self.size = len(texts)
-        self.partial = np.array([i for i, t in enumerate(texts) if isinstance(t, bytes)], int)
+        self.byte_tokens = [(i, t) for i, t in enumerate(texts) if isinstance(t, bytes)]
         children: list[dict] = [{}]
         ends: list[list] = [[]]
         for tid, text in enumerate(texts):
@@ -141,19 +145,30 @@ class TokenTrie:
         """The trie of a tokenizer (cached per tokenizer object)."""
         return cls(token_texts(tokenizer))
 
-    def allowed(self, constraint: FIMConstraint) -> np.ndarray:
-        """Boolean mask over token ids: the token's text keeps ``constraint`` viable."""
-        lexer = constraint._problem.lexer
+    def allowed(self, constraint: FIMConstraint, pending: bytes = b"") -> np.ndarray:
+        """Boolean mask over token ids: the token's text keeps ``constraint`` viable.
+
+        ``pending`` are the bytes of an unfinished character already generated (then only
+        tokens that continue it are candidates).
+        """
         mask = np.zeros(self.size, dtype=bool)
         if not constraint.branches:
             return mask
-        ranges, singles = self._walk(lexer, constraint.branches)
+        if pending:
+            for tid, raw in self.byte_tokens:
+                mask[tid] = byte_token_viable(constraint, raw, pending)
+            return mask
+        ranges, singles = self._walk(constraint._problem.lexer, constraint.branches)
         if ranges:
             mask[np.concatenate([self.order[a:b] for a, b in ranges])] = True
         if singles:
             mask[singles] = True
-        if len(self.partial) and lexer.step(constraint.branches, _PARTIAL):
-            mask[self.partial] = True
+        seen: dict = {}
+        for tid, raw in self.byte_tokens:
+            split = utf8_split(raw)
+            if split is not None and split not in seen:
+                seen[split] = byte_token_viable(constraint, raw)
+            mask[tid] = split is not None and seen[split]
         return mask
 
     def _walk(self, lexer, branches: list[Branch]) -> tuple[list, list]:
@@ -221,12 +236,37 @@ def _absorbing(branches: list[Branch]) -> tuple | None:
 
 
 
-def allowed_mask(constraint: FIMConstraint, tokenizer, end_token_ids=None) -> np.ndarray:
+def utf8_split(raw: bytes) -> tuple | None:
+    """``(text, unfinished)``: the whole characters of ``raw`` and the bytes of an unfinished
+    last character, or ``None`` when ``raw`` is not valid UTF-8 up to its end."""
+    try:
+        return raw.decode("utf-8"), b""
+    except UnicodeDecodeError as err:
+        head, rest = raw[:err.start], raw[err.start:]
+        if err.reason != "unexpected end of data":
+            return None
+        return head.decode("utf-8"), rest
+
+
+def byte_token_viable(constraint: FIMConstraint, raw: bytes, pending: bytes = b"") -> bool:
+    """Whether a token's bytes, after ``pending`` bytes, keep the constraint viable (see the
+    module docstring for the stand-in of an unfinished character)."""
+    split = utf8_split(pending + raw)
+    if split is None:
+        return False
+    text, rest = split
+    trial = constraint.fork()
+    return trial.feed(text) and (not rest or trial.feed(_PARTIAL))
+
+
+def allowed_mask(constraint: FIMConstraint, tokenizer, end_token_ids=None,
+                 pending: bytes = b"") -> np.ndarray:
     """Allowed tokens of ``tokenizer`` for ``constraint``; ``end_token_ids`` (default: the
-    tokenizer's EOS) are allowed exactly when :meth:`FIMConstraint.can_end`."""
-    mask = TokenTrie.for_tokenizer(tokenizer).allowed(constraint)
+    tokenizer's EOS) are allowed exactly when :meth:`FIMConstraint.can_end` and no character
+    is unfinished."""
+    mask = TokenTrie.for_tokenizer(tokenizer).allowed(constraint, pending)
     ends = _end_ids(tokenizer, end_token_ids)
-    mask[ends] = constraint.can_end()
+    mask[ends] = constraint.can_end() and not pending
     return mask
 
 
@@ -237,26 +277,24 @@ def _end_ids(tokenizer, end_token_ids) -> list:
 
 
 def naive_allowed_mask(constraint: FIMConstraint, tokenizer, end_token_ids=None,
-                       token_ids=None) -> np.ndarray:
+                       token_ids=None, pending: bytes = b"") -> np.ndarray:
     """The same mask by forking and feeding every token separately (the baseline the trie
     replaces; ``token_ids`` restricts it to a sample)."""
     all_texts = token_texts_cached(tokenizer)
     mask = np.zeros(len(all_texts), dtype=bool)
     ids = range(len(all_texts)) if token_ids is None else token_ids
-    partial_ok = None
     for tid in ids:
         text = all_texts[tid]
         if text is None or text == "":
             continue
-        if isinstance(text, bytes):
-            if partial_ok is None:
-                partial_ok = constraint.fork().feed(_PARTIAL)
-            mask[tid] = partial_ok
-            continue
-        mask[tid] = constraint.fork().feed(text)
+        raw = text if isinstance(text, bytes) else text.encode("utf-8")
+        if pending or isinstance(text, bytes):
+            mask[tid] = byte_token_viable(constraint, raw, pending)
+        else:
+            mask[tid] = constraint.fork().feed(text)
     ends = _end_ids(tokenizer, end_token_ids)
     if token_ids is None or set(ends) & set(token_ids):
-        mask[ends] = constraint.can_end()
+        mask[ends] = constraint.can_end() and not pending
     return mask
 
 
@@ -282,7 +320,10 @@ class FIMLogitsProcessor:
 
     Notes
     -----
-    Batch size 1. Generated tokens are decoded byte-exactly and fed as whole characters.
+    Batch size 1. Generated tokens are decoded byte-exactly and fed as whole characters. Pass
+    it to ``model.generate(..., logits_processor=[processor])`` (it follows the
+    ``transformers`` logits-processor call convention ``(input_ids, scores) -> scores``).
+    If every token is masked (the state is dead), all logits are ``-inf``.
     """
 
     def __init__(self, constraint: FIMConstraint, tokenizer, prompt_length: int,
@@ -301,11 +342,13 @@ class FIMLogitsProcessor:
             text = self.texts[int(tid)]
             if text is None:
                 continue
-            raw = self.pending + (text if isinstance(text, bytes) else text.encode("utf-8"))
-            try:
-                chars, self.pending = raw.decode("utf-8"), b""
-            except UnicodeDecodeError as err:
-                chars, self.pending = raw[:err.start].decode("utf-8"), raw[err.start:]
+            raw = text if isinstance(text, bytes) else text.encode("utf-8")
+            split = utf8_split(self.pending + raw)
+            if split is None:  # invalid UTF-8 (only possible for unmasked tokens)
+                self.constraint.branches = []
+                self.pending = b""
+                continue
+            chars, self.pending = split
             self.constraint.feed(chars)
         self.seen = len(ids)
 
@@ -315,7 +358,9 @@ class FIMLogitsProcessor:
         if input_ids.shape[0] != 1:
             raise ValueError("FIMLogitsProcessor supports batch size 1")
         self._advance(input_ids[0].tolist())
-        mask = self.trie.allowed(self.constraint)
-        mask[self.end_ids] = self.constraint.can_end()
-        keep = torch.from_numpy(mask[: scores.shape[-1]]).to(scores.device)
-        return scores.masked_fill(~keep, float("-inf"))
+        mask = self.trie.allowed(self.constraint, self.pending)
+        mask[self.end_ids] = self.constraint.can_end() and not self.pending
+        keep = np.zeros(scores.shape[-1], dtype=bool)  # ids beyond the tokenizer stay masked
+        n = min(len(mask), len(keep))
+        keep[:n] = mask[:n]
+        return scores.masked_fill(~torch.from_numpy(keep).to(scores.device), float("-inf"))
