@@ -61,6 +61,7 @@ __all__ = [
     "bound_exact",
     "line_bounds",
     "bounds_vs_m",
+    "curve_coverage",
     "side_by_side",
     "implied_speedup",
     "paper_reference_curve",
@@ -345,6 +346,24 @@ def side_by_side(
         if name in paper:
             rows[(name, "paper")] = {c: paper[name].get(c) for c in columns}
     return pd.DataFrame.from_dict(rows, orient="index", columns=list(columns))
+
+
+def curve_coverage(spans: Sequence[int], N: Sequence[float]) -> dict:
+    """How much of a cover lies outside the measured span lengths, where ``s`` is held at
+    its end values: the share of spans and of copied tokens longer than ``max(N)`` (and
+    shorter than ``min(N)``), to say how far a bound leans on clamping."""
+    spans = np.asarray(spans, dtype=float)
+    lo, hi = float(np.min(N)), float(np.max(N))
+    total = spans.sum()
+    above, below = spans > hi, (spans > 0) & (spans < lo)
+    return {
+        "N_min": lo,
+        "N_max": hi,
+        "spans_above": float(above.mean()) if len(spans) else 0.0,
+        "tokens_above": float(spans[above].sum() / total) if total else 0.0,
+        "spans_below": float(below.mean()) if len(spans) else 0.0,
+        "tokens_below": float(spans[below].sum() / total) if total else 0.0,
+    }
 
 
 def implied_speedup(T: float, T_gen: float, T_copy: float, bound: float) -> float:

@@ -202,3 +202,10 @@ def test_side_by_side_puts_the_papers_row_under_ours():
     frame = C.side_by_side({"a": {"x": 1, "y": 2}, "b": {"x": 3}}, {"a": {"x": 9}}, ["x", "y"])
     assert list(frame.index) == [("a", "ours"), ("a", "paper"), ("b", "ours")]
     assert frame.loc[("a", "paper"), "x"] == 9 and pd.isna(frame.loc[("a", "paper"), "y"])
+
+
+def test_curve_coverage_counts_spans_outside_the_measured_range():
+    cov = C.curve_coverage([0, 1, 8, 600], [2, 512])
+    assert cov["spans_above"] == 0.25 and cov["tokens_above"] == pytest.approx(600 / 609)
+    assert cov["spans_below"] == 0.25 and cov["tokens_below"] == pytest.approx(1 / 609)
+    assert (cov["N_min"], cov["N_max"]) == (2.0, 512.0)
