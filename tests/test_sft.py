@@ -183,3 +183,170 @@ def test_summary_and_taxonomy_counts():
     assert list(counts) == list(sft.TAXONOMY)
     assert sum(counts.values()) == 4
     assert counts["Parse failure"] == 1 and counts["EM (fully correct)"] == 1
+
+
+# --------------------------------------------------------------------------------------------
+# Training examples
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def tok():
+    from cadlib.models import load_tokenizer
+
+    return load_tokenizer("tiny-random")  # SmolLM2's tokenizer
+
+
+def test_labels_are_ignored_exactly_on_prompt_and_forced_ids(tok):
+    from cadlib.fsm import transcript
+
+    ex = sft.build_example(CASE, tok, sft.prompt_ids(CASE, tok))
+    assert ex.input_ids[: ex.n_prompt] == tuple(sft.prompt_ids(CASE, tok))
+    tr = transcript(ORACLE, DOC, tok)
+    assert ex.input_ids[ex.n_prompt :] == tr.ids  # the target is the decoder's transcript
+    assert ex.kinds == ("prompt",) * ex.n_prompt + tr.kinds
+    for i, label, kind in zip(ex.input_ids, ex.labels, ex.kinds, strict=True):
+        if kind in ("prompt", "forced", "splice"):
+            assert label == sft.IGNORE
+        else:
+            assert kind in ("choice", "gen") and label == i
+    assert {"forced", "splice", "choice", "gen"} <= set(ex.kinds)
+    assert ex.n_loss == tr.count("choice") + tr.count("gen")
+
+
+def test_the_target_decodes_to_the_program(tok):
+    from cadlib.fsm import Transcript
+    from cadlib.grammar import parse_program
+    from cadlib.resolver import resolve
+
+    ex = sft.build_example(CASE, tok, sft.prompt_ids(CASE, tok))
+    target = Transcript(ex.input_ids[ex.n_prompt :], ex.kinds[ex.n_prompt :])
+    program = parse_program(target.program_text(tok))
+    assert program == ORACLE
+    assert resolve(program, DOC) == GOLD
+    assert target.text(tok).startswith('<program>\n<copy lines="1-4"/>\nline 1\n')
+
+
+def test_escaped_gen_bodies_round_trip(tok):
+    from cadlib.fsm import Transcript
+    from cadlib.grammar import parse_program
+
+    case = EditCase("toy/esc", "a\nb\nc", "a\nx </gen> <copy y\nc", "Add markup.")
+    ex = sft.build_example(case, tok, [1, 2, 3])
+    target = Transcript(ex.input_ids[3:], ex.kinds[3:])
+    assert "</gen> <copy" not in target.program_text(tok).split("<gen>")[1].split("</gen>")[0]
+    assert parse_program(target.program_text(tok)) == oracle_program(case.doc, case.gold)
+
+
+def test_loss_on_every_transcript_id_is_an_option(tok):
+    ex = sft.build_example(CASE, tok, [1, 2], loss_kinds=("choice", "gen", "forced", "splice"))
+    assert ex.labels[:2] == (sft.IGNORE, sft.IGNORE)
+    assert ex.labels[2:] == ex.input_ids[2:]
+    with pytest.raises(ValueError, match="kinds"):
+        sft.build_example(CASE, tok, [1], loss_kinds=("copy",))
+
+
+def test_overlong_examples_are_truncated_or_dropped_and_reported(tok):
+    full = sft.build_example(CASE, tok, sft.prompt_ids(CASE, tok))
+    cut_at = full.n_prompt + 12
+    kept, report = sft.build_examples([CASE], tok, max_length=cut_at, overlong="truncate")
+    assert report["truncated"] == [CASE.id] and not report["dropped"]
+    assert len(kept[0]) == cut_at and kept[0].labels == full.labels[:cut_at]
+    assert report["loss_tokens_lost"] == full.n_loss - kept[0].n_loss > 0
+    kept, report = sft.build_examples([CASE], tok, max_length=cut_at, overlong="drop")
+    assert kept == [] and report["dropped"] == [CASE.id]
+    kept, report = sft.build_examples([CASE], tok, max_length=full.n_prompt, overlong="truncate")
+    assert kept == [] and report["dropped"] == [CASE.id]  # nothing left to learn
+    kept, report = sft.build_examples([CASE], tok, max_length=None)
+    assert kept == [full] and report["truncated"] == report["dropped"] == []
+
+
+def test_collate_pads_ids_and_ignores_padding():
+    rows = [{"input_ids": [5, 6, 7], "labels": [-100, 6, 7]}, {"input_ids": [8], "labels": [8]}]
+    batch = sft.collate(rows, pad_id=0)
+    assert batch["input_ids"].tolist() == [[5, 6, 7], [8, 0, 0]]
+    assert batch["labels"].tolist() == [[-100, 6, 7], [8, -100, -100]]
+    assert batch["attention_mask"].tolist() == [[1, 1, 1], [1, 0, 0]]
+
+
+def test_profiles_and_overrides():
+    P = sft.choose_params("paper")
+    assert (P["lr"], P["betas"], P["warmup"], P["grad_accum"], P["micro_batch"]) == (
+        2e-5, (0.9, 0.95), 0.03, 8, 1)  # fmt: skip
+    assert (P["max_length"], P["epochs"], P["seeds"]) == (1536, {"py": 8, "combined": 6}, (0, 1, 2))
+    assert P["gradient_checkpointing"] and P["train_sets"] == ("py", "combined")
+    P = sft.choose_params("cpu", epochs=3, seeds=1, train_sets="combined")
+    assert P["epochs"] == {"py": 3, "combined": 3} and P["seeds"] == (1,)
+    with pytest.raises(ValueError, match="train set"):
+        sft.choose_params("cpu", train_sets=["all"])
+    with pytest.raises(ValueError, match="profile"):
+        sft.choose_params("gpu")
+
+
+def test_subsets_are_seeded_and_keep_order():
+    cases = fake_corpus("Python", 40)
+    a = sft.subset(cases, 10, seed=0)
+    assert a == sft.subset(list(reversed(cases)), 10, seed=0)[::-1]
+    assert len(a) == 10 and a != sft.subset(cases, 10, seed=1)
+    assert [int(c.id.split("/")[1]) for c in a] == sorted(int(c.id.split("/")[1]) for c in a)
+    assert sft.subset(cases, None) == cases
+    assert [c.id for c in sft.spread(cases, 4)] == [
+        "Python/0",
+        "Python/10",
+        "Python/20",
+        "Python/30",
+    ]
+
+
+def test_free_form_replies_are_extracted():
+    reply = 'Sure!\n<program>\n<copy lines="1-2"/>\n</program>\nDone. </program>'
+    assert sft.extract_program(reply) == '<program>\n<copy lines="1-2"/>\n</program>'
+    assert sft.extract_program("no program") == "no program"
+    assert sft.extract_document("Here:\n```python\n    return 1\n```\nok") == "    return 1"
+    assert sft.extract_document("    return 1\n") == "    return 1\n"
+    r = sft.score_output(CASE, GOLD + "\n", system="regen")
+    assert r.em and r.extra["free_form"] and r.category == "EM (fully correct)"
+
+
+def test_expected_speedup_matches_the_paper():
+    assert sft.expected_speedup(17 / 99) == pytest.approx(1.42, abs=0.005)
+    assert sft.expected_speedup(0.0) == 1.0
+
+
+# --------------------------------------------------------------------------------------------
+# Training smoke test (tiny random Llama)
+# --------------------------------------------------------------------------------------------
+
+SMALL = EditCase(
+    "toy/small", "a = 1\nb = 2\nprint(a + b)", "a = 1\nb = 3\nprint(a + b)", "Set b to 3."
+)
+
+
+def _train_tiny(tok, steps=4):
+    from cadlib.models import load_model
+
+    model = load_model("tiny-random", device="cpu", seed=0)
+    ex = sft.build_example(SMALL, tok, sft.prompt_ids(SMALL, tok))
+    recipe = dict(seed=0, epochs=steps, lr=3e-3, betas=(0.9, 0.95), weight_decay=0.0,
+                  warmup=0.0, grad_accum=1, micro_batch=1, gradient_checkpointing=False,
+                  device="cpu")  # fmt: skip
+    return model, sft.train(model, tok, [ex], None, save=False, **recipe)
+
+
+@pytest.mark.slow
+def test_training_lowers_the_loss_and_is_deterministic(tok):
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        model, run = _train_tiny(tok)
+        _, again = _train_tiny(tok)
+    finally:
+        torch.set_num_threads(threads)
+        torch.use_deterministic_algorithms(False)  # Trainer(full_determinism) switched it on
+    assert run.optimizer_steps == 4 and len(run.losses) == 4
+    assert all(math.isfinite(x) for x in run.losses)
+    assert run.losses[-1] < run.losses[0]
+    assert not model.training  # handed back in eval mode
+    assert again.losses == run.losses  # same seed, same CPU thread count: same numbers
