@@ -28,7 +28,7 @@ def test_right_events_mark_lines_and_brackets():
     events, depth = right_events("x)\n    y = [1,\n  2]\nz", 0, False)
     assert depth == 1
     assert [e for e in events if e[0] in ("line", "nl", "eof")] == [
-        ("nl",), ("line", 4), ("nl",), ("line", 0), ("nl",), ("eof",)]
+        ("nl",), ("line", 4, 4), ("nl",), ("line", 0, 0), ("nl",), ("eof",)]
     assert right_events(")(", 0, False) is None  # would close below depth 0
     assert right_events("x\\", 0, False) is None  # end of file after a backslash
 
@@ -57,6 +57,16 @@ def test_dedent_counts_are_exact():
     assert not python_accepts(left + "    else:\n        pass\n")
     assert not can_end(left, "", "    else:\n        pass\n")
     assert can_end(left, "", "else:\n    pass\n")
+
+
+def test_tabs_and_spaces_must_agree():
+    """CPython's TabError: a tab counts as 8 columns and as 1; both must order the levels."""
+    left = "if x:\n        pass\n"
+    for middle, right in (("\tpass\n", ""), ("", "\tpass\n"), ("\t", "pass\n")):
+        assert not python_accepts(left + middle + right)
+        assert not can_end(left, middle, right)
+    assert can_end("if x:\n\tpass\n", "", "\tpass\n")
+    assert not can_end("if x:", "", "\n\tpass\n        pass\n")  # inside the right context
 
 
 def test_middle_ending_inside_indentation():

@@ -90,8 +90,10 @@ def per_step_cost(cases, n_problems: int = 3, seed: int = 0, middle_chars: int =
     Returns
     -------
     pandas.DataFrame
-        ``problem, method, step, middle_chars, seconds, viable, can_end`` (``viable``/``can_end``
-        as that method reports them; ``checked_unconstrained`` has no viability, ``None``).
+        ``problem, method, step, middle_chars, seconds, viable, can_end, lexer_branches``
+        (``viable``/``can_end`` as that method reports them; ``checked_unconstrained`` has no
+        viability, ``None``; ``lexer_branches``: live branches of Fig. 5's lexer after the
+        step, for ``incremental``).
     """
     import pandas as pd
 
@@ -99,10 +101,11 @@ def per_step_cost(cases, n_problems: int = 3, seed: int = 0, middle_chars: int =
     _run(problems[0], _steps(problems[0][2], tokenizer), methods)  # warm-up (not recorded)
     rows = []
     for pid, left, middle, right in problems[1:]:
-        for method, k, length, seconds, viable, can_end in _run(
+        for method, k, length, seconds, viable, can_end, branches in _run(
                 (pid, left, middle, right), _steps(middle, tokenizer), methods):
             rows.append(dict(problem=pid, method=method, step=k, middle_chars=length,
-                             seconds=seconds, viable=viable, can_end=can_end))
+                             seconds=seconds, viable=viable, can_end=can_end,
+                             lexer_branches=branches))
     return pd.DataFrame(rows)
 
 
@@ -115,13 +118,13 @@ def _run(problem: tuple, steps: list[str], methods) -> list:
         for k, piece in enumerate(steps):
             seconds, (viable, can_end) = _time(lambda p=piece: (c.feed(p), c.can_end()))
             length += len(piece)
-            out.append(("incremental", k, length, seconds, viable, can_end))
+            out.append(("incremental", k, length, seconds, viable, can_end, len(c.branches)))
     if "checked_unconstrained" in methods:
         middle = ""
         for k, piece in enumerate(steps):
             middle += piece
             seconds, ok = _time(lambda m=middle: python_accepts(left + m + right))
-            out.append(("checked_unconstrained", k, len(middle), seconds, None, ok))
+            out.append(("checked_unconstrained", k, len(middle), seconds, None, ok, None))
     if "from_scratch" in methods:
         problem_state = FIMConstraint(left, right)._problem
         middle = ""
@@ -129,7 +132,7 @@ def _run(problem: tuple, steps: list[str], methods) -> list:
             middle += piece
             seconds, (viable, can_end) = _time(
                 lambda m=middle: _from_scratch(problem_state, left, right, m))
-            out.append(("from_scratch", k, len(middle), seconds, viable, can_end))
+            out.append(("from_scratch", k, len(middle), seconds, viable, can_end, None))
     return out
 
 

@@ -21,8 +21,9 @@ A :data:`Branch` is an immutable tuple ``(chart, sip, guards, follow, line)``:
 ``follow``
     characters a number's successor must still match (CPython's ``verify_end_of_number``);
 ``line``
-    ``(depth, at_line_start, column, stack)``: bracket depth, whether no symbol is on this line
-    yet, the column so far, and the indentation stack as ``((column, band), …)``.
+    ``(depth, at_line_start, col, altcol, stack)``: bracket depth, whether no symbol is on this
+    line yet, the column so far (tabs to 8, and tabs as 1 for CPython's ``TabError`` check), and
+    the indentation stack as ``((col, altcol, band), …)``.
 
 Branches share charts and never mutate, so a set of branches is the whole lexer+parser state and
 copying it is copying a short list.
@@ -41,7 +42,7 @@ __all__ = ["BranchingLexer", "Branch", "START_LINE"]
 
 Branch = tuple
 #: Line state at the start of a file: depth 0, at a line start, column 0, stack ``[0]``.
-START_LINE = (0, True, 0, ((0, BASE),))
+START_LINE = (0, True, 0, 0, ((0, 0, BASE),))
 _WHITESPACE = frozenset(" \t\f\r")
 
 
@@ -97,21 +98,23 @@ class BranchingLexer:
             line = (line[0] - 1,) + line[1:]
         return chart, line
 
-    def indentation(self, chart: Chart, col: int, stack: tuple) -> tuple | None:
+    def indentation(self, chart: Chart, col: int, alt: int, stack: tuple) -> tuple | None:
         """INDENT/DEDENT symbols for a logical line starting at ``col`` (§VI); ``(chart,
-        stack)`` or ``None`` (rejected, or no outer level matches)."""
+        stack)`` or ``None`` (rejected, no outer level matches, or CPython's ``TabError``)."""
         scan = self.rec.scan
-        top = stack[-1][0]
+        top, top_alt, _ = stack[-1]
         if col > top:
+            if alt <= top_alt:
+                return None
             b = self.band(col)
             chart = scan(chart, self.ids((indent(b),)))
-            return None if chart is None else (chart, stack + ((col, b),))
+            return None if chart is None else (chart, stack + ((col, alt, b),))
         while stack[-1][0] > col:
-            chart = scan(chart, self.ids((dedent(stack[-1][1]),)))
+            chart = scan(chart, self.ids((dedent(stack[-1][2]),)))
             if chart is None:
                 return None
             stack = stack[:-1]
-        return (chart, stack) if stack[-1][0] == col else None
+        return (chart, stack) if stack[-1][:2] == (col, alt) else None
 
     def step(self, branches: list[Branch], ch: str) -> list[Branch]:
         """Fig. 5's loop body for one character: every branch extends, ends or dies."""
@@ -160,10 +163,10 @@ class BranchingLexer:
     def _boundary(self, out: list, chart: Chart, guards: tuple, follow: tuple, line: tuple,
                   ch: str) -> None:
         """Character ``ch`` at a symbol boundary: whitespace, newline, or a new sip."""
-        depth, bol, col, stack = line
+        depth, bol, col, alt, stack = line
         if ch in _WHITESPACE:
             if bol:
-                line = (depth, bol, advance_column(col, ch), stack)
+                line = (depth, bol, *advance_column(col, alt, ch), stack)
             out.append((chart, 0, guards, follow, line))
             return
         if ch == "\n":
@@ -172,18 +175,18 @@ class BranchingLexer:
                     chart = self.rec.scan(chart, self.newline)
                     if chart is None:
                         return
-                line = (0, True, 0, stack)
+                line = (0, True, 0, 0, stack)
             out.append((chart, 0, guards, follow, line))
             return
         sip = dfa.step(0, ch)
         if sip < 0:
             return
         if bol and depth == 0 and ch not in "#\\":
-            done = self.indentation(chart, col, stack)
+            done = self.indentation(chart, col, alt, stack)
             if done is None:
                 return
             chart, stack = done
-            line = (0, False, 0, stack)
+            line = (0, False, 0, 0, stack)
         if self.sip_viable(sip, chart):
             out.append((chart, sip, guards, follow, line))
 

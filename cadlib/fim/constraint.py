@@ -18,11 +18,11 @@ memoised, so per-character work does not grow with the middle (the paper's linea
 
 Exactness. ``can_end`` follows CPython 3.11's tokenizer and the grammar of
 :mod:`cadlib.fim.python_grammar` exactly, up to the differences listed there and in
-:mod:`cadlib.fim.lexer` (f-string replacement fields, ``\\N{…}`` names, tab/space consistency,
-``\\r``). ``viable`` never rejects a prefix of a valid middle; it may accept a prefix that only
-over-approximated completions would finish: the end condition of a right-context branch (which
-lexeme the middle ends in, which band its last line's column falls in) is checked by
-``can_end`` only.
+:mod:`cadlib.fim.lexer` (f-string replacement fields, ``\\N{…}`` names, ``\\r``, tab/space
+consistency across the cut: only columns are compared there). ``viable`` never
+rejects a prefix of a valid middle; it may accept a prefix that only over-approximated
+completions would finish: the end condition of a right-context branch (which lexeme the middle
+ends in, which band its last line's column falls in) is checked by ``can_end`` only.
 """
 
 from __future__ import annotations
@@ -159,14 +159,14 @@ class FIMConstraint:
             if ended is None:
                 return False
             chart, line = ended
-        depth, bol, col, stack = line
+        depth, bol, col, alt, stack = line
         eof_key = ("E", j)
         if eof_key in right.starts:
             return self._accepts_at_eof(chart, line)
         if bol and j in right.l0:
-            key, first_col = right.line_start_key(j, col)
+            key, first_col = right.line_start_key(j, col, alt)
             if first_col is not None:
-                done = lexer.indentation(chart, first_col, stack)
+                done = lexer.indentation(chart, *first_col, stack)
                 if done is None:
                     return False
                 chart = done[0]
@@ -180,14 +180,14 @@ class FIMConstraint:
     def _accepts_at_eof(self, chart, line) -> bool:
         """The right context holds no symbol: end the file here (NEWLINE, DEDENTs)."""
         problem = self._problem
-        depth, bol, col, stack = line
+        depth, bol, _, _, stack = line
         if depth:
             return False
         if not bol:
             chart = problem.rec.scan(chart, problem.lexer.newline)
             if chart is None:
                 return False
-        for _, band in reversed(stack[1:]):
+        for _, _, band in reversed(stack[1:]):
             chart = problem.rec.scan(chart, problem.lexer.ids((dedent(band),)))
             if chart is None:
                 return False

@@ -42,15 +42,19 @@ __all__ = ["Bands", "advance_column", "right_events", "stream_elements", "BASE"]
 BASE = -1
 
 
-def advance_column(col: int, ch: str) -> int:
-    """Column after a whitespace character at the start of a line (CPython: tabs to 8)."""
+def advance_column(col: int, alt: int, ch: str) -> tuple[int, int]:
+    """``(col, altcol)`` after a whitespace character at the start of a line.
+
+    CPython measures indentation twice, with tabs to multiples of 8 (``col``) and as one
+    column (``altcol``); the two must order the levels alike, or it raises ``TabError``.
+    """
     if ch == " ":
-        return col + 1
+        return col + 1, alt + 1
     if ch == "\t":
-        return (col // 8 + 1) * 8
+        return (col // 8 + 1) * 8, alt + 1
     if ch == "\f":
-        return 0
-    return col
+        return 0, 0
+    return col, alt
 
 
 class Bands:
@@ -95,7 +99,7 @@ def right_events(text: str, start: int, at_line_start: bool) -> tuple[list, int]
         The right context and where its first own symbol starts.
     at_line_start
         Whether the middle ends at the start of a line (then the first line's column is the
-        middle's column plus this line's leading whitespace: event ``("line", None)``).
+        middle's column plus this line's leading whitespace: event ``("line", None, None)``).
 
     Returns
     -------
@@ -120,19 +124,19 @@ def right_events(text: str, start: int, at_line_start: bool) -> tuple[list, int]
     if lexemes and lexemes[-1][0] == "ignore" and text[lexemes[-1][2]] == "\\":
         return None
     events: list = []
-    depth, bol, col, unknown = depth0, at_line_start, 0, at_line_start
+    depth, bol, col, alt, unknown = depth0, at_line_start, 0, 0, at_line_start
     for kind, acc, i, _ in lexemes:
         if kind == "ws":
-            col = advance_column(col, text[i]) if bol else col
+            col, alt = advance_column(col, alt, text[i]) if bol else (col, alt)
         elif kind == "nl":
             unknown = False
             if depth == 0 and not bol:
                 events.append(("nl",))
             if depth == 0:
-                bol, col = True, 0
+                bol, col, alt = True, 0, 0
         elif kind == "tok":
             if bol and depth == 0:
-                events.append(("line", None if unknown else col))
+                events.append(("line", None, None) if unknown else ("line", col, alt))
                 bol = False
             events.append(("tok", acc))
             depth += (acc[0] in OPEN_BRACKETS) - (acc[0] in CLOSE_BRACKETS)
@@ -144,7 +148,7 @@ def right_events(text: str, start: int, at_line_start: bool) -> tuple[list, int]
 
 def _compare(entry: tuple, col: int, bands: Bands) -> int:
     """Sign of ``entry_column - col``; a symbolic entry (column ``None``) compares by band."""
-    c, b = entry
+    c, _, b = entry
     if c is not None:
         return (c > col) - (c < col)
     v = bands.band(col)
@@ -159,9 +163,31 @@ def _dedents(lo: int, hi: int) -> list:
 
 def _unknown_pops(col: int, last: tuple, bands: Bands) -> list:
     """The middle's levels popped between column ``col`` and the last popped entry."""
-    c, b = last
+    c, _, b = last
     hi = b + 1 if c is None and b % 2 == 0 else b
     return _dedents(bands.band(col), hi)
+
+
+def _line(out: list, known: list, col: int, alt: int, bands: Bands) -> bool:
+    """Append a right-context line's INDENT/DEDENTs (CPython's rules, with ``TabError``
+    checks where the other level's ``altcol`` is known); ``False`` if it cannot match."""
+    top = known[-1]
+    if _compare(top, col, bands) < 0:
+        if top[1] is not None and alt <= top[1]:
+            return False
+        out.append(Sym((indent(bands.band(col)),)))
+        known.append((col, alt, bands.band(col)))
+        return True
+    last = None
+    while known and _compare(known[-1], col, bands) > 0:
+        last = known.pop()
+        out.append(Sym((dedent(last[2]),)))
+    if not known:
+        out += _unknown_pops(col, last, bands)
+        known.append((col, alt, bands.band(col)))
+        return True
+    top = known[-1]
+    return _compare(top, col, bands) == 0 and (top[1] is None or top[1] == alt)
 
 
 def stream_elements(events: list, bands: Bands, first_band: int | None = None) -> list | None:
@@ -175,11 +201,11 @@ def stream_elements(events: list, bands: Bands, first_band: int | None = None) -
     bands
         The bands of INDENT/DEDENT terminals.
     first_band
-        For an event ``("line", None)``: the band of the middle's column there (its INDENT or
+        For an event ``("line", None, None)``: the band of the middle's column there (its INDENT or
         DEDENTs are the middle's, so the stream starts after them).
     """
     out: list = []
-    known: list = []  # levels known from the right context: (column or None, band), top last
+    known: list = []  # levels known from the right context: (col, altcol, band), top last
     for ev in events:
         kind = ev[0]
         if kind == "tok":
@@ -187,36 +213,24 @@ def stream_elements(events: list, bands: Bands, first_band: int | None = None) -
         elif kind == "nl":
             out.append(Sym((NEWLINE,)))
         elif kind == "line" and ev[1] is None:
-            known = [(0, BASE)] if first_band == BASE else [(None, first_band)]
+            known = [(0, 0, BASE)] if first_band == BASE else [(None, None, first_band)]
         elif kind == "line" and not known:  # first line: INDENT | DEDENT*
-            col = ev[1]
+            col, alt = ev[1], ev[2]
             b = bands.band(col)
             pops = _dedents(b, bands.n)
-            out.append(Choice([Sym((indent(b),))], pops) if col else (pops or [None])[0])
-            if out[-1] is None:
-                out.pop()
-            known = [(col, b)]
-        elif kind == "line":
-            col = ev[1]
-            if _compare(known[-1], col, bands) < 0:
-                out.append(Sym((indent(bands.band(col)),)))
-                known.append((col, bands.band(col)))
-                continue
-            last = None
-            while known and _compare(known[-1], col, bands) > 0:
-                last = known.pop()
-                out.append(Sym((dedent(last[1]),)))
-            if known:
-                if _compare(known[-1], col, bands) < 0:
-                    return None  # unindent does not match any outer level
+            if col:
+                out.append(Choice([Sym((indent(b),))], pops))
             else:
-                out += _unknown_pops(col, last, bands)
-                known = [(col, bands.band(col))]
+                out += pops
+            known = [(col, alt, b)]
+        elif kind == "line":
+            if not _line(out, known, ev[1], ev[2], bands):
+                return None
         else:  # eof: pop everything
-            last = (None, bands.n)
-            while known and known[-1][1] != BASE:
+            last = (None, None, bands.n)
+            while known and known[-1][2] != BASE:
                 last = known.pop()
-                out.append(Sym((dedent(last[1]),)))
+                out.append(Sym((dedent(last[2]),)))
             if not known:
                 out += _unknown_pops(0, last, bands)
     return out

@@ -26,8 +26,7 @@ CPython's observed lexing, where it differs from leftmost-longest matching (§V 
   ``\\N{…}`` is not looked up).
 
 Not modelled (documented disagreements): f-string replacement fields are string content (3.11
-parses them only after lexing), ``\\r`` is whitespace, and tabs and spaces are not checked for
-consistency.
+parses them only after lexing) and ``\\r`` is whitespace.
 """
 
 from __future__ import annotations

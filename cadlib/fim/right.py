@@ -86,7 +86,7 @@ class RightContext:
             if got is not None:
                 events[("B", j)] = got[0]
                 ws = len(text[j:]) - len(text[j:].lstrip(" \t\f"))
-                self.l0[j] = (text[j:j + ws], ("line", None) in got[0])
+                self.l0[j] = (text[j:j + ws], ("line", None, None) in got[0])
         self.bands = Bands(ev[1] for evs in events.values() for ev in evs
                            if ev[0] == "line" and ev[1] is not None)
         self.streams = self._streams(events)
@@ -152,15 +152,15 @@ class RightContext:
                     return False
         return True
 
-    def line_start_key(self, j: int, col: int) -> tuple[tuple, int | None]:
-        """Branch key for a middle ending at a line start at column ``col`` before ``j``, and
-        the column of that line's first symbol (``None`` if the line has none)."""
+    def line_start_key(self, j: int, col: int, alt: int) -> tuple[tuple, tuple | None]:
+        """Branch key for a middle ending at a line start at column ``(col, altcol)`` before
+        ``j``, and the columns of that line's first symbol (``None`` if it has none)."""
         ws, has_symbols = self.l0[j]
         if not has_symbols:
             return ("B", j, None), None
         for ch in ws:
-            col = advance_column(col, ch)
-        return ("B", j, self.bands.band(col)), col
+            col, alt = advance_column(col, alt, ch)
+        return ("B", j, self.bands.band(col)), (col, alt)
 
     def _streams(self, events: dict) -> dict:
         """NFA elements of every branch (``E`` branches get none)."""
@@ -170,12 +170,12 @@ class RightContext:
                 out[("E", key[1])] = None
             elif key[0] == "A":
                 out[key] = stream_elements(evs, self.bands)
-            elif ("line", None) not in evs:
+            elif ("line", None, None) not in evs:
                 out[("B", key[1], None)] = stream_elements(evs, self.bands)
             else:
                 ws = self.l0[key[1]][0]
                 for b in [BASE, *range(self.bands.n)]:
-                    if self.bands.max_column(b) >= advance_width(ws):
+                    if self.bands.max_column(b) >= len(ws):  # the line is at least that deep
                         out[("B", key[1], b)] = stream_elements(evs, self.bands, b)
         return {k: v for k, v in out.items() if k[0] == "E" or v is not None}
 
@@ -217,11 +217,6 @@ class RightContext:
 
 _COMMENT = dfa.state(("comment",))
 _BACKSLASH = dfa.state(("bs",))
-
-
-def advance_width(ws: str) -> int:
-    """Columns a line's leading whitespace adds at least (tabs count as one)."""
-    return len(ws)
 
 
 @functools.lru_cache(maxsize=16)
