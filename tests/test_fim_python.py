@@ -39,6 +39,7 @@ AGREES = [
     "f(a, *b, c=1, *d, **e, f=2)", "f(**a, *b)", "f(a=1, **b, c=2)", "def f(a, /, /): pass",
     "if x:\n\tpass\n        pass", "if x:\n\tpass\n\tpass", "if x:\n        pass\n\tpass",
     "if x:\n  \tpass\n\tpass", "if x:\n\tif y:\n\t\tpass\n\tpass",
+    "x = 1 \\\n", "x = 1 \\\n  # c", "x = 1 \\\n\n", "x = 1 \\\n  ", "x = 1\n\\\n",
 ]
 #: Documented differences (cadlib.fim.differential.KNOWN_DIFFERENCES): ours accepts.
 KNOWN = ['x = f"{"', 'x = "\\N{DASH}"']

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from .branching import Branch, BranchingLexer
 from .earley import Recognizer
-from .lexer import dfa
+from .lexer import CONTINUATION, dfa
 from .python_grammar import dedent, python_grammar
 from .quotient import TOP
 from .right import RightContext
@@ -155,6 +155,8 @@ class FIMConstraint:
             if tail is None:
                 return False
             j, state = tail
+            if state == CONTINUATION and j == len(right.text):
+                return False  # "unexpected EOF while parsing"
             ended = lexer.emit(chart, line, dfa.accept[state])
             if ended is None:
                 return False

@@ -48,6 +48,7 @@ __all__ = [
     "dfa",
     "number_follow",
     "follows",
+    "CONTINUATION",
     "NOT_ID",
     "lex_text",
     "Lexeme",
@@ -443,6 +444,8 @@ def _string_body(kind: tuple, phase: str, ch: str) -> tuple | None:
 
 #: The shared automaton (its tables grow as new states are met).
 dfa = LexemeDFA()
+#: The state of a complete ``\\``-newline; CPython rejects one that ends the file.
+CONTINUATION = dfa.state(("cont",))
 
 
 class Lexeme(tuple):

@@ -163,12 +163,15 @@ class TokenTrie:
             mask[np.concatenate([self.order[a:b] for a, b in ranges])] = True
         if singles:
             mask[singles] = True
-        seen: dict = {}
+        seen: dict = {}  # (whole characters, unfinished?) -> viable
         for tid, raw in self.byte_tokens:
             split = utf8_split(raw)
-            if split is not None and split not in seen:
-                seen[split] = byte_token_viable(constraint, raw)
-            mask[tid] = split is not None and seen[split]
+            if split is None:
+                continue
+            key = (split[0], bool(split[1]))
+            if key not in seen:
+                seen[key] = byte_token_viable(constraint, raw)
+            mask[tid] = seen[key]
         return mask
 
     def _walk(self, lexer, branches: list[Branch]) -> tuple[list, list]:
