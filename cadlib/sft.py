@@ -70,7 +70,44 @@ __all__ = [
     "TAXONOMY",
     "categorize",
     "summarize",
+    "summary_record",
     "taxonomy",
+    "PROFILES",
+    "LOSS_KINDS",
+    "Example",
+    "build_example",
+    "build_examples",
+    "prompt_ids",
+    "target_program",
+    "collate",
+    "make_trainable",
+    "training_arguments",
+    "train",
+    "TrainRun",
+    "evaluate_fsm",
+    "evaluate_baseline",
+    "score_output",
+    "extract_program",
+    "extract_document",
+    "choose_params",
+    "configure_torch",
+    "subset",
+    "spread",
+    "fine_tune",
+    "run_pilot",
+    "Pilot",
+    "split_for",
+    "table6",
+    "table7",
+    "table22",
+    "results_frame",
+    "transcript_stats",
+    "render_loss",
+    "expected_speedup",
+    "PAPER_TABLE6",
+    "PAPER_TABLE7",
+    "PAPER_TABLE22",
+    "PAPER_TABLE23",
 ]
 
 #: Corpora that are split into train / held-out (paper §5, Table 22).
@@ -427,6 +464,20 @@ def summarize(results: Sequence[CaseResult], by: str | None = "seed") -> dict:
         out["tests_run"] = len(tested)
         out["tests_ci"] = list(wilson_ci(k, len(tested)))
     return out
+
+
+def summary_record(results: Sequence[CaseResult]) -> dict:
+    """:func:`summarize` for a results file: undefined figures (``nan``) become ``None``,
+    so the file is strict JSON."""
+
+    def clean(v):
+        if isinstance(v, float) and math.isnan(v):
+            return None
+        if isinstance(v, (list, tuple)):
+            return [clean(x) for x in v]
+        return v
+
+    return {k: clean(v) for k, v in summarize(results).items()}
 
 
 def taxonomy(results: Iterable[CaseResult]) -> dict[str, int]:

@@ -350,3 +350,11 @@ def test_training_lowers_the_loss_and_is_deterministic(tok):
     assert run.losses[-1] < run.losses[0]
     assert not model.training  # handed back in eval mode
     assert again.losses == run.losses  # same seed, same CPU thread count: same numbers
+
+
+def test_summary_record_is_strict_json():
+    import json
+
+    record = sft.summary_record([sft.score_output(CASE, GOLD, system="regen")])
+    assert record["start_acc"] is None and record["em"] == 1
+    json.dumps(record, allow_nan=False)
