@@ -273,7 +273,7 @@ def test_profiles_and_overrides():
     P = sft.choose_params("paper")
     assert (P["lr"], P["betas"], P["warmup"], P["grad_accum"], P["micro_batch"]) == (
         2e-5, (0.9, 0.95), 0.03, 8, 1)  # fmt: skip
-    assert (P["max_length"], P["epochs"], P["seeds"]) == (1536, {"py": 8, "combined": 6}, (0, 1, 2))
+    assert (P["max_length"], P["epochs"], P["seeds"]) == (3072, {"py": 8, "combined": 6}, (0, 1, 2))
     assert P["gradient_checkpointing"] and P["train_sets"] == ("py", "combined")
     P = sft.choose_params("cpu", epochs=3, seeds=1, train_sets="combined")
     assert P["epochs"] == {"py": 3, "combined": 3} and P["seeds"] == (1,)
