@@ -35,7 +35,7 @@ notebooks: install
 	$(BIN)/papermill --cwd book book/summary.ipynb book/summary.ipynb --log-level WARNING
 
 html: install
-	$(BIN)/jupyter-book build . --warningiserror --nitpick
+	$(BIN)/jupyter-book build . --warningiserror
 	@echo "open _build/html/index.html"
 
 test: test-unit test-notebooks

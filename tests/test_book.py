@@ -76,8 +76,8 @@ def expected_outputs(page: str) -> tuple[int, int]:
 @pytest.fixture(scope="module")
 def built_book():
     subprocess.run(
-        [str(Path(sys.executable).parent / "jupyter-book"), "build", str(ROOT), "--warningiserror",
-         "--nitpick", "--quiet"],
+        [str(Path(sys.executable).parent / "jupyter-book"), "build", str(ROOT),
+         "--warningiserror", "--quiet"],
         check=True, capture_output=True, text=True,
     )  # fmt: skip
     return HTML
