@@ -75,7 +75,18 @@ def test_measure_speedup_shapes_and_cache_log(tiny_eager, shared):
     med = np.median(m.ar_s, 0) / np.median(m.pp_s, 0)
     assert np.allclose(s["s"], med, rtol=1e-3)
     assert all(lo <= hi for lo, hi in zip(s["s_lo"], s["s_hi"], strict=True))
+    best = m.ar_s.min(0) / m.pp_s.min(0)
+    assert np.allclose(s["s_best"], best, rtol=1e-3)
     json.dumps(s)  # JSON-ready
+
+
+def test_timing_warnings_flag_a_disturbed_run():
+    quiet = {"N": [1, 2, 4], "s": [1.02, 1.3, 2.9], "AR_ms_per_token": [40.0, 41.0, 42.0]}
+    assert K.timing_warnings(quiet) == []
+    noisy = {"N": [1, 2, 4], "s": [6.7, 8.3, 12.7], "AR_ms_per_token": [2500.0, 2400.0, 900.0]}
+    found = K.timing_warnings(noisy)
+    assert len(found) == 2 and found[0].startswith("s(1) = 6.70")
+    assert "varies 2.8x" in found[1]
 
 
 def test_measure_speedup_rejects_bad_grids(tiny_eager):
