@@ -18,7 +18,10 @@ import pandas as pd
 
 from .results import results_dir
 
-__all__ = ["Headline", "HEADLINES", "headline_table", "load_all", "lookup", "setting_table"]
+__all__ = [
+    "Headline", "HEADLINES", "headline_table", "load_all", "lookup", "setting_table",
+    "plot_ratios", "chapter_runtimes",
+]
 
 REPRODUCED, DIFFERS, UNEXPLAINED, NOT_RUN, BEYOND = (
     "reproduced", "differs (explained)", "differs (unexplained)", "not yet run",
@@ -221,3 +224,19 @@ def plot_ratios(table: pd.DataFrame):
             ax.scatter([], [], c=colour, label=status)
     ax.legend(loc="lower right", fontsize="small")
     return fig
+
+
+def chapter_runtimes(folder: Path | None = None) -> pd.DataFrame:
+    """Wall time of each chapter's last papermill run, read from the notebooks' metadata."""
+    from .results import repo_root
+
+    folder = folder or repo_root() / "notebooks"
+    rows = []
+    for path in sorted(folder.glob("[0-9]*.ipynb")):
+        meta = json.loads(path.read_text()).get("metadata", {}).get("papermill", {})
+        rows.append({
+            "chapter": path.stem, "profile": meta.get("parameters", {}).get("profile", ""),
+            "minutes": round(meta["duration"] / 60, 1) if meta.get("duration") else None,
+            "run at": (meta.get("end_time") or "")[:16].replace("T", " "),
+        })  # fmt: skip
+    return pd.DataFrame(rows).set_index("chapter")
