@@ -111,3 +111,13 @@ def test_constrained_generation_with_a_random_model_stays_valid(tokenizer):
         from cadlib.fim.differential import python_accepts
 
         assert python_accepts(left + middle + right)
+
+
+def test_mask_cost_checks_before_timing(tokenizer, humanevalpack_dir):
+    from cadlib.corpora import load_corpus
+    from cadlib.fim import mask_cost
+
+    corpus = load_corpus("heval-fix-py", local_dir=humanevalpack_dir)
+    frame = mask_cost(corpus[:10], tokenizer, n_problems=1, middle_chars=12, naive_sample=200)
+    trie = frame[frame.method == "trie"]
+    assert len(trie) > 0 and trie.next_allowed.all() and trie.sample_agrees.all()

@@ -147,7 +147,8 @@ def _from_scratch(problem, left: str, right: str, middle: str) -> tuple:
 
 def mask_cost(cases, tokenizer, n_problems: int = 2, seed: int = 0, middle_chars: int = 120,
               naive_sample: int = 2000, end_token_ids=None):
-    """Per-step mask time: trie walk vs one fork per token (on a sample, extrapolated).
+    """Per-step mask time: trie walk vs one fork per token (on a sample, extrapolated); both
+    include the end-token decision (``can_end``).
 
     Returns
     -------
@@ -162,6 +163,7 @@ def mask_cost(cases, tokenizer, n_problems: int = 2, seed: int = 0, middle_chars
     rng = random.Random(seed)
     texts = token_texts_cached(tokenizer)
     trie = TokenTrie.for_tokenizer(tokenizer)
+    end_ids = [tokenizer.eos_token_id] if end_token_ids is None else list(end_token_ids)
     rows = []
     problems = fim_problems(cases, n_problems, seed, middle_chars)
     for pid, left, middle, right in problems:
@@ -173,7 +175,7 @@ def mask_cost(cases, tokenizer, n_problems: int = 2, seed: int = 0, middle_chars
             sample = rng.sample(range(len(texts)), naive_sample)
             naive_seconds, naive = _time(
                 lambda s=sample, t=twin: naive_allowed_mask(t, tokenizer, end_token_ids, s))
-            trie_seconds, mask = _time(lambda cur=c: trie.allowed(cur))
+            trie_seconds, mask = _time(lambda cur=c: _trie_mask(trie, cur, end_ids))
             rows.append(dict(problem=pid, step=k, middle_chars=length, method="trie",
                              seconds=trie_seconds, n_allowed=int(mask.sum()),
                              next_allowed=bool(mask[tid]),
@@ -188,3 +190,10 @@ def mask_cost(cases, tokenizer, n_problems: int = 2, seed: int = 0, middle_chars
             twin.feed(text)
             length += len(text)
     return pd.DataFrame(rows)
+
+
+def _trie_mask(trie: TokenTrie, constraint: FIMConstraint, end_ids: list):
+    """The full mask of :func:`cadlib.fim.mask.allowed_mask`: trie walk plus end tokens."""
+    mask = trie.allowed(constraint)
+    mask[end_ids] = constraint.can_end()
+    return mask

@@ -72,6 +72,7 @@ class BranchingLexer:
         return got
 
     def initial(self) -> list[Branch]:
+        """The branches at the start of a file: one, at the root chart."""
         return [(self.rec.root, 0, (), (), START_LINE)]
 
     def sip_viable(self, sip: int, chart: Chart) -> bool:

@@ -87,11 +87,13 @@ _PREFIX_TEXT = {  # lower-cased name text that is a valid string prefix -> (raw,
 
 @functools.cache
 def is_id_start(ch: str) -> bool:
+    """Whether ``ch`` can start a Python identifier."""
     return ch.isidentifier()
 
 
 @functools.cache
 def is_id_continue(ch: str) -> bool:
+    """Whether ``ch`` can continue a Python identifier."""
     return ("a" + ch).isidentifier()
 
 
@@ -157,6 +159,7 @@ class LexemeDFA:
         self.state(("start",))
 
     def state(self, desc: tuple) -> int:
+        """The id of a state descriptor, creating the state's table entries the first time."""
         sid = self._ids.get(desc)
         if sid is None:
             sid = self._ids[desc] = len(self.descs)
@@ -178,6 +181,7 @@ class LexemeDFA:
         return got
 
     def run(self, sid: int, text: str) -> int:
+        """State after ``text`` from ``sid`` (-1 once no lexeme continues)."""
         for ch in text:
             sid = self.step(sid, ch)
             if sid < 0:

@@ -28,13 +28,16 @@ class NFA:
 
     @property
     def n_states(self) -> int:
+        """Number of states."""
         return len(self.edges)
 
     def add_state(self) -> int:
+        """Add a state without arrows; returns its id."""
         self.edges.append([])
         return len(self.edges) - 1
 
     def add_edge(self, p: int, label: tuple | None, q: int) -> None:
+        """Add the arrow ``p --label--> q`` (``label=None``: ε)."""
         self.edges[p].append((label, q))
 
     @classmethod
@@ -112,6 +115,7 @@ class SuffixBuilder:
         self._memo: dict = {}
 
     def element(self, element: tuple, rest: int) -> int:
+        """The state for ``element`` followed by the suffix of state ``rest`` (memoised)."""
         key = (element, rest)
         got = self._memo.get(key)
         if got is not None:
@@ -137,6 +141,7 @@ class SuffixBuilder:
         return got
 
     def sequence(self, elements: Sequence[tuple], rest: int | None = None) -> int:
+        """The state for ``elements`` followed by ``rest`` (default: the empty suffix)."""
         state = self.end if rest is None else rest
         for element in reversed(elements):
             state = self.element(element, state)
