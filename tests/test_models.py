@@ -103,6 +103,7 @@ def test_an_unreachable_name_fails_with_the_offline_names(monkeypatch):
 
 
 @pytest.mark.hf_model
+@pytest.mark.slow
 def test_packaged_smollm2_loads_and_generates():
     model = load_model(models.SMOLLM2, device="cpu", seed=0)
     tokenizer = models.load_tokenizer(models.SMOLLM2)
