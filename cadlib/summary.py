@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,8 +34,9 @@ REPRODUCED, DIFFERS, UNEXPLAINED, NOT_RUN, BEYOND = (
 class Headline:
     """One figure: where the paper states it, where our value lives, and how to compare.
 
-    ``ours`` and ``paper_key`` are dotted paths into ``numbers`` / ``paper`` of the chapter's
-    results file (``paper_key`` only for the consistency test). ``scale`` multiplies our raw
+    ``ours`` is a dotted path into ``numbers`` of the chapter's results file, or a function of
+    ``numbers`` (for a figure derived from two recorded ones); ``paper_key`` is a dotted path
+    into its ``paper`` section, used only by the consistency test. ``scale`` multiplies our raw
     value (e.g. 100 for a fraction shown in percent). Within ``tol`` of the paper's value the
     figure is reproduced; otherwise ``why`` (if given) says where the difference is explained.
     """
@@ -43,7 +45,7 @@ class Headline:
     label: str
     section: str
     paper: float | None
-    ours: str
+    ours: str | Callable[[dict], float]
     unit: str = ""
     tol: float = 0.0
     scale: float = 1.0
@@ -51,11 +53,19 @@ class Headline:
     paper_key: str | None = None
 
 
+def _ratio(numerator: str, denominator: str) -> Callable[[dict], float]:
+    """Our figure as the ratio of two recorded numbers (e.g. parsed / n)."""
+    return lambda numbers: lookup(numbers, numerator) / lookup(numbers, denominator)
+
+
 def _pct(chapter, label, section, paper, ours, tol, why="", paper_key=None, scale=100.0):
     return Headline(chapter, label, section, paper, ours, "%", tol, scale, why, paper_key)
 
 
 _HARDWARE = "measured on other hardware (see the kernel chapter)"
+_FSM = "table6.FSM-constrained (untrained)"
+_SFT_SCALE = ("a scaled-down run in the cpu profile (SmolLM2-135M, a subset, one short epoch) "
+              "against the paper's Qwen2.5-Coder-1.5B, 8 epochs, 3 seeds (SFT chapter)")
 
 HEADLINES: tuple[Headline, ...] = (
     # --- losslessness (§4.3, Appendix I, Table 4)
@@ -122,6 +132,21 @@ HEADLINES: tuple[Headline, ...] = (
          "table8.heval-fix-py.1.em_trimmed", 2.0),
     _pct("perturbation", "HEvalFix-JS trimmed EM at ε = 1", "Table 8", 12.68,
          "table8.heval-fix-js.1.em_trimmed", 2.0),
+    # --- SFT pilot (§5, Table 6)
+    _pct("sft_pilot", "FSM-constrained untrained model: held-out EM", "Table 6", 0.0,
+         f"{_FSM}.em_rate", 0.0),
+    _pct("sft_pilot", "FSM-constrained untrained model: parse rate", "Table 6", 100.0,
+         _ratio(f"{_FSM}.parsed", f"{_FSM}.n"), 0.0),
+    _pct("sft_pilot", "SFT+FSM Py-only: held-out EM", "Table 6", 12.1,
+         "table6.SFT+FSM, Py-only.em_rate", 0.05, why=_SFT_SCALE),
+    _pct("sft_pilot", "SFT+FSM Py-only: parse rate", "Table 6", 100.0,
+         _ratio("table6.SFT+FSM, Py-only.parsed", "table6.SFT+FSM, Py-only.n"), 0.0),
+    Headline("sft_pilot", "SFT+FSM Py-only: span-start accuracy", "Table 6", 0.59,
+             "table6.SFT+FSM, Py-only.start_acc", tol=0.03, why=_SFT_SCALE,
+             paper_key="table6.SFT+FSM, Py-only.start_acc"),
+    Headline("sft_pilot", "SFT+FSM Py-only: span-end accuracy", "Table 6", 0.35,
+             "table6.SFT+FSM, Py-only.end_acc", tol=0.05, why=_SFT_SCALE,
+             paper_key="table6.SFT+FSM, Py-only.end_acc"),
 )  # fmt: skip
 
 
@@ -154,6 +179,18 @@ def load_all(folder: Path | None = None) -> dict[str, dict]:
     return {p.stem: json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))}
 
 
+def _our_value(h: Headline, record: dict | None) -> float | None:
+    """Our figure for ``h`` from its chapter's results record, or None when not recorded."""
+    if record is None:
+        return None
+    try:
+        numbers = record["numbers"]
+        value = h.ours(numbers) if callable(h.ours) else lookup(numbers, h.ours)
+        return float(value) * h.scale
+    except (KeyError, TypeError, ZeroDivisionError):
+        return None
+
+
 def _status(h: Headline, ours) -> str:
     if ours is None:
         return NOT_RUN
@@ -170,10 +207,7 @@ def headline_table(results: dict[str, dict] | None = None) -> pd.DataFrame:
     rows = []
     for h in HEADLINES:
         record = results.get(h.chapter)
-        try:
-            ours = float(lookup(record["numbers"], h.ours)) * h.scale if record else None
-        except (KeyError, TypeError):
-            ours = None
+        ours = _our_value(h, record)
         status = _status(h, ours)
         rows.append({
             "chapter": h.chapter, "figure": h.label, "where": h.section, "unit": h.unit,
@@ -210,7 +244,7 @@ def plot_ratios(table: pd.DataFrame):
     """Ours / paper for every headline that has both, coloured by status (log scale)."""
     import matplotlib.pyplot as plt
 
-    shown = table.dropna(subset=["ratio"]).iloc[::-1]
+    shown = table[table["ratio"].fillna(0) > 0].iloc[::-1]  # a log axis cannot show 0
     fig, ax = plt.subplots(figsize=(8, 0.28 * len(shown) + 1))
     ax.scatter(shown["ratio"], range(len(shown)), c=[_COLOURS[s] for s in shown["status"]],
                zorder=3)  # fmt: skip
