@@ -25,17 +25,22 @@ Module map (pipeline order):
 ``mask``
     allowed-token masks for Hugging Face tokenizers, a logits processor;
 ``differential``, ``benchmark``
-    CPython differential checks and per-step cost measurements for the FIM chapter.
+    CPython differential checks and per-step cost measurements for the FIM chapter;
+``experiments``
+    the FIM chapter's two experiments: :class:`GenBodyMask` on ``<gen>`` bodies in the
+    decoder's localized-edit mode, and FIM completion of HumanEval solutions.
 """
 
 from .benchmark import mask_cost, per_step_cost
 from .constraint import FIMConstraint, UnconnectableContextError, UnsupportedLanguageError
 from .differential import KNOWN_DIFFERENCES, differential_check, summarize
+from .experiments import GenBodyMask
 from .mask import FIMLogitsProcessor, TokenTrie, allowed_mask, naive_allowed_mask
 
 __all__ = [
     "FIMConstraint",
     "FIMLogitsProcessor",
+    "GenBodyMask",
     "KNOWN_DIFFERENCES",
     "TokenTrie",
     "UnconnectableContextError",
