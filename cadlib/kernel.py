@@ -83,10 +83,12 @@ N_GRID = tuple(2**k for k in range(10))
 PROFILES = {
     # 2 CPU cores, a few minutes: the 0.5B shape (random init) and the packaged SmolLM2, P=256
     # instead of 1024 (attention over the prefix is a small share of a step at these sizes),
-    # N up to 256, 3 trials, one shared AR run per trial (see measure_speedup).
+    # N up to 256, 3 trials, one shared AR run per trial, spans below 8 tokens timed
+    # ceil(8/N) times per trial (see measure_speedup).
     "cpu": dict(
         models=("qwen2.5-0.5b-random", SMOLLM2), attn_implementation="eager", dtype="float32",
         P=256, N_grid=N_GRID[:9], trials=3, warmup=1, shared_ar_run=True, logits_to_keep=0,
+        min_tokens=8,
         mask_reps=2000, forward_reps=5, check_model=SMOLLM2, check_P=64, check_N=32,
     ),
     # The paper's setup (§3, Table 1): 1.5B and 7B shapes, bf16, eager, P=1024, t=7/5, on a GPU.
@@ -94,7 +96,7 @@ PROFILES = {
         models=("qwen2.5-1.5b-random", "qwen2.5-7b-random"), attn_implementation="eager",
         dtype="bfloat16", P=1024, N_grid=N_GRID,
         trials={"qwen2.5-1.5b-random": 7, "qwen2.5-7b-random": 5}, warmup=1,
-        shared_ar_run=False, logits_to_keep=0, mask_reps=2000, forward_reps=20,
+        shared_ar_run=False, logits_to_keep=0, min_tokens=1, mask_reps=2000, forward_reps=20,
         check_model=SMOLLM2, check_P=64, check_N=32,
     ),
 }  # fmt: skip
@@ -312,7 +314,7 @@ class SpeedupMeasurement:
     @property
     def cache_always_restored(self) -> bool:
         """Every timed path started from, and was cropped back to, the ``P``-token cache."""
-        return all(
+        return bool(self.cache_log) and all(
             row["before"] == self.P and row["after"] == self.P + row["N"]
             and row["restored"] == self.P
             for row in self.cache_log
@@ -357,6 +359,7 @@ def measure_speedup(
     seed: int = 0,
     shared_ar_run: bool = False,
     logits_to_keep: int = 0,
+    min_tokens: int = 1,
     progress: bool = True,
     desc: str = "s(N)",
 ) -> SpeedupMeasurement:
@@ -389,6 +392,11 @@ def measure_speedup(
     logits_to_keep : int
         Passed to the PP forward: ``0`` (the paper's plain forward) computes logits for all
         ``N`` positions, ``1`` only for the last, which is all a splice needs.
+    min_tokens : int
+        Within a trial, a span with ``N < min_tokens`` is timed ``ceil(min_tokens / N)`` times
+        on each path (separate AR runs, also in shared mode) and the median kept, so that a
+        short span, one forward of a few ms, is not a single draw of the timer on a busy
+        machine. ``1`` (the paper): one sample per trial.
     """
     grid = _check_grid(N_grid)
     if trials < 1 or warmup < 0:
@@ -399,10 +407,25 @@ def measure_speedup(
     pp = np.zeros((trials, len(grid)))
     log: list[dict] = []
 
-    def restore(trial, path, n):
+    def restore(trial, path, n, rep=0):
         after = cache_length(cache)
         restored = restore_cache(cache, P)
-        log.append(dict(trial=trial, path=path, N=n, before=P, after=after, restored=restored))
+        log.append(dict(trial=trial, path=path, N=n, rep=rep, before=P, after=after,
+                        restored=restored))  # fmt: skip
+
+    def ar_run(t, n):  # median over ceil(min_tokens / n) separate n-step runs
+        samples = []
+        for rep in range(-(-min_tokens // n)):
+            samples.append(_time_ar(model, cache, span[:, :n], [n])[0])
+            restore(t, "AR", n, rep)
+        return float(np.median(samples))
+
+    def pp_run(t, n):
+        samples = []
+        for rep in range(-(-min_tokens // n)):
+            samples.append(_time_pp(model, cache, span[:, :n], logits_to_keep))
+            restore(t, "PP", n, rep)
+        return float(np.median(samples))
 
     with torch.inference_mode():
         for _ in range(warmup):
@@ -418,11 +441,9 @@ def measure_speedup(
                 ar[t] = _time_ar(model, cache, span, grid)
                 restore(t, "AR", grid[-1])
             for j, n in enumerate(grid):
-                if not shared_ar_run:
-                    ar[t, j] = _time_ar(model, cache, span[:, :n], [n])[0]
-                    restore(t, "AR", n)
-                pp[t, j] = _time_pp(model, cache, span[:, :n], logits_to_keep)
-                restore(t, "PP", n)
+                if not shared_ar_run or n < min_tokens:
+                    ar[t, j] = ar_run(t, n)
+                pp[t, j] = pp_run(t, n)
                 bar.update()
         bar.close()
     return SpeedupMeasurement(grid, ar, pp, P, shared_ar_run, log)
@@ -691,7 +712,8 @@ def benchmark_models(
         measurement = measure_speedup(
             model, P=params["P"], N_grid=params["N_grid"], trials=trials,
             warmup=params["warmup"], seed=seed, shared_ar_run=params["shared_ar_run"],
-            logits_to_keep=params["logits_to_keep"], progress=progress, desc=name,
+            logits_to_keep=params["logits_to_keep"], min_tokens=params["min_tokens"],
+            progress=progress, desc=name,
         )  # fmt: skip
         fixed = measure_fixed_costs(
             model, P=params["P"], seed=seed, trials=trials, mask_reps=params["mask_reps"],
@@ -705,7 +727,7 @@ def benchmark_models(
             attn_implementation=getattr(model.config, "_attn_implementation", None),
             P=params["P"], trials=trials, warmup=params["warmup"],
             shared_ar_run=params["shared_ar_run"], logits_to_keep=params["logits_to_keep"],
-            profile=params.get("profile"),
+            min_tokens=params["min_tokens"], profile=params.get("profile"),
         )  # fmt: skip
         out[name] = dict(
             curve=curve, fixed_costs=fixed, m_star=m_star(curve, fixed),
@@ -928,11 +950,12 @@ def m_star_table(bench: Mapping):
 
 
 def cache_log_table(bench: Mapping, trial: int | None = None):
-    """The cache length before, after and restored for every timed path (or one trial)."""
+    """The cache length before, after and restored for every timed path (or the first
+    sample of each path in one trial)."""
     import pandas as pd
 
     rows = [dict(model=name, **row) for name, entry in bench.items() for row in entry["cache_log"]
-            if trial is None or row["trial"] == trial]  # fmt: skip
+            if trial is None or (row["trial"] == trial and row["rep"] == 0)]  # fmt: skip
     return pd.DataFrame(rows)
 
 

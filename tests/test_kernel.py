@@ -89,6 +89,18 @@ def test_timing_warnings_flag_a_disturbed_run():
     assert "varies 2.8x" in found[1]
 
 
+def test_short_spans_are_sampled_min_tokens_over_n_times(tiny_eager):
+    m = K.measure_speedup(tiny_eager, P=6, N_grid=(1, 2, 4, 8), trials=1, warmup=0,
+                          shared_ar_run=True, min_tokens=4, progress=False)  # fmt: skip
+    count = {}
+    for row in m.cache_log:
+        count[row["path"], row["N"]] = count.get((row["path"], row["N"]), 0) + 1
+    # N=8 is read off the shared run; N < 4 gets ceil(4 / N) separate samples on each path
+    assert count == {("AR", 8): 1, ("AR", 1): 4, ("AR", 2): 2, ("PP", 1): 4, ("PP", 2): 2,
+                     ("PP", 4): 1, ("PP", 8): 1}  # fmt: skip
+    assert m.cache_always_restored and (m.ar_s > 0).all()
+
+
 def test_measure_speedup_rejects_bad_grids(tiny_eager):
     for grid in [(), (2, 1), (0, 1), (1, 1)]:
         with pytest.raises(ValueError, match="increasing positive"):
@@ -249,7 +261,8 @@ def test_benchmark_models_end_to_end_on_tiny(tiny_eager):
     assert "tiny-random" in K.curve_label(meta) and "random-init" in K.curve_label(meta)
     assert list(K.curve_table(bench).index.get_level_values("N")) == [1, 2, 4]
     assert set(K.m_star_table(bench).index) >= {"tiny-random", "paper:qwen2.5-7b (paper, A100)"}
-    assert len(K.cache_log_table(bench, trial=0)) == 1 + 3
+    # the shared AR run, then (min_tokens = 8 > N) separate AR runs and PP per N, first samples
+    assert len(K.cache_log_table(bench, trial=0)) == 1 + 3 + 3
     assert "c_mask" in K.fixed_cost_table(bench).index
     fig = K.plot_speedup(K.kernel_numbers(bench)["curves"])
     assert fig.axes[0].get_xscale() == "log" and fig.axes[0].get_yscale() == "log"
