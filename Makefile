@@ -35,6 +35,7 @@ notebooks: install
 	$(BIN)/papermill --cwd book book/summary.ipynb book/summary.ipynb --log-level WARNING
 
 html: install
+	$(BIN)/python -c "from cadlib import plotting; plotting.save_book_figures()"
 	$(BIN)/jupyter-book build . --warningiserror
 	@echo "open _build/html/index.html"
 
