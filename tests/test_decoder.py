@@ -3,13 +3,24 @@ and the pure grammar LogitsProcessor inside ``generate()`` (tiny random Llama on
 
 import random
 
+import pandas as pd
 import pytest
 import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from transformers import LogitsProcessorList
 
-from cadlib.decoder import CopyDecoder, GrammarLogitsProcessor, forward, new_cache
+from cadlib.decoder import (
+    CopyDecoder,
+    GrammarLogitsProcessor,
+    ar_along,
+    boundary_table,
+    forward,
+    naive_transcript_ids,
+    new_cache,
+    prompt_lookup_along,
+    speed_table,
+)
 from cadlib.fsm import token_table, transcript
 from cadlib.grammar import Copy, Gen, Program, parse_program
 from cadlib.models import load_model, load_tokenizer
@@ -19,6 +30,16 @@ from cadlib.resolver import resolve
 
 DOC = "def add(a, b):\n    total = a - b\n    return total\n\n\nprint(add(1, 2))\n"
 GOLD = "def add(a, b):\n    total = a + b\n    return total\n\n\nprint(add(1, 2))\n"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    """One torch thread: on a shared 2-core machine two contended threads are ~10x slower
+    (behaviour does not depend on the thread count)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
 
 
 @pytest.fixture(scope="module")
@@ -235,3 +256,58 @@ def test_program_only_processor_emits_a_parsable_program(model, tok, prompt):
     )
     state = proc.state(tuple(out[0, len(prompt) :].tolist()))
     assert state is not None  # every generated id was allowed
+
+
+# ----- the baselines and the chapter's tables -------------------------------------------------
+
+
+def test_autoregressive_baseline_takes_one_forward_per_id(model, tok, prompt):
+    target = tok.encode(GOLD, add_special_tokens=False) + [tok.eos_token_id]
+    trace = ar_along(model, prompt, target)
+    assert trace.n_forwards == len(target) and trace.forwards[0].kind == "prefill"
+
+
+def test_prompt_lookup_baseline_emits_the_target(model, tok, prompt):
+    """Every round accepts the matching draft prefix plus one id, so the ids emitted add up to
+    the target, and copying the document needs far fewer forwards than ids."""
+    target = tok.encode(DOC * 3, add_special_tokens=False)
+    trace = prompt_lookup_along(model, prompt + target[:5], target, num_output_tokens=8)
+    assert trace.info["accepted"] + trace.info["rounds"] + 1 == len(target)
+    assert trace.n_forwards < len(target) / 2
+
+
+def test_naive_transcript_is_the_same_text(tok):
+    program = oracle_program(DOC, GOLD)
+    ours = transcript(program, DOC, tok)
+    naive = naive_transcript_ids(program, DOC, tok)
+    assert tok.decode(naive) == ours.text(tok) and list(ours.ids) != naive
+
+
+def test_boundary_table_counts_canonical_windows(tok):
+    from cadlib.corpora import EditCase
+
+    cases = [EditCase("a", DOC, GOLD, "Fix."), EditCase("b", "x\ny\n\nz", "x\nY\n\nz", "Fix.")]
+    table = boundary_table({"toy": cases}, {"SmolLM2": tok}).iloc[0]
+    assert table.copy_ours == table.copies and table.gen_ours == table.gens
+    assert table.whole_ours == 2
+
+
+def test_speed_table_ratios():
+    rows = pd.DataFrame(
+        [
+            dict(
+                corpus="c", case="k", method=m, repeat=r, T=100, forwards=f, decode_s=s, spliced=sp
+            )
+            for r in range(3)
+            for m, f, s, sp in [
+                ("autoregressive", 100, 10.0 + r, 0),
+                ("Copy-as-Decode", 20, 2.0, 80),
+                ("prompt lookup", 25, 4.0, 0),
+            ]
+        ]
+    ).assign(accepted=lambda d: (d.method == "prompt lookup") * 70)
+    table = speed_table(rows).set_index(["corpus", "method"])
+    assert table.loc[("c", "Copy-as-Decode"), "forward_ratio"] == 5.0
+    assert table.loc[("c", "Copy-as-Decode"), "speedup"] == 5.5  # median of 10/2, 11/2, 12/2
+    assert table.loc[("c", "prompt lookup"), "free_share"] == 0.7
+    assert table.loc[("pooled", "autoregressive"), "speedup"] == 1.0
