@@ -807,7 +807,12 @@ def kernel_bounds(inputs: list, results: dict, tokenizer, curve=None, kernel_mod
                         copy_ops=len(spans),
                         bnd_exact=bound_exact(g["T"].sum(), g["T_gen"].sum(), spans, N, s),
                         bnd_fsm=g["ar_forwards"].sum() / g["fsm_cost"].sum()))  # fmt: skip
-    label = meta.get("name", "curve") + f" (N {int(N[0])}..{int(N[-1])})"
+    try:
+        from .kernel import curve_label
+
+        label = f"{meta['name']}: {curve_label(meta)}, N {int(N[0])}..{int(N[-1])}"
+    except (KeyError, ImportError):
+        label = f"{meta.get('name', 'curve')}, N {int(N[0])}..{int(N[-1])}"
     return pd.DataFrame(out), label
 
 
