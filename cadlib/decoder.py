@@ -17,13 +17,18 @@ is :func:`cadlib.fsm.transcript` of the program (see :mod:`cadlib.fsm` for its l
 
 Modes: free run (:meth:`CopyDecoder.decode`), streaming (:meth:`CopyDecoder.stream`), forced
 program (``program=``: the decoder is driven along a given program, every forward, mask and
-argmax as in a free run: the mechanism under perfect span selection), a minimum span ``m``
-(copies of fewer than ``m`` tokens are fed one id per forward), and
+argmax as in a free run: the mechanism under perfect span selection), localized edit
+(``program=`` with ``free_gen=True``: the program's ops and copy spans are given, e.g. by a
+user's selection or the oracle alignment, and the model writes every ``<gen>`` body, optionally
+masked per body by ``gen_processor``, e.g. the FIM constraint of :mod:`cadlib.fim`), a minimum
+span ``m`` (copies of fewer than ``m`` tokens are fed one id per forward), and
 :class:`GrammarLogitsProcessor`, the constraint alone for ``generate()``.
 
 The token budget ``max_new_tokens`` counts model decisions (structural choices and body
 tokens). When it runs out, :meth:`cadlib.fsm.CopyGenFSM.closing_ids` completes the open op
-minimally and appends ``</program>``, so the program still parses and resolves strictly.
+minimally and appends ``</program>``, so the program still parses and resolves strictly. In
+localized-edit mode it bounds each ``<gen>`` body instead: an exhausted body is closed with
+``</gen>`` and the given program continues.
 """
 
 from __future__ import annotations
@@ -189,7 +194,9 @@ class DecodeResult:
     dict per op after a first ``prompt`` record (kind, lines, forwards, forward seconds and
     the count of ids of each kind);
     ``agreement`` (forced mode) is the share of decisions where the model's masked argmax was
-    the program's id; ``budget_closed`` tells whether the budget closed the program.
+    the program's id (localized edit: of the planned decisions); ``budget_closed`` tells
+    whether the budget closed the program (localized edit: a body); ``bodies`` holds the
+    ``gen_processor`` masks of a localized edit, in body order.
     """
 
     transcript: Transcript
@@ -201,6 +208,7 @@ class DecodeResult:
     ops: list[dict]
     agreement: float | None = None
     budget_closed: bool = False
+    bodies: list = field(default_factory=list)  # localized edit: the body processors
 
     @property
     def n_spliced(self) -> int:
@@ -242,6 +250,68 @@ class _Run:
         return new
 
 
+class _FreeBodies:
+    """Localized-edit mode: the model writes each ``<gen>`` body of a given program.
+
+    Keeps the offset between the run and the planned transcript (bodies differ in length from
+    the planned ones), counts each body's decisions against the budget and applies the
+    optional per-body ``gen_processor`` (see :meth:`CopyDecoder.decode`).
+    """
+
+    def __init__(self, plan: Transcript, program: Program, doc: str, gen_processor):
+        self.doc, self.factory = doc, gen_processor
+        self.gen_ops = [k for k, op in enumerate(program.ops) if not isinstance(op, Copy)]
+        self.texts = [op.text if not isinstance(op, Copy) else
+                      "\n".join(doc.split("\n")[op.start - 1 : op.end]) for op in program.ops]
+        self.ends = [k for k in range(1, len(plan.kinds) + 1)  # end of each planned body
+                     if plan.kinds[k - 1] == "gen" and (k == len(plan.kinds) or
+                                                        plan.kinds[k] != "gen")]  # fmt: skip
+        self.n = self.shift = self.decisions = self.total_decisions = 0
+        self.is_open, self.start, self.processor = False, 0, None
+        self.processors: list = []
+
+    def open(self, fsm, run) -> bool:
+        """At a body step: open the body on its first step (build its processor)."""
+        if not self.is_open:
+            self.is_open, self.start, self.decisions = True, len(run.ids), 0
+            if self.factory is not None:
+                self.processor = self.factory(*self._contexts(fsm, run))
+                self.processors.append(self.processor)
+        return True
+
+    def _contexts(self, fsm, run) -> tuple[str, str]:
+        text = Transcript(tuple(run.ids), tuple(run.kinds)).program_text(fsm.table)
+        done = StreamingParser().feed(text)  # the complete ops before this body
+        left = resolve(Program(done), fsm.doc) + "\n" if done else ""
+        after = self.texts[self.gen_ops[self.n] + 1 :]
+        return left, "\n" + "\n".join(after) if after else ""
+
+    def close(self, run, budget: bool) -> None:
+        """The body ended (its ``</gen>`` ids are in ``run``): the plan resumes after it."""
+        self.is_open, self.processor = False, None
+        self.shift = len(run.ids) - self.ends[self.n]
+        self.n += 1
+
+    def choose(self, fsm, state, logits, run) -> int:
+        """Greedy choice of a body id under the grammar's mask and the body processor's."""
+        t0 = time.perf_counter()
+        allowed = fsm.allowed(state)
+        scores = logits.masked_fill(~allowed.full_mask(), float("-inf"))
+        if self.processor is not None:
+            masked = self.processor(run.ids[self.start :], scores)
+            if torch.isfinite(masked).any():  # a dead processor leaves the grammar's mask
+                scores = masked
+        t1 = time.perf_counter()
+        tok = int(scores.argmax())
+        t2 = time.perf_counter()
+        run.trace.mask_s.append(t1 - t0)
+        run.trace.sync_s.append(t2 - t1)
+        run.decisions += 1
+        self.decisions += 1
+        self.total_decisions += 1
+        return tok
+
+
 # --------------------------------------------------------------------------------------------
 # The decoder
 # --------------------------------------------------------------------------------------------
@@ -278,7 +348,8 @@ class CopyDecoder:
     # -- public API --------------------------------------------------------------------------
 
     def decode(self, doc: str, instruction: str | None = None, *, prompt_ids=None,
-               program: Program | None = None) -> DecodeResult:  # fmt: skip
+               program: Program | None = None, free_gen: bool = False,
+               gen_processor=None) -> DecodeResult:  # fmt: skip
         """Decode an edit program for ``doc`` (greedy, FSM-masked, copies spliced).
 
         Parameters
@@ -292,13 +363,28 @@ class CopyDecoder:
         program : Program, optional
             Forced-program mode: every decision takes this program's id (its transcript),
             after running the same forward, mask and argmax as a free run.
+        free_gen : bool
+            Localized-edit mode (needs ``program``): structural decisions and copies follow
+            ``program``, but the model writes each ``<gen>`` body (masked greedy, at most
+            ``max_new_tokens`` decisions per body; an exhausted body is closed by ``</gen>``).
+        gen_processor : callable, optional
+            Localized-edit mode: ``gen_processor(left, right)`` is called when a body opens,
+            with the resolved output before the body (the ops so far, as decoded, and the
+            newline that joins the next op) and after it (the newline and the rest of
+            ``program``, later bodies as planned). It returns ``mask(body_ids, scores) ->
+            scores``, applied at every step of that body after the grammar's mask (e.g. the
+            FIM constraint of :mod:`cadlib.fim.experiments`). ``DecodeResult.bodies`` lists
+            the processors, in body order.
 
         Returns
         -------
         DecodeResult
             The program, its strict resolution, the transcript and the timings.
         """
-        steps = self._steps(doc, self._prompt(doc, instruction, prompt_ids), program)
+        if (free_gen or gen_processor is not None) and (program is None or not free_gen):
+            raise ValueError("free_gen=True needs program=; gen_processor needs free_gen=True")
+        steps = self._steps(doc, self._prompt(doc, instruction, prompt_ids), program,
+                            free_gen, gen_processor)  # fmt: skip
         while True:
             try:
                 next(steps)
@@ -329,10 +415,13 @@ class CopyDecoder:
             raise ValueError("give an instruction or prompt_ids")
         return self.prompt_ids(doc, instruction)
 
-    def _steps(self, doc: str, prompt: list[int], program: Program | None):
+    def _steps(self, doc: str, prompt: list[int], program: Program | None,
+               free_gen: bool = False, gen_processor=None):  # fmt: skip
         """Generator: yields the run after each forward; returns the :class:`DecodeResult`."""
         fsm, run, cache = self.fsm(doc), _Run(), new_cache(self.model)
-        plan = transcript(program, doc, self.table).ids if program is not None else None
+        plan = transcript(program, doc, self.table) if program is not None else None
+        body = _FreeBodies(plan, program, doc, gen_processor) if free_gen else None
+        plan = plan.ids if plan is not None else None
         state, budget_closed = fsm.initial(), False
         feed, kinds, feed_op = list(prompt), ["prompt"] * len(prompt), 0
         start = time.perf_counter()
@@ -340,7 +429,16 @@ class CopyDecoder:
             state = self._absorb_forced(fsm, state, run, feed, kinds)
             if state.phase == "done":
                 break
-            if plan is None and run.decisions >= self.max_new_tokens:
+            if body is not None and state.phase == "gen" and body.open(fsm, run):
+                if body.decisions >= self.max_new_tokens:  # close this body, go on
+                    for tok in self.table.gen_close[state.closer :]:
+                        state = run.append(fsm, state, tok, "gen")
+                        feed.append(tok)
+                        kinds.append("gen")
+                    body.close(run, budget=True)
+                    budget_closed = True
+                    continue
+            elif plan is None and run.decisions >= self.max_new_tokens:
                 for tok in fsm.closing_ids(state):
                     kind = state.pending[0][1] if state.pending else "forced"
                     state = run.append(fsm, state, tok, kind)
@@ -348,12 +446,14 @@ class CopyDecoder:
                 break
             logits = self._forward(feed, kinds, cache, run, feed_op)
             yield run
-            tok, kind = self._choose(fsm, state, logits, plan, run), fsm.kind(state)
+            tok, kind = self._choose(fsm, state, logits, plan, run, body), fsm.kind(state)
             state = run.append(fsm, state, tok, kind)
+            if body is not None and body.is_open and state.phase != "gen":
+                body.close(run, budget=False)
             feed, kinds, feed_op = [tok], [kind], len(run.ops) - 1
         run.trace.wall_s = time.perf_counter() - start
         yield run
-        return self._result(fsm, run, plan, budget_closed)
+        return self._result(fsm, run, plan, budget_closed, body)
 
     def _absorb_forced(self, fsm, state, run, feed, kinds):
         """Append the forced ids (singleton masks, pending literals and splices) to ``feed``."""
@@ -393,13 +493,16 @@ class CopyDecoder:
             run.ops[op]["seconds"] += dt
         return logits
 
-    def _choose(self, fsm, state, logits, plan, run) -> int:
-        """Masked argmax; the plan's id in forced mode.
+    def _choose(self, fsm, state, logits, plan, run, body=None) -> int:
+        """Masked argmax; the plan's id in forced mode (outside free bodies).
 
         Timed in two parts: ``sync`` = the argmax that any greedy decoder runs (over the
         allowed ids, or over all ids in a body) and its transfer to Python; ``mask`` = the
-        rest (mask lookup, gather, the banned-id check and its rare fallback).
+        rest (mask lookup, gather, the banned-id check and its rare fallback; a body
+        processor's mask).
         """
+        if body is not None and body.is_open:
+            return body.choose(fsm, state, logits, run)
         t0 = time.perf_counter()
         allowed = fsm.allowed(state)
         scores = logits[allowed.ids] if allowed.ids is not None else logits
@@ -414,14 +517,14 @@ class CopyDecoder:
         run.trace.sync_s.append(t2 - t1)
         run.decisions += 1
         if plan is not None:
-            want = plan[len(run.ids)]
+            want = plan[len(run.ids) - (body.shift if body is not None else 0)]
             run.agree += tok == want
             tok = want
         return tok
 
-    def _result(self, fsm, run: _Run, plan, budget_closed: bool) -> DecodeResult:
+    def _result(self, fsm, run: _Run, plan, budget_closed: bool, body=None) -> DecodeResult:
         tr = Transcript(tuple(run.ids), tuple(run.kinds))
-        if plan is not None and tr.ids != tuple(plan):
+        if plan is not None and body is None and tr.ids != tuple(plan):
             raise RuntimeError("forced decoding left the program's transcript")
         text_prog = tr.program_text(self.table)
         program = text = error = None
@@ -431,8 +534,11 @@ class CopyDecoder:
         except ValueError as err:  # ProgramSyntaxError / ResolveError: ruled out by the FSM
             error = f"{type(err).__name__}: {err}"
         agreement = run.agree / run.decisions if plan is not None and run.decisions else None
+        if body is not None:  # localized edit: agreement on the planned decisions only
+            planned = run.decisions - body.total_decisions
+            agreement = run.agree / planned if planned else None
         return DecodeResult(tr, text_prog, program, text, error, run.trace, run.ops, agreement,
-                            budget_closed)  # fmt: skip
+                            budget_closed, body.processors if body is not None else [])  # fmt: skip
 
 
 # --------------------------------------------------------------------------------------------

@@ -84,7 +84,7 @@ __all__ = [
 PROFILES = {
     "cpu": dict(
         model="smollm2-135m-instruct", checkpoint="checkpoints/sft-smollm2-135m-instruct-py-s0",
-        edit_cases=10, edit_budget=24, fim_cases=12, fim_budget=48, fim_style="hole",
+        edit_cases=10, edit_budget=48, fim_cases=12, fim_budget=48, fim_style="hole",
         fim_max_lines=2, fim_max_chars=40, diff_cases=12, diff_splits=3, diff_edits=4,
         cost_problems=4, cost_middle_chars=400, test_timeout=5.0, threads=1,
     ),
