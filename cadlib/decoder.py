@@ -261,8 +261,12 @@ class _FreeBodies:
     def __init__(self, plan: Transcript, program: Program, doc: str, gen_processor):
         self.doc, self.factory = doc, gen_processor
         self.gen_ops = [k for k, op in enumerate(program.ops) if not isinstance(op, Copy)]
-        self.texts = [op.text if not isinstance(op, Copy) else
-                      "\n".join(doc.split("\n")[op.start - 1 : op.end]) for op in program.ops]
+        self.texts = [
+            op.text
+            if not isinstance(op, Copy)
+            else "\n".join(doc.split("\n")[op.start - 1 : op.end])
+            for op in program.ops
+        ]
         self.ends = [k for k in range(1, len(plan.kinds) + 1)  # end of each planned body
                      if plan.kinds[k - 1] == "gen" and (k == len(plan.kinds) or
                                                         plan.kinds[k] != "gen")]  # fmt: skip
