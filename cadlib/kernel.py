@@ -962,9 +962,10 @@ def cache_log_table(bench: Mapping, trial: int | None = None):
 def plot_speedup(curves: Mapping, paper: Mapping | None = None, ax=None, title: str | None = None):
     """``s(N)`` on log-log axes, one line per measured curve, the paper's points marked.
 
-    ``curves`` maps names to ``{"N", "s", "s_lo", "s_hi", "meta"}`` (``kernel_numbers(...)
-    ["curves"]``); ``paper`` maps names to ``{"N", "s", "meta"}`` (default: ``PAPER_CURVES``).
-    Returns the figure.
+    ``curves`` maps names to ``{"N", "s", "s_lo", "s_hi", "s_best", "meta"}``
+    (``kernel_numbers(...)["curves"]``): the median ratio as a line, the per-trial min–max as a
+    band, the best-of-trials ratio dashed; ``paper`` maps names to ``{"N", "s", "meta"}``
+    (default: ``PAPER_CURVES``). Returns the figure.
     """
     import matplotlib.pyplot as plt
 
@@ -976,7 +977,10 @@ def plot_speedup(curves: Mapping, paper: Mapping | None = None, ax=None, title: 
     for c in curves.values():
         line = ax.plot(c["N"], c["s"], marker="o", label=curve_label(c["meta"]))[0]
         if "s_lo" in c:
-            ax.fill_between(c["N"], c["s_lo"], c["s_hi"], color=line.get_color(), alpha=0.2)
+            ax.fill_between(c["N"], c["s_lo"], c["s_hi"], color=line.get_color(), alpha=0.15)
+        if "s_best" in c:
+            best = f"{c['meta']['model']}: best of trials (min T_AR / min T_PP)"
+            ax.plot(c["N"], c["s_best"], ls="--", lw=1, color=line.get_color(), label=best)
     for i, (name, c) in enumerate(paper.items()):
         ax.scatter(c["N"], c["s"], marker="s^Dv"[i % 4], s=70, zorder=3, edgecolor="k",
                    label=f"{curve_label(c['meta'])}: A100 figures")  # fmt: skip
@@ -992,7 +996,7 @@ def plot_speedup(curves: Mapping, paper: Mapping | None = None, ax=None, title: 
     ax.set_xlabel("span length N (tokens)")
     ax.set_ylabel("s(N) = T_AR / T_PP")
     ax.set_title(title or "Parallel-prefill speedup over N decode steps")
-    ax.legend(fontsize=7, loc="upper left")
+    ax.legend(fontsize=6.5, loc="lower right")
     ax.grid(True, which="both", alpha=0.3)
     fig.tight_layout()
     return fig
