@@ -21,17 +21,25 @@ PROMPT = 'def add(a, b):\n    """Add two numbers."""\n'
 
 
 def case(doc, gold, cid="toy/0"):
-    return EditCase(cid, doc, gold, "Fix the bug.",
-                    meta={"prompt": PROMPT, "test": "", "entry_point": "add"})
+    return EditCase(
+        cid, doc, gold, "Fix the bug.", meta={"prompt": PROMPT, "test": "", "entry_point": "add"}
+    )
 
 
 CASES = [
-    case("    total = a - b\n    return total\n", "    total = a + b\n    return total\n",
-         "toy/gc"),
-    case("    x = a\n    total = x - b\n    return total\n",
-         "    x = a\n    total = x + b\n    return total\n", "toy/cgc"),
-    case("    if a:\n        return a - b\n    return b\n",
-         "    if a:\n        return a + b\n    return b\n", "toy/nested"),
+    case(
+        "    total = a - b\n    return total\n", "    total = a + b\n    return total\n", "toy/gc"
+    ),
+    case(
+        "    x = a\n    total = x - b\n    return total\n",
+        "    x = a\n    total = x + b\n    return total\n",
+        "toy/cgc",
+    ),
+    case(
+        "    if a:\n        return a - b\n    return b\n",
+        "    if a:\n        return a + b\n    return b\n",
+        "toy/nested",
+    ),
 ]
 
 
@@ -122,8 +130,12 @@ def test_free_gen_needs_a_program(model, tok):
     with pytest.raises(ValueError, match="free_gen"):
         dec.decode("x = 1\n", "Edit.", free_gen=True)
     with pytest.raises(ValueError, match="gen_processor"):
-        dec.decode("x = 1\n", "Edit.", program=Program([Copy(1, 2)]),
-                   gen_processor=lambda left, right: None)
+        dec.decode(
+            "x = 1\n",
+            "Edit.",
+            program=Program([Copy(1, 2)]),
+            gen_processor=lambda left, right: None,
+        )
 
 
 # ----- constrained bodies always parse ---------------------------------------------------------
@@ -135,8 +147,13 @@ def test_constrained_bodies_parse_when_the_model_ends_them(model, tok):
     for seed in range(6):
         for c in CASES:
             made = []
-            res = dec.decode(c.doc, c.instruction, program=oracle_program(c.doc, c.gold),
-                             free_gen=True, gen_processor=random_walk(tok, made, seed))
+            res = dec.decode(
+                c.doc,
+                c.instruction,
+                program=oracle_program(c.doc, c.gold),
+                free_gen=True,
+                gen_processor=random_walk(tok, made, seed),
+            )
             end = made[-1].finish(FX._body_ids(res, token_table(tok).gen_close))
             assert end in FX.ENDS
             assert FX.parses(PROMPT + res.text) == (end != "budget, not closable"), res.text
@@ -149,15 +166,31 @@ def test_constrained_outcomes_are_honest(model, tok):
     """A random model rarely ends: every output parses unless it is reported as a budget
     exhausted where the middle could not be closed."""
     for budget in (1, 5):
-        rows = FX.localized_edit(model, tok, CASES, constrained=True, budget=budget,
-                                 system="tiny", test_timeout=None, progress=False)
+        rows = FX.localized_edit(
+            model,
+            tok,
+            CASES,
+            constrained=True,
+            budget=budget,
+            system="tiny",
+            test_timeout=None,
+            progress=False,
+        )
         assert set(rows.end) <= set(FX.ENDS)
         assert (rows.body_tokens <= budget).all()
         for r in rows.itertuples():
             assert r.parses == (r.end != "budget, not closable"), (r.end, r.output)
             assert len(r.mask_s) == len(r.middle_chars) >= 1
-    free = FX.localized_edit(model, tok, CASES, constrained=False, budget=3, system="tiny",
-                             test_timeout=None, progress=False)
+    free = FX.localized_edit(
+        model,
+        tok,
+        CASES,
+        constrained=False,
+        budget=3,
+        system="tiny",
+        test_timeout=None,
+        progress=False,
+    )
     assert set(free.end) <= {"model ended", "budget, closable", "budget, not closable"}
     assert (free.parses == (free.end != "budget, not closable")).all()
 
@@ -192,8 +225,10 @@ def solutions():
         "    return sorted([a, b], key=lambda x: (-x, x))[0]\n",
         "    values = {'a': a, 'b': b}\n    return sum(values.values())\n",
     ]
-    return [EditCase(f"toy/{k}", body, body, "", meta={"prompt": PROMPT})
-            for k, body in enumerate(bodies)]
+    return [
+        EditCase(f"toy/{k}", body, body, "", meta={"prompt": PROMPT})
+        for k, body in enumerate(bodies)
+    ]
 
 
 def test_fim_problems_are_seeded_and_cover_both_cuts():
@@ -252,8 +287,9 @@ def test_fim_generate_reports_budget_exhaustion(model, tok):
 
 def test_fim_completion_rows(model, tok):
     problems = FX.fim_problems(solutions(), 2, seed=0)
-    rows = FX.fim_completion(model, tok, problems, budget=2, system="tiny", test_timeout=None,
-                             progress=False)
+    rows = FX.fim_completion(
+        model, tok, problems, budget=2, system="tiny", test_timeout=None, progress=False
+    )
     assert len(rows) == len(problems) * len(FX.ARMS)
     assert list(rows.arm[: len(FX.ARMS)]) == list(FX.ARMS)
     table = FX.validity_table(rows, ["arm"])
@@ -292,8 +328,9 @@ def test_trim_to_context():
 def test_cost_helpers():
     import pandas as pd
 
-    frame = pd.DataFrame(dict(method=["a"] * 4, middle_chars=[0, 10, 30, 60],
-                              seconds=[1.0, 2.0, 3.0, 4.0]))
+    frame = pd.DataFrame(
+        dict(method=["a"] * 4, middle_chars=[0, 10, 30, 60], seconds=[1.0, 2.0, 3.0, 4.0])
+    )
     out = FX.cost_by_length(frame, bins=(0, 25, 100))
     assert out.steps.tolist() == [2, 2] and out["median"].tolist() == [1.5, 3.5]
     assert torch.isfinite(torch.tensor(out.p90.tolist())).all()

@@ -306,8 +306,17 @@ def _body_ids(result, close_ids) -> list[int]:
     return ids[: len(ids) - len(close_ids)]
 
 
-def localized_edit(model, tokenizer, cases, *, constrained: bool, budget: int,
-                   system: str, test_timeout: float | None = 10.0, progress: bool = True):
+def localized_edit(
+    model,
+    tokenizer,
+    cases,
+    *,
+    constrained: bool,
+    budget: int,
+    system: str,
+    test_timeout: float | None = 10.0,
+    progress: bool = True,
+):
     """Localized-edit decoding of ``cases`` (oracle copy spans, model-written bodies).
 
     Parameters
@@ -412,8 +421,9 @@ class FIMProblem:
 CUTS = ("line", "char")
 
 
-def cut_middle(source: str, start: int, cut: str, rng: random.Random, max_lines: int = 2,
-               max_chars: int = 60) -> tuple[int, int]:
+def cut_middle(
+    source: str, start: int, cut: str, rng: random.Random, max_lines: int = 2, max_chars: int = 60
+) -> tuple[int, int]:
     """``(a, b)``: a middle ``source[a:b]`` inside ``source[start:]`` (the solution body).
 
     ``"line"``: ``a`` is the start of a non-blank line, the middle is 1..``max_lines`` whole
@@ -444,8 +454,9 @@ def cut_middle(source: str, start: int, cut: str, rng: random.Random, max_lines:
     raise ValueError(f"unknown cut {cut!r}; valid: {', '.join(CUTS)}")
 
 
-def fim_problems(cases, n: int | None, seed: int = 0, max_lines: int = 2,
-                 max_chars: int = 60) -> list[FIMProblem]:
+def fim_problems(
+    cases, n: int | None, seed: int = 0, max_lines: int = 2, max_chars: int = 60
+) -> list[FIMProblem]:
     """Seeded FIM problems from HumanEval solutions (``meta["prompt"] + gold``).
 
     A seeded subset of ``n`` cases (:func:`cadlib.sft.subset`; all when ``None``), cut kinds
@@ -518,8 +529,10 @@ def _end_ids(tokenizer) -> list[int]:
     """The end tokens under the constraint: EOS and the bare fence token(s) (a token with
     code around its fence would hide that code from the constraint)."""
     texts = token_texts_cached(tokenizer)
-    return [int(tokenizer.eos_token_id),
-            *(i for i, t in enumerate(texts) if isinstance(t, str) and t.strip() == FIM_FENCE)]
+    return [
+        int(tokenizer.eos_token_id),
+        *(i for i, t in enumerate(texts) if isinstance(t, str) and t.strip() == FIM_FENCE),
+    ]
 
 
 class _Clock:
@@ -582,8 +595,9 @@ def _occurrences(text: str, sub: str) -> list[int]:
     return out
 
 
-def trim_to_context(middle: str, left: str, right: str, accept=None,
-                    min_chars: int = 10) -> str | None:
+def trim_to_context(
+    middle: str, left: str, right: str, accept=None, min_chars: int = 10
+) -> str | None:
     """Post-hoc extraction of a middle from a reply that echoes its contexts.
 
     A chat model asked for a middle often rewrites the code around it. The reply is cut
@@ -610,8 +624,9 @@ def trim_to_context(middle: str, left: str, right: str, accept=None,
     return None
 
 
-def fim_generate(model, tokenizer, problem: FIMProblem, *, constrained: bool,
-                 budget: int, style: str = "hole") -> dict:
+def fim_generate(
+    model, tokenizer, problem: FIMProblem, *, constrained: bool, budget: int, style: str = "hole"
+) -> dict:
     """Greedy middle for ``problem`` (``model.generate``), with or without the constraint.
 
     Unconstrained: generation stops at EOS or any token holding a code fence, and the middle
@@ -668,19 +683,38 @@ def fim_generate(model, tokenizer, problem: FIMProblem, *, constrained: bool,
     end = ENDS[0] if ended else ENDS[2] if closable else ENDS[3]
     accept = None if start is None else (lambda m: (c := start.fork()).feed(m) and c.can_end())
     trimmed = trim_to_context(middle, problem.left, problem.right, accept)
-    return dict(middle=middle, end=end, trimmed=trimmed,
-                new_tokens=len(new), mask_s=mask_s, step_s=step_s, middle_chars=chars,
-                setup_s=setup)
+    return dict(
+        middle=middle,
+        end=end,
+        trimmed=trimmed,
+        new_tokens=len(new),
+        mask_s=mask_s,
+        step_s=step_s,
+        middle_chars=chars,
+        setup_s=setup,
+    )
 
 
 #: The four arms of the FIM experiment: constraint x post-hoc context trim.
-ARMS = ("unconstrained", "unconstrained + context trim", "FIM-constrained",
-        "FIM-constrained + context trim")
+ARMS = (
+    "unconstrained",
+    "unconstrained + context trim",
+    "FIM-constrained",
+    "FIM-constrained + context trim",
+)
 
 
-def fim_completion(model, tokenizer, problems, *, budget: int, system: str,
-                   style: str = "hole", test_timeout: float | None = 10.0,
-                   progress: bool = True):
+def fim_completion(
+    model,
+    tokenizer,
+    problems,
+    *,
+    budget: int,
+    system: str,
+    style: str = "hole",
+    test_timeout: float | None = 10.0,
+    progress: bool = True,
+):
     """Two generations per problem (without / with the constraint), four arms (:data:`ARMS`):
     each raw, and each with the echoes of its contexts trimmed (:func:`trim_to_context`; in
     the constrained arm only a closable candidate is taken).
@@ -701,8 +735,10 @@ def fim_completion(model, tokenizer, problems, *, budget: int, system: str,
 
     rows = []
     for problem in tqdm(problems, desc=f"FIM, {system}", disable=not progress):
-        runs = {c: fim_generate(model, tokenizer, problem, constrained=c, budget=budget,
-                                style=style) for c in (False, True)}
+        runs = {
+            c: fim_generate(model, tokenizer, problem, constrained=c, budget=budget, style=style)
+            for c in (False, True)
+        }
         for arm in ARMS:
             r = dict(runs[arm.startswith("FIM")])
             trimmed = r.pop("trimmed")
@@ -734,10 +770,15 @@ def validity_table(frame, by: list[str]):
     import pandas as pd
 
     g = frame.groupby(by, sort=False)
-    out = g.agg(n=("parses", "size"), parses=("parses", "sum"), em=("em", "sum"),
-                passed=("passed", lambda s: int(s.fillna(False).astype(bool).sum())))
-    ends = pd.crosstab([frame[k] for k in by], frame["end"]).reindex(columns=list(ENDS),
-                                                                     fill_value=0)
+    out = g.agg(
+        n=("parses", "size"),
+        parses=("parses", "sum"),
+        em=("em", "sum"),
+        passed=("passed", lambda s: int(s.fillna(False).astype(bool).sum())),
+    )
+    ends = pd.crosstab([frame[k] for k in by], frame["end"]).reindex(
+        columns=list(ENDS), fill_value=0
+    )
     out = out.join(ends).fillna(0)
     for k in ("parses", "em", "passed", *ENDS):
         out[k] = out[k].astype(int)
@@ -757,19 +798,25 @@ def step_costs(frame, step_col: str):
     for r in frame.itertuples():
         masks, steps, chars = r.mask_s, getattr(r, step_col), r.middle_chars
         for k, (m, c) in enumerate(zip(masks, chars, strict=False)):
-            rows.append(dict(system=r.system, step=k, middle_chars=c, mask_s=m,
-                             model_s=steps[k] if k < len(steps) else float("nan")))
+            rows.append(
+                dict(
+                    system=r.system,
+                    step=k,
+                    middle_chars=c,
+                    mask_s=m,
+                    model_s=steps[k] if k < len(steps) else float("nan"),
+                )
+            )
     return pd.DataFrame(rows)
 
 
-def cost_by_length(frame, bins=(0, 25, 50, 100, 200, 400, 800, 1600), value="seconds",
-                   by="method"):
+def cost_by_length(frame, bins=(0, 25, 50, 100, 200, 400, 800, 1600), value="seconds", by="method"):
     """Median (and 90th percentile) of ``value`` per ``by`` and middle-length bin."""
     import pandas as pd
 
     labels = [f"{a}-{b - 1}" for a, b in zip(bins[:-1], bins[1:], strict=True)]
     cut = pd.cut(frame["middle_chars"], bins=list(bins), labels=labels, right=False)
     g = frame.assign(length=cut).groupby([by, "length"], observed=True)[value]
-    return g.agg(steps="size", median="median",
-                 p90=lambda s: float(np.quantile(s, 0.9))).reset_index()
-
+    return g.agg(
+        steps="size", median="median", p90=lambda s: float(np.quantile(s, 0.9))
+    ).reset_index()
