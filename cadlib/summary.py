@@ -58,7 +58,13 @@ def _ratio(numerator: str, denominator: str) -> Callable[[dict], float]:
     return lambda numbers: lookup(numbers, numerator) / lookup(numbers, denominator)
 
 
-def _pct(chapter, label, section, paper, ours, tol, why="", paper_key=None, scale=100.0):
+def _row(table: str, key: str, value: str, column: str) -> Callable[[dict], float]:
+    """Our figure from a results table stored as a list of rows: ``column`` of the row whose
+    ``key`` equals ``value``."""
+    return lambda numbers: next(r[column] for r in numbers[table] if r[key] == value)
+
+
+def _pct(chapter, label, section, paper, ours, tol=0.0, why="", paper_key=None, scale=100.0):
     return Headline(chapter, label, section, paper, ours, "%", tol, scale, why, paper_key)
 
 
@@ -132,6 +138,20 @@ HEADLINES: tuple[Headline, ...] = (
          "table8.heval-fix-py.1.em_trimmed", 2.0),
     _pct("perturbation", "HEvalFix-JS trimmed EM at ε = 1", "Table 8", 12.68,
          "table8.heval-fix-js.1.em_trimmed", 2.0),
+    # --- decoding end to end (§2.3-2.4, App. H; the paper never measured this)
+    _pct("decoding", "free-run FSM decoding: parse rate (pooled)", "Table 6", 100.0,
+         _row("free_run", "corpus", "pooled", "parse rate"), 0.0),
+    _pct("decoding", "free-run FSM decoding: strict-resolve rate (pooled)", "§2.3", None,
+         _row("free_run", "corpus", "pooled", "strict-resolve rate"), 0.0),
+    Headline("decoding", "forced-oracle Copy-as-Decode: forwards saved vs AR (pooled)", "§2.4",
+             None, "speed.pooled/Copy-as-Decode.forward_ratio", "×"),
+    Headline("decoding", "forced-oracle Copy-as-Decode: wall-clock speedup (pooled)", "§4.6",
+             None, "speed.pooled/Copy-as-Decode.speedup", "×"),
+    Headline("decoding", "prompt lookup on the same outputs: wall-clock speedup (pooled)",
+             "Table 9", None, "speed.pooled/prompt lookup.speedup", "×"),
+    Headline("decoding", "c_mask: FSM work per masked step", "App. H", 0.02,
+             _row("fixed_costs", "quantity", "c_mask: FSM work per masked step", "median"),
+             "ms", 0.01, why=_HARDWARE),
     # --- SFT pilot (§5, Table 6)
     _pct("sft_pilot", "FSM-constrained untrained model: held-out EM", "Table 6", 0.0,
          f"{_FSM}.em_rate", 0.0),
@@ -147,6 +167,19 @@ HEADLINES: tuple[Headline, ...] = (
     Headline("sft_pilot", "SFT+FSM Py-only: span-end accuracy", "Table 6", 0.35,
              "table6.SFT+FSM, Py-only.end_acc", tol=0.05, why=_SFT_SCALE,
              paper_key="table6.SFT+FSM, Py-only.end_acc"),
+    # --- the companion system: quotient-grammar FIM constraint (beyond the paper)
+    _pct("fim", "recognizer agrees with ast.parse on random edits", "companion §IV-VI", None,
+         "differential.edit_agreement"),
+    _pct("fim", "true middles: every prefix viable", "companion §IV-VI", None,
+         "differential.true_middles_all_prefixes_viable"),
+    _pct("fim", "localized edits, untrained model: parse rate unconstrained", "ch. 8", None,
+         "localized_edit.SmolLM2 untrained / unconstrained.parse_rate"),
+    _pct("fim", "localized edits, untrained model: parse rate FIM-constrained", "ch. 8", None,
+         "localized_edit.SmolLM2 untrained / FIM-constrained.parse_rate"),
+    _pct("fim", "FIM completion: parse rate unconstrained", "ch. 8", None,
+         "fim.unconstrained.parse_rate"),
+    _pct("fim", "FIM completion: parse rate FIM-constrained", "ch. 8", None,
+         "fim.FIM-constrained.parse_rate"),
 )  # fmt: skip
 
 
@@ -187,7 +220,7 @@ def _our_value(h: Headline, record: dict | None) -> float | None:
         numbers = record["numbers"]
         value = h.ours(numbers) if callable(h.ours) else lookup(numbers, h.ours)
         return float(value) * h.scale
-    except (KeyError, TypeError, ZeroDivisionError):
+    except (KeyError, TypeError, ZeroDivisionError, StopIteration):
         return None
 
 
