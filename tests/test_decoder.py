@@ -10,20 +10,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from transformers import LogitsProcessorList
 
-from cadlib.decoder import (
-    CopyDecoder,
-    GrammarLogitsProcessor,
+from cadlib.decoder import CopyDecoder, GrammarLogitsProcessor
+from cadlib.decoding import (
     ar_along,
     boundary_table,
-    forward,
     naive_transcript_ids,
-    new_cache,
     prompt_lookup_along,
     speed_table,
 )
 from cadlib.fsm import token_table, transcript
 from cadlib.grammar import Copy, Gen, Program, parse_program
-from cadlib.models import load_model, load_tokenizer
+from cadlib.models import forward, load_model, load_tokenizer, new_cache
 from cadlib.oracle import oracle_program
 from cadlib.prompts import edit_prompt_ids
 from cadlib.resolver import resolve

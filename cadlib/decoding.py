@@ -1,0 +1,606 @@
+"""Chapter 6: the decoder measured end to end, against baselines on the same outputs.
+
+Three methods produce the same gold output of each case and are timed in one process:
+forced-oracle Copy-as-Decode (:class:`cadlib.decoder.CopyDecoder` driven along the oracle
+program: the mechanism under perfect span selection), autoregressive decoding of the gold
+(:func:`ar_along`) and prompt-lookup decoding along the gold (:func:`prompt_lookup_along`,
+drafts from ``transformers``' ``PromptLookupCandidateGenerator``). Also here: free-run
+decoding of an untrained model, bounds from the kernel curve, the fixed costs of Appendix H,
+the FSM's mask cost, and tokenization at splice boundaries.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import pandas as pd
+import torch
+from tqdm import tqdm
+
+from .decoder import CopyDecoder, ForwardRecord, Trace
+from .fsm import token_table, transcript
+from .grammar import Copy, Program, parse_program
+from .models import crop_cache, forward, new_cache, sync_device
+from .prompts import edit_prompt_ids
+from .resolver import resolve
+
+__all__ = [
+    "ar_along",
+    "prompt_lookup_along",
+    "PROFILES",
+    "METHODS",
+    "CaseInputs",
+    "select_cases",
+    "prepare",
+    "time_on_gold",
+    "speed_table",
+    "free_run",
+    "kernel_bounds",
+    "fixed_costs",
+    "mask_costs",
+    "naive_transcript_ids",
+    "boundary_table",
+    "boundary_effect",
+]
+
+
+# --------------------------------------------------------------------------------------------
+# Baselines driven along the same output (chapter 6)
+# --------------------------------------------------------------------------------------------
+
+
+def _timed_forward(model, ids, cache, trace: Trace, kind: str, logits_to_keep: int = 1):
+    t0 = time.perf_counter()
+    logits = forward(model, ids, cache, logits_to_keep)
+    sync_device(model.device)
+    trace.forwards.append(ForwardRecord(kind, len(ids), time.perf_counter() - t0))
+    return logits
+
+
+def _timed_argmax(logits: torch.Tensor, trace: Trace):
+    t0 = time.perf_counter()
+    out = logits.argmax(-1).tolist()
+    trace.sync_s.append(time.perf_counter() - t0)
+    return out
+
+
+def ar_along(model, prompt_ids, target_ids) -> Trace:
+    """Autoregressive greedy decoding of ``target_ids``, one forward per token (``L = tau T``).
+
+    Teacher-forced: each step runs the forward and the argmax of a greedy decoder, then
+    appends the target id, so the output is ``target_ids`` whatever the model prefers (the
+    comparison assumes, as forced-oracle Copy-as-Decode does, a model that agrees with it).
+    Forwards: the prompt prefill, then one per target id except the last.
+    """
+    trace, cache, feed = Trace(), new_cache(model), list(prompt_ids)
+    start = time.perf_counter()
+    for k, tok in enumerate(target_ids):
+        logits = _timed_forward(model, feed, cache, trace, "prefill" if k == 0 else "step")
+        _timed_argmax(logits[-1], trace)
+        feed = [tok]
+    trace.wall_s = time.perf_counter() - start
+    return trace
+
+
+def prompt_lookup_along(model, prompt_ids, target_ids, num_output_tokens: int = 10,
+                        max_matching_ngram_size: int = 2) -> Trace:  # fmt: skip
+    """Prompt-lookup decoding (HF ``prompt_lookup_num_tokens``) driven along ``target_ids``.
+
+    Each round, ``transformers``' own ``PromptLookupCandidateGenerator`` drafts up to
+    ``num_output_tokens`` ids by matching the last n-gram (n <= ``max_matching_ngram_size``)
+    in prompt + output; one forward verifies ``[last id] + draft`` with logits at every
+    position and the greedy argmax per position (the work HF's verifier does). The accepted
+    prefix is the longest run of draft ids equal to the target (what greedy verification
+    accepts when the model agrees with the target), plus one bonus id; the rejected tail is
+    cropped from the ``DynamicCache``. ``trace.info`` counts drafted and accepted ids.
+    """
+    from transformers.generation.candidate_generator import PromptLookupCandidateGenerator
+
+    target = list(target_ids)
+    drafter = PromptLookupCandidateGenerator(
+        num_output_tokens=num_output_tokens,
+        max_matching_ngram_size=max_matching_ngram_size,
+        max_length=len(prompt_ids) + len(target),
+    )
+    trace, cache, seq = Trace(), new_cache(model), list(prompt_ids)
+    drafted = accepted = 0
+    start = time.perf_counter()
+    _timed_argmax(_timed_forward(model, seq, cache, trace, "prefill")[-1], trace)
+    seq.append(target[0])
+    k = 1
+    while k < len(target):
+        candidates, _ = drafter.get_candidates(torch.tensor([seq], device=model.device))
+        draft = candidates[0, len(seq) :].tolist()
+        feed = [seq[-1], *draft]
+        logits = _timed_forward(model, feed, cache, trace, "verify", logits_to_keep=len(feed))
+        _timed_argmax(logits, trace)
+        n = 0
+        while n < len(draft) and k + n < len(target) and draft[n] == target[k + n]:
+            n += 1
+        drafted, accepted = drafted + len(draft), accepted + n
+        seq += target[k : k + n + 1]
+        k += n + 1
+        crop_cache(cache, len(seq) - 1)
+    trace.wall_s = time.perf_counter() - start
+    trace.info.update(drafted=drafted, accepted=accepted, rounds=trace.n_forwards - 1)
+    return trace
+
+
+# --------------------------------------------------------------------------------------------
+# Chapter 6: the decoder measured end to end
+# --------------------------------------------------------------------------------------------
+
+#: ``timing_cases`` / ``free_run_cases``: cases per corpus (a seeded subset; ``None`` = all).
+#: ``threads``: torch CPU threads (``None``: torch's default). The cpu profile uses one: on a
+#: 2-core machine shared with other jobs, two contended threads made a decode step ~10x slower.
+PROFILES = {
+    "cpu": dict(
+        model="smollm2-135m-instruct", dtype="float32", attn_implementation="sdpa", threads=1,
+        timing_cases={"heval-fix-py": 2, "heval-fix-js": 2, "probeedit": 1},
+        free_run_cases={"heval-fix-py": 2, "heval-fix-js": 2, "probeedit": 1},
+        repeats=3, warmup=1, max_new_tokens=48, min_span=0, pld_num_tokens=10,
+        pld_max_ngram=2, effect_cases=3, mask_reps=3000, llama_cpp=False,
+    ),
+    "paper": dict(
+        model="Qwen/Qwen2.5-7B-Instruct", dtype="bfloat16", attn_implementation="eager",
+        threads=None,
+        timing_cases={"heval-fix-py": None, "heval-fix-js": None, "probeedit": None},
+        free_run_cases={"heval-fix-py": None, "heval-fix-js": None, "probeedit": None},
+        repeats=5, warmup=2, max_new_tokens=256, min_span=0, pld_num_tokens=10,
+        pld_max_ngram=2, effect_cases=30, mask_reps=20000, llama_cpp=False,
+    ),
+}  # fmt: skip
+
+METHODS = ("autoregressive", "prompt lookup", "Copy-as-Decode")
+
+
+@dataclass
+class CaseInputs:
+    """One case made ready for every method: identical document, instruction and gold.
+
+    ``edit_prompt`` (numbered document, grammar) feeds Copy-as-Decode; ``regen_prompt``
+    (plain document) feeds the autoregressive and prompt-lookup baselines; ``target`` is
+    the gold's ids plus EOS, the output both baselines produce.
+    """
+
+    corpus: str
+    case: object
+    edit_prompt: list
+    regen_prompt: list
+    program: Program
+    target: list
+
+
+def select_cases(corpus, n: int | None, seed: int = 0) -> list:
+    """A seeded subset of ``n`` cases of a corpus (all if ``n`` is None), in corpus order."""
+    import random
+
+    if n is None or n >= len(corpus):
+        return list(corpus)
+    keep = set(random.Random(seed).sample(range(len(corpus)), n))
+    return [c for k, c in enumerate(corpus) if k in keep]
+
+
+def prepare(corpus: str, case, tokenizer) -> CaseInputs:
+    """Prompts, oracle program and gold ids of ``case`` (see :class:`CaseInputs`)."""
+    from .oracle import oracle_program
+    from .prompts import regen_prompt_ids
+
+    table = token_table(tokenizer)
+    target = list(table.encode(case.gold)) + list(table.eos_ids[:1])
+    return CaseInputs(
+        corpus, case, edit_prompt_ids(tokenizer, case.instruction, case.doc),
+        regen_prompt_ids(tokenizer, case.instruction, case.doc),
+        oracle_program(case.doc, case.gold), target,
+    )  # fmt: skip
+
+
+def _run_method(method: str, model, decoder: CopyDecoder, x: CaseInputs, params: dict):
+    """One timed run: ``(trace, output verified, DecodeResult or None)``."""
+    if method == "Copy-as-Decode":
+        res = decoder.decode(x.case.doc, prompt_ids=x.edit_prompt, program=x.program)
+        return res.trace, res.text == x.case.gold, res
+    if method == "autoregressive":
+        return ar_along(model, x.regen_prompt, x.target), True, None
+    trace = prompt_lookup_along(model, x.regen_prompt, x.target, params["pld_num_tokens"],
+                                params["pld_max_ngram"])  # fmt: skip
+    return trace, True, None
+
+
+def time_on_gold(model, tokenizer, inputs: list, params: dict, progress: bool = True):
+    """Time the three methods on the same outputs: forced-oracle Copy-as-Decode (perfect
+    span selection), autoregressive and prompt lookup along the gold.
+
+    ``params``: ``repeats``, ``warmup``, ``min_span``, ``pld_num_tokens``, ``pld_max_ngram``.
+    Runs are interleaved (for each repeat, each case, the methods in rotating order) so a
+    noisy neighbour hurts all methods alike. Returns ``(rows, results)``: a DataFrame with
+    one row per (case, method, repeat) and the last Copy-as-Decode :class:`DecodeResult` of
+    each case (for the fixed-cost analysis).
+    """
+    decoder = CopyDecoder(model, tokenizer, min_span=params["min_span"])
+    for _ in range(params["warmup"]):  # the first calls are several times slower
+        for method in METHODS:
+            _run_method(method, model, decoder, inputs[0], params)
+    rows, results = [], {}
+    jobs = [(r, k) for r in range(params["repeats"]) for k in range(len(inputs))]
+    for r, k in tqdm(jobs, desc="timing", disable=not progress):
+        x = inputs[k]
+        for m in range(len(METHODS)):
+            method = METHODS[(m + r + k) % len(METHODS)]
+            trace, ok, res = _run_method(method, model, decoder, x, params)
+            if not ok:
+                raise RuntimeError(f"{method} did not reproduce the gold of {x.case.id}")
+            results[x.case.id] = res or results.get(x.case.id)
+            rows.append(_row(x, method, r, trace, res))
+    return pd.DataFrame(rows), results
+
+
+def _row(x: CaseInputs, method: str, repeat: int, trace: Trace, res) -> dict:
+    return dict(
+        corpus=x.corpus, case=x.case.id, method=method, repeat=repeat,
+        T=len(x.target) - 1, wall_s=trace.wall_s, prefill_s=trace.prefill_s,
+        decode_s=trace.decode_s, forwards=trace.n_forwards - 1,
+        spliced=res.n_spliced if res else 0, **trace.info,
+    )  # fmt: skip
+
+
+def speed_table(rows: pd.DataFrame) -> pd.DataFrame:
+    """Per corpus (and pooled) and method: gold tokens ``T``, decode forwards per gold token,
+    decode seconds (median over repeats of the corpus total, with min-max), speedup over
+    autoregressive decoding in wall-clock (median [min-max] over repeats) and in forwards, and
+    the share of output ids that came without a decode step of their own (spliced copy ids
+    for Copy-as-Decode, accepted draft ids for prompt lookup)."""
+    rows = pd.concat([rows, rows.assign(corpus="pooled")])
+    rows = rows.assign(free=rows.get("accepted", 0).fillna(0) + rows["spliced"])
+    per = rows.groupby(["corpus", "method", "repeat"]).agg(
+        T=("T", "sum"), forwards=("forwards", "sum"), decode_s=("decode_s", "sum"),
+        free=("free", "sum"),
+    )  # fmt: skip
+    ar = per.xs("autoregressive", level="method")
+    speed = per["decode_s"].rdiv(ar["decode_s"].reindex(per.index.droplevel("method")).values)
+    per = per.assign(speedup=speed.values)
+    out = per.groupby(["corpus", "method"]).agg(
+        T=("T", "first"), forwards=("forwards", "first"), free=("free", "first"),
+        decode_s=("decode_s", "median"), decode_s_min=("decode_s", "min"),
+        decode_s_max=("decode_s", "max"), speedup=("speedup", "median"),
+        speedup_min=("speedup", "min"), speedup_max=("speedup", "max"),
+    )  # fmt: skip
+    out["forwards_per_token"] = out["forwards"] / out["T"]
+    ar_fw = out.xs("autoregressive", level="method")["forwards"]
+    corpora = out.index.get_level_values("corpus")
+    out["forward_ratio"] = ar_fw.reindex(corpora).values / out["forwards"]
+    out["free_share"] = out.pop("free") / out["T"]
+    return out.reset_index()
+
+
+def free_run(model, tokenizer, inputs: list, max_new_tokens: int, progress: bool = True):
+    """Free-run FSM decoding (greedy, masked) of every case: one row per case with parse and
+    strict-resolve success, byte-exact and trimmed EM, realized copy fraction, ops, forwards."""
+    from .resolver import ResolveError
+
+    decoder, rows = CopyDecoder(model, tokenizer, max_new_tokens=max_new_tokens), []
+    for x in tqdm(inputs, desc="free run", disable=not progress):
+        res = decoder.decode(x.case.doc, prompt_ids=x.edit_prompt)
+        parsed = strict = False
+        text = None
+        try:
+            program = parse_program(res.program_text)
+            parsed = True
+            text = resolve(program, x.case.doc, mode="strict")
+            strict = True
+        except (ValueError, ResolveError):
+            program = None
+        rows.append(dict(
+            corpus=x.corpus, case=x.case.id, parsed=parsed, strict_resolved=strict,
+            em=text == x.case.gold,
+            em_trimmed=text is not None and text.strip() == x.case.gold.strip(),
+            copy_fraction=res.copy_fraction, ops=len(program or ()),
+            copies=len(program.copies) if program else 0, decisions=res.n_chosen,
+            budget_closed=res.budget_closed, forwards=res.trace.n_forwards,
+            wall_s=res.trace.wall_s, program=res.program_text,
+        ))  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def kernel_bounds(inputs: list, results: dict, tokenizer, curve=None, kernel_model=None):
+    """bnd_exact (paper §4.2) of the timed cases from a kernel ``s(N)`` curve, beside the
+    cost-model prediction for the forwards the decoder actually ran.
+
+    ``bnd_exact = T / (T_gen + sum_k N_k / s(N_k))`` with the copy spans ``N_k`` counted in
+    the model's tokenizer. ``bnd_fsm`` charges every decode forward of ``n`` ids ``n / s(n)``
+    steps (so a one-id decision costs one step): ``AR forwards / sum_f n_f / s(n_f)``. The
+    gap between the two is what the FSM's per-op decision steps cost. Returns
+    ``(table or None, label)``; ``None`` with the reason when no curve is available.
+    """
+    from .ceiling import bound_exact, interpolate_loglinear, line_spans
+    from .tokenizers import hf_tokenizer
+
+    if curve is None:
+        try:
+            from .kernel import load_curve
+
+            curve = load_curve(None, model=kernel_model)
+        except (FileNotFoundError, KeyError, ValueError, ImportError) as err:
+            return None, f"not yet available ({type(err).__name__}: {err})"
+    N, s, meta = curve if len(curve) == 3 else (*curve, {})
+    tok = tokenizer if hasattr(tokenizer, "count") else hf_tokenizer(tokenizer)
+    rows = []
+    for x in inputs:
+        spans = line_spans(x.case, tok)
+        fw = [f.n_tokens for f in results[x.case.id].trace.forwards if f.kind != "prefill"]
+        cost = float(sum(n / interpolate_loglinear(N, s, n) for n in fw))
+        rows.append(dict(corpus=x.corpus, T=spans.T, T_gen=spans.T_gen, spans=spans.spans,
+                         ar_forwards=len(x.target) - 1, fsm_cost=cost))  # fmt: skip
+    df = pd.DataFrame(rows)
+    out = []
+    for corpus, g in [*df.groupby("corpus"), ("pooled", df)]:
+        spans = [n for sp in g["spans"] for n in sp]
+        out.append(dict(corpus=corpus, T=int(g["T"].sum()), T_gen=int(g["T_gen"].sum()),
+                        copy_ops=len(spans),
+                        bnd_exact=bound_exact(g["T"].sum(), g["T_gen"].sum(), spans, N, s),
+                        bnd_fsm=g["ar_forwards"].sum() / g["fsm_cost"].sum()))  # fmt: skip
+    try:
+        from .kernel import curve_label
+
+        label = f"{meta['name']}: {curve_label(meta)}, N {int(N[0])}..{int(N[-1])}"
+    except (KeyError, ImportError):
+        label = f"{meta.get('name', 'curve')}, N {int(N[0])}..{int(N[-1])}"
+    return pd.DataFrame(out), label
+
+
+def fixed_costs(results: dict) -> pd.DataFrame:
+    """Per-op fixed costs observed in forced-oracle runs, beside Appendix H (Table 1).
+
+    ``tau``: a one-id decode forward (decisions and body ids); ``c_mask``: FSM work per
+    masked step (lookup, gather, banned-id check); ``c_sync``: argmax and transfer to Python;
+    ``c_forced``: a forward of a decision plus its literal tail (2-5 ids); plus the decision
+    forwards each op needs, which the paper's cost model does not charge.
+    """
+    from .kernel import PAPER_FIXED_COSTS
+
+    traces = [r.trace for r in results.values()]
+    fw = [f for t in traces for f in t.forwards]
+    step = [f.seconds for f in fw if f.n_tokens == 1 and f.kind != "prefill"]
+    forced = [f.seconds for f in fw if f.kind == "forced"]
+    splice = [f for f in fw if f.kind == "splice"]
+    mask = [x for t in traces for x in t.mask_s]
+    sync = [x for t in traces for x in t.sync_s]
+    ops = [op for r in results.values() for op in r.ops if op["kind"] in ("copy", "gen")]
+    q = lambda xs, scale: _quantiles([x * scale for x in xs])  # noqa: E731
+    paper = {k: v[0] for k, v in PAPER_FIXED_COSTS.items()}
+    per_op = lambda kind: _quantiles([op["forwards"] - op.get("gen", 0)  # noqa: E731
+                                      for op in ops if op["kind"] == kind])  # fmt: skip
+    rows = [
+        ("tau: one-id decode forward", "ms", q(step, 1e3), paper["tau_ms"]),
+        ("c_mask: FSM work per masked step", "ms", q(mask, 1e3), paper["c_mask_ms"]),
+        ("c_sync: argmax -> Python per step", "ms", q(sync, 1e3), paper["c_sync_ms"]),
+        ("c_forced: decision + literal tail forward", "ms", q(forced, 1e3), paper["c_forced_ms"]),
+        ("c_forced / tau (medians)", "ratio", (_ratio(forced, step),) * 3, 1.0),
+        ("splice forward", "ms", q([f.seconds for f in splice], 1e3), None),
+        ("ids per splice forward", "ids", q([f.n_tokens for f in splice], 1), None),
+        ("forwards per copy op (incl. its splice)", "forwards", per_op("copy"), None),
+        ("forwards per gen op, body ids excluded", "forwards", per_op("gen"), None),
+    ]
+    return pd.DataFrame(
+        [dict(quantity=n, unit=u, median=m[0], p10=m[1], p90=m[2], paper=p) for n, u, m, p in rows]
+    )
+
+
+def _ratio(a, b) -> float:
+    import numpy as np
+
+    return float(np.median(a) / np.median(b)) if a and b else float("nan")
+
+
+def _quantiles(xs) -> tuple[float, float, float]:
+    import numpy as np
+
+    if not xs:
+        return (float("nan"),) * 3
+    return tuple(float(v) for v in np.percentile(xs, [50, 10, 90]))
+
+
+def _median_ns(fn, reps: int, batch: int = 50) -> float:
+    """Median over batches of the per-call nanoseconds of ``fn()``."""
+    import statistics
+
+    out = []
+    for _ in range(max(1, reps // batch)):
+        t0 = time.perf_counter_ns()
+        for _ in range(batch):
+            fn()
+        out.append((time.perf_counter_ns() - t0) / batch)
+    return statistics.median(out)
+
+
+def mask_costs(tokenizer, vocab_size: int | None = None, reps: int = 3000) -> pd.DataFrame:
+    """Per-step cost of the FSM's mask at typical states, in microseconds.
+
+    ``fill``: the allowed set of a state (a cached lookup, the analogue of a grammar engine's
+    token-bitmask fill); ``advance``: the state transition for one id; ``decoder check``:
+    what the decoder adds to greedy argmax (gather over the few allowed ids, or one
+    banned-id lookup in a body); ``processor apply``: the LogitsProcessor's full-vocabulary
+    ``masked_fill``; ``first visit``: building the mask of a state not seen before.
+    """
+    from .fsm import CopyGenFSM, walk_ids
+
+    table = token_table(tokenizer)
+    doc = "\n".join(f"line {k}" for k in range(1, 41))
+    fsm = CopyGenFSM(table, doc, vocab_size=vocab_size)
+    logits = torch.randn(fsm.vocab_size, generator=torch.Generator().manual_seed(0))
+    after_op = walk_ids(fsm, fsm.initial(), table.program_open)
+    after_op = walk_ids(fsm, after_op, [*table.op_literals["gen"], *table.encode("x = 1"),
+                                        *table.gen_close, *table.after_gen_close])  # fmt: skip
+    states = {
+        "AWAIT_OP": after_op,
+        "AFTER_LT": walk_ids(fsm, after_op, table.lt),
+        "COPY_LINES": walk_ids(fsm, after_op, [*table.op_literals["copy"], *table.encode("1")]),
+        "GEN_BODY": walk_ids(fsm, after_op, [*table.op_literals["gen"], *table.encode("a")]),
+        "GEN_BODY after </gen": walk_ids(
+            fsm, after_op, [*table.op_literals["gen"], *table.gen_close[:-1]]
+        ),  # fmt: skip
+    }
+    rows = []
+    for name, st in states.items():
+        allowed = fsm.allowed(st)
+        tok = allowed.argmax(logits)
+        if allowed.ids is not None:
+            check = lambda a=allowed: int(a.ids[int(logits[a.ids].argmax())])  # noqa: E731
+        else:
+            check = lambda a=allowed, t=tok: t in a  # noqa: E731
+        mask = allowed.full_mask()
+        rows.append(dict(
+            state=name, allowed=len(allowed),
+            fill_us=_median_ns(lambda s=st: fsm.allowed(s), reps) / 1e3,
+            advance_us=_median_ns(lambda s=st, t=tok: fsm.advance(s, t), reps) / 1e3,
+            decoder_check_us=_median_ns(check, reps) / 1e3,
+            processor_apply_us=_median_ns(lambda m=mask: logits.masked_fill(~m, -1e9),
+                                          reps // 10) / 1e3,
+            first_visit_us=_first_visit_us(table, doc, fsm.vocab_size, st),
+        ))  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def _first_visit_us(table, doc, vocab_size, state, reps: int = 5) -> float:
+    """Microseconds to build the mask of ``state`` in a fresh FSM (body tails cached per
+    tokenizer are recomputed too)."""
+    from .fsm import CopyGenFSM
+
+    out = []
+    for _ in range(reps):
+        fresh = CopyGenFSM(table, doc, vocab_size=vocab_size)
+        table.dangerous.cache_clear()
+        t0 = time.perf_counter_ns()
+        fresh.allowed(state)
+        out.append((time.perf_counter_ns() - t0) / 1e3)
+    return sorted(out)[len(out) // 2]
+
+
+# -- tokenization at the copy boundaries -------------------------------------------------------
+
+
+def naive_transcript_ids(program, doc: str, tokenizer) -> list[int]:
+    """The transcript text encoded piece by piece (each literal, number, splice and body
+    on its own, the paper's fixed-id-table approach) instead of at the tokenizer's own
+    boundaries: what :func:`cadlib.fsm.transcript` would be without boundary handling."""
+    from .escape import encode_gen_body
+    from .grammar import COPY_CLOSE, COPY_OPEN, GEN_CLOSE, GEN_OPEN, PROGRAM_CLOSE, PROGRAM_OPEN
+
+    enc = token_table(tokenizer).encode
+    lines, out = doc.split("\n"), list(enc(PROGRAM_OPEN + "\n"))
+    for op in program:
+        if isinstance(op, Copy):
+            out += enc(COPY_OPEN) + enc(str(op.start)) + enc("-") + enc(str(op.end))
+            out += enc(COPY_CLOSE) + enc("\n" + "\n".join(lines[op.start - 1 : op.end]) + "\n")
+        else:
+            out += enc(GEN_OPEN + "\n") + enc(encode_gen_body(op.text) + "\n")
+            out += enc(GEN_CLOSE) + enc("\n")
+    return out + list(enc(PROGRAM_CLOSE))
+
+
+def boundary_table(corpora: dict, tokenizers: dict) -> pd.DataFrame:
+    """How often the transcript's ids differ from the tokenizer's canonical encoding of the
+    same text, with and without boundary handling (oracle programs of every case).
+
+    A copy boundary is canonical when ``encode(text(w)) == w`` for the window ``w`` = the
+    ids that end the range, the splice, and the next op's literal; a gen boundary likewise
+    for opener + body + closer. ``whole`` compares the entire transcript.
+    """
+    from .fsm import transcript
+    from .oracle import oracle_program
+
+    rows = []
+    for tname, tk in tokenizers.items():
+        table = token_table(tk)
+        for cname, cases in corpora.items():
+            c = dict(tokenizer=tname, corpus=cname, cases=len(cases), copies=0, gens=0)
+            for case in cases:
+                program = oracle_program(case.doc, case.gold)
+                for variant, ids in (
+                    ("ours", transcript(program, case.doc, table).ids),
+                    ("naive", naive_transcript_ids(program, case.doc, table)),
+                ):
+                    w = _windows(ids, table)  # fmt: skip
+                    c[f"copy_{variant}"] = c.get(f"copy_{variant}", 0) + sum(w["copy"])
+                    c[f"gen_{variant}"] = c.get(f"gen_{variant}", 0) + sum(w["gen"])
+                    c[f"whole_{variant}"] = c.get(f"whole_{variant}", 0) + w["whole"]
+                c["copies"] += len(program.copies)
+                c["gens"] += len(program.gens)
+            rows.append(c)
+    return pd.DataFrame(rows)
+
+
+def _windows(ids, table) -> dict:
+    """Canonical-or-not of each copy window and gen window of a transcript's ids."""
+    tb = table.token_bytes
+    text = lambda xs: b"".join(tb[i] for i in xs).decode(errors="replace")  # noqa: E731
+    is_canon = lambda xs: list(table.encode(text(xs))) == list(xs)  # noqa: E731
+    ends = _op_starts(ids, table) + [len(ids)]
+    out = {"copy": [], "gen": [], "whole": is_canon(ids)}
+    for a, b in zip(ends, ends[1:], strict=False):
+        body = text(ids[a:b])
+        nxt = ids[b : b + 3] if b < len(ids) else []
+        if body.startswith("<copy"):
+            close = body.index('"/>')
+            k = a + max(j for j in range(b - a + 1) if len(text(ids[a : a + j])) <= close)
+            out["copy"].append(is_canon(list(ids[k:b]) + list(nxt)))
+        elif body.startswith("<gen"):
+            out["gen"].append(is_canon(list(ids[a:b]) + list(nxt)))
+    return out
+
+
+def _op_starts(ids, table) -> list[int]:
+    """Indices of the ids that start an op literal (``<copy``, ``<gen``, ``</program>``)."""
+    tb, out, offset = table.token_bytes, [], 0
+    text = b"".join(tb[i] for i in ids)
+    starts = {m for lit in (b"<copy", b"<gen>", b"</program>") for m in _find_all(text, lit)}
+    for k, i in enumerate(ids):
+        if offset in starts:
+            out.append(k)
+        offset += len(tb[i])
+    return out
+
+
+def _find_all(text: bytes, sub: bytes) -> list[int]:
+    out, k = [], text.find(sub)
+    while k >= 0:
+        out.append(k)
+        k = text.find(sub, k + 1)
+    return out
+
+
+def boundary_effect(model, tokenizer, inputs: list) -> pd.DataFrame:
+    """Does the boundary handling change what the model predicts? At every op boundary
+    (the position that predicts ``<``/``</``) of each oracle transcript, compare the
+    model's next-id distribution after our ids with that after the naive piecewise ids of
+    the same text: KL divergence (nats), top-1 agreement, and agreement of the FSM's
+    masked choice. Boundaries whose preceding ids are identical in both are reported as
+    such (their distributions are equal by construction)."""
+    table = token_table(tokenizer)
+    choices = torch.tensor(sorted({table.lt[0], table.op_literals["close"][0]}))
+    rows = []
+    for x in inputs:
+        ours = list(transcript(x.program, x.case.doc, table).ids)
+        naive = naive_transcript_ids(x.program, x.case.doc, table)
+        starts = [_op_starts(ids, table) for ids in (ours, naive)]
+        lo, ln = (
+            _logits_at(model, x.edit_prompt, ids, st)
+            for ids, st in zip((ours, naive), starts, strict=True)
+        )
+        for k, (a, b) in enumerate(zip(*starts, strict=True)):
+            p, q = torch.log_softmax(lo[k], -1), torch.log_softmax(ln[k], -1)
+            rows.append(dict(
+                corpus=x.corpus, case=x.case.id, boundary=k, same_prefix=ours[:a] == naive[:b],
+                kl=float((p.exp() * (p - q)).sum()), top1_agree=bool(p.argmax() == q.argmax()),
+                fsm_choice_agree=bool(p[choices].argmax() == q[choices].argmax()),
+            ))  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def _logits_at(model, prompt, ids, positions) -> torch.Tensor:
+    """Logits predicting ``ids[p]`` for each ``p`` in ``positions``: shape (len(positions), V)."""
+    keep = torch.tensor([len(prompt) + p - 1 for p in positions], device=model.device)
+    x = torch.tensor([list(prompt) + list(ids)], device=model.device)
+    with torch.inference_mode():
+        return model(input_ids=x, logits_to_keep=keep).logits[0].float()
