@@ -25,9 +25,7 @@ there than it would in a lean engine (llama.cpp decodes the same GGUF ~6x faster
 
 from __future__ import annotations
 
-import functools
 import gc
-import inspect
 import itertools
 import json
 import time
@@ -39,7 +37,8 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from .models import SMOLLM2, is_random_init, load_model, model_info
+from .models import SMOLLM2, _cache_kwarg, is_random_init, load_model, model_info, new_cache
+from .models import sync_device as _sync
 from .results import hardware_info, load_results, write_results
 
 __all__ = [
@@ -139,23 +138,6 @@ PAPER_M_STAR = {
 # --------------------------------------------------------------------------------------------
 
 
-@functools.cache
-def _cache_kwarg(model_class: type) -> str:
-    """``transformers`` 5 calls the cache argument ``cache``; 4.x calls it ``past_key_values``."""
-    params = inspect.signature(model_class.forward).parameters
-    return "cache" if "cache" in params else "past_key_values"
-
-
-def new_cache(model):
-    """An empty ``DynamicCache`` for ``model`` (the cache HF's eager decode loop uses)."""
-    from transformers import DynamicCache
-
-    try:
-        return DynamicCache(config=model.config)
-    except TypeError:  # older transformers
-        return DynamicCache()
-
-
 def cache_length(cache) -> int:
     """Tokens held by the cache (its ``get_seq_length()``)."""
     return int(cache.get_seq_length())
@@ -220,11 +202,6 @@ def prefill_context(model, P: int, seed: int = 0):
     if cache_length(cache) != P:
         raise RuntimeError(f"prefill left {cache_length(cache)} tokens in the cache, not {P}")
     return cache, out.logits[0, -1]
-
-
-def _sync(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
 
 
 # --------------------------------------------------------------------------------------------

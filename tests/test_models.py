@@ -116,3 +116,15 @@ def test_packaged_smollm2_loads_and_generates():
         out = model.generate(ids, max_new_tokens=12, do_sample=False)
     text = tokenizer.decode(out[0, ids.shape[1] :], skip_special_tokens=True)
     assert out.shape[1] > ids.shape[1] and "Paris" in text, text
+
+
+def test_cache_helpers_append_crop_and_forward(tiny):
+    cache = models.new_cache(tiny)
+    logits = models.forward(tiny, [1, 2, 3, 4], cache, logits_to_keep=2)
+    assert logits.shape == (2, models.model_vocab_size(tiny)) and cache.get_seq_length() == 4
+    models.forward(tiny, [5, 6], cache)
+    models.crop_cache(cache, 4)
+    assert cache.get_seq_length() == 4
+    models.crop_cache(cache, 10)  # never grows
+    assert cache.get_seq_length() == 4
+    models.sync_device("cpu")  # a no-op on CPU
