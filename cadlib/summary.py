@@ -21,7 +21,7 @@ from .results import results_dir
 
 __all__ = [
     "Headline", "HEADLINES", "headline_table", "load_all", "lookup", "setting_table",
-    "plot_ratios", "chapter_runtimes",
+    "plot_ratios", "chapter_runtimes", "BEYOND_THE_PAPER", "beyond_markdown",
 ]
 
 REPRODUCED, DIFFERS, UNEXPLAINED, NOT_RUN, BEYOND = (
@@ -183,6 +183,26 @@ HEADLINES: tuple[Headline, ...] = (
 )  # fmt: skip
 
 
+#: What this book adds beyond the paper, by chapter (shown on the summary page).
+BEYOND_THE_PAPER: tuple[tuple[str, str], ...] = (
+    ("01_losslessness", "a byte-exact round trip for every pair of strings (not up to a trailing "
+     "newline), proved with property tests; an escape that is injective on all text"),
+    ("01_losslessness", "the four other HumanEvalPack languages (Java, Go, C++, Rust)"),
+    ("02_kernel", "the splice checked against step-by-step decoding (logits and positions), and "
+     "the cache restored between trials, shown"),
+    ("03_ceiling", "the paper's percentile definitions probed; Table 2 for four more languages"),
+    ("04_formats", "every case instead of subsets; every failure classified; unified diffs "
+     "applied by git apply; extra format variants (anchor disambiguation, diff context sizes)"),
+    ("05_perturbation", "start-only / end-only noise, and strict rejections under noise"),
+    ("06_decoding", "the decoder measured end to end on a real model against autoregressive "
+     "decoding and prompt lookup on the same outputs; range-valid line masks; tokenization at "
+     "splice boundaries measured and handled"),
+    ("07_sft_pilot", "functional correctness of every resolved output (HumanEvalPack tests)"),
+    ("08_fim_constraint", "the companion paper's quotient-grammar FIM constraint, built, checked "
+     "against CPython, and applied to <gen> bodies"),
+)  # fmt: skip
+
+
 def lookup(tree, dotted: str):
     """Follow a dotted path (keys may contain spaces or dashes) through nested dicts."""
     node = tree
@@ -307,3 +327,9 @@ def chapter_runtimes(folder: Path | None = None) -> pd.DataFrame:
             "run at": (meta.get("end_time") or "")[:16].replace("T", " "),
         })  # fmt: skip
     return pd.DataFrame(rows).set_index("chapter")
+
+
+def beyond_markdown() -> str:
+    """:data:`BEYOND_THE_PAPER` as a MyST list with links to the chapters."""
+    return "\n".join(f"- {{doc}}`/notebooks/{chapter}`: {text}"
+                     for chapter, text in BEYOND_THE_PAPER)  # fmt: skip
