@@ -523,27 +523,32 @@ def measure_fixed_costs(
     )  # fmt: skip
 
 
-def minimum_span(N: Sequence[int], s: Sequence[float], threshold: float = 1.0) -> int | None:
-    """First span length with ``s(N) > threshold`` (Table 17: 1 = strict, 1.5 = safe).
+def minimum_span(
+    N: Sequence[int], s: Sequence[float], threshold: float = 1.0, min_n: int = 2
+) -> int | None:
+    """First span length ``N >= min_n`` with ``s(N) > threshold`` (Table 17: 1 = strict,
+    1.5 = safe).
 
-    ``None`` when no measured ``N`` clears the threshold.
+    ``N = 1`` is skipped by default: both paths are then the same single-token forward, so
+    ``s(1)`` is timer noise around 1 and a one-token "splice" cannot gain anything (the paper's
+    strict ``m* = 2``). ``None`` when no measured ``N`` clears the threshold.
     """
     for n, value in zip(N, s, strict=True):
-        if value > threshold:
+        if n >= min_n and value > threshold:
             return int(n)
     return None
 
 
 def minimum_span_with_overhead(
-    N: Sequence[int], s: Sequence[float], tau_ms: float, c_ms: float
+    N: Sequence[int], s: Sequence[float], tau_ms: float, c_ms: float, min_n: int = 2
 ) -> int | None:
-    """First ``N`` with ``N*tau > N*tau/s(N) + c`` (App. J's definition of ``m*``).
+    """First ``N >= min_n`` with ``N*tau > N*tau/s(N) + c`` (App. J's definition of ``m*``).
 
     ``c`` is the fixed cost a splice adds over decoding the same tokens (ms); ``None`` when no
     measured ``N`` pays for it.
     """
     for n, value in zip(N, s, strict=True):
-        if n * tau_ms > n * tau_ms / value + c_ms:
+        if n >= min_n and n * tau_ms > n * tau_ms / value + c_ms:
             return int(n)
     return None
 

@@ -143,6 +143,9 @@ def test_minimum_span_matches_table_17_definition():
     N, s = [1, 2, 4, 8], [0.95, 1.2, 2.9, 6.1]
     assert K.minimum_span(N, s, 1.0) == 2 and K.minimum_span(N, s, 1.5) == 4
     assert K.minimum_span(N, s, 10.0) is None
+    # s(1) > 1 is timer noise (the same forward on both paths): N = 1 is never m*
+    assert K.minimum_span([1, 2, 4], [1.01, 1.3, 2.8], 1.0) == 2
+    assert K.minimum_span([1, 2, 4], [1.01, 1.3, 2.8], 1.0, min_n=1) == 1
     # N tau > N tau / s + c: with tau = 1 and c = 1: N=2 gives 2 - 2/1.2 = 0.33 < 1; N=4 pays
     assert K.minimum_span_with_overhead(N, s, tau_ms=1.0, c_ms=1.0) == 4
     assert K.minimum_span_with_overhead(N, s, tau_ms=1.0, c_ms=100.0) is None
