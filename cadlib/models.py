@@ -47,6 +47,7 @@ __all__ = [
     "forward",
     "model_vocab_size",
     "sync_device",
+    "set_threads",
 ]
 
 SMOLLM2 = "smollm2-135m-instruct"
@@ -281,3 +282,16 @@ def sync_device(device) -> None:
     """Wait for queued GPU work (timing bookends); nothing to do on a CPU."""
     if torch.device(device).type == "cuda":
         torch.cuda.synchronize(device)
+
+
+def set_threads(threads: int | None) -> None:
+    """Fix torch's number of CPU threads (``None`` keeps torch's default).
+
+    The cpu profiles use one thread: CPU training and decoding are then bitwise repeatable
+    whatever else runs on the machine (nbval re-runs the chapters and compares their
+    outputs), every chapter times models under the same setting, and two OpenMP threads on
+    two busy shared cores do not collapse (measured here: 0.09 s vs 0.6-1.5 s per SmolLM2
+    decode step under a load of 7).
+    """
+    if threads:
+        torch.set_num_threads(int(threads))

@@ -92,7 +92,6 @@ __all__ = [
     "extract_program",
     "extract_document",
     "choose_params",
-    "configure_torch",
     "subset",
     "spread",
     "fine_tune",
@@ -1025,19 +1024,6 @@ def choose_params(profile: str, **overrides) -> dict:
         check_choice("train set", ts, TRAIN_SETS)
     check_choice("overlong policy", P["overlong"], OVERLONG)
     return P
-
-
-def configure_torch(threads: int | None) -> None:
-    """Fix the number of CPU threads (``None`` keeps torch's default).
-
-    One thread makes CPU training and decoding bitwise repeatable whatever else runs on
-    the machine, and avoids the collapse of two OpenMP threads on two busy shared cores
-    (measured here: 0.09 s vs 0.6-1.5 s per SmolLM2 decode step under a load of 7).
-    """
-    import torch
-
-    if threads:
-        torch.set_num_threads(int(threads))
 
 
 def subset(cases: Sequence[EditCase], n: int | None, seed: int = 0) -> list[EditCase]:

@@ -46,7 +46,7 @@ CASES = [
 @pytest.fixture(scope="module", autouse=True)
 def one_thread():
     """One torch thread: on a 2-core machine shared with other jobs, two contended threads
-    make the tiny model's forwards ~100x slower (cadlib.sft.configure_torch)."""
+    make the tiny model's forwards ~100x slower (cadlib.models.set_threads)."""
     before = torch.get_num_threads()
     torch.set_num_threads(1)
     yield
