@@ -12,9 +12,12 @@ ProbeEdit: our own prose corpus, generated deterministically by :mod:`cadlib.pro
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import os
+import re
 import socket
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,6 +29,9 @@ __all__ = [
     "HUMANEVALPACK_LANGUAGES",
     "HUMANEVALPACK_ENV",
     "CorpusUnavailable",
+    "split_key",
+    "case_rank",
+    "seeded_subset",
 ]
 
 HUMANEVALPACK_ENV = "CADLIB_HUMANEVALPACK_DIR"
@@ -133,3 +139,30 @@ def load_corpus(name: str, local_dir: str | os.PathLike | None = None) -> Corpus
 
         return probeedit_corpus()
     raise ValueError(f"unknown corpus {name!r}; valid names: {', '.join(CORPORA)}")
+
+
+# --------------------------------------------------------------------------------------------
+# Seeded subsets that every machine and Python draws alike
+# --------------------------------------------------------------------------------------------
+
+
+def split_key(case_id: str) -> str:
+    """The key a case is drawn by: the task number for HumanEvalPack (``"Python/7"`` and
+    ``"JavaScript/7"`` -> ``"humanevalpack/7"``, so translations of a task fall together), the
+    id itself otherwise."""
+    m = re.fullmatch(r"(?:Python|JavaScript|Java|Go|CPP|Rust)/(\d+)", case_id)
+    return f"humanevalpack/{m.group(1)}" if m else case_id
+
+
+def case_rank(seed: int, case_id: str) -> str:
+    """``sha256(f"{seed}:{split_key(case_id)}")``: an order of cases that needs no RNG."""
+    return hashlib.sha256(f"{seed}:{split_key(case_id)}".encode()).hexdigest()
+
+
+def seeded_subset(cases: Sequence[EditCase], n: int | None, seed: int = 0) -> list[EditCase]:
+    """The first ``n`` cases in :func:`case_rank` order (all when ``n`` is None), kept in
+    their original order: the one seeded subset of the book's cpu profiles."""
+    if n is None or n >= len(cases):
+        return list(cases)
+    chosen = set(sorted((c.id for c in cases), key=lambda i: case_rank(seed, i))[:n])
+    return [c for c in cases if c.id in chosen]

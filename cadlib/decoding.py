@@ -31,7 +31,6 @@ __all__ = [
     "PROFILES",
     "METHODS",
     "CaseInputs",
-    "select_cases",
     "prepare",
     "time_on_gold",
     "speed_table",
@@ -170,16 +169,6 @@ class CaseInputs:
     regen_prompt: list
     program: Program
     target: list
-
-
-def select_cases(corpus, n: int | None, seed: int = 0) -> list:
-    """A seeded subset of ``n`` cases of a corpus (all if ``n`` is None), in corpus order."""
-    import random
-
-    if n is None or n >= len(corpus):
-        return list(corpus)
-    keep = set(random.Random(seed).sample(range(len(corpus)), n))
-    return [c for k, c in enumerate(corpus) if k in keep]
 
 
 def prepare(corpus: str, case, tokenizer) -> CaseInputs:

@@ -879,8 +879,9 @@ def curve_label(meta: Mapping) -> str:
         return (f"{meta['model']} (paper, {meta['hardware'].removesuffix(' (paper)')}, "
                 f"{meta['dtype']}, {meta['attn_implementation']}, P={meta['P']})")  # fmt: skip
     hw = meta.get("hardware", {})
+    threads = hw.get("threads", "?")
     where = hw.get("gpu") if str(meta.get("device", "")).startswith("cuda") else (
-        f"CPU, {hw.get('threads', '?')} threads")  # fmt: skip
+        f"CPU, {threads} thread{'' if threads == 1 else 's'}")  # fmt: skip
     weights = "random-init" if meta.get("random_init") else "pretrained"
     return (f"{meta['model']} ({weights}, {meta['dtype']}, {meta['attn_implementation']}, "
             f"{where}, P={meta['P']}, t={meta['trials']})")  # fmt: skip

@@ -36,7 +36,6 @@ Evaluation (:func:`score_program`, :func:`summarize`, :func:`taxonomy`)
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import re
@@ -47,7 +46,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from .corpora import EditCase
+from .corpora import EditCase, case_rank, split_key
+from .corpora import seeded_subset as subset
 from .grammar import Program, ProgramSyntaxError, parse_program
 from .oracle import oracle_program
 from .resolver import RangeClippedWarning, ResolveError, doc_lines, resolve
@@ -125,18 +125,6 @@ SPLIT_FILE = "data/sft_split.json"
 # --------------------------------------------------------------------------------------------
 
 
-def split_key(case_id: str) -> str:
-    """The key a case is split by: the task number for HumanEvalPack (``"Python/7"`` and
-    ``"JavaScript/7"`` -> ``"humanevalpack/7"``, so translations stay on the same side), the
-    id itself otherwise."""
-    m = re.fullmatch(r"(?:Python|JavaScript|Java|Go|CPP|Rust)/(\d+)", case_id)
-    return f"humanevalpack/{m.group(1)}" if m else case_id
-
-
-def _rank(seed: int, case_id: str) -> str:
-    return hashlib.sha256(f"{seed}:{split_key(case_id)}".encode()).hexdigest()
-
-
 def held_out_ids(
     ids: Sequence[str], seed: int = 0, fraction: float = HELD_OUT_FRACTION
 ) -> list[str]:
@@ -149,7 +137,7 @@ def held_out_ids(
     if not 0 < fraction < 1:
         raise ValueError(f"fraction must lie in (0, 1), got {fraction!r}")
     n_held = round(fraction * len(ids))
-    chosen = set(sorted(ids, key=lambda i: _rank(seed, i))[:n_held])
+    chosen = set(sorted(ids, key=lambda i: case_rank(seed, i))[:n_held])
     return [i for i in ids if i in chosen]
 
 
@@ -1024,15 +1012,6 @@ def choose_params(profile: str, **overrides) -> dict:
         check_choice("train set", ts, TRAIN_SETS)
     check_choice("overlong policy", P["overlong"], OVERLONG)
     return P
-
-
-def subset(cases: Sequence[EditCase], n: int | None, seed: int = 0) -> list[EditCase]:
-    """The first ``n`` cases in ``sha256(seed:key)`` order (all when ``n`` is None), kept in
-    their original order: a seeded, machine-independent subset (cpu profile)."""
-    if n is None or n >= len(cases):
-        return list(cases)
-    chosen = set(sorted((c.id for c in cases), key=lambda i: _rank(seed, i))[:n])
-    return [c for c in cases if c.id in chosen]
 
 
 def spread(cases: Sequence[EditCase], n: int | None) -> list[EditCase]:

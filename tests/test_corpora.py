@@ -1,7 +1,7 @@
 import pytest
 
 from cadlib import corpora
-from cadlib.corpora import CorpusUnavailable, load_corpus
+from cadlib.corpora import CorpusUnavailable, EditCase, load_corpus, seeded_subset
 from cadlib.oracle import oracle_program
 from cadlib.resolver import resolve
 
@@ -61,3 +61,19 @@ def test_hub_is_tried_first_when_reachable(monkeypatch, tmp_path):
     corpus = load_corpus("heval-fix-py", local_dir="/nonexistent")
     assert calls == [("bigcode/humanevalpack", "data/python/data/humanevalpack.jsonl", "dataset")]
     assert corpus.source.startswith("hub:") and corpus[0].gold == "b"
+
+
+def test_seeded_subsets_are_seeded_and_keep_corpus_order():
+    cases = [EditCase(f"Python/{k}", "a\nb", "a\nc", "fix") for k in range(40)]
+    a = seeded_subset(cases, 10, seed=0)
+    assert a == seeded_subset(list(reversed(cases)), 10, seed=0)[::-1]  # order-free rule
+    assert len(a) == 10 and a != seeded_subset(cases, 10, seed=1)
+    assert [int(c.id.split("/")[1]) for c in a] == sorted(int(c.id.split("/")[1]) for c in a)
+    assert seeded_subset(cases, None) == cases and seeded_subset(cases, 99) == cases
+
+
+def test_translations_of_a_task_share_their_rank():
+    assert corpora.split_key("JavaScript/7") == corpora.split_key("Python/7") == "humanevalpack/7"
+    assert corpora.split_key("probeedit/notes/rename-term") == "probeedit/notes/rename-term"
+    assert corpora.case_rank(0, "Python/7") == corpora.case_rank(0, "Rust/7")
+    assert corpora.case_rank(0, "Python/7") != corpora.case_rank(1, "Python/7")

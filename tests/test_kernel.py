@@ -269,3 +269,10 @@ def test_benchmark_models_end_to_end_on_tiny(tiny_eager):
     assert "c_mask" in K.fixed_cost_table(bench).index
     fig = K.plot_speedup(K.kernel_numbers(bench)["curves"])
     assert fig.axes[0].get_xscale() == "log" and fig.axes[0].get_yscale() == "log"
+
+
+@pytest.mark.parametrize("threads, where", [(1, "CPU, 1 thread,"), (2, "CPU, 2 threads,")])
+def test_curve_label_names_the_cpu_threads(threads, where):
+    meta = _fake_bench()["big"]["curve"]["meta"] | {"hardware": {"threads": threads}}
+    label = K.curve_label(meta)
+    assert label.startswith("big (random-init, float32, eager, ") and where in label

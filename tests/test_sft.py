@@ -283,19 +283,10 @@ def test_profiles_and_overrides():
         sft.choose_params("gpu")
 
 
-def test_subsets_are_seeded_and_keep_order():
+def test_spread_takes_evenly_spaced_cases():
     cases = fake_corpus("Python", 40)
-    a = sft.subset(cases, 10, seed=0)
-    assert a == sft.subset(list(reversed(cases)), 10, seed=0)[::-1]
-    assert len(a) == 10 and a != sft.subset(cases, 10, seed=1)
-    assert [int(c.id.split("/")[1]) for c in a] == sorted(int(c.id.split("/")[1]) for c in a)
-    assert sft.subset(cases, None) == cases
-    assert [c.id for c in sft.spread(cases, 4)] == [
-        "Python/0",
-        "Python/10",
-        "Python/20",
-        "Python/30",
-    ]
+    assert [c.id for c in sft.spread(cases, 4)] == [f"Python/{k}" for k in (0, 10, 20, 30)]
+    assert sft.spread(cases, None) == cases
 
 
 def test_free_form_replies_are_extracted():

@@ -291,12 +291,13 @@ def single_gen_cases(cases) -> list:
 def edit_cases(corpus, n: int | None, seed: int = 0, split: dict | None = None) -> list:
     """The localized-edit cases: held-out cases of the chapter-7 split (so the SFT model is
     scored on cases it was not trained on), single-``<gen>`` programs only, and a seeded
-    subset of ``n`` (:func:`cadlib.sft.subset`; all when ``None``)."""
-    from ..sft import load_split, split_cases, subset
+    subset of ``n`` (:func:`cadlib.corpora.seeded_subset`; all when ``None``)."""
+    from ..corpora import seeded_subset
+    from ..sft import load_split, split_cases
 
     split = split if split is not None else load_split()
     held = split_cases(split, corpus.name, corpus, "held_out")
-    return subset(single_gen_cases(held), n, seed)
+    return seeded_subset(single_gen_cases(held), n, seed)
 
 
 def _body_ids(result, close_ids) -> list[int]:
@@ -459,14 +460,15 @@ def fim_problems(
 ) -> list[FIMProblem]:
     """Seeded FIM problems from HumanEval solutions (``meta["prompt"] + gold``).
 
-    A seeded subset of ``n`` cases (:func:`cadlib.sft.subset`; all when ``None``), cut kinds
-    alternating ``line`` / ``char`` in that order (with all cases, each case gives one
-    problem of each kind). Each cut draws from ``random.Random(f"{seed}:{case id}:{cut}")``,
-    so a problem does not depend on which other cases are drawn.
+    A seeded subset of ``n`` cases (:func:`cadlib.corpora.seeded_subset`; all when
+    ``None``), cut kinds alternating ``line`` / ``char`` in that order (with all cases,
+    each case gives one problem of each kind). Each cut draws from
+    ``random.Random(f"{seed}:{case id}:{cut}")``, so a problem does not depend on which other
+    cases are drawn.
     """
-    from ..sft import subset
+    from ..corpora import seeded_subset
 
-    chosen = subset([c for c in cases if c.gold.strip()], n, seed)
+    chosen = seeded_subset([c for c in cases if c.gold.strip()], n, seed)
     jobs = ([(c, cut) for c in chosen for cut in CUTS] if n is None else
             [(c, CUTS[k % 2]) for k, c in enumerate(chosen)])  # fmt: skip
     out = []
