@@ -20,7 +20,7 @@ from cadlib.decoding import (
 )
 from cadlib.fsm import token_table, transcript
 from cadlib.grammar import Copy, Gen, Program, parse_program
-from cadlib.models import forward, load_model, load_tokenizer, new_cache
+from cadlib.models import forward, new_cache
 from cadlib.oracle import oracle_program
 from cadlib.prompts import edit_prompt_ids
 from cadlib.resolver import resolve
@@ -29,24 +29,7 @@ DOC = "def add(a, b):\n    total = a - b\n    return total\n\n\nprint(add(1, 2))
 GOLD = "def add(a, b):\n    total = a + b\n    return total\n\n\nprint(add(1, 2))\n"
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """One torch thread: on a shared 2-core machine two contended threads are ~10x slower
-    (behaviour does not depend on the thread count)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
-@pytest.fixture(scope="module")
-def tok():
-    return load_tokenizer("smollm2-135m-instruct")
-
-
-@pytest.fixture(scope="module")
-def model():
-    return load_model("tiny-random", device="cpu", dtype="float32")
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,6 @@ from cadlib.fim import FIMConstraint
 from cadlib.fim import experiments as FX
 from cadlib.fsm import token_table
 from cadlib.grammar import Copy, Gen, Program
-from cadlib.models import load_model, load_tokenizer
 from cadlib.oracle import oracle_program
 from cadlib.resolver import resolve
 
@@ -43,24 +42,7 @@ CASES = [
 ]
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """One torch thread: on a 2-core machine shared with other jobs, two contended threads
-    make the tiny model's forwards ~100x slower (cadlib.models.set_threads)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
-@pytest.fixture(scope="module")
-def tok():
-    return load_tokenizer("smollm2-135m-instruct")
-
-
-@pytest.fixture(scope="module")
-def model():
-    return load_model("tiny-random", device="cpu", dtype="float32")
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 CODE = [" x", " =", " a", " +", " b", "\n", "    ", " 1", "(", ")", ":", " if", " return", "x"]

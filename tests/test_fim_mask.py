@@ -49,46 +49,36 @@ def test_trie_ranges_cover_subtrees():
     assert sorted(trie.order[trie.lo[root_a]:trie.hi[root_a]].tolist()) == [0, 1, 2, 5]
 
 
-@pytest.fixture(scope="module")
-def tokenizer():
-    try:
-        from cadlib.models import load_tokenizer
-
-        return load_tokenizer("smollm2-135m-instruct")
-    except Exception as err:  # no packaged GGUF / cached tokenizer on this machine
-        pytest.skip(f"SmolLM2 tokenizer unavailable: {err}")
-
-
-def test_smollm2_mask_equals_naive_on_a_sample(tokenizer):
-    texts = token_texts(tokenizer)
-    assert len(texts) == 49152 and texts[tokenizer.eos_token_id] is None
+def test_smollm2_mask_equals_naive_on_a_sample(tok):
+    texts = token_texts(tok)
+    assert len(texts) == 49152 and texts[tok.eos_token_id] is None
     rng = random.Random(0)
     for left, right in STATES[:6]:
         c = FIMConstraint(left, right)
-        mask = allowed_mask(c, tokenizer)
-        sample = rng.sample(range(len(texts)), 600) + [tokenizer.eos_token_id]
-        assert (mask[sample] == naive_allowed_mask(c, tokenizer, token_ids=sample)[sample]).all()
-        assert mask[tokenizer.eos_token_id] == c.can_end()
+        mask = allowed_mask(c, tok)
+        sample = rng.sample(range(len(texts)), 600) + [tok.eos_token_id]
+        assert (mask[sample] == naive_allowed_mask(c, tok, token_ids=sample)[sample]).all()
+        assert mask[tok.eos_token_id] == c.can_end()
 
 
-def test_logits_processor_masks_and_feeds_generated_tokens(tokenizer):
+def test_logits_processor_masks_and_feeds_generated_tokens(tok):
     import torch
 
     c = FIMConstraint("def f(x):\n    return x", "\n")
     prompt = [1, 2, 3]
-    proc = FIMLogitsProcessor(c, tokenizer, prompt_length=len(prompt))
-    scores = proc(torch.tensor([prompt]), torch.zeros(1, len(tokenizer)))
-    eos = tokenizer.eos_token_id
+    proc = FIMLogitsProcessor(c, tok, prompt_length=len(prompt))
+    scores = proc(torch.tensor([prompt]), torch.zeros(1, len(tok)))
+    eos = tok.eos_token_id
     assert scores[0, eos] == 0  # "return x" can end
-    close = tokenizer.convert_tokens_to_ids(")")
+    close = tok.convert_tokens_to_ids(")")
     assert scores[0, close] == float("-inf")
-    plus = tokenizer.encode(" +", add_special_tokens=False)
-    scores = proc(torch.tensor([prompt + plus]), torch.zeros(1, len(tokenizer)))
+    plus = tok.encode(" +", add_special_tokens=False)
+    scores = proc(torch.tensor([prompt + plus]), torch.zeros(1, len(tok)))
     assert c.middle_length == 2 and scores[0, eos] == float("-inf")
 
 
 @pytest.mark.slow
-def test_constrained_generation_with_a_random_model_stays_valid(tokenizer):
+def test_constrained_generation_with_a_random_model_stays_valid(tok):
     """Even a random-weight model only produces middles the constraint allows."""
     import torch
 
@@ -97,14 +87,14 @@ def test_constrained_generation_with_a_random_model_stays_valid(tokenizer):
     model = load_model("tiny-random", device="cpu", seed=0)
     left, right = "def f(x):\n    return x", "\n"
     c = FIMConstraint(left, right)
-    prompt = tokenizer.encode(left, return_tensors="pt")
-    proc = FIMLogitsProcessor(c, tokenizer, prompt_length=prompt.shape[1])
+    prompt = tok.encode(left, return_tensors="pt")
+    proc = FIMLogitsProcessor(c, tok, prompt_length=prompt.shape[1])
     torch.manual_seed(0)
     out = model.generate(prompt, max_new_tokens=12, do_sample=True, logits_processor=[proc],
-                         pad_token_id=tokenizer.eos_token_id)
+                         pad_token_id=tok.eos_token_id)
     ids = out[0, prompt.shape[1]:].tolist()
-    ended = ids[-1] == tokenizer.eos_token_id
-    middle = tokenizer.decode([i for i in ids if i != tokenizer.eos_token_id])
+    ended = ids[-1] == tok.eos_token_id
+    middle = tok.decode([i for i in ids if i != tok.eos_token_id])
     check = FIMConstraint(left, right)
     assert all(check.feed(ch) for ch in middle)
     if ended:
@@ -113,11 +103,11 @@ def test_constrained_generation_with_a_random_model_stays_valid(tokenizer):
         assert python_accepts(left + middle + right)
 
 
-def test_mask_cost_checks_before_timing(tokenizer, humanevalpack_dir):
+def test_mask_cost_checks_before_timing(tok, humanevalpack_dir):
     from cadlib.corpora import load_corpus
     from cadlib.fim import mask_cost
 
     corpus = load_corpus("heval-fix-py", local_dir=humanevalpack_dir)
-    frame = mask_cost(corpus[:10], tokenizer, n_problems=1, middle_chars=12, naive_sample=200)
+    frame = mask_cost(corpus[:10], tok, n_problems=1, middle_chars=12, naive_sample=200)
     trie = frame[frame.method == "trie"]
     assert len(trie) > 0 and trie.next_allowed.all() and trie.sample_agrees.all()

@@ -190,13 +190,6 @@ def test_summary_and_taxonomy_counts():
 # --------------------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def tok():
-    from cadlib.models import load_tokenizer
-
-    return load_tokenizer("tiny-random")  # SmolLM2's tokenizer
-
-
 def test_labels_are_ignored_exactly_on_prompt_and_forced_ids(tok):
     from cadlib.fsm import transcript
 
