@@ -34,6 +34,7 @@ __all__ = [
     "prepare",
     "time_on_gold",
     "speed_table",
+    "run_summary",
     "free_run",
     "kernel_bounds",
     "fixed_costs",
@@ -261,6 +262,39 @@ def speed_table(rows: pd.DataFrame) -> pd.DataFrame:
     out["forward_ratio"] = ar_fw.reindex(corpora).values / out["forwards"]
     out["free_share"] = out.pop("free") / out["T"]
     return out.reset_index()
+
+
+def run_summary(speed: pd.DataFrame, bounds: pd.DataFrame | None, label: str,
+                effect: pd.DataFrame | None = None) -> str:
+    """Markdown of a run's headline figures per corpus (forward ratios, wall-clock speedups
+    with their range, the bounds) and of the boundary effect: what the chapter's conclusion
+    cites, since they change with the case subset and the machine."""
+    by = speed.set_index(["corpus", "method"])
+    if bounds is not None and "corpus" in bounds.columns:
+        bounds = bounds.set_index("corpus")
+
+    def wall(r):
+        return f"{r.speedup:.2f}× [{r.speedup_min:.2f}–{r.speedup_max:.2f}]"
+
+    lines = []
+    corpora = [c for c in dict.fromkeys(speed.corpus) if c != "pooled"]
+    for corpus in [*corpora, "pooled"] if "pooled" in set(speed.corpus) else corpora:
+        cad, pld = (by.loc[(corpus, m)] for m in ("Copy-as-Decode", "prompt lookup"))
+        bnd = ("" if bounds is None or corpus not in bounds.index else
+               f"; bnd_exact {bounds.loc[corpus, 'bnd_exact']:.2f}×, "
+               f"bnd_fsm {bounds.loc[corpus, 'bnd_fsm']:.2f}×")  # fmt: skip
+        lines.append(
+            f"* **{corpus}** (T = {int(cad['T'])} ids): forward ratio (autoregressive forwards "
+            f"/ its forwards) {cad.forward_ratio:.2f}× for Copy-as-Decode, "
+            f"{pld.forward_ratio:.2f}× for prompt lookup; wall-clock speedup {wall(cad)} vs "
+            f"{wall(pld)}{bnd}")  # fmt: skip
+    text = f"*This run ({label}), forced-oracle decoding:*\n\n" + "\n".join(lines)
+    if effect is not None and len(effect):
+        differ = effect[~effect.same_prefix]
+        text += (f"\n\nWhere our ids and the naive ids differ at an op boundary ({len(differ)} "
+                 f"of {len(effect)}), the next-id distribution moves by a median "
+                 f"{differ.kl.median():.1f} nats (KL).")  # fmt: skip
+    return text
 
 
 def free_run(model, tokenizer, inputs: list, max_new_tokens: int, progress: bool = True):

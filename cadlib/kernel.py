@@ -66,6 +66,7 @@ __all__ = [
     "kernel_numbers",
     "paper_numbers",
     "write_kernel_results",
+    "run_summary",
     "load_curve",
     "interpolate_speedup",
     "curve_label",
@@ -752,6 +753,20 @@ def kernel_numbers(bench: Mapping, check: Mapping | None = None) -> dict:
         cache_always_restored={n: bench[n]["cache_always_restored"] for n in names},
         splice_check=dict(check) if check is not None else None,
     )
+
+
+def run_summary(numbers: Mapping, where: str) -> str:
+    """Markdown of a run's headline figures per model (s(8), s at the largest N, m*,
+    c_forced / tau): what a chapter's conclusion cites, since they change from run to run."""
+    lines = []
+    for name, c in numbers["curves"].items():
+        s = dict(zip(c["N"], c["s"], strict=True))
+        s8 = f"s(8) = {s[8]:.1f}×, " if 8 in s else ""
+        m, ratio = numbers["m_star"][name], numbers["fixed_costs"][name]["c_forced_over_tau"]
+        lines.append(f"* **{name}**: {s8}s({c['N'][-1]}) = {c['s'][-1]:.1f}× (max "
+                     f"{max(c['s']):.1f}×); m* strict / safe = {m['strict']} / {m['safe']}; "
+                     f"c_forced / tau = {ratio:.2f}")  # fmt: skip
+    return f"**This run** ({where}):\n\n" + "\n".join(lines)
 
 
 def write_kernel_results(bench: Mapping, check: Mapping | None, params: Mapping,

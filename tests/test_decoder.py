@@ -16,6 +16,7 @@ from cadlib.decoding import (
     boundary_table,
     naive_transcript_ids,
     prompt_lookup_along,
+    run_summary,
     speed_table,
 )
 from cadlib.fsm import token_table, transcript
@@ -272,8 +273,8 @@ def test_boundary_table_counts_canonical_windows(tok):
     assert table.whole_ours == 2
 
 
-def test_speed_table_ratios():
-    rows = pd.DataFrame(
+def _speed_rows():
+    return pd.DataFrame(
         [
             dict(
                 corpus="c", case="k", method=m, repeat=r, T=100, forwards=f, decode_s=s, spliced=sp
@@ -286,8 +287,26 @@ def test_speed_table_ratios():
             ]
         ]
     ).assign(accepted=lambda d: (d.method == "prompt lookup") * 70)
-    table = speed_table(rows).set_index(["corpus", "method"])
+
+
+def test_speed_table_ratios():
+    table = speed_table(_speed_rows()).set_index(["corpus", "method"])
     assert table.loc[("c", "Copy-as-Decode"), "forward_ratio"] == 5.0
     assert table.loc[("c", "Copy-as-Decode"), "speedup"] == 5.5  # median of 10/2, 11/2, 12/2
     assert table.loc[("c", "prompt lookup"), "free_share"] == 0.7
     assert table.loc[("pooled", "autoregressive"), "speedup"] == 1.0
+
+
+def test_run_summary_cites_each_corpus_then_pooled():
+    speed = speed_table(_speed_rows())
+    bounds = pd.DataFrame([dict(corpus="c", bnd_exact=6.0, bnd_fsm=4.5)])
+    effect = pd.DataFrame(dict(same_prefix=[True, False, False], kl=[0.0, 1.0, 3.0]))
+    text = run_summary(speed, bounds, "tiny, cpu", effect)
+    lines = [x for x in text.splitlines() if x.startswith("* ")]
+    assert [x.split("**")[1] for x in lines] == ["c", "pooled"]
+    assert "(autoregressive forwards / its forwards) 5.00× for Copy-as-Decode" in lines[0]
+    assert "wall-clock speedup 5.50× [5.00–6.00] vs 2.75× [2.50–3.00]" in lines[0]
+    assert "bnd_exact 6.00×, bnd_fsm 4.50×" in lines[0] and "bnd_exact" not in lines[1]
+    assert text.startswith("*This run (tiny, cpu)")
+    assert "(2 of 3)" in text and "median 2.0 nats" in text
+    assert "nats" not in run_summary(speed, None, "x")

@@ -276,3 +276,15 @@ def test_curve_label_names_the_cpu_threads(threads, where):
     meta = _fake_bench()["big"]["curve"]["meta"] | {"hardware": {"threads": threads}}
     label = K.curve_label(meta)
     assert label.startswith("big (random-init, float32, eager, ") and where in label
+
+
+def test_run_summary_cites_every_curve():
+    numbers = K.kernel_numbers(_fake_bench())
+    for costs in numbers["fixed_costs"].values():
+        costs["c_forced_over_tau"] = 1.0  # measure_fixed_costs adds it
+    text = K.run_summary(numbers, "CPU, profile cpu")
+    assert text.startswith("**This run** (CPU, profile cpu):")
+    big = next(x for x in text.splitlines() if x.startswith("* **big**"))
+    assert "s(8) = 7.0×, s(8) = 7.0× (max 7.0×)" in big
+    assert f"m* strict / safe = {numbers['m_star']['big']['strict']} / " in big
+    assert "c_forced / tau = 1.00" in big
