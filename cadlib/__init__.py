@@ -4,12 +4,21 @@ Import the modules you need, e.g. ``from cadlib import grammar, resolver, oracle
 used names are re-exported here.
 """
 
+import warnings as _warnings
+
+from tqdm import TqdmWarning as _TqdmWarning
+
 from .corpora import Corpus, EditCase, load_corpus
 from .escape import decode_gen_body, encode_gen_body
 from .grammar import Copy, Gen, Program, ProgramSyntaxError, StreamingParser, parse_program
 from .oracle import oracle_program
 from .resolver import RangeClippedWarning, ResolveError, resolve
 from .tokenizers import count_tokens, get_tokenizer, qwen25_tokenizer
+
+# Progress bars print as plain text (CONTRIBUTING); where ipywidgets is absent, `tqdm.auto`
+# (imported by transformers and huggingface_hub) warns about it on stderr in a kernel, and
+# that line would differ between machines with and without ipywidgets.
+_warnings.filterwarnings("ignore", category=_TqdmWarning)
 
 __version__ = "0.1.0"
 

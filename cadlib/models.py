@@ -48,6 +48,7 @@ __all__ = [
     "model_vocab_size",
     "sync_device",
     "set_threads",
+    "quiet_transformers",
 ]
 
 SMOLLM2 = "smollm2-135m-instruct"
@@ -295,3 +296,12 @@ def set_threads(threads: int | None) -> None:
     """
     if threads:
         torch.set_num_threads(int(threads))
+
+
+def quiet_transformers() -> None:
+    """Silence `transformers`' info logs and its own progress bars (weight loading), which
+    would fill a chapter's outputs with lines that change from release to release."""
+    from transformers.utils import logging  # heavy: imported only by chapters that run a model
+
+    logging.set_verbosity_error()
+    logging.disable_progress_bar()

@@ -15,7 +15,22 @@ import platform
 import sys
 from pathlib import Path
 
-__all__ = ["repo_root", "results_dir", "write_results", "load_results", "hardware_info"]
+__all__ = [
+    "FAKE_MACHINE_ENV",
+    "hardware_info",
+    "load_results",
+    "machine_label",
+    "repo_root",
+    "results_dir",
+    "setting_label",
+    "write_results",
+]
+
+#: Set to 1 (the Makefile's nbval run does) to report a fake CPU, core count and versions:
+#: committed outputs that leak the machine then fail nbval on every machine, not only on
+#: the next one with another CPU.
+FAKE_MACHINE_ENV = "CADLIB_FAKE_MACHINE"
+_FAKE = {"cpu": "Fake CPU (CADLIB_FAKE_MACHINE)", "cores": 999, "version": "0.0.0-fake"}
 
 
 def repo_root() -> Path:
@@ -52,20 +67,64 @@ def _cpu_name() -> str:
     return platform.processor() or platform.machine()
 
 
+def _faking() -> bool:
+    return os.environ.get(FAKE_MACHINE_ENV, "") not in ("", "0")
+
+
 def hardware_info(device: str | None = None) -> dict:
-    """CPU, core count, GPU (when one is used) and library versions, for labelling numbers."""
-    info = {"cpu": _cpu_name(), "cores": os.cpu_count(), "python": platform.python_version()}
+    """CPU, core count, GPU (when one is used) and library versions, for labelling numbers.
+
+    Under ``CADLIB_FAKE_MACHINE=1`` the CPU, core count and versions are fakes (see
+    :data:`FAKE_MACHINE_ENV`)."""
+    fake = _faking()
+    info = {
+        "cpu": _FAKE["cpu"] if fake else _cpu_name(),
+        "cores": _FAKE["cores"] if fake else os.cpu_count(),
+        "python": _FAKE["version"] if fake else platform.python_version(),
+    }
     for package in ("torch", "transformers"):
         try:
-            info[package] = importlib.metadata.version(package)
+            version = importlib.metadata.version(package)
         except importlib.metadata.PackageNotFoundError:
-            pass
+            continue
+        info[package] = _FAKE["version"] if fake else version
     torch = sys.modules.get("torch")  # only when a model was used: importing it costs seconds
     if torch is not None:
         info["threads"] = torch.get_num_threads()
         if torch.cuda.is_available() and (device is None or str(device).startswith("cuda")):
             info["gpu"] = torch.cuda.get_device_name(0)
     return info
+
+
+def tool_version(version: str) -> str:
+    """``version`` of an external tool (e.g. git), or the fake one under
+    ``CADLIB_FAKE_MACHINE=1``: versions name the machine too."""
+    return _FAKE["version"] if _faking() else version
+
+
+def machine_label(hw: dict | None = None, threads: int | None = None, **tools: str) -> str:
+    """``machine: <CPU or GPU>, <n> cores[, <t> torch threads][; <tool> <version> ...]``.
+
+    Everything machine-dependent in a chapter's setting line sits after ``machine:`` and up to
+    the end of the line (or a closing ``*``), the one place ``tests/nbval_sanitize.cfg``
+    rewrites, so committed outputs compare equal on any machine."""
+    hw = hardware_info() if hw is None else hw
+    where = f"{hw['gpu']}, " if hw.get("gpu") else ""
+    text = f"machine: {where}{hw['cpu']}, {hw['cores']} cores"
+    if threads is not None:
+        text += f", {threads} torch thread{'s' * (threads != 1)}"
+    for tool, version in tools.items():
+        text += f"; {tool.replace('_', ' ')} {tool_version(version)}"
+    return text
+
+
+def setting_label(
+    *parts: str, profile: str, hw: dict | None = None, threads: int | None = None, **tools: str
+) -> str:
+    """One chapter's setting line: what it ran (model, tokenizer, ...), its profile, then the
+    machine last (:func:`machine_label`), e.g. ``tokenizer qwen2.5; no model; profile cpu;
+    machine: AMD EPYC, 2 cores``."""
+    return "; ".join([*parts, f"profile {profile}", machine_label(hw, threads, **tools)])
 
 
 def _jsonable(value):
