@@ -52,10 +52,41 @@ notebooks: install
 	done
 	$(BIN)/papermill --cwd book book/summary.ipynb book/summary.ipynb --log-level WARNING
 
-html: install
+html: install mathjax
 	$(BIN)/python -c "from cadlib import plotting; plotting.save_book_figures()"
 	$(BIN)/jupyter-book build . --warningiserror
 	@echo "open _build/html/index.html"
+
+# MathJax 3 for math that renders offline (issue 15): the npm tarball, pinned by version and by
+# the sha512 the registry publishes for it (`npm view mathjax@3.2.2 dist.integrity`, base64 ->
+# hex), checked before use. The es5 files the book needs (tex-mml-chtml.js, Sphinx's default
+# component; the CHTML fonts; the TeX extensions it autoloads; the menu's accessibility parts
+# with their speech rules) and the licence go to vendor/html/mathjax/, which the build copies
+# to _build/html/mathjax/ (html_extra_path and mathjax_path in _config.yml).
+MATHJAX_VERSION := 3.2.2
+MATHJAX_SHA512 := 06df9249553c7811b6ef30a155ec0e89c62ced7b1db78d2a9b8f94a47c97ee4d3f3bd36588f73ec7bee4d7f144b0fb2328f64626fb5164cd6f3be81e5b43a11b
+MATHJAX_TGZ := vendor/mathjax-$(MATHJAX_VERSION).tgz
+MATHJAX := vendor/html/mathjax/tex-mml-chtml.js
+MATHJAX_FILES := tex-mml-chtml.js output/chtml input/tex/extensions input/mml/extensions \
+	input/mml/entities.js ui a11y sre
+
+.PHONY: mathjax
+mathjax: $(MATHJAX)
+
+$(MATHJAX_TGZ):
+	@command -v npm >/dev/null || { echo "need npm to fetch mathjax@$(MATHJAX_VERSION)"; exit 1; }
+	rm -rf vendor/.npm-pack && mkdir -p vendor/.npm-pack
+	cd vendor/.npm-pack && npm pack --silent mathjax@$(MATHJAX_VERSION) >/dev/null
+	echo "$(MATHJAX_SHA512)  vendor/.npm-pack/$(notdir $@)" | sha512sum --check --quiet
+	mv vendor/.npm-pack/$(notdir $@) $@ && rm -rf vendor/.npm-pack
+
+$(MATHJAX): $(MATHJAX_TGZ)
+	echo "$(MATHJAX_SHA512)  $<" | sha512sum --check --quiet
+	rm -rf vendor/html/mathjax && mkdir -p vendor/html/mathjax
+	tar -xzf $< -C vendor/html/mathjax --strip-components=1 package/LICENSE
+	tar -xzf $< -C vendor/html/mathjax --strip-components=2 \
+	  $(addprefix package/es5/,$(MATHJAX_FILES))
+	touch $@
 
 # The full check (CI): unit tests, the chapters re-run under nbval, then their results files
 # compared with the committed ones.

@@ -1,9 +1,11 @@
 """The built book, checked in a real browser (headless Chromium driven by Playwright).
 
 Builds the HTML with jupyter-book (execution off: the notebooks carry their outputs), then
-opens every page of ``_toc.yml`` and checks that it renders, that its tables and images are
-there (as many as the source notebook's outputs hold, and every image decoded), and that no
-internal link or anchor is broken. Saves a screenshot of the summary page under ``_build/``.
+opens every page of ``_toc.yml`` with the network blocked (the book must work offline) and
+checks that it renders, that its tables and images are there (as many as the source notebook's
+outputs hold, and every image decoded), that no internal link or anchor is broken, and that
+its math is typeset by the vendored MathJax with no raw LaTeX left and no request leaving the
+machine. Saves a screenshot of the summary page under ``_build/``.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from urllib.parse import unquote, urlparse
 import pytest
 import yaml
 
+PlaywrightTimeout = pytest.importorskip("playwright.sync_api").TimeoutError
+
 ROOT = Path(__file__).resolve().parent.parent
 HTML = ROOT / "_build" / "html"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -28,9 +32,15 @@ ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
 #: jupyter-book 1.0.4 adds sphinx-thebe's inline config script twice to every page.
 KNOWN_PAGE_ERRORS = ("Identifier 'THEBE_JS_URL' has already been declared",)
 
-pytestmark = pytest.mark.skipif(
-    not Path(CHROMIUM).exists(), reason="Debian chromium is not installed (make installs it)"
-)
+pytestmark = [
+    pytest.mark.slow,  # builds the book (~15 s) and opens every page in Chromium
+    pytest.mark.skipif(
+        not Path(CHROMIUM).exists(), reason="Debian chromium is not installed (make installs it)"
+    ),
+]
+
+#: Raw TeX delimiters that must not survive typesetting in the text a reader sees.
+RAW_TEX = ("\\(", "\\)", "\\[", "\\]", "$$")
 
 
 def toc_pages() -> list[str]:
@@ -75,6 +85,8 @@ def expected_outputs(page: str) -> tuple[int, int]:
 
 @pytest.fixture(scope="module")
 def built_book():
+    # MathJax is vendored by make (pinned npm tarball, checked sha512); a no-op once there.
+    subprocess.run(["make", "--no-print-directory", "--silent", "mathjax"], cwd=ROOT, check=True)
     subprocess.run(
         [str(Path(sys.executable).parent / "jupyter-book"), "build", str(ROOT),
          "--warningiserror", "--quiet"],
@@ -84,12 +96,58 @@ def built_book():
 
 
 @pytest.fixture(scope="module")
-def browser():
+def chromium():
     playwright = pytest.importorskip("playwright.sync_api")
     with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield browser
-        browser.close()
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield chromium
+        chromium.close()
+
+
+class Offline:
+    """A browser context with the network cut: only ``file:`` and ``data:`` URLs load.
+
+    Every other request is aborted and recorded in ``left``; local files that fail to load
+    (a MathJax font or extension missing from the build) are recorded in ``failed``.
+    """
+
+    LOCAL = ("file:", "data:", "blob:", "about:")
+
+    def __init__(self, chromium, **options):
+        self.left: list[str] = []
+        self.failed: list[str] = []
+        self.context = chromium.new_context(offline=True, **options)
+        self.context.route("**/*", self._route)
+        self.context.on("request", self._request)
+        self.context.on("requestfailed", self._failed)
+
+    def _route(self, route):
+        if route.request.url.startswith(self.LOCAL):
+            route.continue_()
+        else:
+            route.abort("internetdisconnected")
+
+    def _request(self, request):
+        if not request.url.startswith(self.LOCAL):
+            self.left.append(request.url)
+
+    def _failed(self, request):
+        if request.url.startswith(self.LOCAL):
+            self.failed.append(f"{request.url}: {request.failure}")
+
+    def new_page(self):
+        return self.context.new_page()
+
+    def close(self):
+        self.context.close()
+
+
+@pytest.fixture(scope="module")
+def browser(chromium):
+    offline = Offline(chromium)
+    yield offline
+    offline.close()
+    assert not offline.left, f"requests left the machine: {offline.left}"
 
 
 def internal_links(page) -> list[tuple[Path, str]]:
@@ -139,6 +197,84 @@ def test_every_toc_page_renders_with_its_tables_images_and_links(built_book, bro
     assert not problems, "\n".join(problems)
 
 
+def built_pages(html: Path) -> list[Path]:
+    """Every HTML page of the build a reader can open (the toc's, the index, search)."""
+    skip = {html / "index.html"}  # a redirect to the root page
+    return sorted(
+        p for p in html.rglob("*.html")
+        if p not in skip and not p.relative_to(html).parts[0].startswith("_")
+    )  # fmt: skip
+
+
+def typeset(page) -> bool:
+    """Wait (bounded) until MathJax has typeset the page; False if it never started."""
+    try:
+        page.wait_for_function(
+            "() => window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=15_000
+        )
+    except PlaywrightTimeout:
+        return False
+    page.evaluate("() => MathJax.startup.promise.then(() => true)")
+    return True
+
+
+#: Text nodes outside code and outside typeset math, as the reader sees them.
+_PROSE_TEXT = """() => {
+  const skip = 'pre, code, script, style, textarea, mjx-container, .highlight';
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  const out = [];
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    const el = n.parentElement;
+    if (el && !el.closest(skip) && el.checkVisibility()) out.push(n.textContent);
+  }
+  return out;
+}"""
+
+
+def math_problems(page, name: str) -> tuple[list[str], int]:
+    """What is wrong with the math on an open page, and how many formulas it typeset."""
+    problems = []
+    mathjax = page.eval_on_selector_all("script[src*='mathjax']", "els => els.map(e => e.src)")
+    if any(not src.startswith("file:") for src in mathjax):
+        problems.append(f"{name}: MathJax from the network: {mathjax}")
+    formulas = page.locator("span.math, div.math").count()
+    typeset_ = page.locator("span.math mjx-container, div.math mjx-container").count()
+    if formulas and not mathjax:
+        problems.append(f"{name}: {formulas} formulas but no MathJax script")
+    if typeset_ < formulas:
+        problems.append(f"{name}: {typeset_} of {formulas} formulas typeset")
+    errors = page.eval_on_selector_all("mjx-merror", "els => els.map(e => e.textContent)")
+    if errors:
+        problems.append(f"{name}: MathJax errors {errors}")
+    for text in page.evaluate(_PROSE_TEXT):
+        raw = [d for d in RAW_TEX if d in text]
+        if raw:
+            problems.append(f"{name}: raw TeX {raw} in {text.strip()[:120]!r}")
+    return problems, typeset_
+
+
+def test_math_is_typeset_offline_on_every_page(built_book, browser):
+    """Every page: the vendored MathJax typesets every formula (the navigation's too), with no
+    raw TeX left in the visible text, no MathJax error, no local file missing, and nothing
+    fetched from the network."""
+    problems, typeset_by_page = [], {}
+    page = browser.new_page()
+    for html_file in built_pages(built_book):
+        name = str(html_file.relative_to(built_book))
+        page.goto(html_file.as_uri())
+        if not typeset(page):
+            problems.append(f"{name}: MathJax did not start")
+        found, typeset_by_page[name] = math_problems(page, name)
+        problems += found
+    page.close()
+    assert not browser.failed, browser.failed
+    assert not browser.left, f"requests left the machine: {browser.left}"
+    assert not problems, "\n".join(problems)
+    # the pages known to hold math in their body typeset more than the navigation's formula
+    for name in ("notebooks/02_kernel.html", "notebooks/06_decoding.html"):
+        assert typeset_by_page[name] > 1, (name, typeset_by_page[name])
+
+
 def _ids_of(browser, target: Path) -> set[str]:
     page = browser.new_page()
     page.goto(target.as_uri())
@@ -147,12 +283,15 @@ def _ids_of(browser, target: Path) -> set[str]:
     return ids
 
 
-def test_summary_page_screenshot(built_book, browser):
+def test_summary_page_screenshot(built_book, chromium):
     pages = [p for p in toc_pages() if p.endswith("summary")]
     if not pages:
         pytest.skip("the book has no summary page yet")
-    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    offline = Offline(chromium, viewport={"width": 1280, "height": 900})
+    page = offline.new_page()
     page.goto((built_book / (pages[0] + ".html")).as_uri())
     shot = ROOT / "_build" / "summary.png"
     page.screenshot(path=str(shot), full_page=True)
+    offline.close()
     assert shot.stat().st_size > 10_000
+    assert not offline.left, offline.left
