@@ -283,15 +283,58 @@ def _ids_of(browser, target: Path) -> set[str]:
     return ids
 
 
-def test_summary_page_screenshot(built_book, chromium):
+#: Per table in the article: its right edge, the article's, and every container between them
+#: (the table included) that scrolls sideways.
+_TABLE_FIT = """() => {
+  const article = document.querySelector('article');
+  const right = article.getBoundingClientRect().right;
+  return Array.from(article.querySelectorAll('table')).map((table, i) => {
+    const scrolling = [];
+    for (let el = table; el && el !== article; el = el.parentElement) {
+      if (el.scrollWidth > el.clientWidth + 1) scrolling.push(
+        `${el.tagName.toLowerCase()}.${el.className}: ${el.scrollWidth} > ${el.clientWidth}`);
+    }
+    return {i, right: table.getBoundingClientRect().right, article: right, scrolling};
+  });
+}"""
+
+
+def test_summary_fits_the_article_column_at_1280px(built_book, chromium):
+    """The summary at a 1280x800 window: every table inside the article column, nothing to
+    scroll sideways, every headline figure and every explanation on the page. Saves a viewport
+    screenshot at the headline table and a full-page one under ``_build/``."""
+    from cadlib import summary
+
     pages = [p for p in toc_pages() if p.endswith("summary")]
     if not pages:
         pytest.skip("the book has no summary page yet")
-    offline = Offline(chromium, viewport={"width": 1280, "height": 900})
+    offline = Offline(chromium, viewport={"width": 1280, "height": 800})
     page = offline.new_page()
     page.goto((built_book / (pages[0] + ".html")).as_uri())
-    shot = ROOT / "_build" / "summary.png"
-    page.screenshot(path=str(shot), full_page=True)
+    typeset(page)
+    tables = page.evaluate(_TABLE_FIT)
+    wide = page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
+    page.locator("article table").first.scroll_into_view_if_needed()
+    page.screenshot(path=str(ROOT / "_build" / "summary-1280x800.png"))
+    page.screenshot(path=str(ROOT / "_build" / "summary.png"), full_page=True)
+    text = page.inner_text("article")
+    marks = page.eval_on_selector_all(
+        "article sup a[href^='#summary-note-']",
+        "els => els.map(e => e.getAttribute('href').slice(1))",
+    )
+    notes = dict(
+        page.eval_on_selector_all(
+            "article li[id^='summary-note-']", "els => els.map(e => [e.id, e.innerText.trim()])"
+        )
+    )
     offline.close()
-    assert shot.stat().st_size > 10_000
     assert not offline.left, offline.left
+    assert len(tables) >= 2, tables
+    for t in tables:
+        assert t["right"] <= t["article"] + 0.5, f"table {t['i']} runs past the article: {t}"
+        assert not t["scrolling"], f"table {t['i']} scrolls sideways: {t['scrolling']}"
+    assert wide <= 0, f"the page scrolls sideways by {wide} px"
+    # every figure is there, and every explanation its status points to
+    assert not [h.label for h in summary.HEADLINES if h.label not in text]
+    assert set(marks) == set(notes), (marks, notes)
+    assert set(notes.values()) <= {h.why for h in summary.HEADLINES if h.why}, notes

@@ -1,3 +1,4 @@
+import html
 import math
 
 import pytest
@@ -52,3 +53,73 @@ def test_paper_figures_agree_with_what_the_chapters_recorded():
             assert S.lookup(results[h.chapter]["paper"], h.paper_key) == pytest.approx(
                 h.paper, abs=1e-9
             ), h.label
+
+
+# --- the summary page's HTML (layout checked in a browser by tests/test_book.py) -------------
+
+
+def _rows(**overrides):
+    base = {"chapter": "ceiling", "figure": "f", "where": "Table 2", "unit": "", "paper": 1.0,
+            "ours": 1.0, "ratio": 1.0, "status": S.REPRODUCED, "why": "",
+            "profile": "cpu"}  # fmt: skip
+    return {**base, **overrides}
+
+
+def test_headline_html_groups_by_chapter_and_keeps_every_figure():
+    table = S.headline_table({})
+    out = S.headline_html(table)
+    assert all(html.escape(h.label) in out for h in S.HEADLINES)
+    chapters = list(dict.fromkeys(h.chapter for h in S.HEADLINES))
+    assert out.count('<tr class="cad-group">') == len(chapters)
+    for chapter in chapters:
+        assert f'href="../notebooks/{S.CHAPTER_PAGES[chapter]}.html"' in out
+    assert out.count("<table") == 1 and "table-layout: fixed" in out
+
+
+def test_headline_html_numbers_each_explanation_once_and_links_to_it():
+    import pandas as pd
+
+    table = pd.DataFrame([
+        _rows(figure="a", status=S.DIFFERS, why="same reason"),
+        _rows(figure="b", status=S.DIFFERS, why="same reason"),
+        _rows(figure="c", status=S.DIFFERS, why="other <reason>"),
+        _rows(figure="d", status="a status this module does not know"),
+    ])  # fmt: skip
+    out = S.headline_html(table)
+    assert out.count('<li id="summary-note-1">same reason</li>') == 1
+    assert '<li id="summary-note-2">other &lt;reason&gt;</li>' in out
+    assert out.count('href="#summary-note-1"') == 2 and out.count('href="#summary-note-2"') == 1
+    assert ">a status this module does not know</span>" in out  # shown as is, uncoloured
+
+
+def test_format_value():
+    assert S.format_value(None) == S.format_value(float("nan")) == "—"
+    assert S.format_value(8872.0) == "8,872"
+    assert S.format_value(74.1321, "%") == "74.13 %"
+    assert S.format_value(2.7839, "×") == "2.784 ×"
+    assert S.format_value(40.1, "tokens") == "40.1"  # other units go in their own span
+
+
+def test_setting_html_says_shared_settings_once():
+    hw = {"cpu": "X", "cores": 2, "torch": "2.13.0"}
+    results = {
+        "ceiling": {"profile": "cpu", "model": None, "tokenizer": "qwen2.5", "hardware": hw,
+                    "created": "2026-11-30T18:27:08+00:00"},
+        "fim": {"profile": "cpu", "model": "m", "tokenizer": "t", "hardware": hw,
+                "created": "2026-11-29T21:08:10+00:00"},
+    }  # fmt: skip
+    out = S.setting_html(results)
+    assert "Every chapter: profile cpu; hardware X (2 cores); torch 2.13.0." in out
+    assert "<th>hardware</th>" not in out and "<th>model</th>" in out
+    assert "2026-11-30 18:27" in out and "T18:27:08" not in out
+    results["fim"]["profile"] = "paper"
+    assert "<th>profile</th>" in S.setting_html(results)
+
+
+def test_chapter_pages_are_the_notebooks_that_write_each_results_file():
+    for chapter, page in S.CHAPTER_PAGES.items():
+        notebook = repo_root() / "notebooks" / f"{page}.ipynb"
+        assert notebook.exists(), notebook
+        # the chapter names (writes, prints) its results file
+        assert f"{chapter}.json" in notebook.read_text(), (chapter, page)
+    assert {h.chapter for h in S.HEADLINES} <= set(S.CHAPTER_PAGES)
