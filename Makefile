@@ -130,8 +130,11 @@ nbval-sft-chapters:
 test-results: install
 	CADLIB_RERUN_RESULTS_DIR=$(TEST_RESULTS) $(BIN)/pytest -p no:cacheprovider tests/test_rerun_results.py
 
+# JupyterLab on the chapters. Jupyter refuses to run as root (e.g. in a container) unless told
+# --allow-root; it is added only for root. LAB_ARGS passes more options (tests/test_lab.py).
+LAB_ARGS ?=
 lab: install
-	$(BIN)/jupyter lab notebooks
+	$(BIN)/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS) notebooks
 
 clean:
 	rm -rf _build .pytest_cache .hypothesis
