@@ -103,7 +103,7 @@ chromium:
 	  $$SUDO apt-get install -y -qq chromium >/dev/null 2>&1 || \
 	  { $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium; }; }
 
-test-unit: install chromium
+test-unit: install chromium mathjax
 	$(BIN)/pytest tests --ignore=tests/test_rerun_results.py
 
 # Re-running the chapters writes their results under _build/, not over the committed results/.
