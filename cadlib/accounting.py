@@ -133,13 +133,19 @@ def autoregressive(n_prompt: int, target: Sequence[int], T: int | None = None) -
 
 def _first_occurrences(seq: Sequence[int], n: int) -> dict[tuple, int]:
     """Start of the leftmost occurrence of every n-gram of ``seq``."""
+    grams = zip(*(seq[k:] for k in range(n)), strict=False)
     first: dict[tuple, int] = {}
-    for i in range(len(seq) - n + 1):
-        first.setdefault(tuple(seq[i : i + n]), i)
+    for i, gram in enumerate(grams):
+        first.setdefault(gram, i)
     return first
 
 
-def _draft(seq: Sequence[int], length: int, K: int, firsts: dict) -> Sequence[int]:
+def _ngram_index(seq: Sequence[int], n_max: int) -> dict[int, dict[tuple, int]]:
+    """``{n: first occurrences of the n-grams of seq}`` for n = 1..n_max (one per case)."""
+    return {n: _first_occurrences(seq, n) for n in range(1, n_max + 1)}
+
+
+def _draft(seq: Sequence[int], length: int, K: int, n: int, firsts: dict) -> Sequence[int]:
     """The prompt-lookup draft after ``seq[:length]``, as ``PromptLookupCandidateGenerator``
     makes it: the largest n (down to 1) whose last n-gram occurs earlier with a
     continuation, its leftmost such occurrence, and up to ``K`` ids that follow it.
@@ -149,15 +155,15 @@ def _draft(seq: Sequence[int], length: int, K: int, firsts: dict) -> Sequence[in
     whole sequence serves every round; a match needs a continuation, so it must start
     before the suffix.
     """
-    for n in range(min(max(firsts), length - 1), 0, -1):
-        start = firsts[n][tuple(seq[length - n : length])] + n
+    for g in range(min(n, length - 1), 0, -1):
+        start = firsts[g][tuple(seq[length - g : length])] + g
         if start < length:
             return seq[start : min(start + K, length)]
     return ()
 
 
 def prompt_lookup(prompt: Sequence[int], target: Sequence[int], K: int = 10, n: int = 2,
-                  T: int | None = None) -> Accounting:  # fmt: skip
+                  T: int | None = None, *, index: dict | None = None) -> Accounting:  # fmt: skip
     """Prompt-lookup decoding along ``target`` (:func:`cadlib.decoding.prompt_lookup_along`).
 
     After the prefill and the first target id, each round drafts up to ``K`` ids by
@@ -166,14 +172,16 @@ def prompt_lookup(prompt: Sequence[int], target: Sequence[int], K: int = 10, n: 
     verify forward at context ``len(seq) - 1`` and accepts the longest prefix of the draft
     equal to the target plus one bonus id; the rejected tail is cropped from the cache.
     Acceptance follows the gold, not the model, as in the book's gold-driven baseline.
+    ``index``: the n-gram tables of prompt + target for n up to at least ``n``
+    (:func:`_ngram_index`), to share them between settings.
     """
     seq = list(prompt) + list(target)
-    firsts = {g: _first_occurrences(seq, g) for g in range(1, n + 1)}
+    firsts = index if index is not None else _ngram_index(seq, n)
     P, k = len(prompt), 1
     out = [Forward("prefill", P, 0)]
     while k < len(target):
         length = P + k
-        draft = _draft(seq, length, K, firsts) if k < len(target) - 1 else ()
+        draft = _draft(seq, length, K, n, firsts) if k < len(target) - 1 else ()
         acc = 0
         while acc < len(draft) and k + acc < len(target) and draft[acc] == target[k + acc]:
             acc += 1
@@ -224,7 +232,8 @@ def case_forwards(x, tokenizer, grid=PLD_GRID, min_spans=(0, M_STAR)) -> list[Ac
     ``(K, n)`` of ``grid``, Copy-as-Decode at each minimum span of ``min_spans``."""
     T = len(x.target) - 1
     out = [autoregressive(len(x.regen_prompt), x.target, T)]
-    out += [prompt_lookup(x.regen_prompt, x.target, K, n, T) for K, n in grid]
+    index = _ngram_index([*x.regen_prompt, *x.target], max((n for _, n in grid), default=0))
+    out += [prompt_lookup(x.regen_prompt, x.target, K, n, T, index=index) for K, n in grid]
     tr = transcript(x.program, x.case.doc, tokenizer)
     out += [copy_as_decode(len(x.edit_prompt), tr, m, T) for m in min_spans]
     return out
