@@ -7,6 +7,12 @@ when it is reachable, else a local mirror named by the environment variable
 the returned :class:`Corpus` (``.source``), and never chosen silently.
 
 ProbeEdit: our own prose corpus, generated deterministically by :mod:`cadlib.probeedit`.
+
+Real edits (``realedits-flask``): 300 (file before, file after, commit subject) triples from
+the history of Flask (pallets/flask, BSD-3-Clause): doc = the file at the parent commit, gold =
+the file at the commit, instruction = the commit's subject line. Read from ``flask.jsonl`` in
+the folder named by ``CADLIB_REALEDITS_DIR`` (or ``local_dir``), else in
+``../shared/data/realedits`` beside the repository root; never committed here.
 """
 
 from __future__ import annotations
@@ -28,6 +34,8 @@ __all__ = [
     "CORPORA",
     "HUMANEVALPACK_LANGUAGES",
     "HUMANEVALPACK_ENV",
+    "REALEDITS_ENV",
+    "REALEDITS_PROJECTS",
     "CorpusUnavailable",
     "split_key",
     "case_rank",
@@ -45,7 +53,10 @@ HUMANEVALPACK_LANGUAGES = {
     "heval-fix-cpp": "cpp",
     "heval-fix-rust": "rust",
 }
-CORPORA = (*HUMANEVALPACK_LANGUAGES, "probeedit")
+REALEDITS_ENV = "CADLIB_REALEDITS_DIR"
+#: corpus name -> the ``<project>.jsonl`` file of the real-edit folder
+REALEDITS_PROJECTS = {"realedits-flask": "flask"}
+CORPORA = (*HUMANEVALPACK_LANGUAGES, "probeedit", *REALEDITS_PROJECTS)
 _DOC_GOLD_FIELDS = ("buggy_solution", "canonical_solution")
 
 
@@ -127,13 +138,47 @@ def _load_humanevalfix(name: str, local_dir) -> Corpus:
     return Corpus(name, source, cases)
 
 
+def _realedits_file(project: str, local_dir: str | os.PathLike | None) -> tuple[Path, str]:
+    """Path of ``<project>.jsonl`` and a label of where it came from: ``local_dir``, else
+    ``$CADLIB_REALEDITS_DIR``, else ``../shared/data/realedits`` beside the repository root."""
+    from .results import repo_root
+
+    folder = local_dir or os.environ.get(REALEDITS_ENV)
+    how = f"{REALEDITS_ENV}={folder}" if folder and not local_dir else "local_dir"
+    if not folder:
+        folder, how = repo_root() / ".." / "shared" / "data" / "realedits", "default folder"
+    path = Path(folder).expanduser().resolve() / f"{project}.jsonl"
+    if not path.is_file():
+        raise CorpusUnavailable(
+            f"{path} does not exist ({how}): set {REALEDITS_ENV} to the folder holding "
+            f"{project}.jsonl (see its README.md)"
+        )
+    return path, f"local:{path}"
+
+
+def _load_realedits(name: str, local_dir) -> Corpus:
+    """Real edits of one project: one case per (commit, file), in the file's order."""
+    project = REALEDITS_PROJECTS[name]
+    path, source = _realedits_file(project, local_dir)
+    cases = []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            row = json.loads(line)
+            meta = {"commit": row["commit"], "path": row["path"], "project": project}
+            cases.append(EditCase(row["id"], row["doc"], row["gold"], row["instruction"], meta))
+    return Corpus(name, source, cases)
+
+
 def load_corpus(name: str, local_dir: str | os.PathLike | None = None) -> Corpus:
     """Load a corpus by name; see :data:`CORPORA` for the names.
 
-    ``local_dir`` overrides ``$CADLIB_HUMANEVALPACK_DIR`` for the HumanEvalPack corpora.
+    ``local_dir`` overrides ``$CADLIB_HUMANEVALPACK_DIR`` for the HumanEvalPack corpora and
+    ``$CADLIB_REALEDITS_DIR`` for the real-edit corpora.
     """
     if name in HUMANEVALPACK_LANGUAGES:
         return _load_humanevalfix(name, local_dir)
+    if name in REALEDITS_PROJECTS:
+        return _load_realedits(name, local_dir)
     if name == "probeedit":
         from .probeedit import probeedit_corpus
 

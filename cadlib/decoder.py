@@ -54,6 +54,7 @@ __all__ = [
     "GrammarLogitsProcessor",
     "ForwardRecord",
     "Trace",
+    "forward_chunks",
 ]
 
 
@@ -150,6 +151,23 @@ class DecodeResult:
         """Spliced / (spliced + body) ids: the realized copy fraction of the output text."""
         body = self.transcript.count("gen")
         return self.n_spliced / max(1, self.n_spliced + body)
+
+
+def forward_chunks(feed: list, kinds: list[str], min_span: int = 0) -> list[tuple[list, str]]:
+    """The forwards that feed ``feed`` (ids of ``kinds``, see :data:`cadlib.fsm.KINDS`, plus
+    ``"prompt"``): usually one; a splice of fewer than ``min_span`` ids goes id by id
+    (Appendix J). Each forward is ``(ids, kind)``, ``kind`` as in :class:`ForwardRecord`.
+    :mod:`cadlib.accounting` predicts the decoder's forwards with it."""
+    n_splice = kinds.count("splice")
+    if "prompt" in kinds:
+        return [(feed, "prefill")]
+    if n_splice == 0:
+        return [(feed, "forced" if len(feed) > 1 else kinds[0])]
+    if n_splice >= min_span:
+        return [(feed, "splice")]
+    first = kinds.index("splice")
+    head = [(feed[:first], "forced" if first > 1 else kinds[0])] if first else []
+    return head + [([x], "copy-step") for x in feed[first:]]
 
 
 class _Run:
@@ -399,17 +417,7 @@ class CopyDecoder:
         return state
 
     def _chunks(self, feed: list[int], kinds: list[str]) -> list[tuple[list[int], str]]:
-        """Forwards for one feed: usually one; a splice under ``min_span`` goes id by id."""
-        n_splice = kinds.count("splice")
-        if "prompt" in kinds:
-            return [(feed, "prefill")]
-        if n_splice == 0:
-            return [(feed, "forced" if len(feed) > 1 else kinds[0])]
-        if n_splice >= self.min_span:
-            return [(feed, "splice")]
-        first = kinds.index("splice")
-        head = [(feed[:first], "forced" if first > 1 else kinds[0])] if first else []
-        return head + [([x], "copy-step") for x in feed[first:]]
+        return forward_chunks(feed, kinds, self.min_span)
 
     def _forward(self, feed, kinds, cache, run, op: int) -> torch.Tensor:
         """Feed ``feed`` (ids of op record ``op`` onward); return the last logits (V,)."""

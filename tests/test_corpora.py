@@ -77,3 +77,47 @@ def test_translations_of_a_task_share_their_rank():
     assert corpora.split_key("probeedit/notes/rename-term") == "probeedit/notes/rename-term"
     assert corpora.case_rank(0, "Python/7") == corpora.case_rank(0, "Rust/7")
     assert corpora.case_rank(0, "Python/7") != corpora.case_rank(1, "Python/7")
+
+
+# -- real edits (Flask) ---------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def realedits_dir():
+    import os
+
+    from cadlib.results import repo_root
+
+    folder = os.environ.get(corpora.REALEDITS_ENV) or repo_root() / "../shared/data/realedits"
+    if not os.path.isfile(os.path.join(folder, "flask.jsonl")):
+        pytest.skip(f"no flask.jsonl in {folder} ({corpora.REALEDITS_ENV})")
+    return folder
+
+
+def test_realedits_flask_loads_every_commit_file(realedits_dir):
+    corpus = load_corpus("realedits-flask", local_dir=realedits_dir)
+    assert len(corpus) == 300 and corpus.source.startswith("local:")
+    assert corpus.source.endswith("flask.jsonl")
+    assert len({c.id for c in corpus}) == 300
+    case = corpus[0]
+    assert case.id.startswith(case.meta["commit"][:10]) and case.id.endswith(case.meta["path"])
+    assert case.instruction and case.doc != case.gold and case.meta["project"] == "flask"
+    assert all(resolve(oracle_program(c.doc, c.gold), c.doc) == c.gold for c in corpus)
+
+
+def test_realedits_default_folder_is_beside_the_repository(realedits_dir, monkeypatch):
+    from pathlib import Path
+
+    from cadlib.results import repo_root
+
+    monkeypatch.delenv(corpora.REALEDITS_ENV, raising=False)
+    if not (repo_root() / "../shared/data/realedits/flask.jsonl").is_file():
+        pytest.skip("no ../shared/data/realedits beside the repository root")
+    corpus = load_corpus("realedits-flask")
+    assert Path(corpus.source.removeprefix("local:")).parent.name == "realedits"
+
+
+def test_realedits_missing_folder_is_a_clear_error(tmp_path, monkeypatch):
+    monkeypatch.setenv(corpora.REALEDITS_ENV, str(tmp_path))
+    with pytest.raises(CorpusUnavailable, match=f"flask.jsonl.*{corpora.REALEDITS_ENV}"):
+        load_corpus("realedits-flask")

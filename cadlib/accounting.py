@@ -1,0 +1,315 @@
+"""Exact forward accounting along a known output, without running a model.
+
+Under forced decoding along a known output -- the oracle program for Copy-as-Decode, the
+gold text for the baselines -- the forwards a decoder runs (how many, how many ids each one
+feeds, at which context length) depend only on the ids, never on the model. The paper's cost
+model counts decode steps (§2.1: ``L_AR = tau T``; a copy op is one parallel-prefill forward,
+§2.4; each op adds decision steps, Appendix H); this module counts them exactly, on every
+case of a corpus, in seconds:
+
+* :func:`autoregressive`: the prompt prefill, then one forward per output id
+  (:func:`cadlib.decoding.ar_along`);
+* :func:`prompt_lookup`: ``transformers``' prompt-lookup drafting (draft length ``K``,
+  n-gram size ``n``) with greedy verification along the gold, as
+  :func:`cadlib.decoding.prompt_lookup_along` drives it;
+* :func:`copy_as_decode`: every forward of :class:`cadlib.decoder.CopyDecoder` in
+  forced-program mode with minimum span ``m`` (Appendix J), from the program's transcript
+  (:func:`cadlib.fsm.transcript`) and the decoder's own split of a feed into forwards
+  (:func:`cadlib.decoder.forward_chunks`).
+
+:func:`corpus_forwards` tabulates them per case, :func:`best_prompt_lookup` picks the one
+prompt-lookup setting per corpus that fares best (the rival's best, fairly chosen), and
+:func:`forwards_summary` gives per-corpus and pooled medians with bootstrap 95% intervals.
+``tests/test_accounting.py`` checks every prediction against the decoders' traces.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from tqdm import tqdm
+
+from .decoder import forward_chunks
+from .fsm import Transcript, transcript
+
+__all__ = [
+    "Forward",
+    "Accounting",
+    "PLD_GRID",
+    "M_STAR",
+    "DECISION_KINDS",
+    "autoregressive",
+    "prompt_lookup",
+    "copy_as_decode",
+    "case_forwards",
+    "corpus_forwards",
+    "best_prompt_lookup",
+    "headline_rows",
+    "forwards_summary",
+    "bootstrap_median",
+]
+
+#: The prompt-lookup grid: draft lengths ``K`` x n-gram sizes ``n`` (HF's
+#: ``prompt_lookup_num_tokens`` / ``max_matching_ngram_size``; the book's runs use 10, 2).
+PLD_GRID = tuple((k, n) for k in (5, 10, 20, 40) for n in (1, 2, 3))
+#: Minimum span m* of Appendix J, Table 17 (the "safe" s(N) > 1.5 threshold on Qwen2.5).
+M_STAR = 4
+#: Transcript kinds that the model decides (one forward before each); the other kinds
+#: (``forced``, ``splice``) ride along in the forward after the decision (module
+#: :mod:`cadlib.decoder`).
+DECISION_KINDS = ("choice", "gen")
+
+
+@dataclass(frozen=True)
+class Forward:
+    """One forward: its ``kind`` (as in :class:`cadlib.decoder.ForwardRecord`), the number of
+    ids it feeds and the context length (ids in the KV cache) before it."""
+
+    kind: str
+    n_ids: int
+    context: int
+
+
+@dataclass(frozen=True)
+class Accounting:
+    """The forwards of one method on one case.
+
+    ``T`` is the number of gold ids (the model's tokenizer), the same for every method of a
+    case, so ``forwards_per_token`` compares methods; ``output`` counts the ids the method
+    appends after its ``prompt`` (gold + EOS for the baselines, the transcript for
+    Copy-as-Decode).
+    """
+
+    method: str
+    setting: str
+    forwards: tuple[Forward, ...]
+    T: int
+    prompt: int
+    output: int
+
+    @property
+    def n_forwards(self) -> int:
+        """All forwards, the prompt prefill included."""
+        return len(self.forwards)
+
+    @property
+    def decode_forwards(self) -> int:
+        """Forwards after the prompt prefill (what the cost model of §2.1 counts)."""
+        return sum(f.kind != "prefill" for f in self.forwards)
+
+    @property
+    def ids_fed(self) -> int:
+        return sum(f.n_ids for f in self.forwards)
+
+    @property
+    def forwards_per_token(self) -> float:
+        return self.decode_forwards / self.T if self.T else float("nan")
+
+
+def _sequential(pieces: Sequence[tuple[str, int]]) -> tuple[Forward, ...]:
+    """Forwards of ``(kind, n_ids)`` fed one after the other into a cache that keeps them."""
+    out, context = [], 0
+    for kind, n in pieces:
+        out.append(Forward(kind, n, context))
+        context += n
+    return tuple(out)
+
+
+# --------------------------------------------------------------------------------------------
+# The three methods
+# --------------------------------------------------------------------------------------------
+
+
+def autoregressive(n_prompt: int, target: Sequence[int], T: int | None = None) -> Accounting:
+    """Greedy decoding of ``target`` (gold ids + EOS): the prefill of ``n_prompt`` ids, then
+    one forward per target id but the last (``L_AR = tau T``, §2.1)."""
+    pieces = [("prefill", n_prompt)] + [("step", 1)] * (len(target) - 1)
+    T = len(target) - 1 if T is None else T
+    return Accounting("autoregressive", "", _sequential(pieces), T, n_prompt, len(target))
+
+
+def _first_occurrences(seq: Sequence[int], n: int) -> dict[tuple, int]:
+    """Start of the leftmost occurrence of every n-gram of ``seq``."""
+    grams = zip(*(seq[k:] for k in range(n)), strict=False)
+    first: dict[tuple, int] = {}
+    for i, gram in enumerate(grams):
+        first.setdefault(gram, i)
+    return first
+
+
+def _ngram_index(seq: Sequence[int], n_max: int) -> dict[int, dict[tuple, int]]:
+    """``{n: first occurrences of the n-grams of seq}`` for n = 1..n_max (one per case)."""
+    return {n: _first_occurrences(seq, n) for n in range(1, n_max + 1)}
+
+
+def _draft(seq: Sequence[int], length: int, K: int, n: int, firsts: dict) -> Sequence[int]:
+    """The prompt-lookup draft after ``seq[:length]``, as ``PromptLookupCandidateGenerator``
+    makes it: the largest n (down to 1) whose last n-gram occurs earlier with a
+    continuation, its leftmost such occurrence, and up to ``K`` ids that follow it.
+
+    The leftmost occurrence of the suffix n-gram in all of ``seq`` lies inside
+    ``seq[:length]`` (the suffix itself is one), so one table of first occurrences of the
+    whole sequence serves every round; a match needs a continuation, so it must start
+    before the suffix.
+    """
+    for g in range(min(n, length - 1), 0, -1):
+        start = firsts[g][tuple(seq[length - g : length])] + g
+        if start < length:
+            return seq[start : min(start + K, length)]
+    return ()
+
+
+def prompt_lookup(prompt: Sequence[int], target: Sequence[int], K: int = 10, n: int = 2,
+                  T: int | None = None, *, index: dict | None = None) -> Accounting:  # fmt: skip
+    """Prompt-lookup decoding along ``target`` (:func:`cadlib.decoding.prompt_lookup_along`).
+
+    After the prefill and the first target id, each round drafts up to ``K`` ids by
+    matching the last ``n`` (down to 1) ids in prompt + output (:func:`_draft`, no draft in
+    the last round, where HF's ``max_length`` stops it), feeds ``[last id] + draft`` in one
+    verify forward at context ``len(seq) - 1`` and accepts the longest prefix of the draft
+    equal to the target plus one bonus id; the rejected tail is cropped from the cache.
+    Acceptance follows the gold, not the model, as in the book's gold-driven baseline.
+    ``index``: the n-gram tables of prompt + target for n up to at least ``n``
+    (:func:`_ngram_index`), to share them between settings.
+    """
+    seq = list(prompt) + list(target)
+    firsts = index if index is not None else _ngram_index(seq, n)
+    P, k = len(prompt), 1
+    out = [Forward("prefill", P, 0)]
+    while k < len(target):
+        length = P + k
+        draft = _draft(seq, length, K, n, firsts) if k < len(target) - 1 else ()
+        acc = 0
+        while acc < len(draft) and k + acc < len(target) and draft[acc] == target[k + acc]:
+            acc += 1
+        out.append(Forward("verify", 1 + len(draft), length - 1))
+        k += acc + 1
+    T = len(target) - 1 if T is None else T
+    return Accounting("prompt lookup", f"K={K} n={n}", tuple(out), T, P, len(target))
+
+
+def _feeds(tr: Transcript) -> list[tuple[list, list]]:
+    """The transcript cut where the model decides: each feed is a decision and the forced
+    and spliced ids after it; the first feed holds the forced ids before any decision and
+    the last one (ending in ``</program>``) is never fed."""
+    cuts = [k for k, kind in enumerate(tr.kinds) if kind in DECISION_KINDS and k > 0]
+    bounds = [0, *cuts, len(tr.ids)]
+    ids, kinds = list(tr.ids), list(tr.kinds)
+    return [(ids[a:b], kinds[a:b]) for a, b in zip(bounds, bounds[1:], strict=False)]
+
+
+def copy_as_decode(n_prompt: int, tr: Transcript, min_span: int = 0,
+                   T: int | None = None) -> Accounting:  # fmt: skip
+    """The forwards of :class:`cadlib.decoder.CopyDecoder` forced along the program whose
+    transcript is ``tr`` (§2.3-2.4): the prompt prefill with ``<program>\\n``, then one
+    forward per decision (op-literal choices, range digits, the terminator that carries a
+    copy's ``"/>`` and its spliced lines, body ids, ``</gen>`` ids), a splice of fewer than
+    ``min_span`` ids going id by id (Appendix J). ``T`` defaults to the spliced + body ids.
+    """
+    feeds = _feeds(tr)
+    pieces = []
+    for k, (ids, kinds) in enumerate(feeds[:-1]):
+        if k == 0:
+            ids, kinds = [None] * n_prompt + ids, ["prompt"] * n_prompt + kinds
+        pieces += [(kind, len(chunk)) for chunk, kind in forward_chunks(ids, kinds, min_span)]
+    if T is None:
+        T = tr.count("splice") + tr.count("gen")
+    return Accounting("Copy-as-Decode", f"m={min_span}", _sequential(pieces), T, n_prompt,
+                      len(tr))  # fmt: skip
+
+
+# --------------------------------------------------------------------------------------------
+# Cases and corpora
+# --------------------------------------------------------------------------------------------
+
+
+def case_forwards(x, tokenizer, grid=PLD_GRID, min_spans=(0, M_STAR)) -> list[Accounting]:
+    """Every method on one case made ready by :func:`cadlib.decoding.prepare` (same prompts,
+    oracle program and gold ids as chapter 6): autoregressive, prompt lookup at each
+    ``(K, n)`` of ``grid``, Copy-as-Decode at each minimum span of ``min_spans``."""
+    T = len(x.target) - 1
+    out = [autoregressive(len(x.regen_prompt), x.target, T)]
+    index = _ngram_index([*x.regen_prompt, *x.target], max((n for _, n in grid), default=0))
+    out += [prompt_lookup(x.regen_prompt, x.target, K, n, T, index=index) for K, n in grid]
+    tr = transcript(x.program, x.case.doc, tokenizer)
+    out += [copy_as_decode(len(x.edit_prompt), tr, m, T) for m in min_spans]
+    return out
+
+
+def corpus_forwards(corpora: dict, tokenizer, grid=PLD_GRID, min_spans=(0, M_STAR),
+                    progress: bool = True) -> pd.DataFrame:  # fmt: skip
+    """One row per (corpus, case, method, setting): ``T`` (gold ids), ``prompt``,
+    ``output``, ``forwards`` (after the prefill), ``ids_fed`` (all, prompt included) and
+    ``forwards_per_token``. ``corpora`` maps a corpus name to its cases."""
+    from .decoding import prepare
+
+    rows = []
+    for name, cases in corpora.items():
+        for case in tqdm(cases, desc=f"forwards {name}", disable=not progress):
+            for a in case_forwards(prepare(name, case, tokenizer), tokenizer, grid, min_spans):
+                rows.append(dict(
+                    corpus=name, case=case.id, method=a.method, setting=a.setting, T=a.T,
+                    prompt=a.prompt, output=a.output, forwards=a.decode_forwards,
+                    ids_fed=a.ids_fed, forwards_per_token=a.forwards_per_token,
+                ))  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def best_prompt_lookup(rows: pd.DataFrame) -> pd.Series:
+    """Per corpus, the single prompt-lookup setting with the fewest total forwards over its
+    cases (ties: fewest ids fed, then the order of :data:`PLD_GRID`)."""
+    pld = rows[rows.method == "prompt lookup"]
+    tot = pld.groupby(["corpus", "setting"], sort=False)[["forwards", "ids_fed"]].sum()
+    tot = tot.reset_index().sort_values(["corpus", "forwards", "ids_fed"], kind="stable")
+    return tot.groupby("corpus", sort=False)["setting"].first()
+
+
+def headline_rows(rows: pd.DataFrame, best: pd.Series | None = None) -> pd.DataFrame:
+    """The rows of the headline methods: autoregressive, prompt lookup at its best setting
+    per corpus (``best``, default :func:`best_prompt_lookup`), Copy-as-Decode at each m."""
+    best = best_prompt_lookup(rows) if best is None else best
+    keep = (rows.method != "prompt lookup") | (rows.setting == rows.corpus.map(best))
+    return rows[keep]
+
+
+def bootstrap_median(x, seed: int = 0, n_resamples: int = 2000) -> tuple[float, float, float]:
+    """Median of ``x`` and its 95% percentile-bootstrap interval (``scipy.stats.bootstrap``,
+    seeded); a constant sample's interval is the constant itself."""
+    from scipy.stats import bootstrap
+
+    x = np.asarray(x, dtype=float)
+    med = float(np.median(x))
+    if len(x) < 2 or np.ptp(x) == 0:
+        return med, med, med
+    ci = bootstrap((x,), np.median, n_resamples=n_resamples, method="percentile",
+                   random_state=np.random.default_rng(seed)).confidence_interval  # fmt: skip
+    return med, float(ci.low), float(ci.high)
+
+
+def forwards_summary(rows: pd.DataFrame, best: pd.Series | None = None,
+                     seed: int = 0) -> pd.DataFrame:  # fmt: skip
+    """Per corpus and pooled, per headline method: cases, gold ids, forwards, the pooled
+    ratio forwards / T, and the median per-case forwards per token and per-case forward
+    ratio (autoregressive / method) with bootstrap 95% intervals. Pooled prompt lookup uses
+    each corpus's best setting."""
+    head = headline_rows(rows, best)
+    ar = head[head.method == "autoregressive"].set_index(["corpus", "case"])["forwards"]
+    head = head.assign(ratio=ar.reindex(pd.MultiIndex.from_frame(head[["corpus", "case"]])).values
+                       / head["forwards"].clip(lower=1))  # fmt: skip
+    pooled = head.assign(setting=head.setting.where(head.method != "prompt lookup", "best"))
+    out = []
+    for corpus, g in [*head.groupby("corpus", sort=False), ("pooled", pooled)]:
+        for (method, setting), m in g.groupby(["method", "setting"], sort=False):
+            fpt = bootstrap_median(m.forwards_per_token, seed)
+            ratio = bootstrap_median(m.ratio, seed)
+            out.append(dict(
+                corpus=corpus, method=method, setting=setting,
+                cases=len(m), T=int(m["T"].sum()), forwards=int(m.forwards.sum()),
+                pooled_fpt=m.forwards.sum() / m["T"].sum(),
+                median_fpt=fpt[0], fpt_lo=fpt[1], fpt_hi=fpt[2],
+                median_ratio=ratio[0], ratio_lo=ratio[1], ratio_hi=ratio[2],
+            ))  # fmt: skip
+    return pd.DataFrame(out)
