@@ -4,7 +4,8 @@ Import the modules you need, e.g. ``from cadlib import grammar, resolver, oracle
 used names are re-exported here.
 """
 
-from .corpora import Corpus, EditCase, load_corpus
+from .cases import Corpus, EditCase
+from .corpora import load_corpus
 from .escape import decode_gen_body, encode_gen_body
 from .grammar import Copy, Gen, Program, ProgramSyntaxError, StreamingParser, parse_program
 from .oracle import oracle_program

@@ -18,8 +18,10 @@ import os
 import re
 import socket
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
+
+from .cases import Corpus, EditCase
+from .probeedit import probeedit_corpus
 
 __all__ = [
     "EditCase",
@@ -47,29 +49,6 @@ HUMANEVALPACK_LANGUAGES = {
 }
 CORPORA = (*HUMANEVALPACK_LANGUAGES, "probeedit")
 _DOC_GOLD_FIELDS = ("buggy_solution", "canonical_solution")
-
-
-@dataclass(frozen=True)
-class EditCase:
-    """One edit: turn ``doc`` into ``gold`` following ``instruction``; ``meta`` holds the rest."""
-
-    id: str
-    doc: str
-    gold: str
-    instruction: str
-    meta: dict = field(default_factory=dict, compare=False, hash=False)
-
-
-class Corpus(list):
-    """A list of :class:`EditCase` that knows its ``name`` and the ``source`` it came from."""
-
-    def __init__(self, name: str, source: str, cases):
-        super().__init__(cases)
-        self.name = name
-        self.source = source
-
-    def __repr__(self) -> str:
-        return f"<Corpus {self.name}: {len(self)} cases from {self.source}>"
 
 
 class CorpusUnavailable(RuntimeError):
@@ -135,8 +114,6 @@ def load_corpus(name: str, local_dir: str | os.PathLike | None = None) -> Corpus
     if name in HUMANEVALPACK_LANGUAGES:
         return _load_humanevalfix(name, local_dir)
     if name == "probeedit":
-        from .probeedit import probeedit_corpus
-
         return probeedit_corpus()
     raise ValueError(f"unknown corpus {name!r}; valid names: {', '.join(CORPORA)}")
 

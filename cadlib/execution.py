@@ -36,7 +36,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 
-from .corpora import EditCase
+from .cases import EditCase
 
 __all__ = [
     "ExecResult",

@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
-from .corpora import EditCase
+from .cases import EditCase
 from .grammar import Copy, Program
 from .oracle import oracle_program
 from .params import check_choice

@@ -46,7 +46,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from .corpora import EditCase, case_rank, split_key
+from .cases import EditCase
+from .corpora import case_rank, split_key
 from .corpora import seeded_subset as subset
 from .grammar import Program, ProgramSyntaxError, parse_program
 from .oracle import oracle_program
