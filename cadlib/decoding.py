@@ -21,6 +21,7 @@ from tqdm import tqdm
 from .decoder import CopyDecoder, ForwardRecord, Trace
 from .fsm import token_table, transcript
 from .grammar import Copy, Program, parse_program
+from .metrics import equal_stripped
 from .models import crop_cache, forward, new_cache, sync_device
 from .prompts import edit_prompt_ids
 from .resolver import resolve
@@ -317,7 +318,7 @@ def free_run(model, tokenizer, inputs: list, max_new_tokens: int, progress: bool
         rows.append(dict(
             corpus=x.corpus, case=x.case.id, parsed=parsed, strict_resolved=strict,
             em=text == x.case.gold,
-            em_trimmed=text is not None and text.strip() == x.case.gold.strip(),
+            em_trimmed=text is not None and equal_stripped(text, x.case.gold),
             copy_fraction=res.copy_fraction, ops=len(program or ()),
             copies=len(program.copies) if program else 0, decisions=res.n_chosen,
             budget_closed=res.budget_closed, forwards=res.trace.n_forwards,

@@ -55,6 +55,7 @@ import numpy as np
 import pandas as pd
 
 from .grammar import Program, ProgramSyntaxError, parse_program
+from .metrics import equal_up_to_one_newline, strip_one_newline
 from .oracle import matching_blocks, oracle_program
 from .resolver import ResolveError, doc_lines, resolve
 from .tokenizers import Tokenizer, qwen25_tokenizer
@@ -137,11 +138,6 @@ class ApplyError(ValueError):
         super().__init__(f"{category}: {detail}")
 
 
-def strip_one_newline(text: str) -> str:
-    """``text`` without at most one trailing newline: the paper's tolerant EM (§3)."""
-    return text[:-1] if text.endswith("\n") else text
-
-
 def _first_difference(output: str, gold: str) -> str:
     got, want = output.split("\n"), gold.split("\n")
     for k, (g, w) in enumerate(zip(got, want, strict=False), start=1):
@@ -154,7 +150,7 @@ def _diagnose_generic(doc: str, gold: str, output: str | None, error=None) -> tu
     """Classify a failed round trip: the applier's error, else how the output is wrong."""
     if error is not None:
         return error.category, error.detail
-    if strip_one_newline(output) == strip_one_newline(gold):
+    if equal_up_to_one_newline(output, gold):
         end = "ends" if output.endswith("\n") else "does not end"
         return "eof-newline", f"output {end} with a newline, gold the other way"
     return "wrong-output", _first_difference(output, gold)
@@ -682,7 +678,7 @@ def round_trip(
     em = output == case.gold
     if not em:
         category, detail = fmt.diagnose(case.doc, case.gold, output, error)
-    em_r = output is not None and strip_one_newline(output) == strip_one_newline(case.gold)
+    em_r = output is not None and equal_up_to_one_newline(output, case.gold)
     tokens = (tokenizer or qwen25_tokenizer()).count(text)
     return RoundTrip(
         case.id, fmt.name, text, output, tokens, fmt.units(text), em, em_r, category, detail

@@ -50,6 +50,8 @@ from .cases import EditCase
 from .corpora import case_rank, split_key
 from .corpora import seeded_subset as subset
 from .grammar import Program, ProgramSyntaxError, parse_program
+from .metrics import equal_stripped, wilson_ci
+from .metrics import equal_up_to_one_newline as outputs_equal
 from .oracle import oracle_program
 from .resolver import RangeClippedWarning, ResolveError, doc_lines, resolve
 
@@ -251,25 +253,6 @@ def training_cases(
 # --------------------------------------------------------------------------------------------
 
 
-def wilson_ci(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
-    """Wilson score interval of ``k`` successes in ``n`` trials (paper Table 6's CIs).
-
-    ``scipy.stats.binomtest(k, n).proportion_ci(method="wilson")``; ``(nan, nan)`` for n = 0.
-    """
-    if n == 0:
-        return (math.nan, math.nan)
-    from scipy.stats import binomtest
-
-    ci = binomtest(int(k), int(n)).proportion_ci(confidence_level=confidence, method="wilson")
-    return (float(ci.low), float(ci.high))
-
-
-def outputs_equal(a: str, b: str) -> bool:
-    """Final-output EM: byte-equal up to at most one trailing newline (paper §3, the resolver
-    convention ``r``)."""
-    return a.removesuffix("\n") == b.removesuffix("\n")
-
-
 def endpoint_hits(pred: Program, oracle: Program) -> tuple[int, int, int]:
     """``(starts right, ends right, oracle copies)``: op-level endpoint accuracy.
 
@@ -361,7 +344,7 @@ def score_program(case: EditCase, text: str, system: str = "", **extra) -> CaseR
         parsed=True,
         output=output,
         em=output is not None and outputs_equal(output, case.gold),
-        trimmed_em=output is not None and output.strip() == case.gold.strip(),
+        trimmed_em=output is not None and equal_stripped(output, case.gold),
         program_em=program == oracle,
         start_hits=starts,
         end_hits=ends,
@@ -942,7 +925,7 @@ def score_output(case: EditCase, output: str, system: str = "", **extra) -> Case
     """Score a full-regeneration output: EM only (no program, so no parse or endpoints)."""
     return CaseResult(
         case.id, system, output, True, output, outputs_equal(output, case.gold),
-        output.strip() == case.gold.strip(), False, 0, 0, 0, 0, False,
+        equal_stripped(output, case.gold), False, 0, 0, 0, 0, False,
         extra={"free_form": True}, **extra,
     )  # fmt: skip
 

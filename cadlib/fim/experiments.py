@@ -44,6 +44,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..metrics import byte_equal, equal_up_to_one_newline
 from .constraint import FIMConstraint
 from .differential import python_accepts
 from .mask import FIMLogitsProcessor, TokenTrie, token_texts_cached
@@ -340,7 +341,8 @@ def localized_edit(
     -------
     pandas.DataFrame
         One row per case: ``system, constrained, case, parses`` (``ast.parse(prompt +
-        resolved)``), ``em`` (byte-exact), ``em_trimmed`` (:func:`cadlib.sft.outputs_equal`),
+        resolved)``), ``em`` (byte-exact), ``em_trimmed`` (up to one trailing newline,
+        :func:`cadlib.metrics.equal_up_to_one_newline`; not the ``.strip()`` of chapter 5),
         ``passed``, ``test_detail``, ``end`` (:data:`ENDS`; unconstrained bodies that hit the
         budget are ``"budget, closable"`` when their output parses), ``body_tokens``,
         ``output``, and per body step ``mask_s``, ``forward_s``, ``middle_chars`` (lists) and
@@ -354,7 +356,6 @@ def localized_edit(
     from ..fsm import token_table
     from ..oracle import oracle_program
     from ..prompts import edit_prompt_ids
-    from ..sft import outputs_equal
 
     decoder = CopyDecoder(model, tokenizer, max_new_tokens=budget)
     close_ids = token_table(tokenizer).gen_close
@@ -383,7 +384,8 @@ def localized_edit(
                               if out is not None else (False, "no output"))  # fmt: skip
         rows.append(dict(
             system=system, constrained=constrained, case=case.id, parses=ok,
-            em=out == case.gold, em_trimmed=out is not None and outputs_equal(out, case.gold),
+            em=byte_equal(out, case.gold),
+            em_trimmed=out is not None and equal_up_to_one_newline(out, case.gold),
             passed=passed, test_detail=detail, end=end, body_tokens=len(body), output=out,
             mask_s=mask_s, forward_s=forwards, middle_chars=chars, setup_s=setup,
         ))  # fmt: skip
