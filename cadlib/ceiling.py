@@ -22,8 +22,8 @@ parallel-prefill speedup (the kernel chapter's curve). Three bounds:
 with ``s`` interpolated linearly in ``log N`` between measured points and held at the end
 values outside them. A zero-token span (a copied empty line) adds nothing to the sum.
 Curves are plain arrays ``(N, s)`` here, so a curve measured anywhere (our CPU run, a GPU
-run, or the paper's published points) can be passed in; :mod:`cadlib.kernel` reads them
-from ``results/kernel.json``.
+run, or the paper's published points) can be passed in; :mod:`cadlib.speedup_curve` reads
+them from ``results/kernel.json`` and does the interpolation.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
+from . import speedup_curve
 from .cases import EditCase
 from .corpora import load_corpus
 from .oracle import greedy_cover, longest_matches
@@ -191,21 +192,11 @@ def token_cover_table(
 # ----- bounds ------------------------------------------------------------------------------
 
 
-def _curve(N: Sequence[float], s: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
-    N, s = np.asarray(N, dtype=float), np.asarray(s, dtype=float)
-    if N.ndim != 1 or N.shape != s.shape or len(N) == 0:
-        raise ValueError(f"a curve needs two 1-D arrays of equal length, got {N.shape}, {s.shape}")
-    if np.any(N <= 0) or np.any(s <= 0) or np.any(np.diff(N) <= 0):
-        raise ValueError("a curve needs increasing span lengths N > 0 and speedups s > 0")
-    return N, s
-
-
 def interpolate_loglinear(N: Sequence[float], s: Sequence[float], n) -> np.ndarray:
     """``s(n)`` from measured points ``(N, s)``: linear in ``log N`` between points, the end
-    values outside them (no extrapolation beyond what was measured)."""
-    N, s = _curve(N, s)
-    n = np.asarray(n, dtype=float)
-    return np.interp(np.log(np.maximum(n, 1e-12)), np.log(N), s)
+    values outside them (no extrapolation beyond what was measured); ``n <= 0`` reads the
+    first point. :func:`cadlib.speedup_curve.interpolate_loglinear`, which does the work."""
+    return speedup_curve.interpolate_loglinear(N, s, n, clamp_nonpositive=True)
 
 
 def bound_uniform(T: float, T_gen: float, T_copy: float, s: float) -> float:

@@ -18,6 +18,7 @@ import pandas as pd
 import torch
 from tqdm import tqdm
 
+from .ceiling import bound_exact
 from .decoder import CopyDecoder, ForwardRecord, Trace
 from .fsm import token_table, transcript
 from .grammar import Copy, Program, parse_program
@@ -25,6 +26,9 @@ from .metrics import equal_stripped
 from .models import crop_cache, forward, new_cache, sync_device
 from .prompts import edit_prompt_ids
 from .resolver import resolve
+from .spans import line_spans
+from .speedup_curve import curve_label, interpolate_loglinear, load_curve
+from .tokenizers import hf_tokenizer
 
 __all__ = [
     "ar_along",
@@ -337,23 +341,21 @@ def kernel_bounds(inputs: list, results: dict, tokenizer, curve=None, kernel_mod
     gap between the two is what the FSM's per-op decision steps cost. Returns
     ``(table or None, label)``; ``None`` with the reason when no curve is available.
     """
-    from .ceiling import bound_exact, interpolate_loglinear, line_spans
-    from .tokenizers import hf_tokenizer
-
     if curve is None:
         try:
-            from .kernel import load_curve
-
             curve = load_curve(None, model=kernel_model)
-        except (FileNotFoundError, KeyError, ValueError, ImportError) as err:
+        except (FileNotFoundError, KeyError, ValueError) as err:
             return None, f"not yet available ({type(err).__name__}: {err})"
     N, s, meta = curve if len(curve) == 3 else (*curve, {})
     tok = tokenizer if hasattr(tokenizer, "count") else hf_tokenizer(tokenizer)
+    def s_of(n):  # as ceiling.interpolate_loglinear, which this called before
+        return interpolate_loglinear(N, s, n, clamp_nonpositive=True)
+
     rows = []
     for x in inputs:
         spans = line_spans(x.case, tok)
         fw = [f.n_tokens for f in results[x.case.id].trace.forwards if f.kind != "prefill"]
-        cost = float(sum(n / interpolate_loglinear(N, s, n) for n in fw))
+        cost = float(sum(n / s_of(n) for n in fw))
         rows.append(dict(corpus=x.corpus, T=spans.T, T_gen=spans.T_gen, spans=spans.spans,
                          ar_forwards=len(x.target) - 1, fsm_cost=cost))  # fmt: skip
     df = pd.DataFrame(rows)
@@ -365,10 +367,8 @@ def kernel_bounds(inputs: list, results: dict, tokenizer, curve=None, kernel_mod
                         bnd_exact=bound_exact(g["T"].sum(), g["T_gen"].sum(), spans, N, s),
                         bnd_fsm=g["ar_forwards"].sum() / g["fsm_cost"].sum()))  # fmt: skip
     try:
-        from .kernel import curve_label
-
         label = f"{meta['name']}: {curve_label(meta)}, N {int(N[0])}..{int(N[-1])}"
-    except (KeyError, ImportError):
+    except KeyError:
         label = f"{meta.get('name', 'curve')}, N {int(N[0])}..{int(N[-1])}"
     return pd.DataFrame(out), label
 

@@ -15,7 +15,8 @@ Also here: the fixed costs of Appendix H / Table 1 (:func:`measure_fixed_costs`:
 ``c_sync``, ``c_forced`` and the decode step ``tau``), the minimum worthwhile span ``m*`` of
 Table 17 (:func:`minimum_span`), the splice-equals-AR correctness check ("Position-encoding
 correctness", :func:`check_splice_equals_ar`), and the results-file API that the ceiling chapter
-uses for ``bnd_exact`` (:func:`load_curve`, :func:`interpolate_speedup`; both **(API)**).
+uses for ``bnd_exact`` (:func:`load_curve`, :func:`interpolate_speedup`; both **(API)**, both
+living in :mod:`cadlib.speedup_curve` with :func:`curve_label`).
 
 Reading CPU numbers: speed does not depend on weight values, so random-init models of the
 published shapes time exactly like the trained ones. On CPU, ``transformers`` spends a large
@@ -27,7 +28,6 @@ from __future__ import annotations
 
 import gc
 import itertools
-import json
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -39,7 +39,9 @@ from tqdm import tqdm
 
 from .models import SMOLLM2, _cache_kwarg, is_random_init, load_model, model_info, new_cache
 from .models import sync_device as _sync
-from .results import hardware_info, load_results, write_results
+from .results import hardware_info, write_results
+from .speedup_curve import curve_label, load_curve
+from .speedup_curve import speedup_at as interpolate_speedup
 
 __all__ = [
     "PROFILES",
@@ -781,125 +783,8 @@ def write_kernel_results(bench: Mapping, check: Mapping | None, params: Mapping,
 
 
 # --------------------------------------------------------------------------------------------
-# Reading curves back: the API of the ceiling chapter (bnd_exact, Table 2)
-# --------------------------------------------------------------------------------------------
-
-
-def _as_record(path_or_results) -> dict:
-    if path_or_results is None:
-        return load_results("kernel")
-    if isinstance(path_or_results, str | Path):
-        return json.loads(Path(path_or_results).read_text())
-    if isinstance(path_or_results, Mapping):
-        return dict(path_or_results)
-    raise TypeError(
-        "expected a path to a kernel results JSON, a loaded results dict, or None "
-        f"(= results/kernel.json), got {type(path_or_results).__name__}"
-    )
-
-
-def load_curve(path_or_results=None, model: str | None = None):
-    """Read one ``s(N)`` curve from a kernel results file. **(API)**
-
-    Parameters
-    ----------
-    path_or_results : str, Path, dict or None
-        A ``results/kernel.json`` path, the dict it holds (``cadlib.results.load_results
-        ("kernel")``), or ``None`` for ``results/kernel.json`` of this repository.
-    model : str or None
-        A measured model (e.g. ``"qwen2.5-0.5b-random"``), one of the paper's point sets
-        (``"paper:qwen2.5-7b"``, ``"paper:qwen2.5-1.5b"``: only N=8 and N=512 are published),
-        or ``None`` for the file's ``primary`` curve (its largest measured model).
-
-    Returns
-    -------
-    N : numpy.ndarray of int, shape (k,)
-        Span lengths, increasing.
-    s : numpy.ndarray of float, shape (k,)
-        Median speedups ``T_AR/T_PP`` at ``N``.
-    meta : dict
-        The curve's label (model, shape, dtype, device, hardware, attention, P, trials, ...),
-        with ``name`` set to the key it was found under.
-    """
-    record = _as_record(path_or_results)
-    numbers = record.get("numbers", record)
-    measured = dict(numbers.get("curves") or {})
-    published = dict((record.get("paper") or {}).get("curves") or {})
-    if model is None:
-        model = numbers.get("primary") or next(iter(measured), None)
-        if model is None:
-            raise ValueError("the results hold no measured curve; pass model='paper:...'")
-    curves = {**published, **measured}
-    if model not in curves:
-        raise KeyError(f"no s(N) curve for {model!r}; available: {', '.join(curves)}")
-    curve = curves[model]
-    N = np.asarray(curve["N"], dtype=int)
-    s = np.asarray(curve["s"], dtype=float)
-    _check_curve(N, s)
-    return N, s, dict(curve.get("meta") or {}, name=model)
-
-
-def _check_curve(N: np.ndarray, s: np.ndarray) -> None:
-    if N.ndim != 1 or N.shape != s.shape or N.size == 0:
-        raise ValueError(f"a curve needs equal-length 1-D N and s, got {N.shape} and {s.shape}")
-    if (N < 1).any() or (np.diff(N) <= 0).any():
-        raise ValueError(f"curve N must be increasing positive span lengths, got {N.tolist()}")
-    if not np.isfinite(s).all() or (s <= 0).any():
-        raise ValueError(f"curve s must be positive and finite, got {s.tolist()}")
-
-
-def interpolate_speedup(curve, n):
-    """``s(n)`` by log-linear interpolation of a measured curve, as the paper's ``bnd_exact``
-    (Table 2). **(API)**
-
-    ``s`` is interpolated linearly in ``log N`` between the two measured span lengths around
-    ``n``; at a measured ``N`` it returns the measured value exactly. Outside the measured
-    range it **clamps**: ``n`` below the smallest ``N`` gets ``s(N_min)``, ``n`` above the largest
-    gets ``s(N_max)``. Clamping above is conservative for a curve that keeps rising (the paper
-    measures up to 512); it never extrapolates.
-
-    Parameters
-    ----------
-    curve : tuple or dict
-        ``(N, s)`` or ``(N, s, meta)`` as returned by :func:`load_curve`, or ``{"N", "s"}``.
-    n : int, float or array-like
-        Span lengths in tokens (positive and finite; below ``N_min`` the value is clamped).
-
-    Returns
-    -------
-    float or numpy.ndarray
-        A float for scalar ``n``, else an array of ``n``'s shape.
-    """
-    if isinstance(curve, Mapping):
-        N, s = curve["N"], curve["s"]
-    else:
-        N, s = curve[0], curve[1]
-    N, s = np.asarray(N, dtype=float), np.asarray(s, dtype=float)
-    _check_curve(N, s)
-    x = np.asarray(n, dtype=float)
-    if not np.isfinite(x).all() or (x <= 0).any():
-        raise ValueError(f"span lengths must be positive and finite, got {n!r}")
-    out = np.interp(np.log(x), np.log(N), s)
-    return float(out) if out.ndim == 0 else out
-
-
-# --------------------------------------------------------------------------------------------
 # Tables and the figure
 # --------------------------------------------------------------------------------------------
-
-
-def curve_label(meta: Mapping) -> str:
-    """One-line label of a curve: model, weights, dtype, attention, device/hardware, P, t."""
-    if meta.get("source") == "paper":
-        return (f"{meta['model']} (paper, {meta['hardware'].removesuffix(' (paper)')}, "
-                f"{meta['dtype']}, {meta['attn_implementation']}, P={meta['P']})")  # fmt: skip
-    hw = meta.get("hardware", {})
-    threads = hw.get("threads", "?")
-    where = hw.get("gpu") if str(meta.get("device", "")).startswith("cuda") else (
-        f"CPU, {threads} thread{'' if threads == 1 else 's'}")  # fmt: skip
-    weights = "random-init" if meta.get("random_init") else "pretrained"
-    return (f"{meta['model']} ({weights}, {meta['dtype']}, {meta['attn_implementation']}, "
-            f"{where}, P={meta['P']}, t={meta['trials']})")  # fmt: skip
 
 
 def curve_table(bench: Mapping):
