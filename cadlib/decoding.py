@@ -18,12 +18,12 @@ import pandas as pd
 import torch
 from tqdm import tqdm
 
+from .cache import crop_cache, forward, new_cache, sync_device
 from .ceiling import bound_exact
 from .decoder import CopyDecoder, ForwardRecord, Trace
 from .fsm import token_table, transcript
 from .grammar import Copy, Program, parse_program
 from .metrics import equal_stripped
-from .models import crop_cache, forward, new_cache, sync_device
 from .prompts import edit_prompt_ids
 from .resolver import resolve
 from .spans import line_spans

@@ -37,8 +37,9 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from .models import SMOLLM2, _cache_kwarg, is_random_init, load_model, model_info, new_cache
-from .models import sync_device as _sync
+from .cache import cache_length, forward_with_cache, new_cache, restore_cache
+from .cache import sync_device as _sync
+from .models import SMOLLM2, is_random_init, load_model, model_info
 from .results import hardware_info, write_results
 from .speedup_curve import curve_label, load_curve
 from .speedup_curve import speedup_at as interpolate_speedup
@@ -137,50 +138,6 @@ PAPER_M_STAR = {
     "paper:qwen2.5-1.5b": {"strict": 2, "safe": 4},
     "paper:qwen2.5-7b": {"strict": 2, "safe": 4},
 }
-
-
-# --------------------------------------------------------------------------------------------
-# KV cache and forwards
-# --------------------------------------------------------------------------------------------
-
-
-def cache_length(cache) -> int:
-    """Tokens held by the cache (its ``get_seq_length()``)."""
-    return int(cache.get_seq_length())
-
-
-def restore_cache(cache, length: int) -> int:
-    """Crop ``cache`` back to its first ``length`` tokens, in place; return the new length.
-
-    Uses ``DynamicCache.crop(-k)`` (drop the last ``k`` tokens), which means the same in
-    ``transformers`` 4.x and 5.x. The kept entries are untouched by later appends (each append
-    concatenates into a new tensor), so the cropped cache *is* the earlier state.
-    """
-    held = cache_length(cache)
-    if held < length:
-        raise ValueError(f"cache holds {held} tokens, cannot restore it to {length}")
-    if held > length:
-        cache.crop(-(held - length))
-    restored = cache_length(cache)
-    if restored != length:
-        raise RuntimeError(f"crop left {restored} tokens in the cache, expected {length}")
-    return restored
-
-
-def forward_with_cache(model, input_ids: torch.Tensor, cache, **kwargs):
-    """``model(input_ids, cache)``: append ``input_ids`` to ``cache`` and return the output.
-
-    Parameters
-    ----------
-    input_ids : torch.LongTensor, shape (1, n)
-        Tokens to append; their positions continue from ``cache_length(cache)``.
-    cache : transformers.DynamicCache
-        Updated in place (grows by ``n``).
-    **kwargs
-        Passed to the model, e.g. ``logits_to_keep`` or ``position_ids``.
-    """
-    kwargs[_cache_kwarg(type(model))] = cache
-    return model(input_ids=input_ids, use_cache=True, **kwargs)
 
 
 def random_ids(vocab_size: int, n: int, seed: int, device="cpu") -> torch.Tensor:
