@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
+from tqdm import tqdm
 
 from .cases import EditCase
 from .corpora import case_rank, split_key
@@ -53,7 +54,7 @@ from .grammar import Program, ProgramSyntaxError, parse_program
 from .metrics import equal_stripped, wilson_ci
 from .metrics import equal_up_to_one_newline as outputs_equal
 from .oracle import oracle_program
-from .resolver import RangeClippedWarning, ResolveError, doc_lines, resolve
+from .resolver import RangeClippedWarning, doc_lines, resolve
 
 __all__ = [
     "SPLIT_CORPORA",
@@ -332,10 +333,7 @@ def score_program(case: EditCase, text: str, system: str = "", **extra) -> CaseR
     out_of_range = any(not 1 <= c.start <= c.end <= n_lines for c in program.copies)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RangeClippedWarning)
-        try:
-            output = resolve(program, case.doc, mode="clipped")
-        except ResolveError as err:  # not raised in clipped mode; kept for safety
-            output, extra["error"] = None, str(err)
+        output = resolve(program, case.doc, mode="clipped")  # clipped mode never raises
     starts, ends, n = endpoint_hits(program, oracle)
     return CaseResult(
         id=case.id,
@@ -858,8 +856,6 @@ def evaluate_fsm(model, tokenizer, cases: Sequence[EditCase], *, system: str,
     """
     import time
 
-    from tqdm.auto import tqdm
-
     from .decoder import CopyDecoder
 
     decoder = CopyDecoder(model, tokenizer, max_new_tokens=max_new_tokens)
@@ -944,8 +940,6 @@ def evaluate_baseline(model, tokenizer, cases: Sequence[EditCase], kind: str, *,
     :func:`cadlib.grammar.parse_program`; a reply that does not parse is a parse failure.
     """
     import time
-
-    from tqdm.auto import tqdm
 
     from .prompts import regen_prompt_ids
 
