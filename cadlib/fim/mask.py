@@ -29,6 +29,7 @@ import functools
 
 import numpy as np
 
+from ..vocab import token_texts, token_texts_cached
 from .branching import Branch
 from .constraint import FIMConstraint
 from .lexer import dfa, is_id_continue
@@ -45,43 +46,6 @@ def _char_bit(ch: str) -> int:
     if o < 128:
         return 1 << o
     return 1 << (_NON_ASCII_ID if is_id_continue(ch) else _NON_ASCII_OTHER)
-
-
-@functools.cache
-def _byte_decoder() -> dict:
-    """GPT-2's byte-level alphabet, inverted (printable stand-ins → bytes)."""
-    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(
-        range(ord("®"), ord("ÿ") + 1))
-    cs = bs[:]
-    n = 0
-    for b in range(256):
-        if b not in bs:
-            bs.append(b)
-            cs.append(256 + n)
-            n += 1
-    return {chr(c): b for b, c in zip(bs, cs, strict=True)}
-
-
-def token_texts(tokenizer) -> list:
-    """The text each token id adds: ``str``, ``None`` for special tokens, or ``bytes`` when the
-    token is part of a multi-byte character (byte-level BPE)."""
-    special = set(getattr(tokenizer, "all_special_ids", []))
-    pieces = tokenizer.convert_ids_to_tokens(list(range(len(tokenizer))))
-    decoder = _byte_decoder()
-    out: list = []
-    for i, piece in enumerate(pieces):
-        if i in special or piece is None:
-            out.append(None)
-            continue
-        if all(ch in decoder for ch in piece):
-            raw = bytes(decoder[ch] for ch in piece)
-            try:
-                out.append(raw.decode("utf-8"))
-            except UnicodeDecodeError:
-                out.append(raw)
-        else:  # not a byte-level vocabulary entry
-            out.append(tokenizer.convert_tokens_to_string([piece]))
-    return out
 
 
 class TokenTrie:
@@ -299,12 +263,6 @@ def naive_allowed_mask(constraint: FIMConstraint, tokenizer, end_token_ids=None,
     if token_ids is None or set(ends) & set(token_ids):
         mask[ends] = constraint.can_end() and not pending
     return mask
-
-
-@functools.cache
-def token_texts_cached(tokenizer) -> list:
-    """:func:`token_texts`, cached per tokenizer object."""
-    return token_texts(tokenizer)
 
 
 class FIMLogitsProcessor:
