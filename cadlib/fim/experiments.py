@@ -47,7 +47,14 @@ import numpy as np
 from ..metrics import byte_equal, equal_up_to_one_newline
 from .constraint import FIMConstraint
 from .differential import python_accepts
-from .mask import FIMLogitsProcessor, TokenTrie, token_texts_cached
+from .mask import (
+    FIMLogitsProcessor,
+    TokenTrie,
+    apply_mask,
+    token_raw,
+    token_texts_cached,
+    utf8_prefix,
+)
 
 __all__ = [
     "PROFILES",
@@ -199,12 +206,9 @@ class GenBodyMask:
             text = self.texts[tid] if tid < len(self.texts) else None
             if text is None:
                 continue
-            raw = text if isinstance(text, bytes) else text.encode("utf-8")
-            try:
-                chars, self.pending = (self.pending + raw).decode("utf-8"), b""
-            except UnicodeDecodeError as err:
-                data = self.pending + raw
-                chars, self.pending = data[: err.start].decode("utf-8"), data[err.start :]
+            # invalid UTF-8 stays pending (no end, no byte token fits after it), where
+            # FIMLogitsProcessor empties the constraint instead
+            chars, self.pending, _ = utf8_prefix(self.pending + token_raw(text))
             self._feed(chars)
         self.seen = len(body_ids)
 
@@ -226,15 +230,9 @@ class GenBodyMask:
 
     def __call__(self, body_ids, scores):
         """``(body ids so far, scores (V,)) -> masked scores`` (the decoder's body hook)."""
-        import torch
-
         t0 = time.perf_counter()
         self._advance(list(body_ids))
-        mask = self.allowed()
-        keep = np.zeros(scores.shape[-1], dtype=bool)
-        n = min(len(mask), len(keep))
-        keep[:n] = mask[:n]
-        out = scores.masked_fill(~torch.from_numpy(keep).to(scores.device), float("-inf"))
+        out = apply_mask(scores, self.allowed())
         if not self.closing:
             self.mask_s.append(time.perf_counter() - t0)
             self.middle_chars.append(len(self.middle))
@@ -564,8 +562,7 @@ class _Timed:
 
 
 def _decode_text(ids, texts) -> str:
-    raw = b"".join(t if isinstance(t, bytes) else t.encode("utf-8")
-                   for t in (texts[i] for i in ids) if t is not None)  # fmt: skip
+    raw = b"".join(token_raw(t) for t in (texts[i] for i in ids) if t is not None)
     return raw.decode("utf-8", errors="replace")
 
 
