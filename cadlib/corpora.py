@@ -69,7 +69,7 @@ def _hub_reachable(host: str = "huggingface.co") -> bool:
 def _humanevalpack_file(language: str, local_dir: str | os.PathLike | None) -> tuple[Path, str]:
     """Path of ``<language>.jsonl`` and a label of where it came from (hub first)."""
     if _hub_reachable():
-        from huggingface_hub import hf_hub_download
+        from huggingface_hub import hf_hub_download  # lazy: only when the hub is reachable
 
         filename = f"data/{language}/data/humanevalpack.jsonl"
         path = hf_hub_download(HUMANEVALPACK_REPO, filename, repo_type="dataset")

@@ -11,21 +11,37 @@ the FSM's mask cost, and tokenization at splice boundaries.
 
 from __future__ import annotations
 
+import statistics
 import time
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 import torch
 from tqdm import tqdm
+from transformers.generation.candidate_generator import PromptLookupCandidateGenerator
 
 from .cache import crop_cache, forward, new_cache, sync_device
 from .ceiling import bound_exact
 from .decoder import CopyDecoder, ForwardRecord, Trace
-from .fsm import token_table, transcript
-from .grammar import Copy, Program, parse_program
+from .escape import encode_gen_body
+from .fsm import CopyGenFSM, token_table, transcript, walk_ids
+from .grammar import (
+    COPY_CLOSE,
+    COPY_OPEN,
+    GEN_CLOSE,
+    GEN_OPEN,
+    PROGRAM_CLOSE,
+    PROGRAM_OPEN,
+    Copy,
+    Program,
+    parse_program,
+)
+from .kernel import PAPER_FIXED_COSTS
 from .metrics import equal_stripped
-from .prompts import edit_prompt_ids
-from .resolver import resolve
+from .oracle import oracle_program
+from .prompts import edit_prompt_ids, regen_prompt_ids
+from .resolver import ResolveError, resolve
 from .spans import line_spans
 from .speedup_curve import curve_label, interpolate_loglinear, load_curve
 from .tokenizers import hf_tokenizer
@@ -100,8 +116,6 @@ def prompt_lookup_along(model, prompt_ids, target_ids, num_output_tokens: int = 
     accepts when the model agrees with the target), plus one bonus id; the rejected tail is
     cropped from the ``DynamicCache``. ``trace.info`` counts drafted and accepted ids.
     """
-    from transformers.generation.candidate_generator import PromptLookupCandidateGenerator
-
     target = list(target_ids)
     drafter = PromptLookupCandidateGenerator(
         num_output_tokens=num_output_tokens,
@@ -179,9 +193,6 @@ class CaseInputs:
 
 def prepare(corpus: str, case, tokenizer) -> CaseInputs:
     """Prompts, oracle program and gold ids of ``case`` (see :class:`CaseInputs`)."""
-    from .oracle import oracle_program
-    from .prompts import regen_prompt_ids
-
     table = token_table(tokenizer)
     target = list(table.encode(case.gold)) + list(table.eos_ids[:1])
     return CaseInputs(
@@ -305,8 +316,6 @@ def run_summary(speed: pd.DataFrame, bounds: pd.DataFrame | None, label: str,
 def free_run(model, tokenizer, inputs: list, max_new_tokens: int, progress: bool = True):
     """Free-run FSM decoding (greedy, masked) of every case: one row per case with parse and
     strict-resolve success, byte-exact and trimmed EM, realized copy fraction, ops, forwards."""
-    from .resolver import ResolveError
-
     decoder, rows = CopyDecoder(model, tokenizer, max_new_tokens=max_new_tokens), []
     for x in tqdm(inputs, desc="free run", disable=not progress):
         res = decoder.decode(x.case.doc, prompt_ids=x.edit_prompt)
@@ -381,8 +390,6 @@ def fixed_costs(results: dict) -> pd.DataFrame:
     ``c_forced``: a forward of a decision plus its literal tail (2-5 ids); plus the decision
     forwards each op needs, which the paper's cost model does not charge.
     """
-    from .kernel import PAPER_FIXED_COSTS
-
     traces = [r.trace for r in results.values()]
     fw = [f for t in traces for f in t.forwards]
     step = [f.seconds for f in fw if f.n_tokens == 1 and f.kind != "prefill"]
@@ -412,14 +419,10 @@ def fixed_costs(results: dict) -> pd.DataFrame:
 
 
 def _ratio(a, b) -> float:
-    import numpy as np
-
     return float(np.median(a) / np.median(b)) if a and b else float("nan")
 
 
 def _quantiles(xs) -> tuple[float, float, float]:
-    import numpy as np
-
     if not xs:
         return (float("nan"),) * 3
     return tuple(float(v) for v in np.percentile(xs, [50, 10, 90]))
@@ -427,8 +430,6 @@ def _quantiles(xs) -> tuple[float, float, float]:
 
 def _median_ns(fn, reps: int, batch: int = 50) -> float:
     """Median over batches of the per-call nanoseconds of ``fn()``."""
-    import statistics
-
     out = []
     for _ in range(max(1, reps // batch)):
         t0 = time.perf_counter_ns()
@@ -447,8 +448,6 @@ def mask_costs(tokenizer, vocab_size: int | None = None, reps: int = 3000) -> pd
     banned-id lookup in a body); ``processor apply``: the LogitsProcessor's full-vocabulary
     ``masked_fill``; ``first visit``: building the mask of a state not seen before.
     """
-    from .fsm import CopyGenFSM, walk_ids
-
     table = token_table(tokenizer)
     doc = "\n".join(f"line {k}" for k in range(1, 41))
     fsm = CopyGenFSM(table, doc, vocab_size=vocab_size)
@@ -489,8 +488,6 @@ def mask_costs(tokenizer, vocab_size: int | None = None, reps: int = 3000) -> pd
 def _first_visit_us(table, doc, vocab_size, state, reps: int = 5) -> float:
     """Microseconds to build the mask of ``state`` in a fresh FSM (body tails cached per
     tokenizer are recomputed too)."""
-    from .fsm import CopyGenFSM
-
     out = []
     for _ in range(reps):
         fresh = CopyGenFSM(table, doc, vocab_size=vocab_size)
@@ -508,9 +505,6 @@ def naive_transcript_ids(program, doc: str, tokenizer) -> list[int]:
     """The transcript text encoded piece by piece (each literal, number, splice and body
     on its own, the paper's fixed-id-table approach) instead of at the tokenizer's own
     boundaries: what :func:`cadlib.fsm.transcript` would be without boundary handling."""
-    from .escape import encode_gen_body
-    from .grammar import COPY_CLOSE, COPY_OPEN, GEN_CLOSE, GEN_OPEN, PROGRAM_CLOSE, PROGRAM_OPEN
-
     enc = token_table(tokenizer).encode
     lines, out = doc.split("\n"), list(enc(PROGRAM_OPEN + "\n"))
     for op in program:
@@ -531,9 +525,6 @@ def boundary_table(corpora: dict, tokenizers: dict) -> pd.DataFrame:
     ids that end the range, the splice, and the next op's literal; a gen boundary likewise
     for opener + body + closer. ``whole`` compares the entire transcript.
     """
-    from .fsm import transcript
-    from .oracle import oracle_program
-
     rows = []
     for tname, tk in tokenizers.items():
         table = token_table(tk)

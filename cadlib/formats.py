@@ -53,10 +53,14 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import unidiff
+from tqdm import tqdm
 
+from .corpora import load_corpus
 from .grammar import Program, ProgramSyntaxError, parse_program
 from .metrics import equal_up_to_one_newline, strip_one_newline
 from .oracle import matching_blocks, oracle_program
+from .plotting import PALETTE
 from .resolver import ResolveError, doc_lines, resolve
 from .tokenizers import Tokenizer, qwen25_tokenizer
 
@@ -512,8 +516,6 @@ def git_apply(doc: str, patch: str, unidiff_zero: bool = False) -> str:
 
 def _parse_patch(text: str):
     """Parse the patch back with :mod:`unidiff`; it must touch exactly the one document."""
-    import unidiff
-
     try:
         patch = unidiff.PatchSet(text)
     except unidiff.UnidiffParseError as err:
@@ -686,8 +688,6 @@ def round_trip(
 
 
 def _as_corpora(corpora) -> list:
-    from .corpora import load_corpus
-
     if isinstance(corpora, Mapping):
         return [(name, cases) for name, cases in corpora.items()]
     return [
@@ -704,8 +704,6 @@ def evaluate_formats(corpora, formats: Iterable[str] = TABLE3_FORMATS,
     ``corpora``: corpus names, :class:`cadlib.corpora.Corpus` objects, or a mapping
     name -> cases. Every case of every corpus is evaluated.
     """
-    from tqdm import tqdm
-
     fmts = [FORMATS[name] for name in formats]
     tok = tokenizer or qwen25_tokenizer()
     rows = []
@@ -880,8 +878,6 @@ _EXTENSION_COLORS = ("#9467bd", "#8c564b", "#e377c2", "#bcbd22", "#17becf")
 def _format_colors(formats: list[str]) -> dict[str, str]:
     """The book's palette for Table 3's formats (:data:`cadlib.plotting.PALETTE`), others
     after it."""
-    from .plotting import PALETTE
-
     names = {"full": "full regeneration", "search-replace": "search/replace",
              "unified-diff": "unified diff", "cad": "Copy-as-Decode"}
     extra = iter(_EXTENSION_COLORS * 4)
@@ -904,7 +900,7 @@ def pareto_plot(summary: pd.DataFrame, corpora: Iterable[str], formats: Iterable
     """One panel per corpus: mean output tokens (log) vs byte-exact RT-EM per format, with the
     Pareto front and the region it dominates shaded (paper §4.4's argument: CaD is on the
     front, at its low-token end)."""
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # lazy: only figures need matplotlib (~1 s to import)
     from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 
     corpora, formats = list(corpora), list(formats)

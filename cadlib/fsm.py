@@ -56,8 +56,8 @@ from dataclasses import dataclass, field, replace
 
 import torch
 
-from .escape import RESERVED
-from .grammar import COPY_CLOSE, COPY_OPEN, GEN_CLOSE, GEN_OPEN, PROGRAM_CLOSE, PROGRAM_OPEN
+from .escape import RESERVED, encode_gen_body
+from .grammar import COPY_CLOSE, COPY_OPEN, GEN_CLOSE, GEN_OPEN, PROGRAM_CLOSE, PROGRAM_OPEN, Copy
 from .resolver import doc_lines
 from .vocab import token_bytes
 
@@ -662,9 +662,6 @@ class Transcript:
 
 def program_ids(program, table: TokenTable) -> list[int]:
     """The canonical ids of ``program`` in the transcript layout (numbers via ``encode``)."""
-    from .escape import encode_gen_body
-    from .grammar import Copy
-
     out = list(table.program_open)
     for op in program:
         if isinstance(op, Copy):  # ranges are checked by the FSM walk in transcript()

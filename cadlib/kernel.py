@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import torch
 from tqdm import tqdm
 
@@ -746,8 +747,6 @@ def write_kernel_results(bench: Mapping, check: Mapping | None, params: Mapping,
 
 def curve_table(bench: Mapping):
     """``T_AR``, ``T_PP`` (median ms) and ``s(N)`` [min–max] per model: a pandas DataFrame."""
-    import pandas as pd
-
     frames = []
     for name, entry in bench.items():
         c = entry["curve"]
@@ -762,8 +761,6 @@ def curve_table(bench: Mapping):
 
 def fixed_cost_table(bench: Mapping):
     """Measured fixed costs per model beside the paper's Table 1 (ms/op)."""
-    import pandas as pd
-
     rows = {}
     for key in ("c_mask_ms", "c_sync_ms", "c_forced_ms", "tau_ms"):
         value, pm = PAPER_FIXED_COSTS[key]
@@ -777,7 +774,6 @@ def fixed_cost_table(bench: Mapping):
 
 def m_star_table(bench: Mapping):
     """``m*`` per model (first N with s > 1, s > 1.5, and with fixed costs) beside Table 17."""
-    import pandas as pd
 
     def show(n):  # None: no measured N clears the bar
         return "—" if n is None else str(n)
@@ -795,8 +791,6 @@ def m_star_table(bench: Mapping):
 def cache_log_table(bench: Mapping, trial: int | None = None):
     """The cache length before, after and restored for every timed path (or the first
     sample of each path in one trial)."""
-    import pandas as pd
-
     rows = [dict(model=name, **row) for name, entry in bench.items() for row in entry["cache_log"]
             if trial is None or (row["trial"] == trial and row["rep"] == 0)]  # fmt: skip
     return pd.DataFrame(rows)
@@ -810,7 +804,7 @@ def plot_speedup(curves: Mapping, paper: Mapping | None = None, ax=None, title: 
     band, the best-of-trials ratio dashed; ``paper`` maps names to ``{"N", "s", "meta"}``
     (default: ``PAPER_CURVES``). Returns the figure.
     """
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # lazy: only figures need matplotlib (~1 s to import)
 
     paper = PAPER_CURVES if paper is None else paper
     if ax is None:

@@ -18,6 +18,7 @@ from .grammar import Gen, Program
 from .metrics import byte_equal, equal_stripped
 from .metrics import equal_up_to_one_newline as paper_equal
 from .oracle import oracle_program
+from .perturb import perturbation_trials
 from .resolver import resolve
 from .tokenizers import Tokenizer, qwen25_tokenizer
 
@@ -235,8 +236,6 @@ def table4(loaded: dict, trials: int = 5, seed: int = 0) -> pd.DataFrame:
     paper's protocol) and eps = 1 unclamped (indices may leave the document: what strict mode
     is for). Noise comes from :mod:`cadlib.perturb`, so it is the perturbation chapter's.
     """
-    from .perturb import perturbation_trials
-
     runs = []
     for name, cases in loaded.items():
         for label, eps, clamp, n in (("oracle", 0, True, 1), ("eps=1 clamped", 1, True, trials),

@@ -124,7 +124,7 @@ def _cache_dir() -> Path:
 
 
 def _tiny_config():
-    from transformers import LlamaConfig
+    from transformers import LlamaConfig  # lazy: transformers takes seconds to import
 
     return LlamaConfig(
         vocab_size=49152, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
@@ -133,7 +133,7 @@ def _tiny_config():
 
 
 def _random_model(name: str, dtype: torch.dtype, attn: str, seed: int, device: torch.device):
-    from transformers import AutoModelForCausalLM, Qwen2Config
+    from transformers import AutoModelForCausalLM, Qwen2Config  # lazy: as above
 
     if name == TINY:
         config = _tiny_config()
@@ -148,7 +148,7 @@ def _random_model(name: str, dtype: torch.dtype, attn: str, seed: int, device: t
 def _from_pretrained(name: str, **kwargs):
     """``AutoModelForCausalLM.from_pretrained(name)``, failing with a message that lists the
     local names when ``name`` is neither a local folder nor a reachable hub model."""
-    from transformers import AutoModelForCausalLM
+    from transformers import AutoModelForCausalLM  # lazy: as above
 
     try:
         return AutoModelForCausalLM.from_pretrained(name, **kwargs)
@@ -218,7 +218,7 @@ def load_tokenizer(name: str = SMOLLM2):
     The random-init Qwen2.5 shapes have no tokenizer object here: use
     ``cadlib.tokenizers.qwen25_tokenizer()`` for Qwen2.5 token counts.
     """
-    from transformers import AutoTokenizer
+    from transformers import AutoTokenizer  # lazy: as above
 
     if name in (SMOLLM2, TINY):
         cached = _cache_dir() / "smollm2-135m-instruct-tokenizer"

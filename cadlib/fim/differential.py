@@ -29,6 +29,7 @@ import random
 import tokenize
 import warnings
 
+import pandas as pd
 from tqdm import tqdm
 
 from .constraint import FIMConstraint, UnconnectableContextError
@@ -187,8 +188,6 @@ def differential_check(cases, n_splits: int = 5, seed: int = 0, n_edits: int = 5
         ``"edit"``), ``edit``, ``truth`` (``ast.parse`` accepts), ``ours`` (``can_end``),
         ``viable_prefixes`` (true middles: every prefix viable), ``agree``, ``note``.
     """
-    import pandas as pd
-
     rng = random.Random(seed)
     sources = []
     for case in cases:
