@@ -2,13 +2,36 @@
 
 Import the modules you need, e.g. ``from cadlib import grammar, resolver, oracle``; the most
 used names are re-exported here.
+
+Module map. Shared homes (one idea each, imported by the chapter modules, never the other
+way round):
+
+``cases``         :class:`EditCase` and :class:`Corpus` (a leaf: no cadlib imports)
+``grammar``, ``escape``, ``resolver``, ``oracle``   programs, their text, their meaning
+``tokenizers``, ``vocab``   tokenizers; token id -> bytes / text tables of a vocabulary
+``metrics``       exact-match variants (byte, one trailing newline, ``.strip()``), Wilson CI
+``spans``         a case's line-level copy spans (Table 2's definitions)
+``speedup_curve`` the s(N) curve: load, check, log-linear interpolation, label
+``cache``         KV cache and forwards: new / crop / restore, forward, sync_device
+``models``, ``prompts``, ``params``, ``results``   models by name, prompts, profiles, results files
+``rerun_check``   a re-run's results against the committed ones, with declared tolerances
+``accounting``    exact forward counts along a known output, every method, no model
+``corpora``, ``probeedit``   loading corpora; the generated ProbeEdit corpus
+``fsm``, ``decoder``         the token-level FSM and the copy-splice decoder
+``fim``           the FIM quotient-grammar constraint (companion paper)
+
+Chapter modules: ``losslessness`` (1), ``kernel`` (2), ``ceiling`` (3), ``formats`` (4),
+``perturb`` (5), ``decoding`` (6), ``sft`` (7), ``fim.experiments`` (8), ``summary``,
+``plotting``, ``cli``. Names that moved to a shared home stay importable where they were
+(``corpora.EditCase``, ``kernel.load_curve``, ``models.new_cache``, ``sft.outputs_equal``, ...).
 """
 
 import warnings as _warnings
 
 from tqdm import TqdmWarning as _TqdmWarning
 
-from .corpora import Corpus, EditCase, load_corpus
+from .cases import Corpus, EditCase
+from .corpora import load_corpus
 from .escape import decode_gen_body, encode_gen_body
 from .grammar import Copy, Gen, Program, ProgramSyntaxError, StreamingParser, parse_program
 from .oracle import oracle_program

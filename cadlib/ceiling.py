@@ -22,24 +22,27 @@ parallel-prefill speedup (the kernel chapter's curve). Three bounds:
 with ``s`` interpolated linearly in ``log N`` between measured points and held at the end
 values outside them. A zero-token span (a copied empty line) adds nothing to the sum.
 Curves are plain arrays ``(N, s)`` here, so a curve measured anywhere (our CPU run, a GPU
-run, or the paper's published points) can be passed in; :mod:`cadlib.kernel` reads them
-from ``results/kernel.json``.
+run, or the paper's published points) can be passed in; :mod:`cadlib.speedup_curve` reads
+them from ``results/kernel.json`` and does the interpolation.
 """
 
 from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
-from .corpora import EditCase, load_corpus
-from .oracle import greedy_cover, longest_matches, oracle_program
+from . import speedup_curve
+from .cases import EditCase
+from .corpora import load_corpus
+from .oracle import greedy_cover, longest_matches
 from .resolver import doc_lines
-from .tokenizers import QWEN25, Tokenizer, get_tokenizer
+from .spans import CaseSpans, line_cover, line_spans, summarize_line_cover
+from .spans import as_tokenizer as _tok
+from .tokenizers import Tokenizer
 
 __all__ = [
     "PROFILES",
@@ -129,23 +132,6 @@ PAPER_7B_POINTS = {8: 6.79, 512: 90.5}
 PAPER_7B_ASSUMED = {1: 1.0, 2: 1.2}
 
 
-@dataclass(frozen=True)
-class CaseSpans:
-    """One case's line-level cover: gold tokens ``T`` and copy-span lengths ``spans``."""
-
-    id: str
-    T: int
-    spans: tuple[int, ...]
-
-    @property
-    def T_copy(self) -> int:
-        return sum(self.spans)
-
-    @property
-    def T_gen(self) -> int:
-        return self.T - self.T_copy
-
-
 def load_corpora(names: Iterable[str], **kwargs) -> tuple[dict[str, list[EditCase]], dict]:
     """Load each named corpus; return ``(loaded, unavailable)`` where ``unavailable`` maps a
     name to the reason it could not be loaded (shown by the notebooks, never dropped silently).
@@ -157,48 +143,6 @@ def load_corpora(names: Iterable[str], **kwargs) -> tuple[dict[str, list[EditCas
         except Exception as err:  # not written yet, no data, ...: reported, not dropped silently
             unavailable[name] = f"{type(err).__name__}: {err}"
     return loaded, unavailable
-
-
-def _tok(tokenizer: Tokenizer | str | None) -> Tokenizer:
-    """A tokenizer object from a name, an object or ``None`` (Qwen2.5 BPE)."""
-    return get_tokenizer(tokenizer or QWEN25) if not isinstance(tokenizer, Tokenizer) else tokenizer
-
-
-def line_spans(case: EditCase, tokenizer: Tokenizer | str | None = None) -> CaseSpans:
-    """The line-level cover of one case (Table 2's definitions, see the module docstring)."""
-    tok = _tok(tokenizer)
-    lines = doc_lines(case.doc)
-    program = oracle_program(case.doc, case.gold)
-    spans = tuple(tok.count("\n".join(lines[c.start - 1 : c.end])) for c in program.copies)
-    return CaseSpans(case.id, tok.count(case.gold), spans)
-
-
-def line_cover(
-    cases: Sequence[EditCase], tokenizer: Tokenizer | str | None = None, progress: bool = True
-) -> list[CaseSpans]:
-    """:func:`line_spans` of every case."""
-    tok = _tok(tokenizer)
-    return [line_spans(c, tok) for c in tqdm(cases, desc="line cover", disable=not progress)]
-
-
-def summarize_line_cover(covers: Sequence[CaseSpans]) -> dict:
-    """Table 2's columns for a list of case covers: n, T, T_copy, T_gen, f_line, K and the
-    mean / p50 / p95 copy-span length (numpy's default, linearly interpolated percentiles
-    over all K spans; :func:`percentile_variants` explores the alternatives)."""
-    spans = np.array([n for c in covers for n in c.spans], dtype=float)
-    T = sum(c.T for c in covers)
-    T_copy = int(spans.sum())
-    return {
-        "n": len(covers),
-        "T": T,
-        "T_copy": T_copy,
-        "T_gen": T - T_copy,
-        "f_line": T_copy / T if T else float("nan"),
-        "K": len(spans),
-        "mean": T_copy / len(spans) if len(spans) else float("nan"),
-        "p50": float(np.percentile(spans, 50)) if len(spans) else float("nan"),
-        "p95": float(np.percentile(spans, 95)) if len(spans) else float("nan"),
-    }
 
 
 def short_span_share(spans: Sequence[int], threshold: int = 8) -> dict:
@@ -248,21 +192,11 @@ def token_cover_table(
 # ----- bounds ------------------------------------------------------------------------------
 
 
-def _curve(N: Sequence[float], s: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
-    N, s = np.asarray(N, dtype=float), np.asarray(s, dtype=float)
-    if N.ndim != 1 or N.shape != s.shape or len(N) == 0:
-        raise ValueError(f"a curve needs two 1-D arrays of equal length, got {N.shape}, {s.shape}")
-    if np.any(N <= 0) or np.any(s <= 0) or np.any(np.diff(N) <= 0):
-        raise ValueError("a curve needs increasing span lengths N > 0 and speedups s > 0")
-    return N, s
-
-
 def interpolate_loglinear(N: Sequence[float], s: Sequence[float], n) -> np.ndarray:
     """``s(n)`` from measured points ``(N, s)``: linear in ``log N`` between points, the end
-    values outside them (no extrapolation beyond what was measured)."""
-    N, s = _curve(N, s)
-    n = np.asarray(n, dtype=float)
-    return np.interp(np.log(np.maximum(n, 1e-12)), np.log(N), s)
+    values outside them (no extrapolation beyond what was measured); ``n <= 0`` reads the
+    first point. :func:`cadlib.speedup_curve.interpolate_loglinear`, which does the work."""
+    return speedup_curve.interpolate_loglinear(N, s, n, clamp_nonpositive=True)
 
 
 def bound_uniform(T: float, T_gen: float, T_copy: float, s: float) -> float:

@@ -20,6 +20,7 @@ import warnings
 from .grammar import ProgramSyntaxError
 from .oracle import oracle_program
 from .resolver import MODES, ResolveError, resolve
+from .tokenizers import get_tokenizer
 
 __all__ = ["main"]
 
@@ -66,8 +67,6 @@ def _cmd_resolve(args) -> None:
 
 
 def _cmd_tokens(args) -> None:
-    from .tokenizers import get_tokenizer
-
     print(get_tokenizer(args.tokenizer).count(_read(args.file)))
 
 

@@ -24,8 +24,10 @@ import os
 import re
 import socket
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
+
+from .cases import Corpus, EditCase
+from .probeedit import probeedit_corpus
 
 __all__ = [
     "EditCase",
@@ -60,29 +62,6 @@ CORPORA = (*HUMANEVALPACK_LANGUAGES, "probeedit", *REALEDITS_PROJECTS)
 _DOC_GOLD_FIELDS = ("buggy_solution", "canonical_solution")
 
 
-@dataclass(frozen=True)
-class EditCase:
-    """One edit: turn ``doc`` into ``gold`` following ``instruction``; ``meta`` holds the rest."""
-
-    id: str
-    doc: str
-    gold: str
-    instruction: str
-    meta: dict = field(default_factory=dict, compare=False, hash=False)
-
-
-class Corpus(list):
-    """A list of :class:`EditCase` that knows its ``name`` and the ``source`` it came from."""
-
-    def __init__(self, name: str, source: str, cases):
-        super().__init__(cases)
-        self.name = name
-        self.source = source
-
-    def __repr__(self) -> str:
-        return f"<Corpus {self.name}: {len(self)} cases from {self.source}>"
-
-
 class CorpusUnavailable(RuntimeError):
     """Neither the hub nor a local mirror could provide the corpus."""
 
@@ -101,7 +80,7 @@ def _hub_reachable(host: str = "huggingface.co") -> bool:
 def _humanevalpack_file(language: str, local_dir: str | os.PathLike | None) -> tuple[Path, str]:
     """Path of ``<language>.jsonl`` and a label of where it came from (hub first)."""
     if _hub_reachable():
-        from huggingface_hub import hf_hub_download
+        from huggingface_hub import hf_hub_download  # lazy: only when the hub is reachable
 
         filename = f"data/{language}/data/humanevalpack.jsonl"
         path = hf_hub_download(HUMANEVALPACK_REPO, filename, repo_type="dataset")
@@ -180,8 +159,6 @@ def load_corpus(name: str, local_dir: str | os.PathLike | None = None) -> Corpus
     if name in REALEDITS_PROJECTS:
         return _load_realedits(name, local_dir)
     if name == "probeedit":
-        from .probeedit import probeedit_corpus
-
         return probeedit_corpus()
     raise ValueError(f"unknown corpus {name!r}; valid names: {', '.join(CORPORA)}")
 

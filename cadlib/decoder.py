@@ -41,9 +41,10 @@ from dataclasses import dataclass, field
 import torch
 from transformers import LogitsProcessor
 
+from .cache import forward, new_cache, sync_device
 from .fsm import CopyGenFSM, Transcript, token_table, transcript
 from .grammar import Copy, Program, StreamingParser, parse_program
-from .models import forward, model_vocab_size, new_cache, sync_device
+from .models import model_vocab_size
 from .prompts import edit_prompt_ids
 from .resolver import resolve
 

@@ -11,19 +11,40 @@ the FSM's mask cost, and tokenization at splice boundaries.
 
 from __future__ import annotations
 
+import statistics
 import time
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 import torch
 from tqdm import tqdm
+from transformers.generation.candidate_generator import PromptLookupCandidateGenerator
 
+from .cache import crop_cache, forward, new_cache, sync_device
+from .ceiling import bound_exact
 from .decoder import CopyDecoder, ForwardRecord, Trace
-from .fsm import token_table, transcript
-from .grammar import Copy, Program, parse_program
-from .models import crop_cache, forward, new_cache, sync_device
-from .prompts import edit_prompt_ids
-from .resolver import resolve
+from .escape import encode_gen_body
+from .fsm import CopyGenFSM, token_table, transcript, walk_ids
+from .grammar import (
+    COPY_CLOSE,
+    COPY_OPEN,
+    GEN_CLOSE,
+    GEN_OPEN,
+    PROGRAM_CLOSE,
+    PROGRAM_OPEN,
+    Copy,
+    Program,
+    parse_program,
+)
+from .kernel import PAPER_FIXED_COSTS
+from .metrics import equal_stripped
+from .oracle import oracle_program
+from .prompts import edit_prompt_ids, regen_prompt_ids
+from .resolver import ResolveError, resolve
+from .spans import line_spans
+from .speedup_curve import curve_label, interpolate_loglinear, load_curve
+from .tokenizers import hf_tokenizer
 
 __all__ = [
     "ar_along",
@@ -95,8 +116,6 @@ def prompt_lookup_along(model, prompt_ids, target_ids, num_output_tokens: int = 
     accepts when the model agrees with the target), plus one bonus id; the rejected tail is
     cropped from the ``DynamicCache``. ``trace.info`` counts drafted and accepted ids.
     """
-    from transformers.generation.candidate_generator import PromptLookupCandidateGenerator
-
     target = list(target_ids)
     drafter = PromptLookupCandidateGenerator(
         num_output_tokens=num_output_tokens,
@@ -174,9 +193,6 @@ class CaseInputs:
 
 def prepare(corpus: str, case, tokenizer) -> CaseInputs:
     """Prompts, oracle program and gold ids of ``case`` (see :class:`CaseInputs`)."""
-    from .oracle import oracle_program
-    from .prompts import regen_prompt_ids
-
     table = token_table(tokenizer)
     target = list(table.encode(case.gold)) + list(table.eos_ids[:1])
     return CaseInputs(
@@ -300,8 +316,6 @@ def run_summary(speed: pd.DataFrame, bounds: pd.DataFrame | None, label: str,
 def free_run(model, tokenizer, inputs: list, max_new_tokens: int, progress: bool = True):
     """Free-run FSM decoding (greedy, masked) of every case: one row per case with parse and
     strict-resolve success, byte-exact and trimmed EM, realized copy fraction, ops, forwards."""
-    from .resolver import ResolveError
-
     decoder, rows = CopyDecoder(model, tokenizer, max_new_tokens=max_new_tokens), []
     for x in tqdm(inputs, desc="free run", disable=not progress):
         res = decoder.decode(x.case.doc, prompt_ids=x.edit_prompt)
@@ -317,7 +331,7 @@ def free_run(model, tokenizer, inputs: list, max_new_tokens: int, progress: bool
         rows.append(dict(
             corpus=x.corpus, case=x.case.id, parsed=parsed, strict_resolved=strict,
             em=text == x.case.gold,
-            em_trimmed=text is not None and text.strip() == x.case.gold.strip(),
+            em_trimmed=text is not None and equal_stripped(text, x.case.gold),
             copy_fraction=res.copy_fraction, ops=len(program or ()),
             copies=len(program.copies) if program else 0, decisions=res.n_chosen,
             budget_closed=res.budget_closed, forwards=res.trace.n_forwards,
@@ -336,23 +350,21 @@ def kernel_bounds(inputs: list, results: dict, tokenizer, curve=None, kernel_mod
     gap between the two is what the FSM's per-op decision steps cost. Returns
     ``(table or None, label)``; ``None`` with the reason when no curve is available.
     """
-    from .ceiling import bound_exact, interpolate_loglinear, line_spans
-    from .tokenizers import hf_tokenizer
-
     if curve is None:
         try:
-            from .kernel import load_curve
-
             curve = load_curve(None, model=kernel_model)
-        except (FileNotFoundError, KeyError, ValueError, ImportError) as err:
+        except (FileNotFoundError, KeyError, ValueError) as err:
             return None, f"not yet available ({type(err).__name__}: {err})"
     N, s, meta = curve if len(curve) == 3 else (*curve, {})
     tok = tokenizer if hasattr(tokenizer, "count") else hf_tokenizer(tokenizer)
+    def s_of(n):  # as ceiling.interpolate_loglinear, which this called before
+        return interpolate_loglinear(N, s, n, clamp_nonpositive=True)
+
     rows = []
     for x in inputs:
         spans = line_spans(x.case, tok)
         fw = [f.n_tokens for f in results[x.case.id].trace.forwards if f.kind != "prefill"]
-        cost = float(sum(n / interpolate_loglinear(N, s, n) for n in fw))
+        cost = float(sum(n / s_of(n) for n in fw))
         rows.append(dict(corpus=x.corpus, T=spans.T, T_gen=spans.T_gen, spans=spans.spans,
                          ar_forwards=len(x.target) - 1, fsm_cost=cost))  # fmt: skip
     df = pd.DataFrame(rows)
@@ -364,10 +376,8 @@ def kernel_bounds(inputs: list, results: dict, tokenizer, curve=None, kernel_mod
                         bnd_exact=bound_exact(g["T"].sum(), g["T_gen"].sum(), spans, N, s),
                         bnd_fsm=g["ar_forwards"].sum() / g["fsm_cost"].sum()))  # fmt: skip
     try:
-        from .kernel import curve_label
-
         label = f"{meta['name']}: {curve_label(meta)}, N {int(N[0])}..{int(N[-1])}"
-    except (KeyError, ImportError):
+    except KeyError:
         label = f"{meta.get('name', 'curve')}, N {int(N[0])}..{int(N[-1])}"
     return pd.DataFrame(out), label
 
@@ -380,8 +390,6 @@ def fixed_costs(results: dict) -> pd.DataFrame:
     ``c_forced``: a forward of a decision plus its literal tail (2-5 ids); plus the decision
     forwards each op needs, which the paper's cost model does not charge.
     """
-    from .kernel import PAPER_FIXED_COSTS
-
     traces = [r.trace for r in results.values()]
     fw = [f for t in traces for f in t.forwards]
     step = [f.seconds for f in fw if f.n_tokens == 1 and f.kind != "prefill"]
@@ -411,14 +419,10 @@ def fixed_costs(results: dict) -> pd.DataFrame:
 
 
 def _ratio(a, b) -> float:
-    import numpy as np
-
     return float(np.median(a) / np.median(b)) if a and b else float("nan")
 
 
 def _quantiles(xs) -> tuple[float, float, float]:
-    import numpy as np
-
     if not xs:
         return (float("nan"),) * 3
     return tuple(float(v) for v in np.percentile(xs, [50, 10, 90]))
@@ -426,8 +430,6 @@ def _quantiles(xs) -> tuple[float, float, float]:
 
 def _median_ns(fn, reps: int, batch: int = 50) -> float:
     """Median over batches of the per-call nanoseconds of ``fn()``."""
-    import statistics
-
     out = []
     for _ in range(max(1, reps // batch)):
         t0 = time.perf_counter_ns()
@@ -446,8 +448,6 @@ def mask_costs(tokenizer, vocab_size: int | None = None, reps: int = 3000) -> pd
     banned-id lookup in a body); ``processor apply``: the LogitsProcessor's full-vocabulary
     ``masked_fill``; ``first visit``: building the mask of a state not seen before.
     """
-    from .fsm import CopyGenFSM, walk_ids
-
     table = token_table(tokenizer)
     doc = "\n".join(f"line {k}" for k in range(1, 41))
     fsm = CopyGenFSM(table, doc, vocab_size=vocab_size)
@@ -488,8 +488,6 @@ def mask_costs(tokenizer, vocab_size: int | None = None, reps: int = 3000) -> pd
 def _first_visit_us(table, doc, vocab_size, state, reps: int = 5) -> float:
     """Microseconds to build the mask of ``state`` in a fresh FSM (body tails cached per
     tokenizer are recomputed too)."""
-    from .fsm import CopyGenFSM
-
     out = []
     for _ in range(reps):
         fresh = CopyGenFSM(table, doc, vocab_size=vocab_size)
@@ -507,9 +505,6 @@ def naive_transcript_ids(program, doc: str, tokenizer) -> list[int]:
     """The transcript text encoded piece by piece (each literal, number, splice and body
     on its own, the paper's fixed-id-table approach) instead of at the tokenizer's own
     boundaries: what :func:`cadlib.fsm.transcript` would be without boundary handling."""
-    from .escape import encode_gen_body
-    from .grammar import COPY_CLOSE, COPY_OPEN, GEN_CLOSE, GEN_OPEN, PROGRAM_CLOSE, PROGRAM_OPEN
-
     enc = token_table(tokenizer).encode
     lines, out = doc.split("\n"), list(enc(PROGRAM_OPEN + "\n"))
     for op in program:
@@ -530,9 +525,6 @@ def boundary_table(corpora: dict, tokenizers: dict) -> pd.DataFrame:
     ids that end the range, the splice, and the next op's literal; a gen boundary likewise
     for opener + body + closer. ``whole`` compares the entire transcript.
     """
-    from .fsm import transcript
-    from .oracle import oracle_program
-
     rows = []
     for tname, tk in tokenizers.items():
         table = token_table(tk)

@@ -36,7 +36,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 
-from .corpora import EditCase
+from .cases import EditCase
 
 __all__ = [
     "ExecResult",
@@ -132,7 +132,7 @@ def humaneval_program(case: EditCase, solution_body: str, imports: bool = False)
 
 def _limit_memory() -> None:  # runs in the child before exec
     try:
-        import resource
+        import resource  # here: a Unix-only module, absent on Windows (ImportError below)
 
         resource.setrlimit(resource.RLIMIT_AS, (_MEMORY_LIMIT, _MEMORY_LIMIT))
     except (ImportError, ValueError, OSError):

@@ -53,9 +53,14 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import unidiff
+from tqdm import tqdm
 
+from .corpora import load_corpus
 from .grammar import Program, ProgramSyntaxError, parse_program
+from .metrics import equal_up_to_one_newline, strip_one_newline
 from .oracle import matching_blocks, oracle_program
+from .plotting import PALETTE
 from .resolver import ResolveError, doc_lines, resolve
 from .tokenizers import Tokenizer, qwen25_tokenizer
 
@@ -137,11 +142,6 @@ class ApplyError(ValueError):
         super().__init__(f"{category}: {detail}")
 
 
-def strip_one_newline(text: str) -> str:
-    """``text`` without at most one trailing newline: the paper's tolerant EM (§3)."""
-    return text[:-1] if text.endswith("\n") else text
-
-
 def _first_difference(output: str, gold: str) -> str:
     got, want = output.split("\n"), gold.split("\n")
     for k, (g, w) in enumerate(zip(got, want, strict=False), start=1):
@@ -154,7 +154,7 @@ def _diagnose_generic(doc: str, gold: str, output: str | None, error=None) -> tu
     """Classify a failed round trip: the applier's error, else how the output is wrong."""
     if error is not None:
         return error.category, error.detail
-    if strip_one_newline(output) == strip_one_newline(gold):
+    if equal_up_to_one_newline(output, gold):
         end = "ends" if output.endswith("\n") else "does not end"
         return "eof-newline", f"output {end} with a newline, gold the other way"
     return "wrong-output", _first_difference(output, gold)
@@ -516,8 +516,6 @@ def git_apply(doc: str, patch: str, unidiff_zero: bool = False) -> str:
 
 def _parse_patch(text: str):
     """Parse the patch back with :mod:`unidiff`; it must touch exactly the one document."""
-    import unidiff
-
     try:
         patch = unidiff.PatchSet(text)
     except unidiff.UnidiffParseError as err:
@@ -682,7 +680,7 @@ def round_trip(
     em = output == case.gold
     if not em:
         category, detail = fmt.diagnose(case.doc, case.gold, output, error)
-    em_r = output is not None and strip_one_newline(output) == strip_one_newline(case.gold)
+    em_r = output is not None and equal_up_to_one_newline(output, case.gold)
     tokens = (tokenizer or qwen25_tokenizer()).count(text)
     return RoundTrip(
         case.id, fmt.name, text, output, tokens, fmt.units(text), em, em_r, category, detail
@@ -690,8 +688,6 @@ def round_trip(
 
 
 def _as_corpora(corpora) -> list:
-    from .corpora import load_corpus
-
     if isinstance(corpora, Mapping):
         return [(name, cases) for name, cases in corpora.items()]
     return [
@@ -708,8 +704,6 @@ def evaluate_formats(corpora, formats: Iterable[str] = TABLE3_FORMATS,
     ``corpora``: corpus names, :class:`cadlib.corpora.Corpus` objects, or a mapping
     name -> cases. Every case of every corpus is evaluated.
     """
-    from tqdm import tqdm
-
     fmts = [FORMATS[name] for name in formats]
     tok = tokenizer or qwen25_tokenizer()
     rows = []
@@ -884,8 +878,6 @@ _EXTENSION_COLORS = ("#9467bd", "#8c564b", "#e377c2", "#bcbd22", "#17becf")
 def _format_colors(formats: list[str]) -> dict[str, str]:
     """The book's palette for Table 3's formats (:data:`cadlib.plotting.PALETTE`), others
     after it."""
-    from .plotting import PALETTE
-
     names = {"full": "full regeneration", "search-replace": "search/replace",
              "unified-diff": "unified diff", "cad": "Copy-as-Decode"}
     extra = iter(_EXTENSION_COLORS * 4)
@@ -908,7 +900,7 @@ def pareto_plot(summary: pd.DataFrame, corpora: Iterable[str], formats: Iterable
     """One panel per corpus: mean output tokens (log) vs byte-exact RT-EM per format, with the
     Pareto front and the region it dominates shaded (paper §4.4's argument: CaD is on the
     front, at its low-token end)."""
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # lazy: only figures need matplotlib (~1 s to import)
     from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 
     corpora, formats = list(corpora), list(formats)

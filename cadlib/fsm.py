@@ -56,9 +56,10 @@ from dataclasses import dataclass, field, replace
 
 import torch
 
-from .escape import RESERVED
-from .grammar import COPY_CLOSE, COPY_OPEN, GEN_CLOSE, GEN_OPEN, PROGRAM_CLOSE, PROGRAM_OPEN
+from .escape import RESERVED, encode_gen_body
+from .grammar import COPY_CLOSE, COPY_OPEN, GEN_CLOSE, GEN_OPEN, PROGRAM_CLOSE, PROGRAM_OPEN, Copy
 from .resolver import doc_lines
+from .vocab import token_bytes
 
 __all__ = [
     "Transcript",
@@ -80,26 +81,6 @@ _MAX_PARTIAL = max(map(len, _RESERVED_B)) - 1
 # --------------------------------------------------------------------------------------------
 # The id table of a tokenizer
 # --------------------------------------------------------------------------------------------
-
-
-def _hf_token_bytes(tok) -> list[bytes]:
-    """Bytes of every id of a Hugging Face tokenizer (byte-level BPE or SentencePiece)."""
-    from transformers.convert_slow_tokenizer import bytes_to_unicode
-
-    pieces = tok.convert_ids_to_tokens(list(range(len(tok))))
-    decoder = str(getattr(getattr(tok, "backend_tokenizer", None), "decoder", ""))
-    special = set(tok.all_special_tokens) | {str(t) for t in tok.added_tokens_decoder.values()}
-    if "ByteLevel" in decoder:
-        byte_of = {c: b for b, c in bytes_to_unicode().items()}
-        return [p.encode() if p in special else bytes(byte_of.get(c, 0) for c in p)
-                for p in pieces]  # fmt: skip
-    out = []
-    for p in pieces:  # SentencePiece: "▁" is a space, "<0x0A>" a byte
-        if p.startswith("<0x") and p.endswith(">") and len(p) == 6:
-            out.append(bytes([int(p[3:5], 16)]))
-        else:
-            out.append(p.replace("\u2581", " ").encode())
-    return out
 
 
 def _split_specials(tok) -> dict:
@@ -297,8 +278,7 @@ def token_table(tokenizer) -> TokenTable:
         return _TABLES[id(tokenizer)][1]
     inner = getattr(tokenizer, "hf", None) if hasattr(tokenizer, "_encode") else tokenizer
     if hasattr(inner, "decode_single_token_bytes"):  # tiktoken (Qwen2.5 BPE)
-        n = inner.n_vocab
-        tb = [inner.decode_single_token_bytes(i) for i in range(n)]
+        tb = token_bytes(inner)
         special = frozenset(inner._special_tokens.values())
         eos = tuple(inner._special_tokens[t] for t in ("<|im_end|>", "<|endoftext|>")
                     if t in inner._special_tokens)  # fmt: skip
@@ -310,7 +290,7 @@ def token_table(tokenizer) -> TokenTable:
         eos = () if inner.eos_token_id is None else (inner.eos_token_id,)
         table = TokenTable(
             getattr(inner, "name_or_path", type(inner).__name__),
-            _hf_token_bytes(inner),
+            token_bytes(inner),
             lambda text: inner.encode(text, add_special_tokens=False, **kw),
             frozenset(special),
             eos,
@@ -682,9 +662,6 @@ class Transcript:
 
 def program_ids(program, table: TokenTable) -> list[int]:
     """The canonical ids of ``program`` in the transcript layout (numbers via ``encode``)."""
-    from .escape import encode_gen_body
-    from .grammar import Copy
-
     out = list(table.program_open)
     for op in program:
         if isinstance(op, Copy):  # ranges are checked by the FSM walk in transcript()

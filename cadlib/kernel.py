@@ -15,7 +15,8 @@ Also here: the fixed costs of Appendix H / Table 1 (:func:`measure_fixed_costs`:
 ``c_sync``, ``c_forced`` and the decode step ``tau``), the minimum worthwhile span ``m*`` of
 Table 17 (:func:`minimum_span`), the splice-equals-AR correctness check ("Position-encoding
 correctness", :func:`check_splice_equals_ar`), and the results-file API that the ceiling chapter
-uses for ``bnd_exact`` (:func:`load_curve`, :func:`interpolate_speedup`; both **(API)**).
+uses for ``bnd_exact`` (:func:`load_curve`, :func:`interpolate_speedup`; both **(API)**, both
+living in :mod:`cadlib.speedup_curve` with :func:`curve_label`).
 
 Reading CPU numbers: speed does not depend on weight values, so random-init models of the
 published shapes time exactly like the trained ones. On CPU, ``transformers`` spends a large
@@ -27,19 +28,22 @@ from __future__ import annotations
 
 import gc
 import itertools
-import json
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import torch
 from tqdm import tqdm
 
-from .models import SMOLLM2, _cache_kwarg, is_random_init, load_model, model_info, new_cache
-from .models import sync_device as _sync
-from .results import hardware_info, load_results, write_results
+from .cache import cache_length, forward_with_cache, new_cache, restore_cache
+from .cache import sync_device as _sync
+from .models import SMOLLM2, is_random_init, load_model, model_info
+from .results import hardware_info, write_results
+from .speedup_curve import curve_label, load_curve
+from .speedup_curve import speedup_at as interpolate_speedup
 
 __all__ = [
     "PROFILES",
@@ -135,50 +139,6 @@ PAPER_M_STAR = {
     "paper:qwen2.5-1.5b": {"strict": 2, "safe": 4},
     "paper:qwen2.5-7b": {"strict": 2, "safe": 4},
 }
-
-
-# --------------------------------------------------------------------------------------------
-# KV cache and forwards
-# --------------------------------------------------------------------------------------------
-
-
-def cache_length(cache) -> int:
-    """Tokens held by the cache (its ``get_seq_length()``)."""
-    return int(cache.get_seq_length())
-
-
-def restore_cache(cache, length: int) -> int:
-    """Crop ``cache`` back to its first ``length`` tokens, in place; return the new length.
-
-    Uses ``DynamicCache.crop(-k)`` (drop the last ``k`` tokens), which means the same in
-    ``transformers`` 4.x and 5.x. The kept entries are untouched by later appends (each append
-    concatenates into a new tensor), so the cropped cache *is* the earlier state.
-    """
-    held = cache_length(cache)
-    if held < length:
-        raise ValueError(f"cache holds {held} tokens, cannot restore it to {length}")
-    if held > length:
-        cache.crop(-(held - length))
-    restored = cache_length(cache)
-    if restored != length:
-        raise RuntimeError(f"crop left {restored} tokens in the cache, expected {length}")
-    return restored
-
-
-def forward_with_cache(model, input_ids: torch.Tensor, cache, **kwargs):
-    """``model(input_ids, cache)``: append ``input_ids`` to ``cache`` and return the output.
-
-    Parameters
-    ----------
-    input_ids : torch.LongTensor, shape (1, n)
-        Tokens to append; their positions continue from ``cache_length(cache)``.
-    cache : transformers.DynamicCache
-        Updated in place (grows by ``n``).
-    **kwargs
-        Passed to the model, e.g. ``logits_to_keep`` or ``position_ids``.
-    """
-    kwargs[_cache_kwarg(type(model))] = cache
-    return model(input_ids=input_ids, use_cache=True, **kwargs)
 
 
 def random_ids(vocab_size: int, n: int, seed: int, device="cpu") -> torch.Tensor:
@@ -781,131 +741,12 @@ def write_kernel_results(bench: Mapping, check: Mapping | None, params: Mapping,
 
 
 # --------------------------------------------------------------------------------------------
-# Reading curves back: the API of the ceiling chapter (bnd_exact, Table 2)
-# --------------------------------------------------------------------------------------------
-
-
-def _as_record(path_or_results) -> dict:
-    if path_or_results is None:
-        return load_results("kernel")
-    if isinstance(path_or_results, str | Path):
-        return json.loads(Path(path_or_results).read_text())
-    if isinstance(path_or_results, Mapping):
-        return dict(path_or_results)
-    raise TypeError(
-        "expected a path to a kernel results JSON, a loaded results dict, or None "
-        f"(= results/kernel.json), got {type(path_or_results).__name__}"
-    )
-
-
-def load_curve(path_or_results=None, model: str | None = None):
-    """Read one ``s(N)`` curve from a kernel results file. **(API)**
-
-    Parameters
-    ----------
-    path_or_results : str, Path, dict or None
-        A ``results/kernel.json`` path, the dict it holds (``cadlib.results.load_results
-        ("kernel")``), or ``None`` for ``results/kernel.json`` of this repository.
-    model : str or None
-        A measured model (e.g. ``"qwen2.5-0.5b-random"``), one of the paper's point sets
-        (``"paper:qwen2.5-7b"``, ``"paper:qwen2.5-1.5b"``: only N=8 and N=512 are published),
-        or ``None`` for the file's ``primary`` curve (its largest measured model).
-
-    Returns
-    -------
-    N : numpy.ndarray of int, shape (k,)
-        Span lengths, increasing.
-    s : numpy.ndarray of float, shape (k,)
-        Median speedups ``T_AR/T_PP`` at ``N``.
-    meta : dict
-        The curve's label (model, shape, dtype, device, hardware, attention, P, trials, ...),
-        with ``name`` set to the key it was found under.
-    """
-    record = _as_record(path_or_results)
-    numbers = record.get("numbers", record)
-    measured = dict(numbers.get("curves") or {})
-    published = dict((record.get("paper") or {}).get("curves") or {})
-    if model is None:
-        model = numbers.get("primary") or next(iter(measured), None)
-        if model is None:
-            raise ValueError("the results hold no measured curve; pass model='paper:...'")
-    curves = {**published, **measured}
-    if model not in curves:
-        raise KeyError(f"no s(N) curve for {model!r}; available: {', '.join(curves)}")
-    curve = curves[model]
-    N = np.asarray(curve["N"], dtype=int)
-    s = np.asarray(curve["s"], dtype=float)
-    _check_curve(N, s)
-    return N, s, dict(curve.get("meta") or {}, name=model)
-
-
-def _check_curve(N: np.ndarray, s: np.ndarray) -> None:
-    if N.ndim != 1 or N.shape != s.shape or N.size == 0:
-        raise ValueError(f"a curve needs equal-length 1-D N and s, got {N.shape} and {s.shape}")
-    if (N < 1).any() or (np.diff(N) <= 0).any():
-        raise ValueError(f"curve N must be increasing positive span lengths, got {N.tolist()}")
-    if not np.isfinite(s).all() or (s <= 0).any():
-        raise ValueError(f"curve s must be positive and finite, got {s.tolist()}")
-
-
-def interpolate_speedup(curve, n):
-    """``s(n)`` by log-linear interpolation of a measured curve, as the paper's ``bnd_exact``
-    (Table 2). **(API)**
-
-    ``s`` is interpolated linearly in ``log N`` between the two measured span lengths around
-    ``n``; at a measured ``N`` it returns the measured value exactly. Outside the measured
-    range it **clamps**: ``n`` below the smallest ``N`` gets ``s(N_min)``, ``n`` above the largest
-    gets ``s(N_max)``. Clamping above is conservative for a curve that keeps rising (the paper
-    measures up to 512); it never extrapolates.
-
-    Parameters
-    ----------
-    curve : tuple or dict
-        ``(N, s)`` or ``(N, s, meta)`` as returned by :func:`load_curve`, or ``{"N", "s"}``.
-    n : int, float or array-like
-        Span lengths in tokens (positive and finite; below ``N_min`` the value is clamped).
-
-    Returns
-    -------
-    float or numpy.ndarray
-        A float for scalar ``n``, else an array of ``n``'s shape.
-    """
-    if isinstance(curve, Mapping):
-        N, s = curve["N"], curve["s"]
-    else:
-        N, s = curve[0], curve[1]
-    N, s = np.asarray(N, dtype=float), np.asarray(s, dtype=float)
-    _check_curve(N, s)
-    x = np.asarray(n, dtype=float)
-    if not np.isfinite(x).all() or (x <= 0).any():
-        raise ValueError(f"span lengths must be positive and finite, got {n!r}")
-    out = np.interp(np.log(x), np.log(N), s)
-    return float(out) if out.ndim == 0 else out
-
-
-# --------------------------------------------------------------------------------------------
 # Tables and the figure
 # --------------------------------------------------------------------------------------------
 
 
-def curve_label(meta: Mapping) -> str:
-    """One-line label of a curve: model, weights, dtype, attention, device/hardware, P, t."""
-    if meta.get("source") == "paper":
-        return (f"{meta['model']} (paper, {meta['hardware'].removesuffix(' (paper)')}, "
-                f"{meta['dtype']}, {meta['attn_implementation']}, P={meta['P']})")  # fmt: skip
-    hw = meta.get("hardware", {})
-    threads = hw.get("threads", "?")
-    where = hw.get("gpu") if str(meta.get("device", "")).startswith("cuda") else (
-        f"CPU, {threads} thread{'' if threads == 1 else 's'}")  # fmt: skip
-    weights = "random-init" if meta.get("random_init") else "pretrained"
-    return (f"{meta['model']} ({weights}, {meta['dtype']}, {meta['attn_implementation']}, "
-            f"{where}, P={meta['P']}, t={meta['trials']})")  # fmt: skip
-
-
 def curve_table(bench: Mapping):
     """``T_AR``, ``T_PP`` (median ms) and ``s(N)`` [min–max] per model: a pandas DataFrame."""
-    import pandas as pd
-
     frames = []
     for name, entry in bench.items():
         c = entry["curve"]
@@ -920,8 +761,6 @@ def curve_table(bench: Mapping):
 
 def fixed_cost_table(bench: Mapping):
     """Measured fixed costs per model beside the paper's Table 1 (ms/op)."""
-    import pandas as pd
-
     rows = {}
     for key in ("c_mask_ms", "c_sync_ms", "c_forced_ms", "tau_ms"):
         value, pm = PAPER_FIXED_COSTS[key]
@@ -935,7 +774,6 @@ def fixed_cost_table(bench: Mapping):
 
 def m_star_table(bench: Mapping):
     """``m*`` per model (first N with s > 1, s > 1.5, and with fixed costs) beside Table 17."""
-    import pandas as pd
 
     def show(n):  # None: no measured N clears the bar
         return "—" if n is None else str(n)
@@ -953,8 +791,6 @@ def m_star_table(bench: Mapping):
 def cache_log_table(bench: Mapping, trial: int | None = None):
     """The cache length before, after and restored for every timed path (or the first
     sample of each path in one trial)."""
-    import pandas as pd
-
     rows = [dict(model=name, **row) for name, entry in bench.items() for row in entry["cache_log"]
             if trial is None or (row["trial"] == trial and row["rep"] == 0)]  # fmt: skip
     return pd.DataFrame(rows)
@@ -968,7 +804,7 @@ def plot_speedup(curves: Mapping, paper: Mapping | None = None, ax=None, title: 
     band, the best-of-trials ratio dashed; ``paper`` maps names to ``{"N", "s", "meta"}``
     (default: ``PAPER_CURVES``). Returns the figure.
     """
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # lazy: only figures need matplotlib (~1 s to import)
 
     paper = PAPER_CURVES if paper is None else paper
     if ax is None:

@@ -15,7 +15,10 @@ import pandas as pd
 
 from .escape import ENTITIES, RESERVED, decode_gen_body, encode_gen_body
 from .grammar import Gen, Program
+from .metrics import byte_equal, equal_stripped
+from .metrics import equal_up_to_one_newline as paper_equal
 from .oracle import oracle_program
+from .perturb import perturbation_trials
 from .resolver import resolve
 from .tokenizers import Tokenizer, qwen25_tokenizer
 
@@ -79,11 +82,6 @@ EDGE_CASES = {
 }
 
 
-def paper_equal(a: str, b: str) -> bool:
-    """The paper's byte-exact EM: equal after stripping at most one trailing newline each."""
-    return a.removesuffix("\n") == b.removesuffix("\n")
-
-
 def round_trip_table(corpus) -> pd.DataFrame:
     """One row per case: the oracle program's shape and the three equalities of §4.3."""
     rows = []
@@ -95,9 +93,9 @@ def round_trip_table(corpus) -> pd.DataFrame:
                 "id": case.id,
                 "ops": len(program),
                 "copies": len(program.copies),
-                "byte_exact": out == case.gold,
+                "byte_exact": byte_equal(out, case.gold),
                 "paper_exact": paper_equal(out, case.gold),
-                "trimmed": out.strip() == case.gold.strip(),
+                "trimmed": equal_stripped(out, case.gold),
                 "reserved_in_gold": any(lit in case.gold for lit in RESERVED),
             }
         )
@@ -238,8 +236,6 @@ def table4(loaded: dict, trials: int = 5, seed: int = 0) -> pd.DataFrame:
     paper's protocol) and eps = 1 unclamped (indices may leave the document: what strict mode
     is for). Noise comes from :mod:`cadlib.perturb`, so it is the perturbation chapter's.
     """
-    from .perturb import perturbation_trials
-
     runs = []
     for name, cases in loaded.items():
         for label, eps, clamp, n in (("oracle", 0, True, 1), ("eps=1 clamped", 1, True, trials),

@@ -25,11 +25,12 @@ from __future__ import annotations
 
 import functools
 import importlib.metadata
-import inspect
 import os
 from pathlib import Path
 
 import torch
+
+from .cache import crop_cache, forward, new_cache, sync_device
 
 __all__ = [
     "SMOLLM2",
@@ -124,7 +125,7 @@ def _cache_dir() -> Path:
 
 
 def _tiny_config():
-    from transformers import LlamaConfig
+    from transformers import LlamaConfig  # lazy: transformers takes seconds to import
 
     return LlamaConfig(
         vocab_size=49152, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
@@ -133,7 +134,7 @@ def _tiny_config():
 
 
 def _random_model(name: str, dtype: torch.dtype, attn: str, seed: int, device: torch.device):
-    from transformers import AutoModelForCausalLM, Qwen2Config
+    from transformers import AutoModelForCausalLM, Qwen2Config  # lazy: as above
 
     if name == TINY:
         config = _tiny_config()
@@ -148,7 +149,7 @@ def _random_model(name: str, dtype: torch.dtype, attn: str, seed: int, device: t
 def _from_pretrained(name: str, **kwargs):
     """``AutoModelForCausalLM.from_pretrained(name)``, failing with a message that lists the
     local names when ``name`` is neither a local folder nor a reachable hub model."""
-    from transformers import AutoModelForCausalLM
+    from transformers import AutoModelForCausalLM  # lazy: as above
 
     try:
         return AutoModelForCausalLM.from_pretrained(name, **kwargs)
@@ -218,7 +219,7 @@ def load_tokenizer(name: str = SMOLLM2):
     The random-init Qwen2.5 shapes have no tokenizer object here: use
     ``cadlib.tokenizers.qwen25_tokenizer()`` for Qwen2.5 token counts.
     """
-    from transformers import AutoTokenizer
+    from transformers import AutoTokenizer  # lazy: as above
 
     if name in (SMOLLM2, TINY):
         cached = _cache_dir() / "smollm2-135m-instruct-tokenizer"
@@ -237,52 +238,13 @@ def load_tokenizer(name: str = SMOLLM2):
 
 
 # --------------------------------------------------------------------------------------------
-# KV cache and forwards (shared by the kernel benchmark and the decoder)
+# KV cache and forwards: cadlib.cache (re-exported above); the logits' width stays here
 # --------------------------------------------------------------------------------------------
-
-
-@functools.cache
-def _cache_kwarg(model_class: type) -> str:
-    params = inspect.signature(model_class.forward).parameters
-    return "cache" if "cache" in params else "past_key_values"
-
-
-def new_cache(model):
-    """An empty ``DynamicCache`` for ``model``."""
-    from transformers import DynamicCache
-
-    try:
-        return DynamicCache(config=model.config)
-    except TypeError:  # older transformers
-        return DynamicCache()
-
-
-def crop_cache(cache, length: int) -> None:
-    """Keep the first ``length`` tokens of ``cache`` (``crop(-k)`` drops the last ``k`` in
-    transformers 4.x and 5.x alike)."""
-    extra = int(cache.get_seq_length()) - length
-    if extra > 0:
-        cache.crop(-extra)
 
 
 def model_vocab_size(model) -> int:
     """Width of the model's logits (may exceed the tokenizer's vocabulary)."""
     return int(model.get_output_embeddings().weight.shape[0])
-
-
-def forward(model, ids: list[int], cache, logits_to_keep: int = 1) -> torch.Tensor:
-    """Append ``ids`` to ``cache`` in one forward; return logits of shape (logits_to_keep, V)."""
-    x = torch.tensor([ids], dtype=torch.long, device=model.device)
-    kw = {_cache_kwarg(type(model)): cache}
-    with torch.inference_mode():
-        out = model(input_ids=x, use_cache=True, logits_to_keep=logits_to_keep, **kw)
-    return out.logits[0]
-
-
-def sync_device(device) -> None:
-    """Wait for queued GPU work (timing bookends); nothing to do on a CPU."""
-    if torch.device(device).type == "cuda":
-        torch.cuda.synchronize(device)
 
 
 def set_threads(threads: int | None) -> None:

@@ -23,7 +23,8 @@ Choices made here, and why:
   ``(seed, crc32(case id), eps_max, trial)``: results do not depend on the order or the
   selection of cases, and the same seed gives the same numbers on every run.
 
-EM: trimmed (``a.strip() == b.strip()``, Table 8's metric) and byte-exact (``a == b``).
+EM: trimmed (:func:`cadlib.metrics.equal_stripped`, ``a.strip() == b.strip()``, Table 8's
+metric) and byte-exact (:func:`cadlib.metrics.byte_equal`, ``a == b``).
 """
 
 from __future__ import annotations
@@ -36,8 +37,9 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
-from .corpora import EditCase
+from .cases import EditCase
 from .grammar import Copy, Program
+from .metrics import byte_equal, equal_stripped
 from .oracle import oracle_program
 from .params import check_choice
 from .resolver import RangeClippedWarning, ResolveError, doc_lines, resolve
@@ -206,11 +208,11 @@ def _outcome(case: EditCase, program: Program, n_lines: int) -> dict:
         rejected = False
     except ResolveError:
         rejected = True
-    trimmed = out.strip() == case.gold.strip()
+    trimmed = equal_stripped(out, case.gold)
     return dict(
         inverted=_inverted(program),
         strict_rejected=rejected,
-        em_exact=out == case.gold,
+        em_exact=byte_equal(out, case.gold),
         em_trimmed=trimmed,
         strict_em_trimmed=trimmed and not rejected,
     )

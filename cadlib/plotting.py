@@ -6,6 +6,13 @@ Call :func:`setup` in a chapter's first code cell after the parameters.
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
+
+from tqdm import TqdmExperimentalWarning, TqdmWarning
+
+from .grammar import Copy
+from .oracle import oracle_program
+from .resolver import doc_lines
 
 __all__ = [
     "setup", "PALETTE", "mechanism_figure", "save_book_figures", "EXAMPLE_DOC", "EXAMPLE_GOLD",
@@ -25,10 +32,8 @@ PALETTE = {
 def setup() -> None:
     """Seaborn's whitegrid style at a readable size; silence tqdm's missing-ipywidgets warning
     (progress bars print as text, which the book hides and nbval sanitizes)."""
-    import matplotlib
+    import matplotlib  # lazy: matplotlib and seaborn take ~1 s; only figures need them
     import seaborn as sns
-    from tqdm import TqdmExperimentalWarning, TqdmWarning
-
     sns.set_theme(style="whitegrid", context="notebook")
     matplotlib.rcParams.update({"figure.dpi": 110, "savefig.bbox": "tight"})
     warnings.filterwarnings("ignore", category=TqdmWarning)
@@ -49,11 +54,7 @@ def mechanism_figure(doc: str = EXAMPLE_DOC, gold: str = EXAMPLE_GOLD):
     Each output line is coloured by its origin: green when a copy op spliced it from the
     document in one parallel forward, pink when a gen op decoded it token by token.
     """
-    import matplotlib.pyplot as plt
-
-    from .grammar import Copy
-    from .oracle import oracle_program
-    from .resolver import doc_lines
+    import matplotlib.pyplot as plt  # lazy: only figures need matplotlib (~1 s to import)
 
     program = oracle_program(doc, gold)
     lines = doc_lines(doc)
@@ -93,8 +94,6 @@ def mechanism_figure(doc: str = EXAMPLE_DOC, gold: str = EXAMPLE_GOLD):
 
 def save_book_figures(folder: str = "book/figures") -> list[str]:
     """Regenerate the book's static figures (``make book`` calls this)."""
-    from pathlib import Path
-
     setup()
     path = Path(folder) / "mechanism.png"
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -34,8 +34,10 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from .corpora import Corpus, EditCase
+from .cases import Corpus, EditCase
 from .resolver import doc_lines
+from .spans import line_cover, summarize_line_cover
+from .tokenizers import qwen25_tokenizer
 
 __all__ = [
     "VERSION",
@@ -1089,7 +1091,8 @@ def probeedit_corpus() -> Corpus:
 def corpus_stats(cases=None, tokenizer=None) -> dict:
     """Table 2's line-level columns for a corpus (ProbeEdit by default), in Qwen2.5 BPE.
 
-    The definitions are :mod:`cadlib.ceiling`'s (one place for them): ``T`` = gold tokens;
+    The definitions are :mod:`cadlib.spans`'s (one place for them, shared with
+    :mod:`cadlib.ceiling`): ``T`` = gold tokens;
     ``T_copy`` = the sum over oracle copy spans of the tokens of each span's lines, tokenized
     on their own as a splice would prefill them; ``T_gen = T - T_copy`` (it absorbs joining
     newlines and tokenization seams, so it can be slightly negative for a pure deletion);
@@ -1097,9 +1100,6 @@ def corpus_stats(cases=None, tokenizer=None) -> dict:
     (numpy's linearly interpolated percentiles). Adds per-operation and per-document counts
     and the mean document and gold lengths.
     """
-    from .ceiling import line_cover, summarize_line_cover
-    from .tokenizers import qwen25_tokenizer
-
     tok = tokenizer or qwen25_tokenizer()
     cases = probeedit_corpus() if cases is None else cases
     if not cases:

@@ -36,21 +36,37 @@ Evaluation (:func:`score_program`, :func:`summarize`, :func:`taxonomy`)
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import re
+import tempfile
+import time
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
+import torch
+from tqdm import tqdm
 
-from .corpora import EditCase, case_rank, split_key
+from .cases import EditCase
+from .corpora import case_rank, split_key
 from .corpora import seeded_subset as subset
+from .decoder import CopyDecoder
+from .execution import run_humaneval_tests
+from .fsm import KINDS, token_table, transcript
 from .grammar import Program, ProgramSyntaxError, parse_program
+from .metrics import equal_stripped, wilson_ci
+from .metrics import equal_up_to_one_newline as outputs_equal
+from .models import load_model, load_tokenizer, resolve_device
 from .oracle import oracle_program
-from .resolver import RangeClippedWarning, ResolveError, doc_lines, resolve
+from .params import check_choice, choose
+from .prompts import edit_prompt_ids, regen_prompt_ids
+from .resolver import RangeClippedWarning, doc_lines, resolve
+from .results import repo_root
 
 __all__ = [
     "SPLIT_CORPORA",
@@ -183,8 +199,6 @@ def make_split(
 
 def split_path() -> Path:
     """``<repo>/data/sft_split.json``."""
-    from .results import repo_root
-
     return repo_root() / SPLIT_FILE
 
 
@@ -248,25 +262,6 @@ def training_cases(
 # --------------------------------------------------------------------------------------------
 # Scoring one prediction
 # --------------------------------------------------------------------------------------------
-
-
-def wilson_ci(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
-    """Wilson score interval of ``k`` successes in ``n`` trials (paper Table 6's CIs).
-
-    ``scipy.stats.binomtest(k, n).proportion_ci(method="wilson")``; ``(nan, nan)`` for n = 0.
-    """
-    if n == 0:
-        return (math.nan, math.nan)
-    from scipy.stats import binomtest
-
-    ci = binomtest(int(k), int(n)).proportion_ci(confidence_level=confidence, method="wilson")
-    return (float(ci.low), float(ci.high))
-
-
-def outputs_equal(a: str, b: str) -> bool:
-    """Final-output EM: byte-equal up to at most one trailing newline (paper §3, the resolver
-    convention ``r``)."""
-    return a.removesuffix("\n") == b.removesuffix("\n")
 
 
 def endpoint_hits(pred: Program, oracle: Program) -> tuple[int, int, int]:
@@ -348,10 +343,7 @@ def score_program(case: EditCase, text: str, system: str = "", **extra) -> CaseR
     out_of_range = any(not 1 <= c.start <= c.end <= n_lines for c in program.copies)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RangeClippedWarning)
-        try:
-            output = resolve(program, case.doc, mode="clipped")
-        except ResolveError as err:  # not raised in clipped mode; kept for safety
-            output, extra["error"] = None, str(err)
+        output = resolve(program, case.doc, mode="clipped")  # clipped mode never raises
     starts, ends, n = endpoint_hits(program, oracle)
     return CaseResult(
         id=case.id,
@@ -360,7 +352,7 @@ def score_program(case: EditCase, text: str, system: str = "", **extra) -> CaseR
         parsed=True,
         output=output,
         em=output is not None and outputs_equal(output, case.gold),
-        trimmed_em=output is not None and output.strip() == case.gold.strip(),
+        trimmed_em=output is not None and equal_stripped(output, case.gold),
         program_em=program == oracle,
         start_hits=starts,
         end_hits=ends,
@@ -416,8 +408,6 @@ def summarize(results: Sequence[CaseResult], by: str | None = "seed") -> dict:
     mean and standard deviation across ``extra[by]`` groups (the paper's ``0.59 ± 0.03``
     over seeds), functional pass rate where tests ran, and the median wall time per case.
     """
-    import numpy as np
-
     n = len(results)
     em = sum(r.em for r in results)
     lo, hi = wilson_ci(em, n)
@@ -478,8 +468,6 @@ def taxonomy(results: Iterable[CaseResult]) -> dict[str, int]:
 
 
 def _median_ms(seconds: Sequence[float]) -> float:
-    import numpy as np
-
     known = [s for s in seconds if not math.isnan(s)]
     return float(np.median(known) * 1e3) if known else math.nan
 
@@ -540,8 +528,6 @@ def build_example(
     no splice in its targets' text unless its decoder fed copies (it does, §2.4). Pass
     ``loss_kinds=("choice", "gen", "forced", "splice")`` to train on every transcript id.
     """
-    from .fsm import KINDS, transcript
-
     unknown = set(loss_kinds) - set(KINDS)
     if unknown:
         raise ValueError(f"unknown transcript kinds {sorted(unknown)}; valid: {KINDS}")
@@ -556,8 +542,6 @@ def build_example(
 
 def prompt_ids(case: EditCase, tokenizer) -> list[int]:
     """The chat-formatted edit prompt of ``case`` (:mod:`cadlib.prompts`), as ids."""
-    from .prompts import edit_prompt_ids
-
     return list(edit_prompt_ids(tokenizer, case.instruction, case.doc))
 
 
@@ -612,8 +596,6 @@ class ExampleDataset:
 
 def collate(rows: Sequence[dict], pad_id: int = 0) -> dict:
     """Right-pad a micro-batch: ``input_ids`` with ``pad_id``, ``labels`` with -100."""
-    import torch
-
     n = max(len(r["input_ids"]) for r in rows)
     ids = torch.full((len(rows), n), pad_id, dtype=torch.long)
     labels = torch.full((len(rows), n), IGNORE, dtype=torch.long)
@@ -729,9 +711,7 @@ def training_arguments(output_dir: str, *, seed: int, epochs: float, lr: float, 
     (fp32 on CPU), deterministic data order and kernels for a fixed ``seed``; no periodic
     checkpoints (the final model is saved by :func:`train`).
     """
-    import dataclasses
-
-    from transformers import TrainingArguments
+    from transformers import TrainingArguments  # lazy: the Trainer stack adds ~2 s to import
 
     on_gpu = str(device).startswith("cuda")
     names = {f.name for f in dataclasses.fields(TrainingArguments)}
@@ -786,10 +766,7 @@ def train(model, tokenizer, examples: Sequence[Example], output_dir: str | Path 
         ``seed``, ``epochs``, ``lr``, ``betas``, ``weight_decay``, ``warmup``, ``grad_accum``,
         ``micro_batch``, ``gradient_checkpointing``, ``device`` (see :data:`PROFILES`).
     """
-    import tempfile
-    import time
-
-    from transformers import Trainer
+    from transformers import Trainer  # lazy: the Trainer stack adds ~2 s to import
     from transformers.trainer_callback import ProgressCallback
     from transformers.utils.notebook import NotebookProgressCallback
 
@@ -849,8 +826,6 @@ def _is_humaneval(case: EditCase) -> bool:
 def _run_tests(r: CaseResult, case: EditCase, timeout: float) -> CaseResult:
     """Attach the unit-test verdict of ``r.output`` (HumanEvalPack cases only; a parse
     failure has no output and fails)."""
-    from .execution import run_humaneval_tests
-
     if not _is_humaneval(case):
         return r
     if r.output is None:
@@ -872,12 +847,6 @@ def evaluate_fsm(model, tokenizer, cases: Sequence[EditCase], *, system: str,
     ``wall_s`` is the whole decode of a case, prompt prefill included. ``extra`` (e.g.
     ``seed=0``) is stored on every result; ``test_timeout=None`` skips the unit tests.
     """
-    import time
-
-    from tqdm.auto import tqdm
-
-    from .decoder import CopyDecoder
-
     decoder = CopyDecoder(model, tokenizer, max_new_tokens=max_new_tokens)
     if cases:
         CopyDecoder(model, tokenizer, max_new_tokens=4).decode(
@@ -900,8 +869,6 @@ def evaluate_fsm(model, tokenizer, cases: Sequence[EditCase], *, system: str,
 def generate_greedy(model, tokenizer, ids: Sequence[int], max_new_tokens: int) -> tuple[str, int]:
     """Unconstrained greedy continuation of ``ids`` (``model.generate``, no sampling):
     ``(text, number of new ids)``; stops at the tokenizer's EOS."""
-    import torch
-
     x = torch.tensor([list(ids)], dtype=torch.long, device=model.device)
     with torch.inference_mode():
         out = model.generate(
@@ -941,7 +908,7 @@ def score_output(case: EditCase, output: str, system: str = "", **extra) -> Case
     """Score a full-regeneration output: EM only (no program, so no parse or endpoints)."""
     return CaseResult(
         case.id, system, output, True, output, outputs_equal(output, case.gold),
-        output.strip() == case.gold.strip(), False, 0, 0, 0, 0, False,
+        equal_stripped(output, case.gold), False, 0, 0, 0, 0, False,
         extra={"free_form": True}, **extra,
     )  # fmt: skip
 
@@ -959,12 +926,6 @@ def evaluate_baseline(model, tokenizer, cases: Sequence[EditCase], kind: str, *,
     generation of at most ``max_new_tokens`` ids, then :func:`extract_program` and
     :func:`cadlib.grammar.parse_program`; a reply that does not parse is a parse failure.
     """
-    import time
-
-    from tqdm.auto import tqdm
-
-    from .prompts import regen_prompt_ids
-
     if kind not in ("regen", "crp"):
         raise ValueError(f"unknown baseline {kind!r}; valid: 'regen', 'crp'")
     system = {"regen": "Full regeneration (untrained)", "crp": "Prompt-level CRP (untrained)"}[kind]
@@ -1000,8 +961,6 @@ def evaluate_baseline(model, tokenizer, cases: Sequence[EditCase], kind: str, *,
 def choose_params(profile: str, **overrides) -> dict:
     """:func:`cadlib.params.choose` on :data:`PROFILES`; an ``epochs`` override given as a
     number applies to every training set, ``train_sets``/``seeds`` may be a single value."""
-    from .params import check_choice, choose
-
     if isinstance(overrides.get("epochs"), (int, float)):
         overrides["epochs"] = dict.fromkeys(TRAIN_SETS, overrides["epochs"])
     for key in ("train_sets", "seeds"):
@@ -1039,8 +998,6 @@ def fine_tune(model_name: str, train_set: str, seed: int, P: Mapping, split: dic
     The final model goes to :func:`checkpoint_dir` under ``checkpoints`` (``None``: not
     saved).
     """
-    from .models import load_model, load_tokenizer, resolve_device
-
     dev = str(resolve_device(device))
     tokenizer = tokenizer or load_tokenizer(model_name)
     model = model if model is not None else load_model(model_name, device=dev)
@@ -1276,8 +1233,6 @@ def table22(cross: Mapping[str, Sequence[CaseResult]], label: str) -> pd.DataFra
 def transcript_stats(examples: Sequence[Example]) -> pd.DataFrame:
     """Ids per example by role (``prompt`` and the transcript kinds of :mod:`cadlib.fsm`:
     ``forced``, ``splice``, ``choice``, ``gen``) and how many carry loss."""
-    from .fsm import KINDS
-
     rows = []
     for ex in examples:
         row = {"id": ex.id, "prompt": ex.n_prompt}
@@ -1290,8 +1245,6 @@ def transcript_stats(examples: Sequence[Example]) -> pd.DataFrame:
 def render_loss(example: Example, tokenizer, mark: tuple[str, str] = ("⟦", "⟧")) -> str:
     """The target part of an example as text, each run of loss-carrying ids wrapped in
     ``mark`` (everything outside the marks is prompt-free transcript with label -100)."""
-    from .fsm import token_table
-
     tb = token_table(tokenizer).token_bytes
     out, inside = [], False
     for i, label in zip(example.input_ids[example.n_prompt :],

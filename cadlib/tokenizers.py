@@ -104,7 +104,7 @@ def get_tokenizer(name: str = QWEN25) -> Tokenizer:
     """``"qwen2.5"`` (offline BPE) or any model name :func:`cadlib.models.load_tokenizer` knows."""
     if name == QWEN25:
         return qwen25_tokenizer()
-    from .models import load_tokenizer
+    from .models import load_tokenizer  # lazy: models imports torch; Qwen2.5 BPE needs none
 
     return hf_tokenizer(load_tokenizer(name))
 

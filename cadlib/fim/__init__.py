@@ -34,7 +34,6 @@ Module map (pipeline order):
 from .benchmark import mask_cost, per_step_cost
 from .constraint import FIMConstraint, UnconnectableContextError, UnsupportedLanguageError
 from .differential import KNOWN_DIFFERENCES, differential_check, summarize
-from .experiments import GenBodyMask
 from .mask import FIMLogitsProcessor, TokenTrie, allowed_mask, naive_allowed_mask
 
 __all__ = [
@@ -52,3 +51,13 @@ __all__ = [
     "per_step_cost",
     "summarize",
 ]
+
+
+def __getattr__(name: str):
+    # ``experiments`` is chapter 8's code: it imports the decoder, the SFT module, torch and
+    # transformers, so it loads on first use of ``GenBodyMask``; the recognizer stays light.
+    if name == "GenBodyMask":
+        from .experiments import GenBodyMask
+
+        return GenBodyMask
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -35,6 +35,8 @@ from __future__ import annotations
 import random
 import time
 
+import pandas as pd
+
 from .constraint import FIMConstraint
 from .differential import python_accepts
 from .mask import TokenTrie, naive_allowed_mask, token_texts_cached
@@ -104,8 +106,6 @@ def per_step_cost(cases, n_problems: int = 3, seed: int = 0, middle_chars: int =
         viability, ``None``; ``lexer_branches``: live branches of Fig. 5's lexer after the
         step, for ``incremental``).
     """
-    import pandas as pd
-
     problems = fim_problems(cases, n_problems + 1, seed, middle_chars)
     _run(problems[0], _steps(problems[0][2], tokenizer), methods)  # warm-up (not recorded)
     rows = []
@@ -167,8 +167,6 @@ def mask_cost(cases, tokenizer, n_problems: int = 2, seed: int = 0, middle_chars
         next token is in the mask), ``sample_agrees`` (trie and naive masks agree on the
         sample).
     """
-    import pandas as pd
-
     rng = random.Random(seed)
     texts = token_texts_cached(tokenizer)
     trie = TokenTrie.for_tokenizer(tokenizer)

@@ -29,6 +29,9 @@ import random
 import tokenize
 import warnings
 
+import pandas as pd
+from tqdm import tqdm
+
 from .constraint import FIMConstraint, UnconnectableContextError
 
 __all__ = ["cut_kinds", "fim_splits", "random_edit", "differential_check", "python_accepts",
@@ -185,9 +188,6 @@ def differential_check(cases, n_splits: int = 5, seed: int = 0, n_edits: int = 5
         ``"edit"``), ``edit``, ``truth`` (``ast.parse`` accepts), ``ours`` (``can_end``),
         ``viable_prefixes`` (true middles: every prefix viable), ``agree``, ``note``.
     """
-    import pandas as pd
-    from tqdm.auto import tqdm
-
     rng = random.Random(seed)
     sources = []
     for case in cases:

@@ -41,12 +41,35 @@ import random
 import time
 import warnings
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
+import pandas as pd
+import torch
+from tqdm import tqdm
+from transformers import LogitsProcessorList
 
+from ..corpora import seeded_subset
+from ..decoder import CopyDecoder
+from ..execution import run_humaneval_tests
+from ..fsm import token_table
+from ..metrics import byte_equal, equal_up_to_one_newline
+from ..models import load_model
+from ..oracle import oracle_program
+from ..params import check_choice
+from ..prompts import chat_ids, edit_prompt_ids
+from ..results import repo_root
+from ..sft import load_split, split_cases
 from .constraint import FIMConstraint
 from .differential import python_accepts
-from .mask import FIMLogitsProcessor, TokenTrie, token_texts_cached
+from .mask import (
+    FIMLogitsProcessor,
+    TokenTrie,
+    apply_mask,
+    token_raw,
+    token_texts_cached,
+    utf8_prefix,
+)
 
 __all__ = [
     "PROFILES",
@@ -142,8 +165,6 @@ class GenBodyMask:
     """
 
     def __init__(self, left: str, right: str, tokenizer):
-        from ..fsm import token_table
-
         t0 = time.perf_counter()
         self.constraint = FIMConstraint(left, right)
         self.setup_s = time.perf_counter() - t0
@@ -198,12 +219,9 @@ class GenBodyMask:
             text = self.texts[tid] if tid < len(self.texts) else None
             if text is None:
                 continue
-            raw = text if isinstance(text, bytes) else text.encode("utf-8")
-            try:
-                chars, self.pending = (self.pending + raw).decode("utf-8"), b""
-            except UnicodeDecodeError as err:
-                data = self.pending + raw
-                chars, self.pending = data[: err.start].decode("utf-8"), data[err.start :]
+            # invalid UTF-8 stays pending (no end, no byte token fits after it), where
+            # FIMLogitsProcessor empties the constraint instead
+            chars, self.pending, _ = utf8_prefix(self.pending + token_raw(text))
             self._feed(chars)
         self.seen = len(body_ids)
 
@@ -225,15 +243,9 @@ class GenBodyMask:
 
     def __call__(self, body_ids, scores):
         """``(body ids so far, scores (V,)) -> masked scores`` (the decoder's body hook)."""
-        import torch
-
         t0 = time.perf_counter()
         self._advance(list(body_ids))
-        mask = self.allowed()
-        keep = np.zeros(scores.shape[-1], dtype=bool)
-        n = min(len(mask), len(keep))
-        keep[:n] = mask[:n]
-        out = scores.masked_fill(~torch.from_numpy(keep).to(scores.device), float("-inf"))
+        out = apply_mask(scores, self.allowed())
         if not self.closing:
             self.mask_s.append(time.perf_counter() - t0)
             self.middle_chars.append(len(self.middle))
@@ -266,11 +278,6 @@ def body_mask_factory(prompt: str, tokenizer):
 def load_checkpoint(checkpoint: str | None, device: str = "auto"):
     """``(model, note)``: the SFT checkpoint folder (relative to the repository root), or
     ``(None, why)`` when none is configured or it is not on this machine."""
-    from pathlib import Path
-
-    from ..models import load_model
-    from ..results import repo_root
-
     if not checkpoint:
         return None, "no checkpoint configured"
     path = Path(checkpoint)
@@ -283,8 +290,6 @@ def load_checkpoint(checkpoint: str | None, device: str = "auto"):
 def single_gen_cases(cases) -> list:
     """Cases whose oracle program has exactly one ``<gen>`` op: its right context is fixed
     (copies only), so the constraint's guarantee covers the whole resolved output."""
-    from ..oracle import oracle_program
-
     return [c for c in cases if len(oracle_program(c.doc, c.gold).gens) == 1]
 
 
@@ -292,9 +297,6 @@ def edit_cases(corpus, n: int | None, seed: int = 0, split: dict | None = None) 
     """The localized-edit cases: held-out cases of the chapter-7 split (so the SFT model is
     scored on cases it was not trained on), single-``<gen>`` programs only, and a seeded
     subset of ``n`` (:func:`cadlib.corpora.seeded_subset`; all when ``None``)."""
-    from ..corpora import seeded_subset
-    from ..sft import load_split, split_cases
-
     split = split if split is not None else load_split()
     held = split_cases(split, corpus.name, corpus, "held_out")
     return seeded_subset(single_gen_cases(held), n, seed)
@@ -340,22 +342,13 @@ def localized_edit(
     -------
     pandas.DataFrame
         One row per case: ``system, constrained, case, parses`` (``ast.parse(prompt +
-        resolved)``), ``em`` (byte-exact), ``em_trimmed`` (:func:`cadlib.sft.outputs_equal`),
+        resolved)``), ``em`` (byte-exact), ``em_trimmed`` (up to one trailing newline,
+        :func:`cadlib.metrics.equal_up_to_one_newline`; not the ``.strip()`` of chapter 5),
         ``passed``, ``test_detail``, ``end`` (:data:`ENDS`; unconstrained bodies that hit the
         budget are ``"budget, closable"`` when their output parses), ``body_tokens``,
         ``output``, and per body step ``mask_s``, ``forward_s``, ``middle_chars`` (lists) and
         ``setup_s`` (constraint construction).
     """
-    import pandas as pd
-    from tqdm import tqdm
-
-    from ..decoder import CopyDecoder
-    from ..execution import run_humaneval_tests
-    from ..fsm import token_table
-    from ..oracle import oracle_program
-    from ..prompts import edit_prompt_ids
-    from ..sft import outputs_equal
-
     decoder = CopyDecoder(model, tokenizer, max_new_tokens=budget)
     close_ids = token_table(tokenizer).gen_close
     rows = []
@@ -383,7 +376,8 @@ def localized_edit(
                               if out is not None else (False, "no output"))  # fmt: skip
         rows.append(dict(
             system=system, constrained=constrained, case=case.id, parses=ok,
-            em=out == case.gold, em_trimmed=out is not None and outputs_equal(out, case.gold),
+            em=byte_equal(out, case.gold),
+            em_trimmed=out is not None and equal_up_to_one_newline(out, case.gold),
             passed=passed, test_detail=detail, end=end, body_tokens=len(body), output=out,
             mask_s=mask_s, forward_s=forwards, middle_chars=chars, setup_s=setup,
         ))  # fmt: skip
@@ -466,8 +460,6 @@ def fim_problems(
     ``random.Random(f"{seed}:{case id}:{cut}")``, so a problem does not depend on which other
     cases are drawn.
     """
-    from ..corpora import seeded_subset
-
     chosen = seeded_subset([c for c in cases if c.gold.strip()], n, seed)
     jobs = ([(c, cut) for c in chosen for cut in CUTS] if n is None else
             [(c, CUTS[k % 2]) for k, c in enumerate(chosen)])  # fmt: skip
@@ -510,9 +502,6 @@ def fim_prompt_ids(problem: FIMProblem, tokenizer, style: str = "hole") -> list[
     the assistant's reply, ``"```python\n"`` (``"continue"``: followed by the left context,
     encoded as plain text, so a left context cut mid-token ends in whatever tokens its text
     encodes to)."""
-    from ..params import check_choice
-    from ..prompts import chat_ids
-
     check_choice("FIM prompt style", style, FIM_USER)
     user = FIM_USER[style].format(left=problem.left, right=problem.right, hole=FIM_HOLE)
     messages = [{"role": "system", "content": FIM_SYSTEM}, {"role": "user", "content": user}]
@@ -562,8 +551,7 @@ class _Timed:
 
 
 def _decode_text(ids, texts) -> str:
-    raw = b"".join(t if isinstance(t, bytes) else t.encode("utf-8")
-                   for t in (texts[i] for i in ids) if t is not None)  # fmt: skip
+    raw = b"".join(token_raw(t) for t in (texts[i] for i in ids) if t is not None)
     return raw.decode("utf-8", errors="replace")
 
 
@@ -645,9 +633,6 @@ def fim_generate(
         minus the mask: the forward plus ``generate``'s own work) and ``middle_chars``, and
         ``setup_s`` (constraint construction).
     """
-    import torch
-    from transformers import LogitsProcessorList
-
     texts = token_texts_cached(tokenizer)
     ids = fim_prompt_ids(problem, tokenizer, style)
     clock, timed, setup, start = _Clock(), None, None, None
@@ -730,11 +715,6 @@ def fim_completion(
         (:data:`ENDS`), ``new_tokens``, ``true_chars``, ``middle``, and the per-step lists
         of :func:`fim_generate` (on the raw arms).
     """
-    import pandas as pd
-    from tqdm import tqdm
-
-    from ..execution import run_humaneval_tests
-
     rows = []
     for problem in tqdm(problems, desc=f"FIM, {system}", disable=not progress):
         runs = {
@@ -769,8 +749,6 @@ def fim_completion(
 def validity_table(frame, by: list[str]):
     """Counts and rates per group: ``n``, ``parses``, ``em``, ``passed`` and each end of
     :data:`ENDS` (counts), with the rates ``parse_rate``, ``em_rate``, ``pass_rate``."""
-    import pandas as pd
-
     g = frame.groupby(by, sort=False)
     out = g.agg(
         n=("parses", "size"),
@@ -794,8 +772,6 @@ def step_costs(frame, step_col: str):
     """Long table of per-step costs from :func:`localized_edit` / :func:`fim_completion`
     rows: ``middle_chars``, ``mask_s`` and the model step ``step_col`` (``forward_s`` or
     ``step_s``), one row per generated token of a constrained run."""
-    import pandas as pd
-
     rows = []
     for r in frame.itertuples():
         masks, steps, chars = r.mask_s, getattr(r, step_col), r.middle_chars
@@ -814,8 +790,6 @@ def step_costs(frame, step_col: str):
 
 def cost_by_length(frame, bins=(0, 25, 50, 100, 200, 400, 800, 1600), value="seconds", by="method"):
     """Median (and 90th percentile) of ``value`` per ``by`` and middle-length bin."""
-    import pandas as pd
-
     labels = [f"{a}-{b - 1}" for a, b in zip(bins[:-1], bins[1:], strict=True)]
     cut = pd.cut(frame["middle_chars"], bins=list(bins), labels=labels, right=False)
     g = frame.assign(length=cut).groupby([by, "length"], observed=True)[value]

@@ -29,12 +29,13 @@ import functools
 
 import numpy as np
 
+from ..vocab import token_texts, token_texts_cached
 from .branching import Branch
 from .constraint import FIMConstraint
 from .lexer import dfa, is_id_continue
 
 __all__ = ["TokenTrie", "token_texts", "allowed_mask", "naive_allowed_mask", "FIMLogitsProcessor",
-           "utf8_split", "byte_token_viable"]
+           "utf8_split", "utf8_prefix", "token_raw", "apply_mask", "byte_token_viable"]
 
 _NON_ASCII_ID, _NON_ASCII_OTHER = 128, 129
 _PARTIAL = "é"
@@ -45,43 +46,6 @@ def _char_bit(ch: str) -> int:
     if o < 128:
         return 1 << o
     return 1 << (_NON_ASCII_ID if is_id_continue(ch) else _NON_ASCII_OTHER)
-
-
-@functools.cache
-def _byte_decoder() -> dict:
-    """GPT-2's byte-level alphabet, inverted (printable stand-ins → bytes)."""
-    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(
-        range(ord("®"), ord("ÿ") + 1))
-    cs = bs[:]
-    n = 0
-    for b in range(256):
-        if b not in bs:
-            bs.append(b)
-            cs.append(256 + n)
-            n += 1
-    return {chr(c): b for b, c in zip(bs, cs, strict=True)}
-
-
-def token_texts(tokenizer) -> list:
-    """The text each token id adds: ``str``, ``None`` for special tokens, or ``bytes`` when the
-    token is part of a multi-byte character (byte-level BPE)."""
-    special = set(getattr(tokenizer, "all_special_ids", []))
-    pieces = tokenizer.convert_ids_to_tokens(list(range(len(tokenizer))))
-    decoder = _byte_decoder()
-    out: list = []
-    for i, piece in enumerate(pieces):
-        if i in special or piece is None:
-            out.append(None)
-            continue
-        if all(ch in decoder for ch in piece):
-            raw = bytes(decoder[ch] for ch in piece)
-            try:
-                out.append(raw.decode("utf-8"))
-            except UnicodeDecodeError:
-                out.append(raw)
-        else:  # not a byte-level vocabulary entry
-            out.append(tokenizer.convert_tokens_to_string([piece]))
-    return out
 
 
 class TokenTrie:
@@ -239,16 +203,39 @@ def _absorbing(branches: list[Branch]) -> tuple | None:
 
 
 
+def token_raw(text: str | bytes) -> bytes:
+    """The bytes a token adds, from its :func:`token_texts` entry (``str`` or ``bytes``)."""
+    return text if isinstance(text, bytes) else text.encode("utf-8")
+
+
+def utf8_prefix(raw: bytes) -> tuple[str, bytes, bool]:
+    """``(text, rest, valid)``: the whole characters of ``raw`` before its first undecodable
+    byte, the bytes from there on, and whether ``rest`` is only an unfinished last character
+    (``False``: ``raw`` holds invalid UTF-8)."""
+    try:
+        return raw.decode("utf-8"), b"", True
+    except UnicodeDecodeError as err:
+        head, rest = raw[:err.start], raw[err.start:]
+        return head.decode("utf-8"), rest, err.reason == "unexpected end of data"
+
+
 def utf8_split(raw: bytes) -> tuple | None:
     """``(text, unfinished)``: the whole characters of ``raw`` and the bytes of an unfinished
     last character, or ``None`` when ``raw`` is not valid UTF-8 up to its end."""
-    try:
-        return raw.decode("utf-8"), b""
-    except UnicodeDecodeError as err:
-        head, rest = raw[:err.start], raw[err.start:]
-        if err.reason != "unexpected end of data":
-            return None
-        return head.decode("utf-8"), rest
+    text, rest, valid = utf8_prefix(raw)
+    return (text, rest) if valid else None
+
+
+def apply_mask(scores, mask: np.ndarray):
+    """``scores`` (a torch tensor, last axis = the model's vocabulary) with every id that
+    ``mask`` does not allow set to ``-inf``; ids beyond the tokenizer's (``mask`` is shorter
+    than the logits) stay masked."""
+    import torch  # lazy: cadlib.fim is pure Python until a model's logits are masked
+
+    keep = np.zeros(scores.shape[-1], dtype=bool)
+    n = min(len(mask), len(keep))
+    keep[:n] = mask[:n]
+    return scores.masked_fill(~torch.from_numpy(keep).to(scores.device), float("-inf"))
 
 
 def byte_token_viable(constraint: FIMConstraint, raw: bytes, pending: bytes = b"") -> bool:
@@ -290,7 +277,7 @@ def naive_allowed_mask(constraint: FIMConstraint, tokenizer, end_token_ids=None,
         text = all_texts[tid]
         if text is None or text == "":
             continue
-        raw = text if isinstance(text, bytes) else text.encode("utf-8")
+        raw = token_raw(text)
         if pending or isinstance(text, bytes):
             mask[tid] = byte_token_viable(constraint, raw, pending)
         else:
@@ -299,12 +286,6 @@ def naive_allowed_mask(constraint: FIMConstraint, tokenizer, end_token_ids=None,
     if token_ids is None or set(ends) & set(token_ids):
         mask[ends] = constraint.can_end() and not pending
     return mask
-
-
-@functools.cache
-def token_texts_cached(tokenizer) -> list:
-    """:func:`token_texts`, cached per tokenizer object."""
-    return token_texts(tokenizer)
 
 
 class FIMLogitsProcessor:
@@ -345,8 +326,7 @@ class FIMLogitsProcessor:
             text = self.texts[int(tid)]
             if text is None:
                 continue
-            raw = text if isinstance(text, bytes) else text.encode("utf-8")
-            split = utf8_split(self.pending + raw)
+            split = utf8_split(self.pending + token_raw(text))
             if split is None:  # invalid UTF-8 (only possible for unmasked tokens)
                 self.constraint.branches = []
                 self.pending = b""
@@ -356,14 +336,9 @@ class FIMLogitsProcessor:
         self.seen = len(ids)
 
     def __call__(self, input_ids, scores):
-        import torch
-
         if input_ids.shape[0] != 1:
             raise ValueError("FIMLogitsProcessor supports batch size 1")
         self._advance(input_ids[0].tolist())
         mask = self.trie.allowed(self.constraint, self.pending)
         mask[self.end_ids] = self.constraint.can_end() and not self.pending
-        keep = np.zeros(scores.shape[-1], dtype=bool)  # ids beyond the tokenizer stay masked
-        n = min(len(mask), len(keep))
-        keep[:n] = mask[:n]
-        return scores.masked_fill(~torch.from_numpy(keep).to(scores.device), float("-inf"))
+        return apply_mask(scores, mask)
