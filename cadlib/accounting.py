@@ -33,6 +33,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from .decoder import forward_chunks
+from .decoding import prepare
 from .fsm import Transcript, transcript
 
 __all__ = [
@@ -244,8 +245,6 @@ def corpus_forwards(corpora: dict, tokenizer, grid=PLD_GRID, min_spans=(0, M_STA
     """One row per (corpus, case, method, setting): ``T`` (gold ids), ``prompt``,
     ``output``, ``forwards`` (after the prefill), ``ids_fed`` (all, prompt included) and
     ``forwards_per_token``. ``corpora`` maps a corpus name to its cases."""
-    from .decoding import prepare
-
     rows = []
     for name, cases in corpora.items():
         for case in tqdm(cases, desc=f"forwards {name}", disable=not progress):

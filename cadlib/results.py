@@ -150,7 +150,7 @@ def write_results(
     record = {
         "chapter": chapter,
         "profile": profile,
-        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "hardware": hardware_info(device),
         "model": model,
         "tokenizer": tokenizer,
