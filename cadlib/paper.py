@@ -221,6 +221,7 @@ ABSTRACT = {
 
 #: Figures the paper states only in prose (section -> figures), so prose may quote them.
 QUOTED = {
+    "§4.1": (1.1, 1.3),  # s(1), s(2) "within about 1.1-1.3x"
     "§5 brittleness": (0.09, 0.25),  # trimmed EM at eps = 1 across corpora
     "§5 pilot": (0.172, 5.1, 0.32, 0.64, 0.75, 0.66, 0.45, 0.51, 15),
     "App. A": (5, 12),  # FSM states; at most 12 allowed ids at a masked step
@@ -230,6 +231,7 @@ QUOTED = {
     "App. K": (7, 14),
     "Table 23 text": (0.09, 8.8),
     "App. J": (0.945,),
+    "App. O training": (1536, 8),  # max sequence length, effective batch size
 }
 
 
