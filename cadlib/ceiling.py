@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
+from . import paper as _paper
 from . import speedup_curve
 from .cases import EditCase
 from .corpora import load_corpus
@@ -96,40 +97,12 @@ CORPUS_LABELS = {
     "pooled": "Pooled",
 }
 
-#: Table 2 of the paper (Qwen2.5 BPE; s and bounds from the paper's Qwen2.5-7B A100 curve).
-PAPER_TABLE2 = {
-    "probeedit": dict(n=154, T=101_113, T_copy=98_844, T_gen=2_269, f_line=0.978, K=321,
-                      mean=307.9, p50=266, p95=543, s_m8=6.79, bnd_m8=6.01, bnd_mean=29.1,
-                      bnd_exact=29.02),
-    "heval-fix-py": dict(n=164, T=8_872, T_copy=6_577, T_gen=2_295, f_line=0.741, K=295,
-                         mean=22.3, p50=19, p95=56, s_m8=6.79, bnd_m8=2.72, bnd_mean=3.30,
-                         bnd_exact=3.45),
-    "heval-fix-js": dict(n=164, T=14_876, T_copy=11_725, T_gen=3_151, f_line=0.788, K=311,
-                         mean=37.7, p50=25, p95=102, s_m8=6.79, bnd_m8=3.05, bnd_mean=4.15,
-                         bnd_exact=4.18),
-    "pooled": dict(n=482, T=124_861, T_copy=117_146, T_gen=7_715, f_line=0.938, K=927,
-                   mean=126.4, p50=34, p95=537, s_m8=6.79, bnd_m8=5.00, bnd_mean=13.6,
-                   bnd_exact=13.01),
-}  # fmt: skip
-
-#: Token-level copy fractions the paper quotes. §4.2 "Token-level" / §4.6 give m = 8 with
-#: conservative bounds; §5 "Token-level extension" gives a second set (m not stated);
-#: Appendix J (Table 17 text) gives m = 4 on HEvalFix-Py.
-PAPER_TOKEN_LEVEL = {
-    "m8": {"probeedit": 0.993, "heval-fix-py": 0.910, "heval-fix-js": 0.933},
-    "m8_bnd": {"probeedit": 6.4, "heval-fix-py": 4.5, "heval-fix-js": 5.4},
-    "extension_sec5": {"probeedit": 0.986, "heval-fix-py": 0.927, "heval-fix-js": 0.945},
-    "m4": {"heval-fix-py": 0.945},
-}
-
-#: §4.2: "on HEvalFix-Py, 34.6% of spans have N<8 but account for only 2.65% of copied tokens".
-PAPER_SHORT_SPANS = {"heval-fix-py": {"threshold": 8, "spans": 0.346, "tokens": 0.0265}}
-
-#: The points of the paper's Qwen2.5-7B (A100, bf16) s(N) curve quoted in its text (§4.1);
-#: its full Table 11 is not in our copy of the paper.
-PAPER_7B_POINTS = {8: 6.79, 512: 90.5}
-#: Assumed small-N points of that curve (§4.1 "within about 1.1-1.3x"; Table 17: s(1) <= 1).
-PAPER_7B_ASSUMED = {1: 1.0, 2: 1.2}
+#: The paper's Table 2, token-level fractions and s(N) points (their home is :mod:`cadlib.paper`).
+PAPER_TABLE2 = _paper.TABLE2
+PAPER_TOKEN_LEVEL = _paper.TOKEN_LEVEL
+PAPER_SHORT_SPANS = _paper.SHORT_SPANS
+PAPER_7B_POINTS = _paper.S_7B_POINTS
+PAPER_7B_ASSUMED = _paper.S_7B_ASSUMED
 
 
 def load_corpora(names: Iterable[str], **kwargs) -> tuple[dict[str, list[EditCase]], dict]:

@@ -56,6 +56,7 @@ import pandas as pd
 import unidiff
 from tqdm import tqdm
 
+from . import paper as _paper
 from .corpora import load_corpus
 from .grammar import Program, ProgramSyntaxError, parse_program
 from .metrics import equal_up_to_one_newline, strip_one_newline
@@ -799,38 +800,9 @@ def failure_counts(df: pd.DataFrame) -> pd.DataFrame:
 # The paper's Table 3, and the side-by-side view
 # ---------------------------------------------------------------------------------------------
 
-_T3_KEYS = ("mean", "median", "p95", "total", "rt_em", "fails", "delta_printed")
-_T3 = {
-    ("probeedit", 31): {
-        "full": (694.6, 701, 1089, 21533, 1.00, 0, "+15.3×"),
-        "search-replace": (44.8, 40, 84, 1389, 0.81, 6, "-1.0% tok, -6 EM"),
-        "unified-diff": (67.1, 53, 124, 2080, 1.00, 0, "+48.0% tok"),
-        "cad": (45.3, 41, 76, 1405, 1.00, 0, "—"),
-    },
-    ("heval-fix-py", 33): {
-        "full": (53.8, 45, 108, 1774, 1.00, 0, "+34.2% tok"),
-        "search-replace": (38.0, 32, 91, 1254, 0.94, 2, "-5.2% tok, -2 EM"),
-        "unified-diff": (54.9, 47, 87, 1813, 1.00, 0, "+36.9% tok"),
-        "cad": (40.1, 34, 64, 1323, 1.00, 0, "—"),
-    },
-    ("heval-fix-js", 33): {
-        "full": (103.7, 79, 270, 3422, 1.00, 0, "+104.7% tok"),
-        "search-replace": (60.5, 36, 100, 1997, 0.91, 3, "+19.3% tok, -3 EM"),
-        "unified-diff": (83.2, 65, 128, 2746, 1.00, 0, "+64.1% tok"),
-        "cad": (50.7, 42, 71, 1673, 1.00, 0, "—"),
-    },
-    ("pooled", 97): {
-        "full": (273.5, 68, 991, 26729, 1.00, 0, "+73.4% tok"),
-        "search-replace": (47.8, 36, 91, 4640, 0.89, 11, "-0.6% tok, -11 EM"),
-        "unified-diff": (68.4, 53, 124, 6639, 1.00, 0, "+42.3% tok"),
-        "cad": (48.0, 39, 74, 4401, 1.00, 0, "—"),
-    },
-}
-#: The paper's Table 3 (Qwen2.5-Coder-7B BPE; subsets of n = 31 / 33 / 33, pooled 97).
-PAPER_TABLE3 = {
-    corpus: {"n": n, **{fmt: dict(zip(_T3_KEYS, row, strict=True)) for fmt, row in rows.items()}}
-    for (corpus, n), rows in _T3.items()
-}
+#: The paper's Table 3 (Qwen2.5-Coder-7B BPE; subsets of n = 31 / 33 / 33, pooled 97);
+#: its home is :mod:`cadlib.paper`.
+PAPER_TABLE3 = _paper.TABLE3
 
 
 def paper_table3() -> pd.DataFrame:

@@ -38,6 +38,7 @@ import pandas as pd
 import torch
 from tqdm import tqdm
 
+from . import paper as _paper
 from .cache import cache_length, forward_with_cache, new_cache, restore_cache
 from .cache import sync_device as _sync
 from .models import SMOLLM2, is_random_init, load_model, model_info
@@ -108,37 +109,10 @@ PROFILES = {
     ),
 }  # fmt: skip
 
-_PAPER_META = dict(
-    source="paper", hardware="A100 80GB (paper)", device="cuda", dtype="bfloat16",
-    attn_implementation="eager", P=1024, random_init=False,
-)  # fmt: skip
-
-#: The published points of Figure 3 / §4.1 (A100, bf16, eager, P=1024). Only N=8 and N=512
-#: are given per model; §4.1 adds that s(1), s(2) lie within about 1.1-1.3x for both.
-PAPER_CURVES = {
-    "paper:qwen2.5-1.5b": dict(
-        N=[8, 512], s=[7.0, 303.0],
-        meta=dict(_PAPER_META, model="Qwen2.5-1.5B-Instruct", trials=7),
-    ),
-    "paper:qwen2.5-7b": dict(
-        N=[8, 512], s=[6.8, 90.5],
-        meta=dict(_PAPER_META, model="Qwen2.5-7B-Instruct", trials=5),
-    ),
-}  # fmt: skip
-
-#: Table 1 / Appendix H fixed costs (Qwen2.5-1.5B, A100), value and +- spread, in ms; tau on 7B.
-PAPER_FIXED_COSTS = {
-    "c_mask_ms": (0.02, 0.01),
-    "c_sync_ms": (0.23, 0.05),
-    "c_forced_ms": (1.1, 0.2),
-    "tau_ms": (24.0, None),
-}
-
-#: Table 17: first N with s(N) > 1 (strict) and s(N) > 1.5 (safe).
-PAPER_M_STAR = {
-    "paper:qwen2.5-1.5b": {"strict": 2, "safe": 4},
-    "paper:qwen2.5-7b": {"strict": 2, "safe": 4},
-}
+#: Figure 3 / §4.1 points, Appendix H fixed costs and Table 17 (their home is :mod:`cadlib.paper`).
+PAPER_CURVES = _paper.KERNEL_CURVES
+PAPER_FIXED_COSTS = _paper.FIXED_COSTS
+PAPER_M_STAR = _paper.M_STAR
 
 
 def random_ids(vocab_size: int, n: int, seed: int, device="cpu") -> torch.Tensor:

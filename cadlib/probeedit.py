@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from . import paper as _paper
 from .cases import Corpus, EditCase
 from .resolver import doc_lines
 from .spans import line_cover, summarize_line_cover
@@ -104,19 +105,8 @@ OPERATIONS = (
     "change_heading",
 )
 
-#: The paper's ProbeEdit row of Table 2 (Qwen2.5-7B-Instruct tokenizer = Qwen2.5 BPE).
-PAPER_STATS = {
-    "n": 154,
-    "T": 101_113,
-    "T_copy": 98_844,
-    "T_gen": 2_269,
-    "f_line": 0.978,
-    "K": 321,
-    "span_mean": 307.9,
-    "span_p50": 266,
-    "span_p95": 543,
-    "gold_tokens_mean": 101_113 / 154,
-}
+#: The paper's ProbeEdit row of Table 2 (its home is :mod:`cadlib.paper`).
+PAPER_STATS = _paper.PROBEEDIT_STATS
 
 
 # --------------------------------------------------------------------------- documents

@@ -52,6 +52,7 @@ import pandas as pd
 import torch
 from tqdm import tqdm
 
+from . import paper as _paper
 from .cases import EditCase
 from .corpora import case_rank, split_key
 from .corpora import seeded_subset as subset
@@ -1016,40 +1017,13 @@ def fine_tune(model_name: str, train_set: str, seed: int, P: Mapping, split: dic
 # Tables: ours beside the paper's
 # --------------------------------------------------------------------------------------------
 
-#: Table 6 (HEvalFix-Py held-out; SFT rows pool 3 seeds x 33 cases), Qwen2.5-Coder-1.5B.
-PAPER_TABLE6 = {
-    "Prompt-level CRP (untrained)": dict(em=0, n=33, ci=(0.0, 0.104), parsed=33,
-                                         start_acc=0.34, end_acc=0.11),
-    "FSM-constrained (untrained)": dict(em=0, n=33, ci=(0.0, 0.104), parsed=33,
-                                        start_acc=0.42, end_acc=0.23),
-    "SFT+FSM, Py-only": dict(em=12, n=99, ci=(0.070, 0.201), parsed=99, start_acc=0.59,
-                             start_acc_sd=0.03, end_acc=0.35, end_acc_sd=0.05),
-    "SFT+FSM, Combined": dict(em=17, n=99, ci=(0.110, 0.260), parsed=99, start_acc=0.66,
-                              start_acc_sd=0.02, end_acc=0.51, end_acc_sd=0.03),
-}  # fmt: skip
-#: App. "Baselines on the same split": R003 full regeneration, 0/33 ("every untrained
-#: strategy", §5); no parse or endpoint figures.
-PAPER_REGEN = dict(em=0, n=33, ci=(0.0, 0.104))
-#: Table 7 counts (99 attempts each), in :data:`TAXONOMY` order.
-PAPER_TABLE7 = {
-    "py": dict(zip(TAXONOMY, (12, 11, 0, 2, 74, 0), strict=True)),
-    "combined": dict(zip(TAXONOMY, (17, 15, 2, 2, 63, 0), strict=True)),
-}
-#: Table 22: the Combined seed-0 checkpoint on three held-out splits.
-PAPER_TABLE22 = {
-    "heval-fix-py": dict(n=33, em_rate=0.182, program_em=0, start_acc=0.66, end_acc=0.51),
-    "heval-fix-js": dict(n=33, em_rate=0.152, program_em=0, start_acc=0.58, end_acc=0.36,
-                         wall_ms=914),
-    "probeedit": dict(n=31, em_rate=0.161, program_em=2, start_acc=0.63, end_acc=0.45,
-                      wall_ms=1031),
-}  # fmt: skip
-#: Table 23 (seed 0, Combined): 1.5B full-parameter vs 7B QLoRA.
-PAPER_TABLE23 = {
-    "Qwen2.5-Coder-1.5B (full-param)": dict(em=6, n=33, program_em=0, start_acc=0.658,
-                                            end_acc=0.515, wall_ms=853),
-    "Qwen2.5-Coder-7B (QLoRA r=16)": dict(em=6, n=33, program_em=1, start_acc=0.685,
-                                          end_acc=0.603, wall_ms=758),
-}  # fmt: skip
+#: Tables 6, 7, 22 and 23 of the paper and its regeneration baseline (their home is
+#: :mod:`cadlib.paper`); Table 7 keyed by :data:`TAXONOMY`.
+PAPER_TABLE6 = _paper.TABLE6
+PAPER_REGEN = _paper.REGEN
+PAPER_TABLE7 = {k: dict(zip(TAXONOMY, v, strict=True)) for k, v in _paper.TABLE7.items()}
+PAPER_TABLE22 = _paper.TABLE22
+PAPER_TABLE23 = _paper.TABLE23
 TRAIN_SET_LABELS = {"py": "Py-only", "combined": "Combined"}
 
 

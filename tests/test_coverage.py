@@ -1,0 +1,27 @@
+import re
+
+from cadlib import coverage
+from cadlib.summary import headline_table
+
+
+def test_every_table_figure_and_appendix_is_listed_once():
+    items = [i.item for i in coverage.ITEMS]
+    assert len(items) == len(set(items))
+    assert [f"Table {n}" for n in range(1, 25)] == [i for i in items if i.startswith("Table")]
+    assert [f"App. {x}" for x in "ABCDEFGHIJKLMNOPQ"] == [i for i in items if i.startswith("App")]
+    assert "Figure 3" in items and "Abstract / §1" in items
+
+
+def test_not_run_here_items_say_why_and_named_headlines_exist():
+    for name in ("Table 5", "Table 23", "App. Q"):
+        item = next(i for i in coverage.ITEMS if i.item == name)
+        assert item.status == coverage.NOT_RUN_HERE and item.note
+    for item in coverage.ITEMS:
+        assert not item.headlines or coverage._labels(item), item.item
+
+
+def test_verdicts_come_from_the_summary_not_from_the_map():
+    table = coverage.coverage_table(headline_table({}))  # nothing run: every verdict says so
+    row = table.set_index("item").loc["Table 2"]
+    assert re.fullmatch(r"\d+ not yet run", row.verdicts)
+    assert "](" not in coverage.coverage_markdown(headline_table({}))  # links are {doc} roles
