@@ -209,3 +209,60 @@ def test_curve_coverage_counts_spans_outside_the_measured_range():
     assert cov["spans_above"] == 0.25 and cov["tokens_above"] == pytest.approx(600 / 609)
     assert cov["spans_below"] == 0.25 and cov["tokens_below"] == pytest.approx(1 / 609)
     assert (cov["N_min"], cov["N_max"]) == (2.0, 512.0)
+
+
+# ----- prose generated from the results ------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def results():
+    import json
+
+    from cadlib.results import repo_root
+
+    return json.loads((repo_root() / "results" / "ceiling.json").read_text())["numbers"]
+
+
+def test_realedits_is_an_extension_corpus_with_a_label():
+    assert "realedits-flask" in C.PROFILES["cpu"]["extra_corpora"]
+    assert "realedits-flask" not in C.PROFILES["cpu"]["corpora"]  # never in the pooled row
+    assert C.CORPUS_LABELS["realedits-flask"] == "RealEdits-Flask"
+
+
+def test_percentile_finding_reads_its_numbers_from_the_variants(results):
+    records = results["percentile_variants"]
+    text = C.percentile_finding(records)
+    py = next(r for r in records if r["corpus"] == "heval-fix-py" and r["family"] == "3 span "
+              "formation" and r["variant"] == next(iter(C.SPAN_VARIANTS)))  # fmt: skip
+    assert f"{C._fmt(py['p50'])} / {C._fmt(py['p95'])} (Py)" in text
+    changed = [dict(r, p95=r["p95"] + 1000) if r is py else r for r in records]
+    assert C.percentile_finding(changed) != text  # generated, not typed
+
+
+def test_short_span_and_token_level_findings_follow_their_inputs(results):
+    short, line = results["short_spans_below_8"], results["line"]
+    assert C.short_span_finding(short, line).startswith("Reproduced: on HEvalFix-Py 34.6%")
+    worse = {**short, "heval-fix-py": {**short["heval-fix-py"], "spans": 0.5}}
+    assert C.short_span_finding(worse, line).startswith("Not reproduced: on HEvalFix-Py 50.0%")
+    text = C.token_level_finding(results["token_level_f"], line)
+    assert "91.0% (Py) and 93.3% (JS), the paper's §4.2 figures exactly" in text
+
+
+def test_token_bound_finding_recomputes_the_papers_arithmetic(results):
+    text = C.token_bound_finding(results["bounds_vs_m"])
+    assert "= 4.9$×" in text  # 1 / (0.067 + 0.933 / 6.79), from the paper's own figures
+    assert "95.6% copy fraction" in text  # the f that would give 5.4x at s(8) = 6.79
+    f = (1 - 1 / 5.4) / (1 - 1 / 6.79)
+    assert C.bound_uniform(1, 1 - f, f, 6.79) == pytest.approx(5.4)
+
+
+def test_conclusion_cites_realedits_from_the_results(results):
+    text = C.conclusion(results)
+    if "realedits-flask" in results["line"]:
+        r = results["line"]["realedits-flask"]
+        assert "RealEdits-Flask" in text and f"{100 * r['f_line']:.1f}%" in text
+    without = {**results, "line": {k: v for k, v in results["line"].items()
+                                   if k != "realedits-flask"}}  # fmt: skip
+    assert "RealEdits" not in C.conclusion(without)
+    ref = results["bounds_paper_reference_curve"]["line"]["heval-fix-py"]["bnd_exact"]
+    assert f"{ref:.2f}× vs 3.45× on Py" in text

@@ -5,6 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from cadlib import formats as F
 from cadlib.corpora import EditCase
 from cadlib.formats import (
     FORMATS,
@@ -50,8 +51,10 @@ ORDINARY = {
     "deletion only": ("a\nb\nc\n", "a\nc\n"),
     "deletion of the first line": ("a\nb\nc\n", "b\nc\n"),
     "deletion of the last line": ("a\nb\nc\n", "a\nb\n"),
-    "two hunks far apart": ("".join(f"l{k}\n" for k in range(20)), "x\n" + "".join(
-        f"l{k}\n" for k in range(1, 19)) + "y\n"),
+    "two hunks far apart": (
+        "".join(f"l{k}\n" for k in range(20)),
+        "x\n" + "".join(f"l{k}\n" for k in range(1, 19)) + "y\n",
+    ),
 }
 
 
@@ -196,7 +199,7 @@ def test_marker_collision_is_classified():
     doc, gold = "=======\nold\n", "=======\nnew\n"
     result = rt(doc, gold, "search-replace")
     assert result.em or result.category == "marker-collision"
-    result = rt("old\n=======\n", "new\n=======\n" "x\n", "search-replace")
+    result = rt("old\n=======\n", "new\n=======\nx\n", "search-replace")
     assert not result.em and result.category == "marker-collision"
 
 
@@ -311,8 +314,10 @@ def test_search_replace_blocks_partition_both_texts(doc, gold, unique):
 
 def test_evaluate_and_summarize_with_pooled_rows_and_deltas():
     corpora = {
-        "one": [case("x = 1\ny = 2\nx = 1\n", "x = 1\ny = 2\nx = 3\n", "amb"),
-                case("a\nb\n", "a\nc\n", "ok")],
+        "one": [
+            case("x = 1\ny = 2\nx = 1\n", "x = 1\ny = 2\nx = 3\n", "amb"),
+            case("a\nb\n", "a\nc\n", "ok"),
+        ],
         "two": [case("a\nb", "a\nc", "eof")],
     }
     df = evaluate_formats(corpora, formats=TABLE3_FORMATS, progress=False)
@@ -330,9 +335,23 @@ def test_paper_table3_and_side_by_side():
     paper = paper_table3().set_index(["corpus", "format"])
     assert paper.loc[("heval-fix-py", "search-replace"), "fails"] == 2
     assert round(paper.loc[("probeedit", "full"), "delta_tok_pct"]) == 1433  # +15.3x
-    summary = pd.DataFrame([{"corpus": "heval-fix-py", "format": "cad", "n": 164, "mean": 1.0,
-                             "median": 1.0, "p95": 1.0, "total": 164, "rt_em": 1.0,
-                             "fails": 0, "delta_tok_pct": 0.0, "delta_em": 0}])
+    summary = pd.DataFrame(
+        [
+            {
+                "corpus": "heval-fix-py",
+                "format": "cad",
+                "n": 164,
+                "mean": 1.0,
+                "median": 1.0,
+                "p95": 1.0,
+                "total": 164,
+                "rt_em": 1.0,
+                "fails": 0,
+                "delta_tok_pct": 0.0,
+                "delta_em": 0,
+            }
+        ]
+    )
     both = compare_with_paper(summary)
     assert both.loc[("heval-fix-py", "cad"), ("n", "paper")] == 33
     assert both.loc[("heval-fix-py", "cad"), ("n", "ours")] == 164
@@ -341,3 +360,60 @@ def test_paper_table3_and_side_by_side():
 def test_pareto_front_keeps_only_undominated_points():
     points = [(40, 1.0, "cad"), (38, 0.9, "sr"), (39, 0.99, "u"), (70, 1.0, "ud"), (90, 1.0, "f")]
     assert [p[2] for p in pareto_front(points)] == ["sr", "u", "cad"]
+
+
+# ----- prose generated from the results ------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def results():
+    import json
+
+    from cadlib.results import repo_root
+
+    return json.loads((repo_root() / "results" / "formats.json").read_text())["numbers"]
+
+
+def _merged(numbers):
+    return {c: {**numbers["table3"][c], **numbers["extensions"][c]} for c in numbers["table3"]}
+
+
+def test_table3_reading_quotes_the_papers_printed_deltas(results):
+    text = F.table3_reading(_merged(results))
+    assert "(the paper +19.3 %)" in text  # printed, not recomputed from its totals (+19.4)
+    assert "the paper's +36.9 % / +64.1 % / +48.0 %" in text
+    ud = results["table3"]["heval-fix-py"]["unified-diff"]["delta_tok_pct"]
+    assert f"{ud:+.1f} %" in text
+
+
+def test_pareto_reading_names_what_beats_cad():
+    summary = pd.DataFrame([
+        dict(corpus="heval-fix-py", format="cad", mean=40.0, rt_em=1.0, fails=0, delta_tok_pct=0.0),
+        dict(corpus="heval-fix-py", format="search-replace", mean=38.0, rt_em=0.99, fails=1,
+             delta_tok_pct=-5.0),
+        dict(corpus="heval-fix-js", format="cad", mean=40.0, rt_em=1.0, fails=0, delta_tok_pct=0.0),
+        dict(corpus="heval-fix-js", format="full", mean=80.0, rt_em=1.0, fails=0,
+             delta_tok_pct=100.0),
+    ])  # fmt: skip
+    text = F.pareto_reading(summary, corpora=("heval-fix-py", "heval-fix-js"))
+    assert text.startswith("Copy-as-Decode is alone on the Pareto front on HEvalFix-JS")
+    assert "search/replace (Aider) is 5.0 % cheaper (1 failure)" in text
+
+
+def test_ambiguity_kinds_and_the_conclusion_count_from_the_failures(results):
+    document, edit = F.ambiguity_kinds(results["failures"])
+    sr = results["table3"]["pooled"]["search-replace"]
+    assert document + edit == sr["fails"]
+    text = F.conclusion(results)
+    assert f"({sr['fails']}/{sr['n']} pooled vs 11/97); {edit} of those {sr['fails']}" in text
+    fake = [
+        {"format": "search-replace", "category": "anchor-ambiguous", "detail": d}
+        for d in ("x (the document repeats it)", "y (an earlier block wrote the first copy)")
+    ]
+    assert F.ambiguity_kinds(fake) == (1, 1)
+
+
+def test_other_languages_reading_sorts_by_delta(results):
+    text = F.other_languages_reading(results["other_languages"])
+    go = results["other_languages"]["heval-fix-go"]["search-replace"]["delta_tok_pct"]
+    assert f"Go ({go:+.1f} %)".replace("-", "−") in text
