@@ -21,6 +21,7 @@ import torch
 from tqdm import tqdm
 from transformers.generation.candidate_generator import PromptLookupCandidateGenerator
 
+from . import paper as _paper
 from .cache import crop_cache, forward, new_cache, sync_device
 from .ceiling import bound_exact
 from .decoder import CopyDecoder, ForwardRecord, Trace
@@ -153,13 +154,19 @@ def prompt_lookup_along(model, prompt_ids, target_ids, num_output_tokens: int = 
 #: ``timing_cases`` / ``free_run_cases``: cases per corpus (a seeded subset; ``None`` = all).
 #: ``threads``: torch CPU threads (``None``: torch's default). The cpu profile uses one: on a
 #: 2-core machine shared with other jobs, two contended threads made a decode step ~10x slower.
+#: Corpora whose every case the forward accounting covers (no model: seconds, so every profile).
+ACCOUNTED = (
+    "heval-fix-py", "heval-fix-js", "heval-fix-java", "heval-fix-go", "heval-fix-cpp",
+    "heval-fix-rust", "probeedit", "realedits-flask",
+)  # fmt: skip
+
 PROFILES = {
     "cpu": dict(
         model="smollm2-135m-instruct", dtype="float32", attn_implementation="sdpa", threads=1,
         timing_cases={"heval-fix-py": 2, "heval-fix-js": 2, "probeedit": 1},
         free_run_cases={"heval-fix-py": 2, "heval-fix-js": 2, "probeedit": 1},
         repeats=3, warmup=1, max_new_tokens=48, min_span=0, pld_num_tokens=10,
-        pld_max_ngram=2, effect_cases=3, mask_reps=3000, llama_cpp=False,
+        pld_max_ngram=2, effect_cases=3, mask_reps=3000, accounting_corpora=ACCOUNTED,
     ),
     "paper": dict(
         model="Qwen/Qwen2.5-7B-Instruct", dtype="bfloat16", attn_implementation="eager",
@@ -167,7 +174,7 @@ PROFILES = {
         timing_cases={"heval-fix-py": None, "heval-fix-js": None, "probeedit": None},
         free_run_cases={"heval-fix-py": None, "heval-fix-js": None, "probeedit": None},
         repeats=5, warmup=2, max_new_tokens=256, min_span=0, pld_num_tokens=10,
-        pld_max_ngram=2, effect_cases=30, mask_reps=20000, llama_cpp=False,
+        pld_max_ngram=2, effect_cases=30, mask_reps=20000, accounting_corpora=ACCOUNTED,
     ),
 }  # fmt: skip
 
@@ -619,3 +626,17 @@ def _logits_at(model, prompt, ids, positions) -> torch.Tensor:
     x = torch.tensor([list(prompt) + list(ids)], device=model.device)
     with torch.inference_mode():
         return model(input_ids=x, logits_to_keep=keep).logits[0].float()
+
+
+def paper_numbers() -> dict:
+    """The paper's figures this chapter sets beside its own (from :mod:`cadlib.paper`)."""
+    fixed = _paper.FIXED_COSTS
+    return {
+        "bnd_exact": {name: row["bnd_exact"] for name, row in _paper.TABLE2.items()},
+        "fixed_costs_ms": {
+            "c_mask": fixed["c_mask_ms"][0], "c_sync": fixed["c_sync_ms"][0],
+            "c_forced": fixed["c_forced_ms"][0], "tau_7b": fixed["tau_ms"][0],
+        },
+        "free_run_untrained": "0/33 EM, 33/33 parse (Table 6, FSM-constrained untrained, "
+        "Qwen2.5-Coder-1.5B)",
+    }  # fmt: skip
