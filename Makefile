@@ -4,6 +4,8 @@ PYTHON ?= python3.11
 VENV ?= .venv
 BIN := $(VENV)/bin
 PROFILE ?= cpu
+# Where the chapters run their models: auto (CUDA when present), cpu, cuda, cuda:1, ...
+DEVICE ?= auto
 # The environment: torch pinned here (the lock leaves it out: CPU wheel here, CUDA build on a
 # GPU runner), everything else exact and hashed in requirements.lock (`make lock` refreshes it).
 TORCH_VERSION ?= 2.13.0
@@ -16,7 +18,7 @@ export PYTHONHASHSEED := 0
 export TOKENIZERS_PARALLELISM := false
 
 .PHONY: install lock chromium book notebooks html test test-fast test-unit test-notebooks \
-	nbval-chapters nbval-sft-chapters test-results lab clean
+	nbval-chapters nbval-sft-chapters test-smoke test-results lab clean
 
 install: $(VENV)/.installed
 
@@ -42,13 +44,23 @@ lock:
 	  --no-emit-index-url --no-emit-find-links --extra book --extra dev --unsafe-package torch \
 	  --output-file $(LOCK) pyproject.toml -
 
-# Re-execute every chapter with papermill (cpu profile unless PROFILE=...), then build HTML.
+# Re-execute every chapter with papermill (cpu profile unless PROFILE=..., on DEVICE), then
+# build HTML. On a GPU runner: `make book PROFILE=paper DEVICE=cuda` (book/reproduce.md).
+# The cpu profile rewrites the committed chapters in place; any other profile writes its
+# executed copies to book/<profile>/ and its numbers to results/<chapter>.<profile>.json
+# (cadlib.results.results_name), so the committed cpu chapters stay as they are. First
+# `cad check-models` checks every model the profile loads: a hub model that is neither cached
+# nor reachable stops the run before papermill starts, with a line saying how to supply it.
 book: notebooks html
 
+NB_OUT = $(if $(filter cpu,$(PROFILE)),notebooks,book/$(PROFILE))
 notebooks: install
+	$(BIN)/cad check-models --profile $(PROFILE)
+	@mkdir -p $(NB_OUT)
 	@for nb in $(NOTEBOOKS); do \
-	  echo "== $$nb ($(PROFILE))"; \
-	  $(BIN)/papermill --cwd notebooks "$$nb" "$$nb" -p profile $(PROFILE) --log-level WARNING || exit 1; \
+	  echo "== $$nb ($(PROFILE), device $(DEVICE))"; \
+	  $(BIN)/papermill --cwd notebooks "$$nb" "$(NB_OUT)/$$(basename $$nb)" -p profile $(PROFILE) \
+	    -p device $(DEVICE) --log-level WARNING || exit 1; \
 	done
 	$(BIN)/papermill --cwd book book/summary.ipynb book/summary.ipynb --log-level WARNING
 
@@ -90,7 +102,7 @@ $(MATHJAX): $(MATHJAX_TGZ)
 
 # The full check (CI): unit tests, the chapters re-run under nbval, then their results files
 # compared with the committed ones.
-test: test-unit test-notebooks test-results
+test: test-unit test-notebooks test-smoke test-results
 
 # The fast tier: unit tests not marked slow (no book build, no browser, no model generation).
 test-fast: install
@@ -125,6 +137,23 @@ nbval-chapters:
 
 nbval-sft-chapters:
 	$(NBVAL) $(SFT_NOTEBOOKS)
+
+# The paper profiles' code path, on CPU in CI (on DEVICE): the smoke profiles of the chapters
+# that run a model, on toy 2-layer Qwen2 models (cadlib.models: qwen2-tiny-random and the
+# local stand-in for a hub model, qwen2-smoke), through papermill into _build/smoke/ (outputs
+# are not compared; each run's seconds are printed). Chapter 7's run writes the checkpoint
+# chapter 8's smoke profile loads, under _build/smoke/checkpoints (cadlib.sft.SMOKE_CHECKPOINTS).
+SMOKE_NOTEBOOKS := notebooks/02_kernel.ipynb notebooks/06_decoding.ipynb $(SFT_NOTEBOOKS)
+test-smoke: install
+	@mkdir -p _build/smoke
+	@for nb in $(SMOKE_NOTEBOOKS); do \
+	  case $$nb in *07_sft_pilot*) extra="-p checkpoints _build/smoke/checkpoints";; *) extra="";; esac; \
+	  start=$$(date +%s); \
+	  CADLIB_RESULTS_DIR=$(abspath _build/smoke-results) $(BIN)/papermill --cwd notebooks "$$nb" \
+	    "_build/smoke/$$(basename $$nb)" -p profile smoke -p device $(DEVICE) $$extra \
+	    --log-level WARNING --no-progress-bar || exit 1; \
+	  echo "== $$nb (smoke, device $(DEVICE)): $$(( $$(date +%s) - start )) s"; \
+	done
 
 # The numbers the re-run wrote, against results/*.json (tolerances: cadlib.rerun_check).
 test-results: install

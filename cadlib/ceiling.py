@@ -97,7 +97,8 @@ PROFILES = {
         "kernel_model": None,
     },
 }
-PROFILES["paper"] = dict(PROFILES["cpu"])
+# the paper profile reads the s(N) curve the kernel chapter measured in its paper profile
+PROFILES["paper"] = dict(PROFILES["cpu"], kernel_curve="results/kernel.paper.json")
 
 CORPUS_LABELS = {
     "probeedit": "ProbeEdit",

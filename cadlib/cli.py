@@ -5,6 +5,8 @@
     cad oracle DOC GOLD                      print the oracle program that turns DOC into GOLD
     cad resolve PROGRAM DOC [--mode clipped] print the text PROGRAM resolves to against DOC
     cad tokens FILE [--tokenizer NAME]       count tokens (Qwen2.5 BPE by default)
+    cad check-models [NAME ...] [--profile P] can this machine load these models (and every
+                                             model the chapters' profile P runs)?
 
 A file argument ``-`` reads standard input (at most one argument may). Output goes to stdout
 byte for byte (no newline is added). Bad input exits with status 1 (2 for bad usage) and a
@@ -22,7 +24,7 @@ from .oracle import oracle_program
 from .resolver import MODES, ResolveError, resolve
 from .tokenizers import get_tokenizer
 
-__all__ = ["main"]
+__all__ = ["main", "profile_models"]
 
 
 class CLIError(Exception):
@@ -70,6 +72,40 @@ def _cmd_tokens(args) -> None:
     print(get_tokenizer(args.tokenizer).count(_read(args.file)))
 
 
+def profile_models(profile: str) -> dict[str, list[str]]:
+    """``{chapter: [model names]}`` that the chapters' ``profile`` loads (the chapters without
+    a model, or without that profile, are left out)."""
+    # chapter modules import transformers (seconds): only this command needs them
+    from . import decoding, kernel, sft
+    from .fim import experiments as fim
+
+    out = {}
+    for chapter, profiles in (("kernel", kernel.PROFILES), ("decoding", decoding.PROFILES),
+                              ("sft_pilot", sft.PROFILES), ("fim", fim.PROFILES)):  # fmt: skip
+        P = profiles.get(profile)
+        if P is not None:
+            names = [*P["models"], P["check_model"]] if chapter == "kernel" else [P["model"]]
+            out[chapter] = list(dict.fromkeys(names))
+    return out
+
+
+def _cmd_check_models(args) -> None:
+    from .models import ModelUnavailableError, check_available  # torch: only this command
+
+    names = list(args.names)
+    if args.profile:
+        names += [n for chapter in profile_models(args.profile).values() for n in chapter]
+    missing = 0
+    for name in dict.fromkeys(names):
+        try:
+            print(f"cad: {name}: {check_available(name)}")
+        except ModelUnavailableError as err:
+            print(f"cad: error: {err}", file=sys.stderr)
+            missing += 1
+    if missing:
+        raise CLIError(f"{missing} model(s) cannot be loaded on this machine (see above)")
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="cad", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -89,6 +125,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("file", help="text file (- for stdin)")
     p.add_argument("--tokenizer", default="qwen2.5", help="qwen2.5 (default) or a model name")
     p.set_defaults(run=_cmd_tokens)
+
+    p = sub.add_parser("check-models", help="check that this machine can load the models")
+    p.add_argument("names", nargs="*", help="model names (hub names, folders, local names)")
+    p.add_argument("--profile", help="add every model the chapters' PROFILE loads, e.g. paper")
+    p.set_defaults(run=_cmd_check_models)
     return parser
 
 

@@ -176,6 +176,16 @@ PROFILES = {
         repeats=5, warmup=2, max_new_tokens=256, min_span=0, pld_num_tokens=10,
         pld_max_ngram=2, effect_cases=30, mask_reps=20000, accounting_corpora=ACCOUNTED,
     ),
+    # CI's check of the paper path (make test-smoke): a hub-style model loaded by
+    # from_pretrained from a local stand-in (cadlib.models.QWEN2_SMOKE: 2-layer Qwen2), bf16,
+    # eager, one case per corpus, short budgets; seconds on CPU, numbers meaningless.
+    "smoke": dict(
+        model="qwen2-smoke", dtype="bfloat16", attn_implementation="eager", threads=1,
+        timing_cases={"heval-fix-py": 1, "heval-fix-js": 1, "probeedit": 1},
+        free_run_cases={"heval-fix-py": 1, "heval-fix-js": 1, "probeedit": 1},
+        repeats=1, warmup=1, max_new_tokens=16, min_span=0, pld_num_tokens=10,
+        pld_max_ngram=2, effect_cases=1, mask_reps=100, llama_cpp=False,
+    ),
 }  # fmt: skip
 
 METHODS = ("autoregressive", "prompt lookup", "Copy-as-Decode")

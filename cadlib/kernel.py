@@ -107,6 +107,15 @@ PROFILES = {
         shared_ar_run=False, logits_to_keep=0, min_tokens=1, mask_reps=2000, forward_reps=20,
         check_model=SMOLLM2, check_P=64, check_N=32,
     ),
+    # CI's check of the paper path (make test-smoke): the paper profile's branches (a
+    # random-init Qwen2 model, bf16, eager, per-model trials, no shared AR run, min_tokens=1)
+    # on a 2-layer toy Qwen2, P=64, N up to 32, in seconds; timings are meaningless.
+    "smoke": dict(
+        models=("qwen2-tiny-random",), attn_implementation="eager", dtype="bfloat16",
+        P=64, N_grid=N_GRID[:6], threads=1, trials={"qwen2-tiny-random": 2}, warmup=1,
+        shared_ar_run=False, logits_to_keep=0, min_tokens=1, mask_reps=50, forward_reps=2,
+        check_model="qwen2-smoke", check_P=16, check_N=8,
+    ),
 }  # fmt: skip
 
 #: Figure 3 / §4.1 points, Appendix H fixed costs and Table 17 (their home is :mod:`cadlib.paper`).

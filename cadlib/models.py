@@ -11,6 +11,15 @@ Names:
     speed does not depend on weight values, output quality does.
 ``tiny-random``
     A 2-layer Llama with SmolLM2's vocabulary size, for fast tests.
+``qwen2-tiny-random``
+    A random-initialised 2-layer Qwen2 (hidden size 64) with SmolLM2's vocabulary and
+    tokenizer: the paper's architecture family at toy size, for the ``smoke`` profiles.
+``qwen2-smoke``
+    A *local stand-in for a hub model*: the ``qwen2-tiny-random`` weights (seed 0) and SmolLM2's
+    tokenizer, written once by ``save_pretrained`` to a folder (:func:`stand_in_path`) and then
+    loaded from it by the same ``from_pretrained`` call as a hub name. The ``smoke`` profiles
+    use it so that CI runs the ``paper`` profiles' code path (hub name -> from_pretrained ->
+    fine-tune -> checkpoint) in seconds.
 any other name
     A Hugging Face hub model (e.g. ``Qwen/Qwen2.5-Coder-1.5B-Instruct``), for machines that
     can reach the hub.
@@ -26,6 +35,8 @@ from __future__ import annotations
 import functools
 import importlib.metadata
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import torch
@@ -42,6 +53,13 @@ __all__ = [
     "load_model",
     "load_tokenizer",
     "is_random_init",
+    "QWEN2_TINY",
+    "QWEN2_SMOKE",
+    "TINY_SHAPES",
+    "STAND_INS",
+    "stand_in_path",
+    "ModelUnavailableError",
+    "check_available",
     "model_info",
     "new_cache",
     "crop_cache",
@@ -75,12 +93,27 @@ _QWEN25_COMMON = dict(
     hidden_act="silu", use_sliding_window=False,
 )  # fmt: skip
 
-MODEL_NAMES = (SMOLLM2, *QWEN25_SHAPES, TINY)
+QWEN2_TINY = "qwen2-tiny-random"
+QWEN2_SMOKE = "qwen2-smoke"
+
+#: Toy Qwen2 shapes for the ``smoke`` profiles: the paper's architecture family, a couple of
+#: layers, SmolLM2's vocabulary (so SmolLM2's packaged tokenizer speaks to it offline).
+TINY_SHAPES = {
+    QWEN2_TINY: dict(
+        hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, vocab_size=49152, tie_word_embeddings=True,
+    ),
+}  # fmt: skip
+
+#: Local stand-ins for hub models: name -> the random shape whose seed-0 weights it holds.
+STAND_INS = {QWEN2_SMOKE: QWEN2_TINY}
+
+MODEL_NAMES = (SMOLLM2, *QWEN25_SHAPES, TINY, *TINY_SHAPES, *STAND_INS)
 
 
 def is_random_init(name: str) -> bool:
-    """True for the timing-only random-weight models."""
-    return name in QWEN25_SHAPES or name == TINY
+    """True for the random-weight models initialised in memory (timing only, or toy tests)."""
+    return name in QWEN25_SHAPES or name in TINY_SHAPES or name == TINY
 
 
 def resolve_device(device: str = "auto") -> torch.device:
@@ -139,11 +172,34 @@ def _random_model(name: str, dtype: torch.dtype, attn: str, seed: int, device: t
     if name == TINY:
         config = _tiny_config()
     else:
-        config = Qwen2Config(**QWEN25_SHAPES[name], **_QWEN25_COMMON)
+        shape = QWEN25_SHAPES.get(name) or TINY_SHAPES[name]
+        config = Qwen2Config(**shape, **_QWEN25_COMMON)
     config._attn_implementation = attn
     torch.manual_seed(seed)
     with device:  # initialise where the model will run: a 7B init on CPU takes minutes
         return AutoModelForCausalLM.from_config(config, dtype=dtype, attn_implementation=attn)
+
+
+def stand_in_path(name: str = QWEN2_SMOKE) -> Path:
+    """The folder of a local stand-in for a hub model (:data:`STAND_INS`), written on first
+    use: the seed-0 fp32 weights of its random shape and SmolLM2's tokenizer (with its chat
+    template), via ``save_pretrained``. Written to a scratch folder and renamed, so two
+    processes that race to create it both end up reading a complete folder."""
+    if name not in STAND_INS:
+        raise ValueError(f"unknown stand-in {name!r}; valid: {', '.join(STAND_INS)}")
+    path = _cache_dir() / "stand-ins" / name
+    if (path / "config.json").exists() and (path / "tokenizer.json").exists():
+        return path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=path.parent))
+    model = _random_model(STAND_INS[name], torch.float32, "sdpa", 0, torch.device("cpu"))
+    model.save_pretrained(scratch)
+    load_tokenizer(SMOLLM2).save_pretrained(scratch)
+    try:
+        scratch.rename(path)
+    except OSError:  # another process finished first: keep its folder
+        shutil.rmtree(scratch, ignore_errors=True)
+    return path
 
 
 def _from_pretrained(name: str, **kwargs):
@@ -158,6 +214,69 @@ def _from_pretrained(name: str, **kwargs):
             f"cannot load model {name!r} as a Hugging Face hub name or local folder ({err}); "
             f"the names that work offline are: {', '.join(MODEL_NAMES)}"
         ) from err
+
+
+class ModelUnavailableError(OSError):
+    """A model that a chapter needs cannot be loaded on this machine (see
+    :func:`check_available`); the message is one line that says how to supply it."""
+
+
+def _hub_offline() -> bool:
+    from huggingface_hub import constants  # lazy: only the pre-flight check needs it
+
+    flag = os.environ.get("HF_HUB_OFFLINE", "")
+    return constants.HF_HUB_OFFLINE or flag.strip().lower() in ("1", "true", "yes", "on")
+
+
+def check_available(name: str, timeout: float = 10.0) -> str:
+    """Where ``name`` would load from, or :class:`ModelUnavailableError` before any work starts.
+
+    Returns ``"packaged"`` (the SmolLM2 GGUF), ``"random init"``, ``"local stand-in"``,
+    ``"local folder"``, ``"hub cache"`` or ``"hub"`` (not cached, but the hub answers). A hub
+    name that is not cached while the hub is offline (``HF_HUB_OFFLINE=1``) or unreachable
+    fails with one line naming the model and the two ways to supply it: fill the Hugging
+    Face cache on a machine that reaches the hub, or pass a local folder. The Makefile runs
+    this (``cad check-models``) for ``PROFILE=paper`` before papermill starts.
+    """
+    if name == SMOLLM2:
+        smollm2_gguf_path()  # raises with the pip command when the package is missing
+        return "packaged"
+    if is_random_init(name):
+        return "random init"
+    if name in STAND_INS:
+        return "local stand-in"
+    if Path(name).is_dir():
+        if not (Path(name) / "config.json").exists():
+            raise ModelUnavailableError(f"model folder {name} has no config.json")
+        return "local folder"
+    from huggingface_hub import HfApi, try_to_load_from_cache  # lazy: as above
+
+    how = (
+        f"supply it with `hf download {name}` on a machine that reaches the hub "
+        "(then copy its cache, ~/.cache/huggingface or $HF_HOME, here), or pass a local "
+        "folder written by save_pretrained as the chapter's model parameter"
+    )
+    try:
+        cached = try_to_load_from_cache(name, "config.json")
+    except ValueError as err:  # HFValidationError: not a repo id
+        raise ModelUnavailableError(
+            f"model {name!r} is neither a local folder nor a valid hub name ({err}); {how}"
+        ) from err
+    if isinstance(cached, str):
+        return "hub cache"
+    if _hub_offline():
+        raise ModelUnavailableError(
+            f"model {name} is not in the Hugging Face cache and the hub is off "
+            f"(HF_HUB_OFFLINE); {how}"
+        )
+    try:
+        HfApi().model_info(name, timeout=timeout)
+    except Exception as err:  # noqa: BLE001 - any failure means: cannot download it here
+        raise ModelUnavailableError(
+            f"model {name} is not in the Hugging Face cache and the hub does not serve it "
+            f"({type(err).__name__}); {how}"
+        ) from err
+    return "hub"
 
 
 def load_model(
@@ -186,6 +305,8 @@ def load_model(
         raise ValueError(f"model name must be a non-empty string, e.g. one of {MODEL_NAMES}")
     dev = resolve_device(device)
     dt = resolve_dtype(dtype, dev)
+    if name in STAND_INS:  # a hub model's code path, from a local folder
+        name = str(stand_in_path(name))
     if is_random_init(name):
         model = _random_model(name, dt, attn_implementation, seed, dev)
     else:
@@ -221,7 +342,9 @@ def load_tokenizer(name: str = SMOLLM2):
     """
     from transformers import AutoTokenizer  # lazy: as above
 
-    if name in (SMOLLM2, TINY):
+    if name in STAND_INS:
+        return AutoTokenizer.from_pretrained(str(stand_in_path(name)))
+    if name in (SMOLLM2, TINY, *TINY_SHAPES):
         cached = _cache_dir() / "smollm2-135m-instruct-tokenizer"
         if (cached / "tokenizer.json").exists():
             return AutoTokenizer.from_pretrained(str(cached))

@@ -1,5 +1,10 @@
 """Results files: ``results/<chapter>.json``, the numbers the book's summary page reads.
 
+One naming scheme across the book: the cpu profile (the one CI re-runs and compares) writes
+``results/<chapter>.json``; every other profile writes ``results/<chapter>.<profile>.json``
+(:func:`results_name`), e.g. ``results/kernel.paper.json`` from a GPU run, so no profile's
+run overwrites another's committed numbers.
+
 Layout (DESIGN.md): ``{"chapter", "profile", "created", "hardware", "model", "tokenizer",
 "params", "numbers": {...}, "paper": {...}}``, where ``paper`` holds the paper's published
 figure for each number we reproduce, under the same key as in ``numbers``.
@@ -22,6 +27,7 @@ __all__ = [
     "machine_label",
     "repo_root",
     "results_dir",
+    "results_name",
     "setting_label",
     "write_results",
 ]
@@ -135,6 +141,11 @@ def _jsonable(value):
     raise TypeError(f"not JSON serializable: {type(value).__name__}")
 
 
+def results_name(chapter: str, profile: str | None = None) -> str:
+    """``<chapter>.json`` for the cpu profile (or none given), else ``<chapter>.<profile>.json``."""
+    return f"{chapter}.json" if profile in (None, "cpu") else f"{chapter}.{profile}.json"
+
+
 def write_results(
     chapter: str,
     numbers: dict,
@@ -146,7 +157,8 @@ def write_results(
     params: dict | None = None,
     device: str | None = None,
 ) -> Path:
-    """Write ``results/<chapter>.json`` and return its path."""
+    """Write ``results/<chapter>.json`` (``<chapter>.<profile>.json`` for a profile other than
+    cpu, :func:`results_name`) and return its path."""
     record = {
         "chapter": chapter,
         "profile": profile,
@@ -158,16 +170,18 @@ def write_results(
         "numbers": numbers,
         "paper": paper or {},
     }
-    path = results_dir() / f"{chapter}.json"
+    path = results_dir() / results_name(chapter, profile)
     path.write_text(json.dumps(record, indent=1, default=_jsonable, ensure_ascii=False) + "\n")
     return path
 
 
-def load_results(chapter: str) -> dict:
-    """Read ``<chapter>.json`` from :func:`results_dir`, falling back to ``<repo>/results``."""
-    path = results_dir() / f"{chapter}.json"
+def load_results(chapter: str, profile: str | None = None) -> dict:
+    """Read ``<chapter>.json`` (``<chapter>.<profile>.json``, :func:`results_name`) from
+    :func:`results_dir`, falling back to ``<repo>/results``."""
+    name = results_name(chapter, profile)
+    path = results_dir() / name
     if not path.exists():
-        path = repo_root() / "results" / f"{chapter}.json"
+        path = repo_root() / "results" / name
     if not path.exists():
         raise FileNotFoundError(f"{path} does not exist: run notebooks/*{chapter}*.ipynb first")
     return json.loads(path.read_text())

@@ -62,8 +62,9 @@ from .fsm import KINDS, token_table, transcript
 from .grammar import Program, ProgramSyntaxError, parse_program
 from .metrics import equal_stripped, wilson_ci
 from .metrics import equal_up_to_one_newline as outputs_equal
-from .models import load_model, load_tokenizer, resolve_device
+from .models import QWEN2_SMOKE, SMOLLM2, load_model, load_tokenizer, resolve_device
 from .oracle import oracle_program
+from .paper_settings import CODE_MODEL
 from .params import check_choice, choose
 from .prompts import edit_prompt_ids, regen_prompt_ids
 from .resolver import RangeClippedWarning, doc_lines, resolve
@@ -92,6 +93,8 @@ __all__ = [
     "summary_record",
     "taxonomy",
     "PROFILES",
+    "SMOKE_CHECKPOINTS",
+    "checkpoint_dir",
     "LOSS_KINDS",
     "Example",
     "build_example",
@@ -616,7 +619,7 @@ def collate(rows: Sequence[dict], pad_id: int = 0) -> dict:
 #: The paper's recipe (App. "Training details") and the scaled-down CPU run of this book.
 PROFILES = {
     "paper": {
-        "model": "smollm2-135m-instruct",  # the paper: Qwen/Qwen2.5-Coder-1.5B-Instruct
+        "model": CODE_MODEL,  # Qwen/Qwen2.5-Coder-1.5B-Instruct, bf16 on a GPU (dtype auto)
         "train_sets": ("py", "combined"),
         "seeds": (0, 1, 2),
         "epochs": {"py": 8, "combined": 6},
@@ -644,6 +647,7 @@ PROFILES = {
 }
 PROFILES["cpu"] = {
     **PROFILES["paper"],
+    "model": SMOLLM2,
     "train_sets": ("py",),
     "seeds": (0,),
     "epochs": {"py": 1, "combined": 1},
@@ -659,6 +663,26 @@ PROFILES["cpu"] = {
     "test_timeout": 5.0,
     "threads": 1,
 }
+#: CI's check of the paper path (make test-smoke): both training sets, two seeds (so later
+#: runs reload the model by name), gradient checkpointing and the cross-corpus evaluation, on
+#: the local stand-in for a hub model (cadlib.models.QWEN2_SMOKE) with a handful of cases.
+PROFILES["smoke"] = {
+    **PROFILES["paper"],
+    "model": QWEN2_SMOKE,
+    "seeds": (0, 1),
+    "epochs": {"py": 1, "combined": 1},
+    "n_train": 4,
+    "grad_accum": 2,
+    "max_length": 1024,
+    "n_eval": 2,
+    "n_eval_baselines": 1,
+    "max_new_tokens": 16,
+    "test_timeout": 5.0,
+    "threads": 1,
+}
+#: Where the smoke run of chapter 7 writes its checkpoints (chapter 8's smoke profile loads
+#: one), under the git-ignored _build/, apart from the cpu profile's checkpoints/.
+SMOKE_CHECKPOINTS = "_build/smoke/checkpoints"
 
 
 @dataclass
@@ -1155,7 +1179,8 @@ def run_pilot(model_name: str, P: Mapping, split: dict,
     ``checkpoints``, and is evaluated on the HEvalFix-Py held-out cases (the first
     ``P["n_eval"]`` of them, all 33 by default) with FSM-constrained greedy decoding and the
     unit tests. With ``P["cross_corpus"]`` the first seed's Combined model is also
-    evaluated on the HEvalFix-JS and ProbeEdit held-out splits (Table 22).
+    evaluated on the HEvalFix-JS and ProbeEdit held-out splits (Table 22; the first
+    ``P["n_eval"]`` cases of each when set).
     """
     pilot = Pilot()
     held = split_cases(split, "heval-fix-py", corpora["heval-fix-py"], "held_out")
@@ -1177,6 +1202,7 @@ def run_pilot(model_name: str, P: Mapping, split: dict,
                 pilot.cross["heval-fix-py"] = pilot.results[(train_set, seed)]
                 for name in ("heval-fix-js", "probeedit"):
                     cases = split_cases(split, name, corpora[name], "held_out")
+                    cases = cases[: P["n_eval"]] if P["n_eval"] else cases
                     pilot.cross[name] = evaluate_fsm(
                         model, tokenizer, cases, system=f"{system} on {name}",
                         max_new_tokens=P["max_new_tokens"], test_timeout=P["test_timeout"],

@@ -84,3 +84,27 @@ def test_tokens_counts_qwen25(tmp_path, capsys):
     (tmp_path / "t").write_text("</gen>")
     assert main(["tokens", str(tmp_path / "t")]) == 0
     assert capsys.readouterr().out.strip() == "3"
+
+
+def test_check_models_fails_before_work_with_one_line_per_missing_model(
+    tmp_path, monkeypatch, capsys
+):
+    """What the Makefile runs for PROFILE=paper before papermill starts (HF_HUB_OFFLINE=1, an
+    empty cache): the paper's hub models are reported, each on one line, and the exit is 1."""
+    import huggingface_hub.constants as hub
+
+    from cadlib.cli import profile_models
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(hub, "HF_HUB_CACHE", str(tmp_path))
+    assert main(["check-models", "--profile", "smoke"]) == 0
+    assert "qwen2-smoke: local stand-in" in capsys.readouterr().out
+    assert main(["check-models", "--profile", "paper"]) == 1
+    err = capsys.readouterr().err.splitlines()
+    hub_models = {"Qwen/Qwen2.5-7B-Instruct", "Qwen/Qwen2.5-Coder-1.5B-Instruct"}
+    for name in hub_models:
+        assert sum(name in line and "hf download" in line for line in err) == 1
+    assert err[-1].startswith("cad: error: 2 model(s)")
+    models = profile_models("paper")
+    assert set(models) == {"kernel", "decoding", "sft_pilot", "fim"}
+    assert hub_models == {n for names in models.values() for n in names if "/" in n}

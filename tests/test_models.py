@@ -128,3 +128,52 @@ def test_cache_helpers_append_crop_and_forward(tiny):
     models.crop_cache(cache, 10)  # never grows
     assert cache.get_seq_length() == 4
     models.sync_device("cpu")  # a no-op on CPU
+
+
+def test_toy_qwen2_shapes_and_the_local_stand_in_for_a_hub_model(tmp_path, monkeypatch):
+    """``qwen2-tiny-random`` is initialised in memory; ``qwen2-smoke`` holds the same seed-0
+    weights in a folder and loads through ``from_pretrained``, as a hub name does."""
+    monkeypatch.setenv("CADLIB_CACHE", str(tmp_path))
+    tiny = load_model(models.QWEN2_TINY, device="cpu", seed=0)
+    info = model_info(tiny)
+    assert info["model_type"] == "qwen2" and info["num_hidden_layers"] == 2
+    assert models.is_random_init(models.QWEN2_TINY)
+    path = models.stand_in_path(models.QWEN2_SMOKE)
+    assert path.parent.parent == tmp_path and (path / "config.json").exists()
+    assert models.stand_in_path(models.QWEN2_SMOKE) == path  # written once
+    smoke = load_model(models.QWEN2_SMOKE, device="cpu", dtype="bfloat16")
+    assert next(smoke.parameters()).dtype == torch.bfloat16
+    a, b = tiny.state_dict(), smoke.state_dict()
+    assert all(torch.equal(a[k].to(torch.bfloat16), b[k]) for k in a)
+    tok = models.load_tokenizer(models.QWEN2_SMOKE)
+    assert len(tok) == info["vocab_size"] and tok.chat_template
+    with pytest.raises(ValueError, match="unknown stand-in"):
+        models.stand_in_path("qwen2-nothing")
+
+
+def test_check_available_names_the_model_and_how_to_supply_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))  # an empty cache
+    import huggingface_hub.constants as hub
+
+    monkeypatch.setattr(hub, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    assert models.check_available("qwen2.5-7b-random") == "random init"
+    assert models.check_available(models.QWEN2_SMOKE) == "local stand-in"
+    folder = tmp_path / "model"
+    folder.mkdir()
+    with pytest.raises(models.ModelUnavailableError, match="no config.json"):
+        models.check_available(str(folder))
+    (folder / "config.json").write_text("{}")
+    assert models.check_available(str(folder)) == "local folder"
+    name = "Qwen/Qwen2.5-Coder-1.5B-Instruct"
+    with pytest.raises(models.ModelUnavailableError) as err:
+        models.check_available(name)
+    message = str(err.value)
+    assert "\n" not in message and name in message and "HF_HUB_OFFLINE" in message
+    assert f"hf download {name}" in message and "local folder" in message
+    snapshot = tmp_path / "hub" / "models--Qwen--Qwen2.5-Coder-1.5B-Instruct"
+    (snapshot / "snapshots" / "abc").mkdir(parents=True)
+    (snapshot / "refs").mkdir()
+    (snapshot / "refs" / "main").write_text("abc")
+    (snapshot / "snapshots" / "abc" / "config.json").write_text("{}")
+    assert models.check_available(name) == "hub cache"

@@ -33,3 +33,14 @@ def test_results_round_trip(tmp_path, monkeypatch):
     assert load_results("demo")["tokenizer"] == "qwen2.5"
     with pytest.raises(FileNotFoundError, match="run notebooks"):
         load_results("missing")
+
+
+def test_results_of_other_profiles_are_named_for_the_profile(tmp_path, monkeypatch):
+    """One naming scheme: cpu -> <chapter>.json; any other profile -> <chapter>.<profile>.json."""
+    monkeypatch.setenv("CADLIB_ROOT", str(tmp_path))
+    monkeypatch.delenv("CADLIB_RESULTS_DIR", raising=False)
+    paper = write_results("demo", {"em": 0.5}, profile="paper", model="m", tokenizer=None)
+    cpu = write_results("demo", {"em": 1.0}, profile="cpu", model="m", tokenizer=None)
+    assert (paper.name, cpu.name) == ("demo.paper.json", "demo.json")
+    assert load_results("demo", "paper")["numbers"] == {"em": 0.5}
+    assert load_results("demo")["numbers"] == {"em": 1.0}

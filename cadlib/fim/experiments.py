@@ -56,6 +56,7 @@ from ..fsm import token_table
 from ..metrics import byte_equal, equal_up_to_one_newline
 from ..models import load_model
 from ..oracle import oracle_program
+from ..paper_settings import CODE_MODEL
 from ..params import check_choice
 from ..prompts import chat_ids, edit_prompt_ids
 from ..results import repo_root
@@ -111,11 +112,21 @@ PROFILES = {
         fim_max_lines=2, fim_max_chars=40, diff_cases=12, diff_splits=3, diff_edits=4,
         cost_problems=4, cost_middle_chars=400, test_timeout=5.0, threads=1,
     ),
+    # the companion paper's experiments are not in our copy: the SFT chapter's code model and
+    # its paper-profile Py-only seed-0 checkpoint (cadlib.paper_settings)
     "paper": dict(
-        model="smollm2-135m-instruct", checkpoint="checkpoints/sft-smollm2-135m-instruct-py-s0",
+        model=CODE_MODEL, checkpoint="checkpoints/sft-Qwen_Qwen2.5-Coder-1.5B-Instruct-py-s0",
         edit_cases=None, edit_budget=128, fim_cases=None, fim_budget=128, fim_style="hole",
         fim_max_lines=3, fim_max_chars=120, diff_cases=None, diff_splits=5, diff_edits=5,
         cost_problems=12, cost_middle_chars=400, test_timeout=10.0, threads=None,
+    ),
+    # CI's check of the paper path (make test-smoke): the local stand-in for a hub model
+    # and the checkpoint chapter 7's smoke run wrote (cadlib.sft.SMOKE_CHECKPOINTS).
+    "smoke": dict(
+        model="qwen2-smoke", checkpoint="_build/smoke/checkpoints/sft-qwen2-smoke-py-s0",
+        edit_cases=2, edit_budget=8, fim_cases=2, fim_budget=8, fim_style="hole",
+        fim_max_lines=3, fim_max_chars=120, diff_cases=2, diff_splits=2, diff_edits=2,
+        cost_problems=1, cost_middle_chars=100, test_timeout=5.0, threads=1,
     ),
 }  # fmt: skip
 
