@@ -17,6 +17,7 @@ way round):
 ``rerun_check``   a re-run's results against the committed ones, with declared tolerances
 ``accounting``    exact forward counts along a known output, every method, no model
 ``paper``         every figure the paper publishes, once (chapters compare against it)
+``paper_settings`` the paper's experimental settings, which the `paper` profiles follow
 ``verdicts``, ``coverage``   earned verdicts from declared tolerances; the paper's coverage map
 ``corpora``, ``probeedit``   loading corpora; the generated ProbeEdit corpus
 ``fsm``, ``decoder``         the token-level FSM and the copy-splice decoder
@@ -24,7 +25,8 @@ way round):
 
 Chapter modules: ``losslessness`` (1), ``kernel`` (2), ``ceiling`` (3), ``formats`` (4),
 ``perturb`` (5), ``decoding`` (6), ``sft`` (7), ``fim.experiments`` (8), ``summary``,
-``diff_overhead`` (the unified-diff settings probe), ``plotting``, ``cli``. Names that moved to a shared home stay importable where they were
+``diff_overhead`` (the unified-diff settings probe), ``plotting``, ``cli``. Names that moved
+to a shared home stay importable where they were
 (``corpora.EditCase``, ``kernel.load_curve``, ``models.new_cache``, ``sft.outputs_equal``, ...).
 """
 

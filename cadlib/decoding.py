@@ -184,7 +184,7 @@ PROFILES = {
         timing_cases={"heval-fix-py": 1, "heval-fix-js": 1, "probeedit": 1},
         free_run_cases={"heval-fix-py": 1, "heval-fix-js": 1, "probeedit": 1},
         repeats=1, warmup=1, max_new_tokens=16, min_span=0, pld_num_tokens=10,
-        pld_max_ngram=2, effect_cases=1, mask_reps=100, llama_cpp=False,
+        pld_max_ngram=2, effect_cases=1, mask_reps=100, accounting_corpora=("heval-fix-py",),
     ),
 }  # fmt: skip
 

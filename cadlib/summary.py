@@ -398,9 +398,11 @@ def _split(dotted: str, tree) -> list[str]:
 
 
 def load_all(folder: Path | None = None) -> dict[str, dict]:
-    """Every ``results/*.json``, by chapter name."""
+    """Every ``results/<chapter>.json`` (the cpu profile's), by chapter name; the results of
+    other profiles (``<chapter>.<profile>.json``) are shown in their chapters, not here."""
     folder = folder or results_dir()
-    return {p.stem: json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))}
+    paths = sorted(p for p in folder.glob("*.json") if "." not in p.stem)
+    return {p.stem: json.loads(p.read_text()) for p in paths}
 
 
 def _get(spec, numbers, scale: float = 1.0) -> float | None:

@@ -86,7 +86,7 @@ def test_smoke_profile_takes_the_paper_path_on_a_toy_qwen2(chapter):
     same = {  # the parameters that choose code paths: as in the paper profile
         "kernel": ("attn_implementation", "dtype", "shared_ar_run", "logits_to_keep",
                    "min_tokens"),
-        "decoding": ("dtype", "attn_implementation", "min_span", "llama_cpp"),
+        "decoding": ("dtype", "attn_implementation", "min_span"),
         "sft_pilot": ("train_sets", "gradient_checkpointing", "cross_corpus", "overlong",
                       "betas", "lr", "warmup", "micro_batch"),
         "fim": ("fim_style",),

@@ -124,3 +124,11 @@ def test_chapter_pages_are_the_notebooks_that_write_each_results_file():
         # the chapter names (writes, prints) its results file
         assert f"{chapter}.json" in notebook.read_text(), (chapter, page)
     assert {h.chapter for h in S.HEADLINES} <= set(S.CHAPTER_PAGES)
+
+
+def test_load_all_reads_only_the_cpu_results(tmp_path):
+    from cadlib.summary import load_all
+
+    (tmp_path / "kernel.json").write_text('{"chapter": "kernel"}')
+    (tmp_path / "kernel.paper.json").write_text('{"chapter": "kernel"}')
+    assert list(load_all(tmp_path)) == ["kernel"]
