@@ -62,7 +62,9 @@ notebooks: install
 	  $(BIN)/papermill --cwd notebooks "$$nb" "$(NB_OUT)/$$(basename $$nb)" -p profile $(PROFILE) \
 	    -p device $(DEVICE) --log-level WARNING || exit 1; \
 	done
-	$(BIN)/papermill --cwd book book/summary.ipynb book/summary.ipynb --log-level WARNING
+	for page in summary coverage; do \
+	  $(BIN)/papermill --cwd book book/$$page.ipynb book/$$page.ipynb --log-level WARNING || exit 1; \
+	done
 
 html: install mathjax
 	$(BIN)/python -c "from cadlib import plotting; plotting.save_book_figures()"
