@@ -204,6 +204,20 @@ _FSM_ROW, _PY = "FSM-constrained (untrained)", "SFT+FSM, Py-only"
 _FSM_PARSE_RATE = _pc(_T6[_FSM_ROW]["parsed"] / _T6[_FSM_ROW]["n"])
 _SFT_EM = _pc(_T6[_PY]["em"] / _T6[_PY]["n"])
 
+def _table2_counts(corpus: str, label: str) -> tuple[Headline, ...]:
+    """Table 2's deterministic recounts for one code corpus: T, T_copy, K (exact) and f_line."""
+    rows = [
+        Headline("ceiling", f"{label} {what}", "Table 2", _T2[corpus][key],
+                 f"line.{corpus}.{key}", paper_key=f"table2.{corpus}.{key}", n=f"line.{corpus}.n")
+        for key, what in (("T", "gold tokens T"), ("T_copy", "copy tokens T_copy"),
+                          ("K", "copy spans K"))
+    ]  # fmt: skip
+    rows.append(_pct("ceiling", f"{label} line copy fraction f_line", "Table 2",
+                     _pc(_T2[corpus]["f_line"]), f"line.{corpus}.f_line", V.exact(_PRINTED),
+                     n=f"line.{corpus}.n"))  # fmt: skip
+    return tuple(rows)
+
+
 HEADLINES: tuple[Headline, ...] = (
     # --- losslessness (§4.3, Appendix I, Table 4)
     Headline("losslessness", "oracle round trip, byte-exact (pooled 3 corpora)", "§4.3", _LOSSLESS,
@@ -216,29 +230,11 @@ HEADLINES: tuple[Headline, ...] = (
                                "fuzz strings are not the paper's"), n="escape_fuzz.n"),
     *_kernel_rows(),
     # --- ceiling (§4.2, Table 2, App. D)
-    Headline("ceiling", "HEvalFix-Py gold tokens T", "Table 2", _T2["heval-fix-py"]["T"],
-             "line.heval-fix-py.T", paper_key="table2.heval-fix-py.T", n="line.heval-fix-py.n"),
-    Headline("ceiling", "HEvalFix-Py copy tokens T_copy", "Table 2",
-             _T2["heval-fix-py"]["T_copy"], "line.heval-fix-py.T_copy",
-             paper_key="table2.heval-fix-py.T_copy", n="line.heval-fix-py.n"),
-    Headline("ceiling", "HEvalFix-Py copy spans K", "Table 2", _T2["heval-fix-py"]["K"],
-             "line.heval-fix-py.K", paper_key="table2.heval-fix-py.K", n="line.heval-fix-py.n"),
-    _pct("ceiling", "HEvalFix-Py line copy fraction f_line", "Table 2",
-         _pc(_T2["heval-fix-py"]["f_line"]),
-         "line.heval-fix-py.f_line", V.exact(_PRINTED), n="line.heval-fix-py.n"),
+    *_table2_counts("heval-fix-py", "HEvalFix-Py"),
     Headline("ceiling", "HEvalFix-Py p50 copy span (tokens)", "Table 2",
              _T2["heval-fix-py"]["p50"], "line.heval-fix-py.p50", tolerance=V.exact(0.5, _P50),
              paper_key="table2.heval-fix-py.p50", n="line.heval-fix-py.K"),
-    Headline("ceiling", "HEvalFix-JS gold tokens T", "Table 2", _T2["heval-fix-js"]["T"],
-             "line.heval-fix-js.T", paper_key="table2.heval-fix-js.T", n="line.heval-fix-js.n"),
-    Headline("ceiling", "HEvalFix-JS copy tokens T_copy", "Table 2",
-             _T2["heval-fix-js"]["T_copy"], "line.heval-fix-js.T_copy",
-             paper_key="table2.heval-fix-js.T_copy", n="line.heval-fix-js.n"),
-    Headline("ceiling", "HEvalFix-JS copy spans K", "Table 2", _T2["heval-fix-js"]["K"],
-             "line.heval-fix-js.K", paper_key="table2.heval-fix-js.K", n="line.heval-fix-js.n"),
-    _pct("ceiling", "HEvalFix-JS line copy fraction f_line", "Table 2",
-         _pc(_T2["heval-fix-js"]["f_line"]),
-         "line.heval-fix-js.f_line", V.exact(_PRINTED), n="line.heval-fix-js.n"),
+    *_table2_counts("heval-fix-js", "HEvalFix-JS"),
     _pct("ceiling", "ProbeEdit line copy fraction f_line", "Table 2",
          _pc(_T2["probeedit"]["f_line"]),
          "line.probeedit.f_line", _REMADE, n="line.probeedit.n"),
