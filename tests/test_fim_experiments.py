@@ -316,3 +316,12 @@ def test_cost_helpers():
     out = FX.cost_by_length(frame, bins=(0, 25, 100))
     assert out.steps.tolist() == [2, 2] and out["median"].tolist() == [1.5, 3.5]
     assert torch.isfinite(torch.tensor(out.p90.tolist())).all()
+
+
+def test_system_labels_name_the_model_of_the_profile():
+    from cadlib.fim.experiments import system_labels
+
+    assert system_labels("smollm2-135m-instruct") == ("SmolLM2 untrained", "SmolLM2 + SFT (ch. 7)")
+    untrained, tuned = system_labels("Qwen/Qwen2.5-Coder-1.5B-Instruct")
+    assert untrained == "Qwen2.5-Coder-1.5B-Instruct untrained"
+    assert tuned == "Qwen2.5-Coder-1.5B-Instruct + SFT (ch. 7)"

@@ -54,7 +54,7 @@ from ..decoder import CopyDecoder
 from ..execution import run_humaneval_tests
 from ..fsm import token_table
 from ..metrics import byte_equal, equal_up_to_one_newline
-from ..models import load_model
+from ..models import SMOLLM2, load_model
 from ..oracle import oracle_program
 from ..paper_settings import CODE_MODEL
 from ..params import check_choice
@@ -74,6 +74,7 @@ from .mask import (
 
 __all__ = [
     "PROFILES",
+    "system_labels",
     "ENDS",
     "FIM_SYSTEM",
     "FIM_USER",
@@ -807,3 +808,11 @@ def cost_by_length(frame, bins=(0, 25, 50, 100, 200, 400, 800, 1600), value="sec
     return g.agg(
         steps="size", median="median", p90=lambda s: float(np.quantile(s, 0.9))
     ).reset_index()
+
+
+def system_labels(model: str) -> tuple[str, str]:
+    """Row labels of the untrained model and of its chapter-7 fine-tune, named after the model
+    (``"SmolLM2 untrained"``, ``"SmolLM2 + SFT (ch. 7)"`` on the cpu profile; the hub name's
+    last part on the paper profile), so no table of another profile is mislabelled."""
+    short = "SmolLM2" if model == SMOLLM2 else model.rstrip("/").split("/")[-1]
+    return f"{short} untrained", f"{short} + SFT (ch. 7)"
