@@ -14,16 +14,18 @@ way round):
 ``speedup_curve`` the s(N) curve: load, check, log-linear interpolation, label
 ``cache``         KV cache and forwards: new / crop / restore, forward, sync_device
 ``models``, ``prompts``, ``params``, ``results``   models by name, prompts, profiles, results files
+                  (strict JSON: NaN -> null, arrays and tables as lists)
 ``rerun_check``   a re-run's results against the committed ones, with declared tolerances
 ``accounting``    exact forward counts along a known output, every method, no model
 ``paper``         every figure the paper publishes, once (chapters compare against it)
 ``paper_settings`` the paper's experimental settings, which the `paper` profiles follow
 ``verdicts``, ``coverage``   earned verdicts from declared tolerances; the paper's coverage map
-``corpora``, ``probeedit``   loading corpora; the generated ProbeEdit corpus
+``corpora``, ``probeedit``   loading corpora; the generated ProbeEdit corpus (a package: spec,
+                  structure, operations, builders, corpus; its word pools are data)
 ``fsm``, ``decoder``         the token-level FSM and the copy-splice decoder
 ``fim``           the FIM quotient-grammar constraint (companion paper)
 
-Chapter modules: ``losslessness`` (1), ``kernel`` (2), ``ceiling`` (3), ``formats`` (4),
+Chapter modules: ``losslessness`` (1), ``kernel`` (2), ``ceiling`` (3), ``formats`` (4, a package),
 ``perturb`` (5), ``decoding`` (6), ``sft`` (7), ``fim.experiments`` (8), ``summary``,
 ``diff_overhead`` (the unified-diff settings probe), ``plotting``, ``cli``. Names that moved
 to a shared home stay importable where they were

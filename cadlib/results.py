@@ -15,10 +15,13 @@ from __future__ import annotations
 import datetime as _dt
 import importlib.metadata
 import json
+import math
 import os
 import platform
 import sys
 from pathlib import Path
+
+import pandas as pd
 
 __all__ = [
     "FAKE_MACHINE_ENV",
@@ -29,6 +32,7 @@ __all__ = [
     "results_dir",
     "results_name",
     "setting_label",
+    "strict_json",
     "write_results",
 ]
 
@@ -133,11 +137,39 @@ def setting_label(
     return "; ".join([*parts, f"profile {profile}", machine_label(hw, threads, **tools)])
 
 
-def _jsonable(value):
-    if hasattr(value, "item") and callable(value.item):  # numpy / torch scalars
-        return value.item()
+def _json_key(key) -> str:
+    """A dict key as ``json.dumps`` writes it (``1`` -> ``"1"``, ``True`` -> ``"true"``)."""
+    if isinstance(key, str):
+        return key
+    if hasattr(key, "item") and callable(key.item):  # numpy scalars
+        key = key.item()
+    if key is None or isinstance(key, bool | int | float):
+        return json.dumps(key)
+    raise TypeError(f"not a JSON object key: {key!r} ({type(key).__name__})")
+
+
+def strict_json(value):
+    """``value`` as strict JSON data: NaN and infinities become ``None`` (JSON has neither),
+    numpy / torch scalars and arrays become numbers and lists, a DataFrame its list of row
+    records, a Series a dict, a path its string; anything else unknown fails loudly."""
+    if isinstance(value, dict):
+        return {_json_key(k): strict_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [strict_json(v) for v in value]
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if value is None or isinstance(value, str | int | bool):
+        return value
+    if isinstance(value, pd.DataFrame):
+        return strict_json(value.to_dict(orient="records"))
+    if isinstance(value, pd.Series):
+        return strict_json(value.to_dict())
     if isinstance(value, Path):
         return str(value)
+    if hasattr(value, "tolist") and callable(value.tolist):  # numpy / torch scalars and arrays
+        return strict_json(value.tolist())
+    if hasattr(value, "item") and callable(value.item):
+        return strict_json(value.item())
     raise TypeError(f"not JSON serializable: {type(value).__name__}")
 
 
@@ -171,7 +203,8 @@ def write_results(
         "paper": paper or {},
     }
     path = results_dir() / results_name(chapter, profile)
-    path.write_text(json.dumps(record, indent=1, default=_jsonable, ensure_ascii=False) + "\n")
+    text = json.dumps(strict_json(record), indent=1, ensure_ascii=False, allow_nan=False)
+    path.write_text(text + "\n")
     return path
 
 

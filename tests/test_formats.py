@@ -296,7 +296,7 @@ def test_diff_and_cad_always_round_trip_and_sr_fails_only_for_known_reasons(doc,
 @given(doc=texts, gold=texts, unique=st.booleans())
 def test_search_replace_blocks_partition_both_texts(doc, gold, unique):
     """Splicing each block's gold lines over its doc lines gives gold byte for byte."""
-    from cadlib.formats import _segment
+    from cadlib.formats.blocks import _segment
 
     d, g = doc.split("\n"), gold.split("\n")
     pieces, at_d, at_g = [], 0, 0

@@ -44,3 +44,33 @@ def test_results_of_other_profiles_are_named_for_the_profile(tmp_path, monkeypat
     assert (paper.name, cpu.name) == ("demo.paper.json", "demo.json")
     assert load_results("demo", "paper")["numbers"] == {"em": 0.5}
     assert load_results("demo")["numbers"] == {"em": 1.0}
+
+
+def test_results_are_strict_json(tmp_path, monkeypatch):
+    np = pytest.importorskip("numpy")
+    pd = pytest.importorskip("pandas")
+    monkeypatch.setenv("CADLIB_RESULTS_DIR", str(tmp_path))
+    numbers = {
+        "nan": float("nan"),
+        "inf": np.float64("inf"),
+        "array": np.array([1, 2]),
+        "int64": np.int64(3),
+        "table": pd.DataFrame({"a": [1.0, np.nan], "b": ["x", "y"]}),
+        "keys": {1: "one", True: "yes", np.int64(2): "two"},
+    }
+    path = write_results("strict", numbers, profile="cpu", model=None, tokenizer=None)
+    text = path.read_text()
+    assert "NaN" not in text and "Infinity" not in text
+    got = json.loads(text)["numbers"]
+    assert got["nan"] is None and got["inf"] is None
+    assert got["array"] == [1, 2] and got["int64"] == 3
+    assert got["table"] == [{"a": 1.0, "b": "x"}, {"a": None, "b": "y"}]
+    assert got["keys"] == {"1": "yes", "2": "two"}  # 1 and True are one key, as in Python
+
+
+def test_results_refuse_what_json_cannot_hold(tmp_path, monkeypatch):
+    monkeypatch.setenv("CADLIB_RESULTS_DIR", str(tmp_path))
+    with pytest.raises(TypeError, match="not JSON serializable: set"):
+        write_results("bad", {"s": {1, 2}}, profile="cpu", model=None, tokenizer=None)
+    with pytest.raises(TypeError, match="not a JSON object key"):
+        write_results("bad", {"k": {(1, 2): 3}}, profile="cpu", model=None, tokenizer=None)
