@@ -28,6 +28,7 @@ from pathlib import Path
 
 from .cases import Corpus, EditCase
 from .probeedit import probeedit_corpus
+from .results import repo_root
 
 __all__ = [
     "EditCase",
@@ -120,8 +121,6 @@ def _load_humanevalfix(name: str, local_dir) -> Corpus:
 def _realedits_file(project: str, local_dir: str | os.PathLike | None) -> tuple[Path, str]:
     """Path of ``<project>.jsonl`` and a label of where it came from: ``local_dir``, else
     ``$CADLIB_REALEDITS_DIR``, else ``../shared/data/realedits`` beside the repository root."""
-    from .results import repo_root
-
     folder = local_dir or os.environ.get(REALEDITS_ENV)
     how = f"{REALEDITS_ENV}={folder}" if folder and not local_dir else "local_dir"
     if not folder:

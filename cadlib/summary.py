@@ -21,7 +21,7 @@ import pandas as pd
 
 from . import paper as P
 from . import verdicts as V
-from .results import results_dir
+from .results import repo_root, results_dir
 from .verdicts import (
     BEYOND,
     BY_CONSTRUCTION,
@@ -498,8 +498,6 @@ def plot_ratios(table: pd.DataFrame):
 
 def chapter_runtimes(folder: Path | None = None) -> pd.DataFrame:
     """Wall time of each chapter's last papermill run, read from the notebooks' metadata."""
-    from .results import repo_root
-
     folder = folder or repo_root() / "notebooks"
     rows = []
     for path in sorted(folder.glob("[0-9]*.ipynb")):
