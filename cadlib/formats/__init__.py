@@ -71,13 +71,16 @@ from .reporting import (
     PAPER_TABLE3,
     ambiguity_kinds,
     by_corpus,
+    chapter_numbers,
     compare_with_paper,
     conclusion,
     other_languages_reading,
+    paper_numbers,
     paper_table3,
     pareto_front,
     pareto_plot,
     pareto_reading,
+    printed_totals,
     table3_reading,
 )
 from .search_replace import (
@@ -131,4 +134,7 @@ __all__ = [
     "ambiguity_kinds",
     "other_languages_reading",
     "conclusion",
+    "printed_totals",
+    "chapter_numbers",
+    "paper_numbers",
 ]
