@@ -22,6 +22,7 @@ way round):
 ``verdicts``, ``coverage``   earned verdicts from declared tolerances; the paper's coverage map
 ``corpora``, ``probeedit``   loading corpora; the generated ProbeEdit corpus (a package: spec,
                   structure, operations, builders, corpus; its word pools are data)
+``literal_ids``   the grammar's literals as ids of one tokenizer (TokenTable, App. K)
 ``fsm``, ``decoder``         the token-level FSM and the copy-splice decoder
 ``fim``           the FIM quotient-grammar constraint (companion paper)
 

@@ -79,6 +79,10 @@ __all__ = [
     "fixed_cost_table",
     "m_star_table",
     "cache_log_table",
+    "splice_check_table",
+    "timing_sanity",
+    "speedup_overview",
+    "SPLICE_CHECK_FIELDS",
     "plot_speedup",
 ]
 
@@ -743,7 +747,8 @@ def curve_table(bench: Mapping):
 
 
 def fixed_cost_table(bench: Mapping):
-    """Measured fixed costs per model beside the paper's Table 1 (ms/op)."""
+    """Measured fixed costs per model beside the paper's Table 1 (ms/op), and c_forced / tau,
+    which Appendix H takes as about 1."""
     rows = {}
     for key in ("c_mask_ms", "c_sync_ms", "c_forced_ms", "tau_ms"):
         value, pm = PAPER_FIXED_COSTS[key]
@@ -752,6 +757,9 @@ def fixed_cost_table(bench: Mapping):
             st = entry["fixed_costs"][key]
             row[name] = f"{st['median']:.4g} [{st['min']:.3g}–{st['max']:.3g}]"
         rows[key.removesuffix("_ms")] = row
+    rows["c_forced / tau"] = {"paper (A100, 1.5B; tau 7B)": "≈ 1 (App. H)"} | {
+        name: f"{entry['fixed_costs']['c_forced_over_tau']:.2f}" for name, entry in bench.items()
+    }
     return pd.DataFrame(rows).T
 
 
@@ -773,10 +781,65 @@ def m_star_table(bench: Mapping):
 
 def cache_log_table(bench: Mapping, trial: int | None = None):
     """The cache length before, after and restored for every timed path (or the first
-    sample of each path in one trial)."""
+    sample of each path in one trial), and whether every trial of that model restored it."""
     rows = [dict(model=name, **row) for name, entry in bench.items() for row in entry["cache_log"]
             if trial is None or (row["trial"] == trial and row["rep"] == 0)]  # fmt: skip
-    return pd.DataFrame(rows)
+    log = pd.DataFrame(rows)
+    restored = {name: entry["cache_always_restored"] for name, entry in bench.items()}
+    log["all trials restored"] = log.model.map(restored)
+    return log
+
+
+#: The fields of :func:`check_splice_equals_ar` that the chapter shows (no timings).
+SPLICE_CHECK_FIELDS = ("passed", "argmax_equal", "logits_allclose", "keys_allclose", "len_before",
+                       "len_after_ar", "len_after_splice", "positions_advance_by_N", "atol",
+                       "rtol", "dtype", "attn_implementation")  # fmt: skip
+
+
+def splice_check_table(check: Mapping, control: Mapping, model: str):
+    """The splice-equals-AR check beside its control (positions shifted by one), field by
+    field: the control must fail where the check passes, or the check proves nothing."""
+    return pd.DataFrame({
+        f"{model}: splice": {k: str(check[k]) for k in SPLICE_CHECK_FIELDS},
+        "control: positions shifted by 1": {k: str(control[k]) for k in SPLICE_CHECK_FIELDS},
+    })  # fmt: skip
+
+
+def timing_sanity(bench: Mapping) -> str:
+    """Markdown: per model, the :func:`timing_warnings` of its curve, and what to do when a
+    run was disturbed."""
+    found = {name: timing_warnings(entry["curve"]) for name, entry in bench.items()}
+    lines = [f"* **{name}**: " + ("; ".join(w) if w else "no sign of interference "
+             "(s(1) ≈ 1, steady decode step)") for name, w in found.items()]  # fmt: skip
+    if any(found.values()):
+        lines.append("\n**This run was disturbed** (on a shared machine other jobs slow the many "
+                     "short decode steps far more than one long forward, which inflates s(N)). "
+                     "Read the `s best` column (fastest AR over fastest PP), or rerun on a quiet "
+                     "machine.")  # fmt: skip
+    return "**Timing sanity.**\n\n" + "\n".join(lines)
+
+
+def speedup_overview(numbers: Mapping, paper: Mapping | None = None):
+    """One row per measured curve (s at 1, 2, 8 and the largest N, the best-of-trials ratios,
+    per-token costs) and one per paper curve (its A100 s(8) and s(512))."""
+    paper = PAPER_CURVES if paper is None else paper
+
+    def at(c, n):
+        return c["s"][c["N"].index(n)] if n in c["N"] else None
+
+    rows = {}
+    for name, c in numbers["curves"].items():
+        ar_ms = sum(c["AR_ms_per_token"]) / len(c["N"])
+        rows[name] = {"s(1)": at(c, 1), "s(2)": at(c, 2), "s(8)": at(c, 8),
+                      f"s({c['N'][-1]})": c["s"][-1], "max s": max(c["s"]),
+                      "s best(8)": c["s_best"][c["N"].index(8)] if 8 in c["N"] else None,
+                      "max s best": max(c["s_best"]),
+                      "AR ms/token (mean over N)": round(ar_ms, 2),
+                      "PP ms/token at max N": round(c["T_PP_ms"][-1] / c["N"][-1], 3),
+                      "device": c["meta"]["device"]}  # fmt: skip
+    for name, c in paper.items():
+        rows[name + " (A100)"] = {"s(8)": c["s"][0], "s(512)": c["s"][1], "device": "A100 (paper)"}
+    return pd.DataFrame(rows).T
 
 
 def plot_speedup(curves: Mapping, paper: Mapping | None = None, ax=None, title: str | None = None):

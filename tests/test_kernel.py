@@ -288,3 +288,33 @@ def test_run_summary_cites_every_curve():
     assert "s(8) = 7.0×, s(8) = 7.0× (max 7.0×)" in big
     assert f"m* strict / safe = {numbers['m_star']['big']['strict']} / " in big
     assert "c_forced / tau = 1.00" in big
+
+
+def test_timing_sanity_names_each_model_and_flags_a_disturbed_run(monkeypatch):
+    bench = {"quiet": {"curve": "q"}, "noisy": {"curve": "n"}}
+    monkeypatch.setattr(K, "timing_warnings", lambda c: ["s(1) = 1.9"] if c == "n" else [])
+    text = K.timing_sanity(bench)
+    assert "**quiet**: no sign of interference" in text
+    assert "**noisy**: s(1) = 1.9" in text and "This run was disturbed" in text
+    monkeypatch.setattr(K, "timing_warnings", lambda c: [])
+    assert "disturbed" not in K.timing_sanity(bench)
+
+
+def test_splice_check_table_shows_check_beside_control():
+    check = {k: True for k in K.SPLICE_CHECK_FIELDS} | {"max_abs_logit_diff": 0.0}
+    control = check | {"passed": False}
+    table = K.splice_check_table(check, control, "m")
+    assert list(table.index) == list(K.SPLICE_CHECK_FIELDS)
+    assert table.loc["passed"].tolist() == ["True", "False"]
+    assert "max_abs_logit_diff" not in table.index  # timings and floats are not shown
+
+
+def test_speedup_overview_has_a_row_per_curve_and_per_paper_point():
+    curve = {"N": [1, 2, 8], "s": [1.0, 1.9, 7.0], "s_best": [1.0, 2.0, 7.5],
+             "AR_ms_per_token": [40.0, 40.0, 40.0], "T_PP_ms": [40.0, 42.0, 45.0],
+             "meta": {"device": "cpu"}}  # fmt: skip
+    paper = {"p": {"N": [8, 512], "s": [6.8, 90.5]}}
+    table = K.speedup_overview({"curves": {"m": curve}}, paper)
+    assert table.loc["m", "s(8)"] == 7.0 and table.loc["m", "s best(8)"] == 7.5
+    assert table.loc["m", "PP ms/token at max N"] == round(45.0 / 8, 3)
+    assert table.loc["p (A100)", "s(512)"] == 90.5
