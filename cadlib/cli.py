@@ -128,19 +128,22 @@ def _load_engine(kind: str, model: str, device: str = "auto"):
 
                 runner = load_model(model, device=device)
             else:
-                try:
+                try:  # the binding itself may be imported only when the engine loads
                     from .engines import load_engine
+
+                    runner = load_engine(model, kind=kind, device=device)
                 except ImportError as err:
                     raise CLIError(
                         f"the llama.cpp engine is not available here ({_one_line(err)}); "
                         "use --engine transformers"
                     ) from err
-                runner = load_engine(model, kind=kind, device=device)
             tokenizer = load_tokenizer(model)
     except CLIError:
         raise
     except (OSError, ValueError, RuntimeError) as err:
-        raise CLIError(f"cannot load model {model!r}: {_one_line(err)}") from err
+        message = _one_line(err)
+        raise CLIError(message if message.startswith("cannot load model") else
+                       f"cannot load model {model!r}: {message}") from err  # fmt: skip
     return runner, tokenizer
 
 
