@@ -62,7 +62,7 @@ notebooks: install
 	  $(BIN)/papermill --cwd notebooks "$$nb" "$(NB_OUT)/$$(basename $$nb)" -p profile $(PROFILE) \
 	    -p device $(DEVICE) --log-level WARNING || exit 1; \
 	done
-	for page in summary coverage; do \
+	for page in summary coverage serving; do \
 	  $(BIN)/papermill --cwd book book/$$page.ipynb book/$$page.ipynb --log-level WARNING || exit 1; \
 	done
 

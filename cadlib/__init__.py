@@ -25,6 +25,7 @@ way round):
 ``literal_ids``   the grammar's literals as ids of one tokenizer (TokenTable, App. K)
 ``fsm``, ``decoder``         the token-level FSM and the copy-splice decoder
 ``fim``           the FIM quotient-grammar constraint (companion paper)
+``alignment``     a fast line alignment for the ``cad`` command (git's histogram diff)
 
 Chapter modules: ``losslessness`` (1), ``kernel`` (2), ``ceiling`` (3), ``formats`` (4, a package),
 ``perturb`` (5), ``decoding`` (6), ``sft`` (7), ``fim.experiments`` (8), ``summary``,

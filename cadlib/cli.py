@@ -2,7 +2,8 @@
 
 ::
 
-    cad oracle DOC GOLD                      print the oracle program that turns DOC into GOLD
+    cad edit DOC --instruction TEXT          edit DOC with Copy-as-Decode; print the result
+    cad oracle DOC GOLD [--align A]          print the oracle program that turns DOC into GOLD
     cad resolve PROGRAM DOC [--mode clipped] print the text PROGRAM resolves to against DOC
     cad tokens FILE [--tokenizer NAME]       count tokens (Qwen2.5 BPE by default)
     cad check-models [NAME ...] [--profile P] can this machine load these models (and every
@@ -16,11 +17,16 @@ one-line ``cad: error: ...`` message on stderr, never a traceback.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import functools
+import io
 import sys
+import time
 import warnings
 
-from .grammar import ProgramSyntaxError
-from .oracle import oracle_program
+from .alignment import AlignmentError
+from .grammar import ProgramSyntaxError, parse_program
+from .oracle import ALIGNMENTS, oracle_program
 from .resolver import MODES, ResolveError, resolve
 from .tokenizers import get_tokenizer
 
@@ -49,8 +55,167 @@ def _write(text: str) -> None:
     sys.stdout.flush()
 
 
+def _one_line(err: BaseException) -> str:
+    """An exception's message on one line (the CLI prints one-line errors)."""
+    return " ".join(str(err).split()) or type(err).__name__
+
+
 def _cmd_oracle(args) -> None:
-    _write(str(oracle_program(_read(args.doc), _read(args.gold))) + "\n")
+    doc, gold = _read(args.doc), _read(args.gold)
+    try:
+        program = oracle_program(doc, gold, align=args.align)
+    except AlignmentError as err:
+        raise CLIError(f"{_one_line(err)} (--align difflib needs no git)") from err
+    _write(str(program) + "\n")
+
+
+# --------------------------------------------------------------------------------------------
+# cad edit
+# --------------------------------------------------------------------------------------------
+
+#: The engines ``cad edit --engine`` accepts.
+ENGINES = ("transformers", "llama.cpp")
+
+#: ``cad edit``'s default model: :data:`cadlib.models.SMOLLM2` (not imported here: cadlib.models
+#: imports torch, which the other commands do not need; a test checks the two agree).
+SMOLLM2 = "smollm2-135m-instruct"
+
+EDIT_HELP = """\
+Edit DOC with Copy-as-Decode: the model writes an edit program (copy line ranges of DOC,
+generate new text) under the grammar's mask, every copy spliced into the KV cache in one
+forward; the program's resolution is printed on stdout (op by op with --stream) and a
+one-line summary on stderr. DOC is never written: redirect stdout to keep the result.
+
+With --program FILE the decoder is driven along that program (forced mode: the same
+forwards, masks and splices as a free run, the ops given); the output is exactly what
+`cad resolve FILE DOC` prints, and the summary says how often the model agreed with it.
+
+Which model: the default, the packaged SmolLM2-135M-Instruct (untrained for this task),
+follows the program format but rarely makes the requested edit: expect copies of DOC and
+unrelated generated lines. Free runs become useful with a fine-tuned checkpoint (chapter 7
+writes one under checkpoints/, e.g. --model checkpoints/sft-smollm2-135m-instruct-py-s0)
+or a larger instruction-tuned model (a Hugging Face hub name, cached on this machine, or a
+local folder written by save_pretrained).
+"""
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
+    return value
+
+
+@functools.cache
+def _load_engine(kind: str, model: str, device: str = "auto"):
+    """``(model or engine, tokenizer)`` for ``cad edit``, loaded once per process.
+
+    ``transformers``: :func:`cadlib.models.load_model` and :func:`~cadlib.models.load_tokenizer`
+    (the packaged SmolLM2 GGUF, a hub name or a local folder). ``llama.cpp``: the engine of
+    :mod:`cadlib.engines` (imported here only: it needs the llama.cpp binding). Loading
+    progress bars and library logs are kept off stderr, which holds the summary line.
+    """
+    from .models import load_tokenizer, quiet_transformers  # torch: only this command
+
+    quiet_transformers()
+    try:
+        with contextlib.redirect_stderr(io.StringIO()):  # GGUF de-quantisation progress bar
+            if kind == "transformers":
+                from .models import load_model
+
+                runner = load_model(model, device=device)
+            else:
+                try:  # the binding itself may be imported only when the engine loads
+                    from .engines import load_engine
+
+                    runner = load_engine(model, kind=kind, device=device)
+                except ImportError as err:
+                    raise CLIError(
+                        f"the llama.cpp engine is not available here ({_one_line(err)}); "
+                        "use --engine transformers"
+                    ) from err
+            tokenizer = load_tokenizer(model)
+    except CLIError:
+        raise
+    except (OSError, ValueError, RuntimeError) as err:
+        message = _one_line(err)
+        raise CLIError(message if message.startswith("cannot load model") else
+                       f"cannot load model {model!r}: {message}") from err  # fmt: skip
+    return runner, tokenizer
+
+
+def _edit_summary(result, seconds: float, args) -> str:
+    """The one-line summary of a ``cad edit`` run (for stderr)."""
+    kinds = [op["kind"] for op in result.ops[1:] if op["kind"] in ("copy", "gen")]
+    copied, generated = result.n_spliced, result.transcript.count("gen")
+    rate = (copied + generated) / seconds if seconds > 0 else float("inf")
+    line = (
+        f"cad: edit: {len(kinds)} ops ({kinds.count('copy')} copy, {kinds.count('gen')} gen), "
+        f"{copied} copied / {generated} generated tokens, {result.trace.n_forwards} forwards, "
+        f"{seconds:.2f} s, {rate:.1f} tokens/s ({args.model}, {args.engine})"
+    )
+    if result.agreement is not None:
+        line += f"; model agreed with the program on {result.agreement:.0%} of decisions"
+    if result.budget_closed:
+        line += f"; closed at --max-new-tokens {args.max_new_tokens}"
+    return line
+
+
+def _stream_and_result(decoder, doc: str, instruction: str, program):
+    """Run :meth:`CopyDecoder.stream`, writing each op's text as it resolves, and return the
+    run's :class:`~cadlib.decoder.DecodeResult` (the generator's return value, captured as
+    ``stream`` passes through the decoder's step generator)."""
+    steps, box = decoder._steps, {}
+
+    def capturing(*a, **k):
+        box["result"] = yield from steps(*a, **k)
+        return box["result"]
+
+    decoder._steps = capturing  # this instance only; stream() itself is unchanged
+    try:
+        for text in decoder.stream(doc, instruction, program=program):
+            _write(text)
+    finally:
+        del decoder._steps
+    return box["result"]
+
+
+def _cmd_edit(args) -> None:
+    doc = _read(args.doc)
+    program = expected = None
+    if args.program is not None:  # check the program before loading a model
+        try:
+            program = parse_program(_read(args.program))
+            expected = resolve(program, doc, mode="strict")
+        except ProgramSyntaxError as err:
+            raise CLIError(f"malformed program: {err}") from err
+        except ResolveError as err:
+            raise CLIError(f"{err} (cad resolve --mode clipped clips it)") from err
+    runner, tokenizer = _load_engine(args.engine, args.model, args.device)
+    from .decoder import CopyDecoder  # torch: only this command
+    from .models import set_threads
+
+    set_threads(args.threads)
+
+    decoder = CopyDecoder(runner, tokenizer, max_new_tokens=args.max_new_tokens)
+    start = time.perf_counter()
+    if args.stream:
+        result = _stream_and_result(decoder, doc, args.instruction, program)
+    else:
+        result = decoder.decode(doc, args.instruction, program=program)
+    seconds = time.perf_counter() - start
+    if result.text is None:  # the grammar's mask rules this out
+        raise CLIError(f"the decoder produced no valid program ({result.error})")
+    if expected is not None and result.text != expected:
+        raise CLIError("forced decoding did not reproduce the program's resolution")
+    if not args.stream:
+        _write(result.text)
+    if sys.stdout.isatty() and not result.text.endswith("\n"):
+        print(file=sys.stderr)  # the summary starts on a line of its own in a terminal
+    print(_edit_summary(result, seconds, args), file=sys.stderr)
 
 
 def _cmd_resolve(args) -> None:
@@ -110,9 +275,35 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="cad", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
 
+    p = sub.add_parser("edit", help="edit DOC with Copy-as-Decode and print the result",
+                       description=EDIT_HELP,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    p.add_argument("doc", help="the document to edit (- for stdin); never written")
+    p.add_argument("--instruction", required=True, help="what to change, in words")
+    p.add_argument("--model", default=SMOLLM2,
+                   help=f"model name, hub name or local folder (default: {SMOLLM2}, untrained "
+                   "for this task: see above)")  # fmt: skip
+    p.add_argument("--engine", choices=ENGINES, default="transformers",
+                   help="what runs the model (default: transformers)")  # fmt: skip
+    p.add_argument("--program", metavar="FILE",
+                   help="drive the decoder along this program (forced mode)")  # fmt: skip
+    p.add_argument("--max-new-tokens", type=_positive_int, default=256,
+                   help="budget of model decisions; then the program is closed validly "
+                   "(default: 256)")  # fmt: skip
+    p.add_argument("--stream", action="store_true", help="print each op's text as it resolves")
+    p.add_argument("--device", default="auto", help="auto (CUDA when present, default), cpu, cuda")
+    p.add_argument("--threads", type=_positive_int,
+                   help="torch CPU threads (default: torch's; 1 on a busy machine)")  # fmt: skip
+    p.set_defaults(run=_cmd_edit)
+
     p = sub.add_parser("oracle", help="print the oracle program that turns DOC into GOLD")
     p.add_argument("doc", help="input document (- for stdin)")
     p.add_argument("gold", help="edited document (- for stdin)")
+    p.add_argument("--align", choices=ALIGNMENTS, default="histogram",
+                   help="line alignment: histogram (default: git's histogram diff, fast on "
+                   "repetitive files) or difflib (SequenceMatcher, autojunk=False: what the "
+                   "book's paper comparisons use; quadratic on repetitive files); both give "
+                   "lossless programs, not always the same ones")  # fmt: skip
     p.set_defaults(run=_cmd_oracle)
 
     p = sub.add_parser("resolve", help="print the text PROGRAM resolves to against DOC")

@@ -16,10 +16,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .alignment import ALIGNMENTS, histogram_blocks
 from .grammar import Copy, Gen, Program
 from .resolver import doc_lines
 
 __all__ = [
+    "ALIGNMENTS",
     "oracle_program",
     "matching_blocks",
     "token_cover",
@@ -29,18 +31,28 @@ __all__ = [
 ]
 
 
-def matching_blocks(doc: str, gold: str) -> list[tuple[int, int, int]]:
-    """``(doc_line, gold_line, size)`` triples (0-based) of the line alignment, size > 0."""
+def matching_blocks(doc: str, gold: str, align: str = "difflib") -> list[tuple[int, int, int]]:
+    """``(doc_line, gold_line, size)`` triples (0-based) of the line alignment, size > 0.
+
+    ``align="difflib"`` (the default: every number compared with the paper) or
+    ``"histogram"`` (git's histogram diff, :mod:`cadlib.alignment`: fast on repetitive files,
+    for the ``cad`` command).
+    """
+    if align not in ALIGNMENTS:
+        raise ValueError(f"unknown alignment {align!r}; valid: {', '.join(ALIGNMENTS)}")
+    if align == "histogram":
+        return histogram_blocks(doc_lines(doc), doc_lines(gold))
     matcher = difflib.SequenceMatcher(None, doc_lines(doc), doc_lines(gold), autojunk=False)
     return [tuple(b) for b in matcher.get_matching_blocks() if b.size > 0]
 
 
-def oracle_program(doc: str, gold: str) -> Program:
-    """The line-level oracle program that turns ``doc`` into ``gold``."""
+def oracle_program(doc: str, gold: str, align: str = "difflib") -> Program:
+    """The line-level oracle program that turns ``doc`` into ``gold`` (``align``: see
+    :func:`matching_blocks`; both alignments give lossless programs)."""
     gold_lines = doc_lines(gold)
     ops: list[Copy | Gen] = []
     at = 0  # next gold line not yet covered
-    for a, b, size in matching_blocks(doc, gold):
+    for a, b, size in matching_blocks(doc, gold, align):
         if b > at:
             ops.append(Gen("\n".join(gold_lines[at:b])))
         ops.append(Copy(a + 1, a + size))
