@@ -130,6 +130,8 @@ TEST_RESULTS := $(abspath _build/test-results)
 NBVAL = CADLIB_FAKE_MACHINE=1 CADLIB_RESULTS_DIR=$(TEST_RESULTS) $(BIN)/pytest -p no:cacheprovider \
 	--nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
 SFT_NOTEBOOKS := notebooks/07_sft_pilot.ipynb notebooks/08_fim_constraint.ipynb
+# Book pages that run code against a model, re-run under nbval too so they cannot go stale.
+BOOK_PAGES_WITH_MODELS := book/serving.ipynb
 
 test-notebooks: install
 	$(MAKE) --no-print-directory -j2 -O nbval-chapters nbval-sft-chapters
@@ -138,7 +140,7 @@ nbval-chapters:
 	$(NBVAL) $(filter-out $(SFT_NOTEBOOKS),$(NOTEBOOKS))
 
 nbval-sft-chapters:
-	$(NBVAL) $(SFT_NOTEBOOKS)
+	$(NBVAL) $(SFT_NOTEBOOKS) $(BOOK_PAGES_WITH_MODELS)
 
 # The paper profiles' code path, on CPU in CI (on DEVICE): the smoke profiles of the chapters
 # that run a model, on toy 2-layer Qwen2 models (cadlib.models: qwen2-tiny-random and the
