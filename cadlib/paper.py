@@ -215,13 +215,17 @@ APPENDIX_K = {
     "deepseek_two_id_literals": ("</", '="', "/>"),
     "fragment_cost_ms_per_op": 0.02,
     "fragment_cost_share_below": 0.001,
+    "gen_close_ids": (522, 4370, 29),  # App. I: the 3-token Qwen encoding of </gen>
 }
 
 #: §5 "Pointer-decoder baseline" (Appendix L): a span-level pointer pays 3 forwards per copy op
 #: (op type, start, end); Copy-as-Decode 2 (FSM open/close) + 1 (forced prefill) + N/s(N);
 #: the pointer is cheaper by about 0.15 forward-pass equivalents per copy op "on our corpora".
-APPENDIX_L = {"pointer_forwards_per_op": 3, "cad_fixed_forwards_per_op": 3,
-              "pointer_advantage_per_op": 0.15}
+APPENDIX_L = {
+    "pointer_forwards_per_op": 3,
+    "cad_fixed_forwards_per_op": 3,
+    "pointer_advantage_per_op": 0.15,
+}
 
 #: §5 "Composition with speculative decoding" (Appendix M): a gen region of n tokens costs
 #: 2 + n steps, 2 + n / s_spec with speculation; copy regions unchanged; s_spec = 2.5 (middle of
