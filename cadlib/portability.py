@@ -143,6 +143,7 @@ def literal_counts(table: pd.DataFrame) -> dict:
         "all_single": int((table.n_ids == 1).sum()),
         "all_total": len(table),
         "max_ids": int(table.n_ids.max()),
+        "n_ids": dict(zip(table.literal, (int(n) for n in table.n_ids), strict=True)),
     }
 
 
@@ -266,6 +267,15 @@ def finding(summaries: Mapping[str, Mapping], missing: Mapping[str, str]) -> str
             f"). The FSM accepts {tr['accepted']} of {tr['cases']} oracle transcripts, "
             f"{tr['round_trip']} round-trip to the gold, and {tr['canonical']} are the "
             f"tokenizer's own encoding of their text. Ids crossing a literal boundary: {merged}."
+        )
+    if len(summaries) > 1:
+        per = [rec["literals"]["n_ids"] for rec in summaries.values()]
+        common = [lit for lit in per[0] if all(p.get(lit) == 1 for p in per)]
+        lo, of = _paper.APPENDIX_K["single_token_literals"]
+        parts.append(
+            f"- Across the {len(summaries)} tokenizers, {len(common)} of the {len(per[0])} "
+            f"literals are one token in every one (the paper: at least {lo} of {of} across its "
+            "three families; its list of 14 is not in our copy)."
         )
     if missing:
         parts.append("- Not loaded here: " + "; ".join(f"{n} ({why})"

@@ -230,8 +230,9 @@ def _table2_counts(corpus: str, label: str) -> tuple[Headline, ...]:
 _REF, _MEAS = "paper 7B (reconstructed)", "measured"
 _M_READING = "§5 formula: gen 2 + n, copy N/s(N)"
 _FROM_PAPER_CURVE_ESTIMATE = V.derived(
-    "the paper's formula on its own (partly reconstructed) 7B curve and our spans, which equal "
-    "the paper's on HEvalFix: a consistency check of its arithmetic (ceiling chapter)"
+    "the paper's formula on its own (partly reconstructed) 7B curve and our spans, whose counts "
+    "(K, T, T_copy) equal the paper's on HEvalFix: a consistency check of its arithmetic "
+    "(ceiling chapter)"
 )
 _CPU_ESTIMATE = V.not_comparable(
     "the paper's formula on our measured CPU curve (a small model on 2 cores) against the "
