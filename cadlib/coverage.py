@@ -97,8 +97,9 @@ ITEMS: tuple[Item, ...] = (
     Item("App. J", "minimum-span policy (Table 17)", ("02_kernel", "03_ceiling"),
          ("*m* strict*", "*m* safe*")),
     Item("App. K", "tokenizer portability: literal ids, the FSM's id table", ("01_losslessness",),
-         ("App. K*",), SHOWN, "offline tokenizers (Qwen2.5, Qwen3.5/3.6, SmolLM2); DeepSeek-Coder "
-         "and CodeLlama need the hub; the splice adapter (paged attention) is not built here"),
+         ("App. K*",), SHOWN, "Qwen2.5, Qwen3.5/3.6, SmolLM2, DeepSeek-Coder and Llama 3 "
+         "(llama.cpp's vocabulary files), offline; CodeLlama's own vocabulary needs the hub; "
+         "the splice adapter (paged attention) is not built here"),
     Item("App. L", "pointer-decoder cost estimate", ("03_ceiling",), ("App. L*",), SHOWN,
          "its text is not in our copy; the §5 formula on our spans and both curves"),
     Item("App. M", "composition with speculative decoding", ("03_ceiling",), ("App. M*",), SHOWN,

@@ -425,17 +425,19 @@ def finding(summaries: Mapping[str, Mapping], missing: Mapping[str, str]) -> str
         )
     parts += _paper_claims(summaries)
     lo, of = _paper.APPENDIX_K["single_token_literals"]
-    for label, names in (("tokenizers loaded here", list(summaries)),
-                         ("paper's three families (Qwen2.5, DeepSeek-Coder, Llama 3)",
-                          [n for n in PAPER_FAMILIES if n in summaries])):  # fmt: skip
-        if len(names) < 2 or (label.startswith("paper") and len(names) < len(PAPER_FAMILIES)):
+    groups = [(f"the {len(summaries)} tokenizers loaded here", list(summaries))]
+    if all(n in summaries for n in PAPER_FAMILIES):
+        groups.append(("the paper's three families (Qwen2.5, DeepSeek-Coder, Llama 3)",
+                       list(PAPER_FAMILIES)))  # fmt: skip
+    for label, names in groups:
+        if len(names) < 2:
             continue
         common = single_token_everywhere([summaries[n] for n in names])
         total = len(summaries[names[0]]["literals"]["n_ids"])
         parts.append(
-            f"- Across the {len(names)} {label}, {len(common)} of the {total} literals are one "
-            f"token in every one (the paper: at least {lo} of {of} across its three families; "
-            "its list of 14 is not in our copy)."
+            f"- Across {label}, {len(common)} of the {total} literals are one token in every "
+            f"one (the paper: at least {lo} of {of} across its three families; its list of 14 "
+            "is not in our copy)."
         )
     if missing:
         parts.append("- Not loaded here: " + "; ".join(f"{n} ({why})"

@@ -284,7 +284,7 @@ def _appendix_rows() -> tuple[Headline, ...]:
         ),
         Headline(
             "losslessness",
-            "App. K: Qwen2.5 ids of the </gen> detector",
+            "App. K: Qwen2.5 </gen> detector length",
             "App. I",
             float(len(P.APPENDIX_K["gen_close_ids"])),
             lambda n: len(lookup(n, port)["fsm"]["gen_close"]),

@@ -78,3 +78,26 @@ def test_perturb_prose_counts_anchors():
     counts = PP.anchor_counts(CASES)
     assert counts["cases"] == counts["last_line_empty"] == counts["last_copy_ends_last"] == 2
     assert counts["copies_start_line_1"] == 2
+
+
+def _vocab_loaded(name):
+    toks, missing = K.load([name])
+    if missing:
+        pytest.skip(f"{name} not fetched (make vocab): {missing[name]}")
+    return toks[name]
+
+
+def test_deepseek_coder_splits_the_three_literals_the_paper_names():
+    tok = _vocab_loaded("deepseek-coder")
+    agree, n = K.reference_agreement("deepseek-coder", tok)
+    assert agree >= n - 1  # the conversion matches llama.cpp's expected ids
+    n_ids = K.literal_counts(K.literal_table(tok))["n_ids"]
+    assert all(n_ids[lit] == 2 for lit in paper.APPENDIX_K["deepseek_two_id_literals"])
+    check = K.transcript_check(CASES, tok)
+    assert check["accepted"] == check["round_trip"] == len(CASES)
+
+
+def test_llama3_encodes_every_short_literal_as_one_token():
+    tok = _vocab_loaded("llama-3")
+    counts = K.literal_counts(K.literal_table(tok))
+    assert counts["short_single"] == counts["short_total"]
