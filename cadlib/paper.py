@@ -16,7 +16,7 @@ __all__ = [
     "LOSSLESSNESS", "LITERAL_IDS", "TABLE2", "TOKEN_LEVEL", "SHORT_SPANS", "S_7B_POINTS",
     "S_7B_ASSUMED", "PROBEEDIT_STATS", "TABLE3", "TABLE3_KEYS", "TABLE4", "TABLE8",
     "KERNEL_CURVES", "FIXED_COSTS", "M_STAR", "TABLE6", "REGEN", "TABLE7", "TABLE22",
-    "TABLE23", "ABSTRACT", "QUOTED", "figures",
+    "TABLE23", "APPENDIX_K", "APPENDIX_L", "APPENDIX_M", "ABSTRACT", "QUOTED", "figures",
 ]  # fmt: skip
 
 # --- losslessness (§4.3, Appendix I, Table 4) -----------------------------------------------
@@ -201,6 +201,42 @@ TABLE23 = {
     "Qwen2.5-Coder-7B (QLoRA r=16)": dict(em=6, n=33, program_em=1, start_acc=0.685,
                                           end_acc=0.603, wall_ms=758),
 }  # fmt: skip
+
+# --- Appendices K, L, M (their text is not in our copy; these are the figures the body quotes) -
+
+#: Appendix K as §3 ("Copy ceiling") and §7 ("Limitations") quote it: at least 7 of 14
+#: structural literals are single tokens across Qwen2.5, DeepSeek-Coder and CodeLlama; Qwen and
+#: CodeLlama encode every short literal as one token; DeepSeek-Coder splits three into two ids
+#: each, adding about 0.02 ms per op of masked-step work (below 0.1 % of an op's wall-clock).
+APPENDIX_K = {
+    "single_token_literals": (7, 14),
+    "families": ("Qwen2.5", "DeepSeek-Coder", "CodeLlama"),
+    "all_short_single": {"Qwen2.5": True, "CodeLlama": True, "DeepSeek-Coder": False},
+    "deepseek_two_id_literals": ("</", '="', "/>"),
+    "fragment_cost_ms_per_op": 0.02,
+    "fragment_cost_share_below": 0.001,
+    "gen_close_ids": (522, 4370, 29),  # App. I: the 3-token Qwen encoding of </gen>
+}
+
+#: §5 "Pointer-decoder baseline" (Appendix L): a span-level pointer pays 3 forwards per copy op
+#: (op type, start, end); Copy-as-Decode 2 (FSM open/close) + 1 (forced prefill) + N/s(N);
+#: the pointer is cheaper by about 0.15 forward-pass equivalents per copy op "on our corpora".
+APPENDIX_L = {
+    "pointer_forwards_per_op": 3,
+    "cad_fixed_forwards_per_op": 3,
+    "pointer_advantage_per_op": 0.15,
+}
+
+#: §5 "Composition with speculative decoding" (Appendix M): a gen region of n tokens costs
+#: 2 + n steps, 2 + n / s_spec with speculation; copy regions unchanged; s_spec = 2.5 (middle of
+#: 2-3x); the paper's Qwen2.5-7B curve; predicted speedup over full regeneration.
+APPENDIX_M = {
+    "s_spec": 2.5,
+    "s_spec_range": (2, 3),
+    "gen_fixed_steps": 2,
+    "without": {"probeedit": 22.4, "heval-fix-py": 2.8, "heval-fix-js": 4.4},
+    "with": {"probeedit": 27.1, "heval-fix-py": 3.4, "heval-fix-js": 5.9},
+}
 
 # --- headline numbers of the abstract and introduction, and figures quoted in prose ---------
 

@@ -3,7 +3,7 @@ the README and the introduction is a paper figure (checked against :mod:`cadlib.
 structural label (section, table, figure, appendix, chapter, step), part of a name (Qwen2.5,
 fp32, 135M) or generated (code, glue, or a code cell rendering Markdown from the chapter's
 results, as chapters 3-4 do with ``cadlib.ceiling`` / ``cadlib.formats`` functions). Blocking
-for chapters 1-4, the README and the introduction; chapters 5-8 are reported (xfail, listing
+for chapters 1-5, the README and the introduction; chapters 6-8 are reported (xfail, listing
 what was found) until their prose is rewritten with generated numbers, which needs the chapter
 re-executed.
 """
@@ -81,9 +81,9 @@ def markdown_of(path) -> str:
     return path.read_text()
 
 
-BLOCKING = ["README.md", "book/intro.md", *(f"notebooks/0{i}_" for i in range(1, 5))]
-#: to move into BLOCKING: 05-08
-REPORTED = [f"notebooks/0{i}_" for i in range(5, 9)]
+BLOCKING = ["README.md", "book/intro.md", *(f"notebooks/0{i}_" for i in range(1, 6))]
+#: to move into BLOCKING: 06-08
+REPORTED = [f"notebooks/0{i}_" for i in range(6, 9)]
 
 
 def _path(prefix: str):
