@@ -111,3 +111,13 @@ def test_mask_cost_checks_before_timing(tok, humanevalpack_dir):
     frame = mask_cost(corpus[:10], tok, n_problems=1, middle_chars=12, naive_sample=200)
     trie = frame[frame.method == "trie"]
     assert len(trie) > 0 and trie.next_allowed.all() and trie.sample_agrees.all()
+
+
+def test_smollm2_mask_equals_naive_on_the_whole_vocabulary(tok):
+    """The oracle of the fast mask: one fork per token, every id, on states where the walk
+    takes its shortcuts (inside a name, between symbols mid-line, at a line start)."""
+    for left, right, fed in [("def f(x):\n    return x", "\n", ""),
+                             ("x = [1, ", "]\n", " "), ("def f():\n", "", "    ")]:
+        c = FIMConstraint(left, right)
+        c.feed(fed)
+        assert (allowed_mask(c, tok) == naive_allowed_mask(c, tok)).all()

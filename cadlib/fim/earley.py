@@ -216,10 +216,11 @@ class Chart:
     """One immutable Earley chart: ``entries[origin_chart] = state`` (§IV; item ``(i)`` = origin).
 
     ``succ`` memoises :meth:`Recognizer.scan` (symbol class → next chart or ``None``), so repeated
-    trial feeding during masking reuses work, and ``depth`` is the number of symbols read.
+    trial feeding during masking reuses work, and ``depth`` is the number of symbols read;
+    ``viable`` is a memo for the lexer (symbol in progress → can this chart still scan it).
     """
 
-    __slots__ = ("entries", "succ", "waits", "scannable", "depth")
+    __slots__ = ("entries", "succ", "waits", "scannable", "depth", "viable")
 
     def __init__(self, entries: dict, depth: int):
         self.entries = entries
@@ -227,6 +228,7 @@ class Chart:
         self.waits: dict = {}
         self.scannable: frozenset | None = None
         self.depth = depth
+        self.viable: dict = {}
 
     def __repr__(self) -> str:
         return f"<Chart depth={self.depth} origins={len(self.entries)}>"
