@@ -81,9 +81,10 @@ def markdown_of(path) -> str:
     return path.read_text()
 
 
-BLOCKING = ["README.md", "book/intro.md", *(f"notebooks/0{i}_" for i in range(1, 5))]
-#: to move into BLOCKING: 05-08
-REPORTED = [f"notebooks/0{i}_" for i in range(5, 9)]
+BLOCKING = ["README.md", "book/intro.md", *(f"notebooks/0{i}_" for i in range(1, 5)),
+            "notebooks/08_"]
+#: to move into BLOCKING: 05-07
+REPORTED = [f"notebooks/0{i}_" for i in range(5, 8)]
 
 
 def _path(prefix: str):

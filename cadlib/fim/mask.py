@@ -41,7 +41,8 @@ from .constraint import FIMConstraint
 from .lexer import dfa, is_id_continue
 
 __all__ = ["TokenTrie", "token_texts", "allowed_mask", "naive_allowed_mask", "FIMLogitsProcessor",
-           "utf8_split", "utf8_prefix", "token_raw", "apply_mask", "byte_token_viable"]
+           "utf8_split", "utf8_prefix", "token_raw", "apply_mask", "byte_token_viable",
+           "PendingBytes"]
 
 _NON_ASCII_ID, _NON_ASCII_OTHER = 128, 129
 _PARTIAL = "é"
@@ -139,17 +140,25 @@ class TokenTrie:
             for tid, raw in self.byte_tokens:
                 mask[tid] = byte_token_viable(constraint, raw, pending)
             return mask
-        los, his, singles = self._walk(constraint._problem.lexer, constraint.branches)
+        self._cover(mask, *self._walk(constraint._problem.lexer, constraint.branches))
+        self._byte_tokens(mask, constraint)
+        return mask
+
+    def _cover(self, mask: np.ndarray, los: list, his: list, singles: list) -> None:
+        """Stage 2 of :meth:`allowed`: the walk's ranges and single tokens into ``mask``."""
         if los:
             n = len(self.order) + 1
             cover = np.cumsum(np.bincount(los, minlength=n) - np.bincount(his, minlength=n))
             mask[self.order[cover[:-1] > 0]] = True
         if singles:
             mask[singles] = True
+
+    def _byte_tokens(self, mask: np.ndarray, constraint: FIMConstraint) -> None:
+        """Stage 3 of :meth:`allowed`: tokens holding part of a multi-byte character, one
+        trial per group of equal whole characters."""
         for (text, unfinished), tids in self.byte_groups:
             trial = constraint.fork()
             mask[tids] = trial.feed(text) and (not unfinished or trial.feed(_PARTIAL))
-        return mask
 
     def _absorbed(self, node: int, bits: int) -> tuple:
         """What a state that every character of ``bits`` leaves unchanged accepts below
@@ -286,6 +295,26 @@ def utf8_split(raw: bytes) -> tuple | None:
     return (text, rest) if valid else None
 
 
+class PendingBytes:
+    """Generated token texts to whole characters: keeps the bytes of an unfinished multi-byte
+    character between tokens (the one home of this for :class:`FIMLogitsProcessor` and
+    :class:`cadlib.fim.experiments.GenBodyMask`)."""
+
+    def __init__(self):
+        self.bytes = b""
+
+    def __bool__(self) -> bool:
+        return bool(self.bytes)
+
+    def push(self, text: str | bytes) -> str | None:
+        """The whole characters that ``text`` (a :func:`token_texts` entry) completes, keeping
+        an unfinished last character; ``None`` (and nothing kept) on invalid UTF-8, which only
+        an unmasked token can produce: the caller's constraint is then dead."""
+        chars, rest, valid = utf8_prefix(self.bytes + token_raw(text))
+        self.bytes = rest if valid else b""
+        return chars if valid else None
+
+
 def apply_mask(scores, mask: np.ndarray):
     """``scores`` (a torch tensor, last axis = the model's vocabulary) with every id that
     ``mask`` does not allow set to ``-inf``; ids beyond the tokenizer's (``mask`` is shorter
@@ -379,20 +408,23 @@ class FIMLogitsProcessor:
         self.trie = TokenTrie.for_tokenizer(tokenizer)
         self.texts = token_texts_cached(tokenizer)
         self.seen = prompt_length
-        self.pending = b""
+        self.utf8 = PendingBytes()
+
+    @property
+    def pending(self) -> bytes:
+        """Bytes of an unfinished character at the end of the generated text."""
+        return self.utf8.bytes
 
     def _advance(self, ids) -> None:
         for tid in ids[self.seen:]:
             text = self.texts[int(tid)]
             if text is None:
                 continue
-            split = utf8_split(self.pending + token_raw(text))
-            if split is None:  # invalid UTF-8 (only possible for unmasked tokens)
+            chars = self.utf8.push(text)
+            if chars is None:
                 self.constraint.branches = []
-                self.pending = b""
-                continue
-            chars, self.pending = split
-            self.constraint.feed(chars)
+            else:
+                self.constraint.feed(chars)
         self.seen = len(ids)
 
     def __call__(self, input_ids, scores):

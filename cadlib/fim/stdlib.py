@@ -39,6 +39,7 @@ import ast
 import bisect
 import hashlib
 import json
+import multiprocessing
 import platform
 import random
 import re
@@ -46,16 +47,19 @@ import sysconfig
 import time
 from pathlib import Path
 
+import matplotlib.pyplot as plt
 import pandas as pd
 from tqdm import tqdm
 
 from ..metrics import wilson_ci
-from ..results import hardware_info
+from ..results import hardware_info, repo_root
 from .constraint import FIMConstraint, UnconnectableContextError, _Problem
 from .differential import cut_kinds, fim_splits, python_accepts, random_edit
+from .report import rate_cell
 
 __all__ = ["stdlib_sources", "manifest", "stdlib_cuts", "stdlib_differential", "categorize",
-           "stdlib_summary", "build_cost_sweep", "main"]
+           "stdlib_summary", "build_cost_sweep", "summary_markdown", "load_full", "plot_costs",
+           "main"]
 
 
 def stdlib_sources(folder: str | None = None, max_chars: int | None = None) -> dict[str, str]:
@@ -117,7 +121,7 @@ def _window(bounds: list[int], a: int, b: int, max_left: int, max_right: int) ->
 
 
 def stdlib_cuts(sources: dict[str, str], n: int, seed: int = 0, max_middle: int = 300,
-                max_left: int = 2000, max_right: int = 2000) -> list[dict]:
+                max_left: int = 1500, max_right: int = 1500) -> list[dict]:
     """``n`` seeded cuts (dicts: ``file, a, b, left_cut, right_cut, left, middle, right``;
     offsets in the file) over ``sources`` (see the module docstring)."""
     if n < 0:
@@ -205,9 +209,15 @@ def _check_cut(cut: dict, n_edits: int, rng: random.Random) -> list[dict]:
     return rows
 
 
+def _check_indexed(job: tuple) -> list[dict]:
+    index, cut, n_edits, seed = job
+    return _check_cut(cut, n_edits, random.Random(f"stdlib-edits:{seed}:{index}"))
+
+
 def stdlib_differential(cuts: list[dict], n_edits: int = 4, seed: int = 0,
-                        progress: bool = True) -> pd.DataFrame:
-    """Check every cut of :func:`stdlib_cuts` (see the module docstring).
+                        progress: bool = True, jobs: int = 1) -> pd.DataFrame:
+    """Check every cut of :func:`stdlib_cuts` (see the module docstring); each cut's edits
+    draw from their own seeded generator, so ``jobs`` worker processes give the same rows.
 
     Returns
     -------
@@ -218,11 +228,14 @@ def stdlib_differential(cuts: list[dict], n_edits: int = 4, seed: int = 0,
         ``build_s`` and ``feed_s`` (true middles: seconds to build the constraint and to feed
         the middle), ``agree``, ``category`` (disagreements only, :func:`categorize`).
     """
-    rng = random.Random(f"stdlib-edits:{seed}")
-    rows: list = []
-    for cut in tqdm(cuts, desc="stdlib differential", disable=not progress):
-        rows.extend(_check_cut(cut, n_edits, rng))
-    return pd.DataFrame(rows)
+    work = [(k, cut, n_edits, seed) for k, cut in enumerate(cuts)]
+    bar = dict(total=len(work), desc="stdlib differential", disable=not progress)
+    if jobs > 1:
+        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+            done = list(tqdm(pool.imap(_check_indexed, work, chunksize=4), **bar))
+    else:
+        done = [_check_indexed(job) for job in tqdm(work, **bar)]
+    return pd.DataFrame([row for rows in done for row in rows])
 
 
 def stdlib_summary(frame: pd.DataFrame) -> dict:
@@ -281,6 +294,64 @@ def build_cost_sweep(sources: dict[str, str], lengths=(1000, 2000, 5000, 10000, 
     return pd.DataFrame(rows)
 
 
+def summary_markdown(summary: dict, title: str) -> str:
+    """Markdown of a :func:`stdlib_summary`: cuts, rates with n and Wilson intervals, and the
+    disagreements by category."""
+    def cell(entry: dict) -> str:
+        return rate_cell(entry["k"], entry["n"])
+
+    kinds = summary["cuts_by_kind"]
+    cats = ", ".join(f"{k}: {v}" for k, v in summary["disagreements_by_category"].items())
+    return (f"**{title}**: {summary['cuts']} cuts of {summary['files_cut']} modules "
+            f"({len(kinds)} left | right cut-kind pairs, {min(kinds.values())} to "
+            f"{max(kinds.values())} cuts each); every prefix of the true middle viable: "
+            f"{cell(summary['true_middles_viable'])}; true middle accepted: "
+            f"{cell(summary['true_middles_accepted'])}; {summary['edits']} perturbed middles "
+            f"({cell(summary['edits_valid'])} still valid Python), `can_end` equal to "
+            f"`ast.parse`: {cell(summary['edit_agreement'])}; disagreements: "
+            f"{summary['disagreements']} ({cats or 'none'}), uncategorized: "
+            f"{summary['uncategorized']}.")  # fmt: skip
+
+
+def load_full(path: str | Path | None = None) -> dict | None:
+    """``results/fim.full.json`` (the ``full`` run of :func:`main`), or ``None`` if absent."""
+    path = Path(path) if path else repo_root() / "results" / "fim.full.json"
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def plot_costs(per_cut: pd.DataFrame, sweep: pd.DataFrame, label: str):
+    """Two panels: the constraint's construction cost against the left context's length
+    (cuts, and the whole-module sweep), and the cost per fed character of the true middle
+    against the middle's length (medians per length bin)."""
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
+    ax = axes[0]
+    ax.scatter(per_cut.left_chars, 1e3 * per_cut.build_s, s=8, alpha=0.4, label="cuts")
+    if len(sweep):
+        for name, g in sweep.groupby("file"):
+            g = g.sort_values("left_chars")
+            ax.plot(g.left_chars, 1e3 * g.build_s, marker="o", label=f"sweep: {name}")
+    ax.set_xscale("symlog", linthresh=100)
+    ax.set_yscale("log")
+    ax.set_xlabel("left context (characters)")
+    ax.set_ylabel("construction (ms)")
+    ax.set_title("building the constraint", fontsize=10)
+    ax.legend(fontsize=7)
+    ax = axes[1]
+    per_char = 1e6 * per_cut.feed_s / per_cut.middle_chars.clip(lower=1)
+    bins = pd.cut(per_cut.middle_chars, bins=[0, 50, 100, 150, 200, 250, 301], right=False)
+    med = per_char.groupby(bins, observed=True).median()
+    ax.scatter(per_cut.middle_chars, per_char, s=8, alpha=0.4, label="cuts")
+    ax.plot([iv.mid for iv in med.index], med.values, marker="o", color="k", label="median")
+    ax.set_yscale("log")
+    ax.set_xlabel("true middle (characters)")
+    ax.set_ylabel("feeding: µs per character")
+    ax.set_title("feeding the middle", fontsize=10)
+    ax.legend(fontsize=7)
+    fig.suptitle(f"FIM constraint cost on standard-library cuts; {label}", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
 def main(argv=None) -> None:
     """``python -m cadlib.fim.stdlib --cuts 2000 --out results/fim.full.json``: the ``full``
     run of the differential at scale, with the cost sweep and the manifest."""
@@ -288,22 +359,23 @@ def main(argv=None) -> None:
     ap.add_argument("--cuts", type=int, default=2000)
     ap.add_argument("--edits", type=int, default=4)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--max-left", type=int, default=2000)
-    ap.add_argument("--max-right", type=int, default=2000)
+    ap.add_argument("--max-left", type=int, default=1500)
+    ap.add_argument("--max-right", type=int, default=1500)
+    ap.add_argument("--jobs", type=int, default=1, help="worker processes (same rows)")
     ap.add_argument("--out", default="results/fim.full.json")
     args = ap.parse_args(argv)
     sources = stdlib_sources()
     t0 = time.perf_counter()
     cuts = stdlib_cuts(sources, args.cuts, args.seed, max_left=args.max_left,
                        max_right=args.max_right)
-    frame = stdlib_differential(cuts, args.edits, args.seed)
+    frame = stdlib_differential(cuts, args.edits, args.seed, jobs=args.jobs)
     wrong = frame[~frame.agree]
     true_mid = frame[frame.check == "true_middle"].dropna(subset=["build_s"])
     sweep = build_cost_sweep(sources)
     out = {
         "command": f"python -m cadlib.fim.stdlib --cuts {args.cuts} --edits {args.edits} "
                    f"--seed {args.seed} --max-left {args.max_left} --max-right "
-                   f"{args.max_right} --out {args.out}",
+                   f"{args.max_right} --jobs {args.jobs} --out {args.out}",
         "manifest": manifest(sources),
         "params": vars(args),
         "summary": stdlib_summary(frame),
