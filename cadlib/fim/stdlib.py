@@ -13,7 +13,8 @@ in that folder, the ones CPython itself parses; :func:`stdlib_sources`). Each cu
   context starts, and the right context ends, at a module-level statement), the widest within
   ``max_left`` / ``max_right`` characters of the cut, or the statement around the cut when it is
   longer (so a cut inside a large class keeps the whole class): the window is itself a module,
-  checked with ``ast.parse``, and the FIM problem is ``left = source[s:a]``,
+  checked with ``ast.parse`` (windows over ``max_window`` characters are redrawn), and the FIM
+  problem is ``left = source[s:a]``,
   ``middle = source[a:b]``, ``right = source[b:e]``.
 
 :func:`stdlib_differential` then checks, per cut, that every prefix of the true middle is
@@ -93,6 +94,10 @@ def manifest(sources: dict[str, str]) -> dict:
             "sha256": digest.hexdigest(), "names": list(sources)}  # fmt: skip
 
 
+#: Cuts :func:`stdlib_cuts` redrew in its last call, by reason.
+LAST_REDRAWS = {"window": 0, "not a module": 0}
+
+
 def _boundaries(source: str) -> list[int]:
     """Offsets where a module-level statement starts (decorators included), and the end."""
     starts = [0]
@@ -121,12 +126,17 @@ def _window(bounds: list[int], a: int, b: int, max_left: int, max_right: int) ->
 
 
 def stdlib_cuts(sources: dict[str, str], n: int, seed: int = 0, max_middle: int = 300,
-                max_left: int = 1500, max_right: int = 1500) -> list[dict]:
+                max_left: int = 1500, max_right: int = 1500,
+                max_window: int | None = 5000) -> list[dict]:
     """``n`` seeded cuts (dicts: ``file, a, b, left_cut, right_cut, left, middle, right``;
-    offsets in the file) over ``sources`` (see the module docstring)."""
+    offsets in the file) over ``sources`` (see the module docstring). A cut whose window is
+    longer than ``max_window`` characters (inside a large class: the whole class) is redrawn,
+    to bound the run's time; :data:`LAST_REDRAWS` counts them (long contexts are measured by
+    :func:`build_cost_sweep`)."""
     if n < 0:
         raise ValueError(f"n must be >= 0, got {n}")
     rng = random.Random(f"stdlib:{seed}")
+    LAST_REDRAWS.update({"window": 0, "not a module": 0})
     names = list(sources)
     cache: dict = {}
     out = []
@@ -138,7 +148,11 @@ def stdlib_cuts(sources: dict[str, str], n: int, seed: int = 0, max_middle: int 
         bounds, kinds = cache[name]
         a, b, _, _ = fim_splits(src, 1, rng, max_middle, kinds=kinds)[0]
         s, e = _window(bounds, a, b, max_left, max_right)
+        if max_window is not None and e - s > max_window:
+            LAST_REDRAWS["window"] += 1
+            continue
         if not python_accepts(src[s:e]):  # e.g. a __future__ import after the window's start
+            LAST_REDRAWS["not a module"] += 1
             continue
         out.append(dict(file=name, a=a, b=b, left_cut=kinds[a], right_cut=kinds[b],
                         left=src[s:a], middle=src[a:b], right=src[b:e]))
@@ -361,13 +375,15 @@ def main(argv=None) -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--max-left", type=int, default=1500)
     ap.add_argument("--max-right", type=int, default=1500)
+    ap.add_argument("--max-window", type=int, default=5000)
     ap.add_argument("--jobs", type=int, default=1, help="worker processes (same rows)")
     ap.add_argument("--out", default="results/fim.full.json")
     args = ap.parse_args(argv)
     sources = stdlib_sources()
     t0 = time.perf_counter()
     cuts = stdlib_cuts(sources, args.cuts, args.seed, max_left=args.max_left,
-                       max_right=args.max_right)
+                       max_right=args.max_right, max_window=args.max_window)
+    redraws = dict(LAST_REDRAWS)
     frame = stdlib_differential(cuts, args.edits, args.seed, jobs=args.jobs)
     wrong = frame[~frame.agree]
     true_mid = frame[frame.check == "true_middle"].dropna(subset=["build_s"])
@@ -375,7 +391,9 @@ def main(argv=None) -> None:
     out = {
         "command": f"python -m cadlib.fim.stdlib --cuts {args.cuts} --edits {args.edits} "
                    f"--seed {args.seed} --max-left {args.max_left} --max-right "
-                   f"{args.max_right} --jobs {args.jobs} --out {args.out}",
+                   f"{args.max_right} --max-window {args.max_window} --jobs {args.jobs} "
+                   f"--out {args.out}",
+        "redrawn_cuts": redraws,
         "manifest": manifest(sources),
         "params": vars(args),
         "summary": stdlib_summary(frame),
