@@ -121,3 +121,13 @@ def test_smollm2_mask_equals_naive_on_the_whole_vocabulary(tok):
         c = FIMConstraint(left, right)
         c.feed(fed)
         assert (allowed_mask(c, tok) == naive_allowed_mask(c, tok)).all()
+
+
+def test_mask_stages_compose_the_mask(tok):
+    """The stages :func:`cadlib.fim.benchmark.mask_stages` times are the mask's own steps."""
+    trie = TokenTrie.for_tokenizer(tok)
+    c = FIMConstraint("def f(x):\n    return x", "\n")
+    mask = np.zeros(trie.size, dtype=bool)
+    trie._cover(mask, *trie._walk(c._problem.lexer, c.branches))
+    trie._byte_tokens(mask, c)
+    assert (mask == trie.allowed(c)).all()
