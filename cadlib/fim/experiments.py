@@ -98,8 +98,10 @@ PROFILES = {
         stdlib_cuts=40, stdlib_edits=4, sweep_files=1,
     ),
     # the cpu model with enough cases for intervals that can separate the arms (>= 100 FIM
-    # problems per arm, every held-out single-<gen> edit case); about 25-30 minutes on 2 cores
-    "full": dict(
+    # problems per arm, every held-out single-<gen> edit case); about 25-30 minutes on 2 quiet
+    # cores. Not named "full": results/fim.full.json is the standard-library differential's
+    # full run (python -m cadlib.fim.stdlib), which a "full" chapter record would overwrite.
+    "large": dict(
         model="smollm2-135m-instruct", checkpoint="checkpoints/sft-smollm2-135m-instruct-py-s0",
         edit_cases=None, edit_budget=48, fim_cases=120, fim_budget=48, fim_style="hole",
         fim_max_lines=2, fim_max_chars=40, diff_cases=12, diff_splits=3, diff_edits=4,
