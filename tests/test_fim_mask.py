@@ -111,3 +111,23 @@ def test_mask_cost_checks_before_timing(tok, humanevalpack_dir):
     frame = mask_cost(corpus[:10], tok, n_problems=1, middle_chars=12, naive_sample=200)
     trie = frame[frame.method == "trie"]
     assert len(trie) > 0 and trie.next_allowed.all() and trie.sample_agrees.all()
+
+
+def test_smollm2_mask_equals_naive_on_the_whole_vocabulary(tok):
+    """The oracle of the fast mask: one fork per token, every id, on states where the walk
+    takes its shortcuts (inside a name, between symbols mid-line, at a line start)."""
+    for left, right, fed in [("def f(x):\n    return x", "\n", ""),
+                             ("x = [1, ", "]\n", " "), ("def f():\n", "", "    ")]:
+        c = FIMConstraint(left, right)
+        c.feed(fed)
+        assert (allowed_mask(c, tok) == naive_allowed_mask(c, tok)).all()
+
+
+def test_mask_stages_compose_the_mask(tok):
+    """The stages :func:`cadlib.fim.benchmark.mask_stages` times are the mask's own steps."""
+    trie = TokenTrie.for_tokenizer(tok)
+    c = FIMConstraint("def f(x):\n    return x", "\n")
+    mask = np.zeros(trie.size, dtype=bool)
+    trie._cover(mask, *trie._walk(c._problem.lexer, c.branches))
+    trie._byte_tokens(mask, c)
+    assert (mask == trie.allowed(c)).all()

@@ -25,10 +25,20 @@ Module map (pipeline order):
 ``mask``
     allowed-token masks for Hugging Face tokenizers, a logits processor;
 ``differential``, ``benchmark``
-    CPython differential checks and per-step cost measurements for the FIM chapter;
+    CPython differential checks and per-step cost measurements (mask stages included) for
+    the FIM chapter;
+``stdlib``
+    the differential check at scale: seeded cuts of the interpreter's standard library,
+    disagreements categorized (``python -m cadlib.fim.stdlib`` writes the full run);
 ``experiments``
-    the FIM chapter's two experiments: :class:`GenBodyMask` on ``<gen>`` bodies in the
-    decoder's localized-edit mode, and FIM completion of HumanEval solutions.
+    the FIM chapter's profiles and first experiment: :class:`GenBodyMask` on ``<gen>``
+    bodies in the decoder's localized-edit mode;
+``completion``
+    the second experiment: FIM completion of HumanEval solutions (re-exported by
+    ``experiments``);
+``report``
+    the chapter's tables (rates with n and Wilson intervals), per-case records and run
+    summary.
 """
 
 from .benchmark import mask_cost, per_step_cost

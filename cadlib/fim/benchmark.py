@@ -35,13 +35,14 @@ from __future__ import annotations
 import random
 import time
 
+import numpy as np
 import pandas as pd
 
 from .constraint import FIMConstraint
 from .differential import python_accepts
 from .mask import TokenTrie, naive_allowed_mask, token_texts_cached
 
-__all__ = ["fim_problems", "per_step_cost", "mask_cost"]
+__all__ = ["fim_problems", "per_step_cost", "mask_cost", "mask_stages"]
 
 
 def fim_problems(cases, n_problems: int, seed: int = 0, middle_chars: int = 200) -> list:
@@ -204,3 +205,39 @@ def _trie_mask(trie: TokenTrie, constraint: FIMConstraint, end_ids: list):
     mask = trie.allowed(constraint)
     mask[end_ids] = constraint.can_end()
     return mask
+
+
+def mask_stages(cases, tokenizer, n_problems: int = 4, seed: int = 0,
+                middle_chars: int = 200) -> pd.DataFrame:
+    """Where a mask's time goes, stage by stage, along true middles (token by token): the trie
+    walk (lexer steps and the parser's scans, :meth:`TokenTrie._walk`), the numpy cover of its
+    ranges, the byte tokens, and ``can_end`` for the end tokens; with the walk's counts of
+    trie nodes popped and of distinct lexer steps.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``problem, step, middle_chars, stage, seconds`` (one row per stage and step).
+    """
+    texts = token_texts_cached(tokenizer)
+    trie = TokenTrie.for_tokenizer(tokenizer)
+    rows = []
+    for pid, left, middle, right in fim_problems(cases, n_problems, seed, middle_chars):
+        c = FIMConstraint(left, right)
+        length = 0
+        for k, tid in enumerate(tokenizer.encode(middle, add_special_tokens=False)):
+            mask = np.zeros(trie.size, dtype=bool)
+            walk_s, found = _time(lambda cur=c: trie._walk(cur._problem.lexer, cur.branches))
+            cover_s, _ = _time(lambda m=mask, f=found: trie._cover(m, *f))
+            byte_s, _ = _time(lambda m=mask, cur=c: trie._byte_tokens(m, cur))
+            end_s, _ = _time(c.can_end)
+            for stage, seconds in (("trie walk", walk_s), ("numpy cover", cover_s),
+                                   ("byte tokens", byte_s), ("can_end", end_s)):
+                rows.append(dict(problem=pid, step=k, middle_chars=length, stage=stage,
+                                 seconds=seconds))
+            text = texts[tid]
+            if not isinstance(text, str):
+                break
+            c.feed(text)
+            length += len(text)
+    return pd.DataFrame(rows)

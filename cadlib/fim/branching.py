@@ -77,11 +77,16 @@ class BranchingLexer:
 
     def sip_viable(self, sip: int, chart: Chart) -> bool:
         """Whether the symbol in progress can still become a terminal ``chart`` can scan."""
-        reach = self._reach.get(sip)
-        if reach is None:
-            raw = dfa.reach[sip]
-            reach = self._reach[sip] = True if raw is IGNORE else frozenset(self.ids(tuple(raw)))
-        return reach is True or not reach.isdisjoint(self.rec.scannable(chart))
+        got = chart.viable.get(sip)
+        if got is None:
+            reach = self._reach.get(sip)
+            if reach is None:
+                raw = dfa.reach[sip]
+                reach = self._reach[sip] = (True if raw is IGNORE else
+                                            frozenset(self.ids(tuple(raw))))  # fmt: skip
+            got = chart.viable[sip] = (reach is True or
+                                       not reach.isdisjoint(self.rec.scannable(chart)))  # fmt: skip
+        return got
 
     def emit(self, chart: Chart, line: tuple, names: tuple) -> tuple | None:
         """Feed one ended symbol to the parser; ``(chart, line)`` or ``None`` if rejected."""

@@ -89,10 +89,12 @@ def cut_kinds(source: str) -> list[str]:
     return kinds
 
 
-def fim_splits(source: str, n_splits: int, rng: random.Random, max_middle: int = 200) -> list:
+def fim_splits(source: str, n_splits: int, rng: random.Random, max_middle: int = 200,
+               kinds: list | None = None) -> list:
     """Random ``(a, b, kind_a, kind_b)`` splits; each cut's kind is drawn uniformly from the
-    kinds present, then a position of that kind (so rare cut kinds are well represented)."""
-    kinds = cut_kinds(source)
+    kinds present, then a position of that kind (so rare cut kinds are well represented).
+    ``kinds``: :func:`cut_kinds` of ``source`` when already known."""
+    kinds = cut_kinds(source) if kinds is None else kinds
     by_kind: dict = {}
     for p, k in enumerate(kinds):
         by_kind.setdefault(k, []).append(p)

@@ -216,10 +216,11 @@ class Chart:
     """One immutable Earley chart: ``entries[origin_chart] = state`` (§IV; item ``(i)`` = origin).
 
     ``succ`` memoises :meth:`Recognizer.scan` (symbol class → next chart or ``None``), so repeated
-    trial feeding during masking reuses work, and ``depth`` is the number of symbols read.
+    trial feeding during masking reuses work, and ``depth`` is the number of symbols read;
+    ``viable`` is a memo for the lexer (symbol in progress → can this chart still scan it).
     """
 
-    __slots__ = ("entries", "succ", "waits", "scannable", "depth")
+    __slots__ = ("entries", "succ", "waits", "scannable", "depth", "viable")
 
     def __init__(self, entries: dict, depth: int):
         self.entries = entries
@@ -227,6 +228,7 @@ class Chart:
         self.waits: dict = {}
         self.scannable: frozenset | None = None
         self.depth = depth
+        self.viable: dict = {}
 
     def __repr__(self) -> str:
         return f"<Chart depth={self.depth} origins={len(self.entries)}>"
@@ -439,76 +441,118 @@ def parse_nfa(cg: CompiledGrammar, nfa, start_symbol: Hashable) -> list[NFAChart
     additions to the origin are propagated ("additional bookkeeping to ensure that newly added
     completable items are always processed by the completer", §IV-A).
     """
-    charts = [NFAChart(q) for q in range(nfa.n_states)]
-    goto, union, completed, wants = cg.goto, cg.union, cg.completed, cg.wants
-    pending: dict[int, dict] = defaultdict(dict)  # kernels arriving from earlier components
+    run = _NFAParse(cg, nfa)
+    run.seed(start_symbol)
+    for comp in _sccs(nfa.n_states, nfa.edges):
+        run.component(comp)
+    return run.charts
 
-    def merge(target: dict, origin, state: int) -> bool:
+
+class _NFAParse:
+    """The steps of :func:`parse_nfa`: seed the start chart, close one strongly connected
+    component (scanner along its arrows, completer with listeners, predictor), and export
+    its charts' kernels along the arrows that leave it."""
+
+    def __init__(self, cg: CompiledGrammar, nfa):
+        self.cg, self.nfa = cg, nfa
+        self.charts = [NFAChart(q) for q in range(nfa.n_states)]
+        self.pending: dict[int, dict] = defaultdict(dict)  # kernels from earlier components
+        self.work: list = []
+        self.members: set = set()
+
+    def merge(self, target: dict, origin, state: int) -> bool:
+        """Union ``state`` into ``target[origin]``; whether it grew."""
         old = target.get(origin)
-        new = state if old is None else union(old, state)
+        new = state if old is None else self.cg.union(old, state)
         if new != old:
             target[origin] = new
             return True
         return False
 
-    start = charts[nfa.start]
-    start.wanted = frozenset([cg.sym_id[start_symbol]])
-    pending[nfa.start][start] = cg.predicted(start.wanted)
-    for comp in _sccs(nfa.n_states, nfa.edges):
-        members = set(comp)
-        work: list = []
+    def add(self, chart: NFAChart, origin, state: int) -> None:
+        """Add items to a chart of the current component, queueing them when new."""
+        if self.merge(chart.entries, origin, state):
+            self.work.append((chart, origin))
 
-        def add(chart: NFAChart, origin, state: int, work=work) -> None:
-            if merge(chart.entries, origin, state):
-                work.append((chart, origin))
+    def seed(self, start_symbol: Hashable) -> None:
+        """Predict the start symbol in the start state's chart."""
+        start = self.charts[self.nfa.start]
+        start.wanted = frozenset([self.cg.sym_id[start_symbol]])
+        self.pending[self.nfa.start][start] = self.cg.predicted(start.wanted)
 
+    def component(self, comp: list[int]) -> None:
+        """Close one component to a fixpoint, then export along its outgoing arrows."""
+        self.members = set(comp)
         for q in comp:
-            for origin, state in pending.pop(q, {}).items():
-                add(charts[q], origin, state)
-        while work:
-            chart, origin = work.pop()
+            for origin, state in self.pending.pop(q, {}).items():
+                self.add(self.charts[q], origin, state)
+        while self.work:
+            chart, origin = self.work.pop()
             state = chart.entries[origin]
-            for label, q2 in nfa.edges[chart.q]:
-                if q2 not in members:
-                    continue
+            self.scan_within(chart, origin, state)
+            self.complete(chart, origin, state)
+            self.notify(chart, origin, state)
+            self.predict(chart, state)
+        for q in comp:
+            self.export(self.charts[q])
+
+    def scan_within(self, chart: NFAChart, origin, state: int) -> None:
+        """Scanner: follow the chart's arrows inside the component (ε keeps the items)."""
+        goto, charts = self.cg.goto, self.charts
+        for label, q2 in self.nfa.edges[chart.q]:
+            if q2 not in self.members:
+                continue
+            if label is None:
+                self.add(charts[q2], origin, state)
+                continue
+            for t in label:
+                ns = goto(state, t)
+                if ns >= 0:
+                    self.add(charts[q2], origin, ns)
+
+    def complete(self, chart: NFAChart, origin, state: int) -> None:
+        """Completer: step the origin's items over each finished nonterminal; an origin in
+        this component may still grow, so it keeps a listener for later additions."""
+        goto = self.cg.goto
+        for a in self.cg.completed[state]:
+            if (origin, a) in chart.done:
+                continue
+            chart.done.add((origin, a))
+            if origin.q in self.members:
+                origin.listeners[a].add(chart)
+            for o2, s2 in list(origin.entries.items()):
+                ns = goto(s2, a)
+                if ns >= 0:
+                    self.add(chart, o2, ns)
+
+    def notify(self, chart: NFAChart, origin, state: int) -> None:
+        """Items added to an origin late reach the charts that completed against it."""
+        goto = self.cg.goto
+        for a, targets in chart.listeners.items():
+            ns = goto(state, a)
+            if ns >= 0:
+                for target in list(targets):
+                    self.add(target, origin, ns)
+
+    def predict(self, chart: NFAChart, state: int) -> None:
+        """Predictor: the nonterminals the new items wait for, predicted once per chart."""
+        more = self.cg.wants[state] - chart.wanted
+        if more:
+            chart.wanted |= more
+            self.add(chart, chart, self.cg.predicted(chart.wanted))
+
+    def export(self, chart: NFAChart) -> None:
+        """Kernels along the arrows that leave the component (to ``pending``)."""
+        goto = self.cg.goto
+        for label, q2 in self.nfa.edges[chart.q]:
+            if q2 in self.members:
+                continue
+            target = self.pending[q2]
+            for origin, state in chart.entries.items():
                 if label is None:
-                    add(charts[q2], origin, state)
+                    self.merge(target, origin, state)
                     continue
                 for t in label:
                     ns = goto(state, t)
                     if ns >= 0:
-                        add(charts[q2], origin, ns)
-            for a in completed[state]:
-                if (origin, a) in chart.done:
-                    continue
-                chart.done.add((origin, a))
-                if origin.q in members:
-                    origin.listeners[a].add(chart)
-                for o2, s2 in list(origin.entries.items()):
-                    ns = goto(s2, a)
-                    if ns >= 0:
-                        add(chart, o2, ns)
-            for a, targets in chart.listeners.items():
-                ns = goto(state, a)
-                if ns >= 0:
-                    for target in list(targets):
-                        add(target, origin, ns)
-            more = wants[state] - chart.wanted
-            if more:
-                chart.wanted |= more
-                add(chart, chart, cg.predicted(chart.wanted))
-        for q in comp:
-            chart = charts[q]
-            for label, q2 in nfa.edges[q]:
-                if q2 in members:
-                    continue
-                target = pending[q2]
-                for origin, state in chart.entries.items():
-                    if label is None:
-                        merge(target, origin, state)
-                        continue
-                    for t in label:
-                        ns = goto(state, t)
-                        if ns >= 0:
-                            merge(target, origin, ns)
-    return charts
+                        self.merge(target, origin, ns)

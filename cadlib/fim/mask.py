@@ -13,7 +13,13 @@ character steps per decoding step; :class:`TokenTrie` shares the work:
   comment, identifier or number, or a space between symbols), and every character below a trie
   node does so, the whole subtree is accepted as one range without being walked — the
   character sets of subtrees are precomputed as bit masks (one bit per ASCII character, one
-  for non-ASCII identifier characters, one for other non-ASCII characters).
+  for non-ASCII identifier characters, one for other non-ASCII characters);
+* what such an absorbing state accepts below a node does not depend on the parser: it is
+  memoised per ``(node, absorbed characters)`` with the *frontier* of edges that leave it,
+  grouped by character, and the walk's states are interned by content so that each distinct
+  ``(state, character)`` is stepped once per mask (thousands of trie nodes share a handful of
+  states);
+* byte tokens are grouped by their whole characters once, at construction.
 
 Byte-level BPE tokens that are not valid UTF-8 on their own carry pieces of a multi-byte
 character. The decoder keeps the *pending* bytes of an unfinished character and feeds the
@@ -35,7 +41,8 @@ from .constraint import FIMConstraint
 from .lexer import dfa, is_id_continue
 
 __all__ = ["TokenTrie", "token_texts", "allowed_mask", "naive_allowed_mask", "FIMLogitsProcessor",
-           "utf8_split", "utf8_prefix", "token_raw", "apply_mask", "byte_token_viable"]
+           "utf8_split", "utf8_prefix", "token_raw", "apply_mask", "byte_token_viable",
+           "PendingBytes"]
 
 _NON_ASCII_ID, _NON_ASCII_OTHER = 128, 129
 _PARTIAL = "é"
@@ -78,6 +85,17 @@ class TokenTrie:
         self.children = [list(c.items()) for c in children]
         self.ends = ends
         self._number()
+        # per node: (char, char bit, (child,)) — the edge list the walk steps through
+        self.edges = [[(ch, _char_bit(ch), (child,)) for ch, child in kids]
+                      for kids in self.children]  # fmt: skip
+        self._absorbed_memo: dict = {}
+        groups: dict = {}  # byte tokens by (whole characters, unfinished?): one trial each
+        for tid, raw in self.byte_tokens:
+            split = utf8_split(raw)
+            if split is not None:
+                groups.setdefault((split[0], bool(split[1])), []).append(tid)
+        self.byte_groups = [(key, np.array(tids, dtype=np.int64))
+                            for key, tids in groups.items()]  # fmt: skip
 
     def _number(self) -> None:
         """Depth-first token order, subtree ranges and subtree character masks."""
@@ -122,49 +140,103 @@ class TokenTrie:
             for tid, raw in self.byte_tokens:
                 mask[tid] = byte_token_viable(constraint, raw, pending)
             return mask
-        ranges, singles = self._walk(constraint._problem.lexer, constraint.branches)
-        if ranges:
-            mask[np.concatenate([self.order[a:b] for a, b in ranges])] = True
-        if singles:
-            mask[singles] = True
-        seen: dict = {}  # (whole characters, unfinished?) -> viable
-        for tid, raw in self.byte_tokens:
-            split = utf8_split(raw)
-            if split is None:
-                continue
-            key = (split[0], bool(split[1]))
-            if key not in seen:
-                seen[key] = byte_token_viable(constraint, raw)
-            mask[tid] = seen[key]
+        self._cover(mask, *self._walk(constraint._problem.lexer, constraint.branches))
+        self._byte_tokens(mask, constraint)
         return mask
 
-    def _walk(self, lexer, branches: list[Branch]) -> tuple[list, list]:
-        children, ends, chars, lo, hi = self.children, self.ends, self.chars, self.lo, self.hi
-        step = lexer.step
-        ranges: list = []
+    def _cover(self, mask: np.ndarray, los: list, his: list, singles: list) -> None:
+        """Stage 2 of :meth:`allowed`: the walk's ranges and single tokens into ``mask``."""
+        if los:
+            n = len(self.order) + 1
+            cover = np.cumsum(np.bincount(los, minlength=n) - np.bincount(his, minlength=n))
+            mask[self.order[cover[:-1] > 0]] = True
+        if singles:
+            mask[singles] = True
+
+    def _byte_tokens(self, mask: np.ndarray, constraint: FIMConstraint) -> None:
+        """Stage 3 of :meth:`allowed`: tokens holding part of a multi-byte character, one
+        trial per group of equal whole characters."""
+        for (text, unfinished), tids in self.byte_groups:
+            trial = constraint.fork()
+            mask[tids] = trial.feed(text) and (not unfinished or trial.feed(_PARTIAL))
+
+    def _absorbed(self, node: int, bits: int) -> tuple:
+        """What a state that every character of ``bits`` leaves unchanged accepts below
+        ``node`` without stepping (chart-independent, memoised per ``(node, bits)``):
+        ``(range starts, range ends, single tokens, frontier)``; the frontier lists the edges
+        ``(char, bit, children)`` leaving the absorbed paths, grouped by character."""
+        key = (node, bits)
+        got = self._absorbed_memo.get(key)
+        if got is not None:
+            return got
+        edges, ends, chars, lo, hi = self.edges, self.ends, self.chars, self.lo, self.hi
+        los: list = []
+        his: list = []
         singles: list = []
-        stack = [(0, branches, _absorbing(branches))]
+        frontier: dict = {}
+        stack = [node]
         while stack:
-            node, state, absorb = stack.pop()
-            for ch, child in children[node]:
-                if absorb is not None and absorb[0](ch):
-                    if not chars[child] & ~absorb[1]:
-                        ranges.append((lo[child], hi[child]))
-                        continue
-                    singles.extend(ends[child])
-                    stack.append((child, state, absorb))
+            for ch, cbit, (child,) in edges[stack.pop()]:
+                if cbit & bits:
+                    if chars[child] & ~bits:
+                        singles.extend(ends[child])
+                        stack.append(child)
+                    else:
+                        los.append(lo[child])
+                        his.append(hi[child])
+                else:
+                    frontier.setdefault((ch, cbit), []).append(child)
+        got = (los, his, singles, [(ch, cbit, tuple(kids)) for (ch, cbit), kids in
+                                   frontier.items()])  # fmt: skip
+        self._absorbed_memo[key] = got
+        return got
+
+    def _walk(self, lexer, branches: list[Branch]) -> tuple[list, list, list]:
+        """Depth-first walk from the root: ``(range starts, range ends, single tokens)``.
+
+        Where the state absorbs characters (:func:`_absorbing`), the memoised
+        :meth:`_absorbed` part is taken whole and only its frontier is stepped; each distinct
+        ``(state, char)`` is stepped once per walk (many trie nodes share a state)."""
+        edges, ends, children, absorbed = self.edges, self.ends, self.children, self._absorbed
+        step = lexer.step
+        los: list = []
+        his: list = []
+        singles: list = []
+        # states interned by content: (branches, absorbing bits, {char: next state key})
+        states: dict = {}
+        root = tuple(branches)
+        states[root] = (branches, _absorbing(branches), {})
+        stack = [(0, root)]
+        while stack:
+            node, key = stack.pop()
+            state, bits, memo = states[key]
+            if bits is None:
+                out = edges[node]
+            else:
+                a_lo, a_hi, a_singles, out = absorbed(node, bits)
+                los.extend(a_lo)
+                his.extend(a_hi)
+                singles.extend(a_singles)
+            for ch, _, kids in out:
+                nxt = memo.get(ch)
+                if nxt is None:
+                    got = step(state, ch)
+                    nxt = memo[ch] = tuple(got)
+                    if nxt and nxt not in states:
+                        states[nxt] = (got, _absorbing(got), {})
+                if not nxt:
                     continue
-                nxt = step(state, ch)
-                if nxt:
+                for child in kids:
                     singles.extend(ends[child])
                     if children[child]:
-                        stack.append((child, nxt, _absorbing(nxt)))
-        return ranges, singles
+                        stack.append((child, nxt))
+        return los, his, singles
 
 
 @functools.cache
-def _sip_absorbing(sip: int) -> tuple:
-    """``(test, bits)`` of the characters that leave a symbol-in-progress state unchanged.
+def _sip_absorbing(sip: int) -> int:
+    """The bits (:func:`_char_bit`) of the characters that leave a symbol in progress
+    unchanged.
 
     The automaton treats non-ASCII characters alike up to identifier-ness, so a few
     representatives decide the two non-ASCII bits exactly.
@@ -177,30 +249,27 @@ def _sip_absorbing(sip: int) -> tuple:
         bits |= 1 << _NON_ASCII_ID
     if all(test(ch) for ch in "€→…—“"):
         bits |= 1 << _NON_ASCII_OTHER
-    return test, bits
+    return bits
 
 
 _SPACE_BITS = sum(1 << ord(c) for c in " \t\f\r")
 _SPACE_NL_BITS = _SPACE_BITS | (1 << ord("\n"))
 
 
-def _absorbing(branches: list[Branch]) -> tuple | None:
-    """How characters can leave ``branches`` unchanged: only for a single branch without
-    guards, inside a symbol (its self-loop characters) or between symbols mid-line (spaces;
-    newlines too inside brackets)."""
+def _absorbing(branches: list[Branch]) -> int | None:
+    """The bits of the characters that leave ``branches`` unchanged (``None``: none do): only
+    for a single branch without guards, inside a symbol (its self-loop characters) or between
+    symbols mid-line (spaces; newlines too inside brackets)."""
     if len(branches) != 1:
         return None
     chart, sip, guards, follow, line = branches[0]
     if guards or follow:
         return None
     if sip:
-        return _sip_absorbing(sip)
+        return _sip_absorbing(sip) or None
     if line[1]:
         return None
-    if line[0]:
-        return (lambda ch: ch in " \t\f\r\n"), _SPACE_NL_BITS
-    return (lambda ch: ch in " \t\f\r"), _SPACE_BITS
-
+    return _SPACE_NL_BITS if line[0] else _SPACE_BITS
 
 
 def token_raw(text: str | bytes) -> bytes:
@@ -224,6 +293,26 @@ def utf8_split(raw: bytes) -> tuple | None:
     last character, or ``None`` when ``raw`` is not valid UTF-8 up to its end."""
     text, rest, valid = utf8_prefix(raw)
     return (text, rest) if valid else None
+
+
+class PendingBytes:
+    """Generated token texts to whole characters: keeps the bytes of an unfinished multi-byte
+    character between tokens (the one home of this for :class:`FIMLogitsProcessor` and
+    :class:`cadlib.fim.experiments.GenBodyMask`)."""
+
+    def __init__(self):
+        self.bytes = b""
+
+    def __bool__(self) -> bool:
+        return bool(self.bytes)
+
+    def push(self, text: str | bytes) -> str | None:
+        """The whole characters that ``text`` (a :func:`token_texts` entry) completes, keeping
+        an unfinished last character; ``None`` (and nothing kept) on invalid UTF-8, which only
+        an unmasked token can produce: the caller's constraint is then dead."""
+        chars, rest, valid = utf8_prefix(self.bytes + token_raw(text))
+        self.bytes = rest if valid else b""
+        return chars if valid else None
 
 
 def apply_mask(scores, mask: np.ndarray):
@@ -319,20 +408,23 @@ class FIMLogitsProcessor:
         self.trie = TokenTrie.for_tokenizer(tokenizer)
         self.texts = token_texts_cached(tokenizer)
         self.seen = prompt_length
-        self.pending = b""
+        self.utf8 = PendingBytes()
+
+    @property
+    def pending(self) -> bytes:
+        """Bytes of an unfinished character at the end of the generated text."""
+        return self.utf8.bytes
 
     def _advance(self, ids) -> None:
         for tid in ids[self.seen:]:
             text = self.texts[int(tid)]
             if text is None:
                 continue
-            split = utf8_split(self.pending + token_raw(text))
-            if split is None:  # invalid UTF-8 (only possible for unmasked tokens)
+            chars = self.utf8.push(text)
+            if chars is None:
                 self.constraint.branches = []
-                self.pending = b""
-                continue
-            chars, self.pending = split
-            self.constraint.feed(chars)
+            else:
+                self.constraint.feed(chars)
         self.seen = len(ids)
 
     def __call__(self, input_ids, scores):

@@ -1,0 +1,412 @@
+"""The differential check at scale: random cuts of the Python standard library vs ``ast.parse``.
+
+Chapter 8's first check (:func:`cadlib.fim.differential_check`) cuts HumanEval solutions, which
+the book picked. This one cuts code nobody picked for it: the top-level modules of the standard
+library of the interpreter that runs it (``sysconfig.get_paths()["stdlib"]``, ``*.py`` directly
+in that folder, the ones CPython itself parses; :func:`stdlib_sources`). Each cut
+(:func:`stdlib_cuts`, seeded):
+
+* draws a module, then a split ``a ≤ b`` of it with :func:`cadlib.fim.differential.fim_splits`
+  (the kind of each cut drawn uniformly among *boundary*, *mid-token*, *mid-string* and
+  *mid-indentation*; middles up to ``max_middle`` characters);
+* widens ``source[a:b]`` to a window of whole top-level statements ``source[s:e]`` (the left
+  context starts, and the right context ends, at a module-level statement), the widest within
+  ``max_left`` / ``max_right`` characters of the cut, or the statement around the cut when it is
+  longer (so a cut inside a large class keeps the whole class): the window is itself a module,
+  checked with ``ast.parse`` (windows over ``max_window`` characters are redrawn), and the FIM
+  problem is ``left = source[s:a]``,
+  ``middle = source[a:b]``, ``right = source[b:e]``.
+
+:func:`stdlib_differential` then checks, per cut, that every prefix of the true middle is
+viable and that it can end, and compares ``can_end()`` with ``ast.parse`` on ``n_edits``
+perturbed middles (:func:`cadlib.fim.differential.random_edit`). Every disagreement gets a
+category (:func:`categorize`: one of :data:`cadlib.fim.differential.KNOWN_DIFFERENCES` when the
+program has that feature, else ``"uncategorized"``). Each row also times the constraint's
+construction (the right context's quotient grammar, then feeding the left context) and the
+feeding of the true middle, for the cost plots (:func:`build_cost_sweep` adds whole-module left
+contexts).
+
+The stdlib differs between patch releases of 3.11, so :func:`manifest` records the interpreter
+version, the file list and a hash of their contents; the chapter's cpu profile compares only
+counts that do not depend on them (the number of cuts and the number of uncategorized
+disagreements), and the ``full`` run is committed as ``results/fim.full.json`` by
+``python -m cadlib.fim.stdlib`` (see :func:`main`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import bisect
+import hashlib
+import json
+import multiprocessing
+import platform
+import random
+import re
+import sysconfig
+import time
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import pandas as pd
+from tqdm import tqdm
+
+from ..metrics import wilson_ci
+from ..results import hardware_info, repo_root
+from .constraint import FIMConstraint, UnconnectableContextError, _Problem
+from .differential import cut_kinds, fim_splits, python_accepts, random_edit
+from .report import rate_cell
+
+__all__ = ["stdlib_sources", "manifest", "stdlib_cuts", "stdlib_differential", "categorize",
+           "stdlib_summary", "build_cost_sweep", "summary_markdown", "load_full", "plot_costs",
+           "main"]
+
+
+def stdlib_sources(folder: str | None = None, max_chars: int | None = None) -> dict[str, str]:
+    """``{file name: source}`` of the ``*.py`` files directly in the standard library folder
+    (default: this interpreter's) that ``ast.parse`` accepts, sorted by name; ``max_chars``
+    drops larger files."""
+    root = Path(folder or sysconfig.get_paths()["stdlib"])
+    if not root.is_dir():
+        raise FileNotFoundError(f"no standard library folder at {root}")
+    out = {}
+    for path in sorted(root.glob("*.py")):
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (UnicodeDecodeError, OSError):
+            continue
+        if (max_chars is None or len(text) <= max_chars) and python_accepts(text):
+            out[path.name] = text
+    if not out:
+        raise FileNotFoundError(f"no parseable *.py file in {root}")
+    return out
+
+
+def manifest(sources: dict[str, str]) -> dict:
+    """Interpreter version, the file names and one SHA-256 over names and contents."""
+    digest = hashlib.sha256()
+    for name, text in sources.items():
+        digest.update(name.encode() + b"\0" + hashlib.sha256(text.encode()).digest())
+    return {"python": platform.python_version(),
+            "implementation": platform.python_implementation(),
+            "files": len(sources), "chars": sum(map(len, sources.values())),
+            "sha256": digest.hexdigest(), "names": list(sources)}  # fmt: skip
+
+
+#: Cuts :func:`stdlib_cuts` redrew in its last call, by reason.
+LAST_REDRAWS = {"window": 0, "not a module": 0}
+
+
+def _boundaries(source: str) -> list[int]:
+    """Offsets where a module-level statement starts (decorators included), and the end."""
+    starts = [0]
+    for line in source.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+    out = {0, len(source)}
+    for node in ast.parse(source).body:
+        first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
+        out.add(starts[first - 1])
+    return sorted(out)
+
+
+def _window(bounds: list[int], a: int, b: int, max_left: int, max_right: int) -> tuple:
+    """``(s, e)``: statement boundaries around ``[a, b]`` (see the module docstring)."""
+    i = bisect.bisect_right(bounds, a) - 1  # bounds[i] <= a
+    s = bounds[i]
+    while i > 0 and a - bounds[i - 1] <= max_left:
+        i -= 1
+        s = bounds[i]
+    j = bisect.bisect_left(bounds, b)  # bounds[j] >= b
+    e = bounds[j]
+    while j + 1 < len(bounds) and bounds[j + 1] - b <= max_right:
+        j += 1
+        e = bounds[j]
+    return s, e
+
+
+def stdlib_cuts(sources: dict[str, str], n: int, seed: int = 0, max_middle: int = 300,
+                max_left: int = 1500, max_right: int = 1500,
+                max_window: int | None = 5000) -> list[dict]:
+    """``n`` seeded cuts (dicts: ``file, a, b, left_cut, right_cut, left, middle, right``;
+    offsets in the file) over ``sources`` (see the module docstring). A cut whose window is
+    longer than ``max_window`` characters (inside a large class: the whole class) is redrawn,
+    to bound the run's time; :data:`LAST_REDRAWS` counts them (long contexts are measured by
+    :func:`build_cost_sweep`)."""
+    if n < 0:
+        raise ValueError(f"n must be >= 0, got {n}")
+    rng = random.Random(f"stdlib:{seed}")
+    LAST_REDRAWS.update({"window": 0, "not a module": 0})
+    names = list(sources)
+    cache: dict = {}
+    out = []
+    while len(out) < n:
+        name = rng.choice(names)
+        src = sources[name]
+        if name not in cache:
+            cache[name] = (_boundaries(src), cut_kinds(src))
+        bounds, kinds = cache[name]
+        a, b, _, _ = fim_splits(src, 1, rng, max_middle, kinds=kinds)[0]
+        s, e = _window(bounds, a, b, max_left, max_right)
+        if max_window is not None and e - s > max_window:
+            LAST_REDRAWS["window"] += 1
+            continue
+        if not python_accepts(src[s:e]):  # e.g. a __future__ import after the window's start
+            LAST_REDRAWS["not a module"] += 1
+            continue
+        out.append(dict(file=name, a=a, b=b, left_cut=kinds[a], right_cut=kinds[b],
+                        left=src[s:a], middle=src[a:b], right=src[b:e]))
+    return out
+
+
+_FSTRING = re.compile(r"(?<![\w])(?:[rRbBuU]?[fF]|[fF][rR])['\"]")
+
+
+def categorize(program: str) -> str:
+    """The known difference (:data:`KNOWN_DIFFERENCES`) a disagreement on ``program`` can be
+    put down to, by the feature the program has, or ``"uncategorized"``."""
+    if "\r" in program:
+        return "carriage return"
+    if "\\N{" in program:
+        return "unicode escape"
+    if _FSTRING.search(program):
+        return "f-string"
+    if re.search(r"^[ ]*\t|^\t*[ ]+\t", program, re.M):
+        return "tabs"
+    if re.search(r"except\s*\*|^\s*@(?![\w.]+\s*(\(|$))", program, re.M):
+        return "newer syntax"
+    return "uncategorized"
+
+
+def _timed(fn):
+    t0 = time.perf_counter()
+    value = fn()
+    return time.perf_counter() - t0, value
+
+
+def _row(base: dict, program: str, **fields) -> dict:
+    agree = fields["truth"] == fields["ours"]
+    return dict(base, **fields, agree=agree, category="" if agree else categorize(program))
+
+
+def _check_cut(cut: dict, n_edits: int, rng: random.Random) -> list[dict]:
+    left, middle, right = cut["left"], cut["middle"], cut["right"]
+    program = left + middle + right
+    base = {k: cut[k] for k in ("file", "a", "b", "left_cut", "right_cut")}
+    base.update(left_chars=len(left), middle_chars=len(middle), right_chars=len(right))
+    try:
+        build_s, c = _timed(lambda: FIMConstraint(left, right))
+    except UnconnectableContextError:
+        return [_row(base, program, check="true_middle", edit="", truth=True, ours=False,
+                     viable=False, build_s=None, feed_s=None)]  # fmt: skip
+    states = [c.branches]
+    t0 = time.perf_counter()
+    for ch in middle:
+        if not c.feed(ch):
+            break
+        states.append(c.branches)
+    feed_s = time.perf_counter() - t0
+    viable = len(states) == len(middle) + 1
+    rows = [_row(base, program, check="true_middle", edit="", truth=True,
+                 ours=viable and c.can_end(), viable=viable, build_s=build_s, feed_s=feed_s)]
+    if not viable:
+        return rows
+    for _ in range(n_edits):
+        i, edited, what = random_edit(middle, rng)
+        trial = c.fork()
+        trial.branches = list(states[i])
+        trial.feed(edited[i:])
+        edited_program = left + edited + right
+        rows.append(_row(base, edited_program, check="edit", edit=what,
+                         truth=python_accepts(edited_program), ours=trial.can_end(),
+                         viable=None, build_s=None, feed_s=None))  # fmt: skip
+    return rows
+
+
+def _check_indexed(job: tuple) -> list[dict]:
+    index, cut, n_edits, seed = job
+    return _check_cut(cut, n_edits, random.Random(f"stdlib-edits:{seed}:{index}"))
+
+
+def stdlib_differential(cuts: list[dict], n_edits: int = 4, seed: int = 0,
+                        progress: bool = True, jobs: int = 1) -> pd.DataFrame:
+    """Check every cut of :func:`stdlib_cuts` (see the module docstring); each cut's edits
+    draw from their own seeded generator, so ``jobs`` worker processes give the same rows.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per check: ``file, a, b, left_cut, right_cut, left_chars, middle_chars,
+        right_chars, check`` (``"true_middle"`` / ``"edit"``), ``edit``, ``truth``
+        (``ast.parse``), ``ours`` (``can_end``), ``viable`` (true middles: every prefix),
+        ``build_s`` and ``feed_s`` (true middles: seconds to build the constraint and to feed
+        the middle), ``agree``, ``category`` (disagreements only, :func:`categorize`).
+    """
+    work = [(k, cut, n_edits, seed) for k, cut in enumerate(cuts)]
+    bar = dict(total=len(work), desc="stdlib differential", disable=not progress)
+    if jobs > 1:
+        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+            done = list(tqdm(pool.imap(_check_indexed, work, chunksize=4), **bar))
+    else:
+        done = [_check_indexed(job) for job in tqdm(work, **bar)]
+    return pd.DataFrame([row for rows in done for row in rows])
+
+
+def stdlib_summary(frame: pd.DataFrame) -> dict:
+    """Counts of a :func:`stdlib_differential` frame, each rate with its Wilson interval."""
+    true_mid = frame[frame.check == "true_middle"]
+    edits = frame[frame.check == "edit"]
+    wrong = frame[~frame.agree]
+
+    def rate(k: int, n: int) -> dict:
+        lo, hi = wilson_ci(k, n)
+        return {"k": int(k), "n": int(n), "rate": k / n if n else None, "ci95": [lo, hi]}
+
+    return {
+        "cuts": int(len(true_mid)),
+        "files_cut": int(true_mid.file.nunique()),
+        "cuts_by_kind": {f"{a} | {b}": int(v) for (a, b), v in
+                         true_mid.groupby(["left_cut", "right_cut"]).size().items()},
+        "true_middles_viable": rate(int(true_mid.viable.sum()), len(true_mid)),
+        "true_middles_accepted": rate(int(true_mid.ours.sum()), len(true_mid)),
+        "edits": int(len(edits)),
+        "edits_valid": rate(int(edits.truth.sum()), len(edits)),
+        "edit_agreement": rate(int(edits.agree.sum()), len(edits)),
+        "disagreements": int(len(wrong)),
+        "disagreements_by_category": {k: int(v) for k, v in
+                                      wrong.category.value_counts().sort_index().items()},
+        "uncategorized": int((wrong.category == "uncategorized").sum()),
+    }  # fmt: skip
+
+
+def build_cost_sweep(sources: dict[str, str], lengths=(1000, 2000, 5000, 10000, 20000, 40000),
+                     n_files: int = 3, max_right: int = 2000) -> pd.DataFrame:
+    """Construction cost against left-context length, up to whole modules: in the ``n_files``
+    largest sources, the left context is the module up to the top-level statement boundary
+    nearest each length whose next statement (the right context) is at most ``max_right``
+    characters. Rows: ``file, left_chars, right_chars, right_s`` (the right context's quotient
+    grammar), ``left_s`` (feeding the left context) and ``build_s`` (both)."""
+    big = sorted(sources, key=lambda k: -len(sources[k]))[:n_files]
+    rows = []
+    for name in big:
+        src = sources[name]
+        bounds = _boundaries(src)
+        spans = [(a, e) for a, e in zip(bounds, bounds[1:], strict=False) if 0 < e - a <= max_right]
+        for length in lengths:
+            if length >= len(src) or not spans:
+                continue
+            a, e = min(spans, key=lambda span, n=length: abs(span[0] - n))
+            left, right = src[:a], src[a:e]
+            try:
+                right_s, problem = _timed(lambda r=right: _Problem("", r))
+            except UnconnectableContextError:
+                continue
+            left_s, _ = _timed(lambda p=problem, x=left: p.lexer.feed(p.lexer.initial(), x))
+            rows.append(dict(file=name, target=length, left_chars=len(left),
+                             right_chars=len(right), right_s=right_s, left_s=left_s,
+                             build_s=right_s + left_s))  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def summary_markdown(summary: dict, title: str) -> str:
+    """Markdown of a :func:`stdlib_summary`: cuts, rates with n and Wilson intervals, and the
+    disagreements by category."""
+    def cell(entry: dict) -> str:
+        return rate_cell(entry["k"], entry["n"])
+
+    kinds = summary["cuts_by_kind"]
+    cats = ", ".join(f"{k}: {v}" for k, v in summary["disagreements_by_category"].items())
+    return (f"**{title}**: {summary['cuts']} cuts of {summary['files_cut']} modules "
+            f"({len(kinds)} left | right cut-kind pairs, {min(kinds.values())} to "
+            f"{max(kinds.values())} cuts each); every prefix of the true middle viable: "
+            f"{cell(summary['true_middles_viable'])}; true middle accepted: "
+            f"{cell(summary['true_middles_accepted'])}; {summary['edits']} perturbed middles "
+            f"({cell(summary['edits_valid'])} still valid Python), `can_end` equal to "
+            f"`ast.parse`: {cell(summary['edit_agreement'])}; disagreements: "
+            f"{summary['disagreements']} ({cats or 'none'}), uncategorized: "
+            f"{summary['uncategorized']}.")  # fmt: skip
+
+
+def load_full(path: str | Path | None = None) -> dict | None:
+    """``results/fim.full.json`` (the ``full`` run of :func:`main`), or ``None`` if absent."""
+    path = Path(path) if path else repo_root() / "results" / "fim.full.json"
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def plot_costs(per_cut: pd.DataFrame, sweep: pd.DataFrame, label: str):
+    """Two panels: the constraint's construction cost against the left context's length
+    (cuts, and the whole-module sweep), and the cost per fed character of the true middle
+    against the middle's length (medians per length bin)."""
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
+    ax = axes[0]
+    ax.scatter(per_cut.left_chars, 1e3 * per_cut.build_s, s=8, alpha=0.4, label="cuts")
+    if len(sweep):
+        for name, g in sweep.groupby("file"):
+            g = g.sort_values("left_chars")
+            ax.plot(g.left_chars, 1e3 * g.build_s, marker="o", label=f"sweep: {name}")
+    ax.set_xscale("symlog", linthresh=100)
+    ax.set_yscale("log")
+    ax.set_xlabel("left context (characters)")
+    ax.set_ylabel("construction (ms)")
+    ax.set_title("building the constraint", fontsize=10)
+    ax.legend(fontsize=7)
+    ax = axes[1]
+    per_char = 1e6 * per_cut.feed_s / per_cut.middle_chars.clip(lower=1)
+    bins = pd.cut(per_cut.middle_chars, bins=[0, 50, 100, 150, 200, 250, 301], right=False)
+    med = per_char.groupby(bins, observed=True).median()
+    ax.scatter(per_cut.middle_chars, per_char, s=8, alpha=0.4, label="cuts")
+    ax.plot([iv.mid for iv in med.index], med.values, marker="o", color="k", label="median")
+    ax.set_yscale("log")
+    ax.set_xlabel("true middle (characters)")
+    ax.set_ylabel("feeding: µs per character")
+    ax.set_title("feeding the middle", fontsize=10)
+    ax.legend(fontsize=7)
+    fig.suptitle(f"FIM constraint cost on standard-library cuts; {label}", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def main(argv=None) -> None:
+    """``python -m cadlib.fim.stdlib --cuts 2000 --out results/fim.full.json``: the ``full``
+    run of the differential at scale, with the cost sweep and the manifest."""
+    ap = argparse.ArgumentParser(description=main.__doc__)
+    ap.add_argument("--cuts", type=int, default=2000)
+    ap.add_argument("--edits", type=int, default=4)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--max-left", type=int, default=1500)
+    ap.add_argument("--max-right", type=int, default=1500)
+    ap.add_argument("--max-window", type=int, default=5000)
+    ap.add_argument("--jobs", type=int, default=1, help="worker processes (same rows)")
+    ap.add_argument("--out", default="results/fim.full.json")
+    args = ap.parse_args(argv)
+    sources = stdlib_sources()
+    t0 = time.perf_counter()
+    cuts = stdlib_cuts(sources, args.cuts, args.seed, max_left=args.max_left,
+                       max_right=args.max_right, max_window=args.max_window)
+    redraws = dict(LAST_REDRAWS)
+    frame = stdlib_differential(cuts, args.edits, args.seed, jobs=args.jobs)
+    wrong = frame[~frame.agree]
+    true_mid = frame[frame.check == "true_middle"].dropna(subset=["build_s"])
+    sweep = build_cost_sweep(sources)
+    out = {
+        "command": f"python -m cadlib.fim.stdlib --cuts {args.cuts} --edits {args.edits} "
+                   f"--seed {args.seed} --max-left {args.max_left} --max-right "
+                   f"{args.max_right} --max-window {args.max_window} --jobs {args.jobs} "
+                   f"--out {args.out}",
+        "redrawn_cuts": redraws,
+        "manifest": manifest(sources),
+        "params": vars(args),
+        "summary": stdlib_summary(frame),
+        "disagreements": wrong[["file", "a", "b", "left_cut", "right_cut", "check", "edit",
+                                "truth", "ours", "category"]].to_dict(orient="records"),
+        "cost": {"wall_s": round(time.perf_counter() - t0, 1), "hardware": hardware_info("cpu"),
+                 "per_cut": true_mid[["left_chars", "right_chars", "middle_chars", "build_s",
+                                      "feed_s"]].round(6).to_dict(orient="list"),
+                 "sweep": sweep.round(6).to_dict(orient="list")},
+    }
+    Path(args.out).write_text(json.dumps(out, indent=1) + "\n")
+    print(json.dumps(out["summary"], indent=1))
+
+
+if __name__ == "__main__":
+    main()
