@@ -3,9 +3,7 @@ the README and the introduction is a paper figure (checked against :mod:`cadlib.
 structural label (section, table, figure, appendix, chapter, step), part of a name (Qwen2.5,
 fp32, 135M) or generated (code, glue, or a code cell rendering Markdown from the chapter's
 results, as chapters 3-4 do with ``cadlib.ceiling`` / ``cadlib.formats`` functions). Blocking
-for chapters 1-5, the README and the introduction; chapters 6-8 are reported (xfail, listing
-what was found) until their prose is rewritten with generated numbers, which needs the chapter
-re-executed.
+for every chapter, the README and the introduction.
 """
 
 import json
