@@ -268,7 +268,8 @@ def simulate_forwards(n_prompt: int, ids: Sequence[int], kinds: Sequence[str], d
     decided = DECISION_KINDS if jump_forward else (*DECISION_KINDS, "forced")
     is_decision = [k in decided for k in kinds]
     out, context, start = [], 0, 0  # start: first transcript position not in the cache
-    p = next((k for k in range(1, len(ids)) if is_decision[k]), len(ids))
+    first = 1 if jump_forward else 0  # with jump-forward the leading forced ids ride along
+    p = next((k for k in range(first, len(ids)) if is_decision[k]), len(ids))
     while p < len(ids):
         prop = list(draft(p) or ()) if draft is not None else []
         prop = prop[: len(ids) - p]
