@@ -271,4 +271,5 @@ def test_setting_grid_run_summary_and_plot(tok):
     fig = A.plot_forwards(rows, best, title="toy")
     labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
     assert labels == ["autoregressive", "prompt lookup (best setting per corpus)",
-                      "Copy-as-Decode m=0", "Copy-as-Decode m=4"]  # fmt: skip
+                      "Copy-as-Decode m=0", "Copy-as-Decode m=4",
+                      *(f"Copy-as-Decode {c}" for c in A.COMPOSITIONS)]  # fmt: skip
