@@ -158,7 +158,8 @@ def prompt_lookup_along(model, prompt_ids, target_ids, num_output_tokens: int = 
 
 #: ``timing_cases`` / ``free_run_cases``: cases per corpus (a seeded subset; ``None`` = all);
 #: the timed cases are stratified by output length among those of at most ``timing_max_ids``
-#: gold ids (:func:`timed_sample`). ``grid_contexts`` / ``grid_trials``: the forward-cost grid
+#: gold ids per corpus (:func:`timed_sample`; ``None``: any length). ProbeEdit has no short
+#: outputs (its shortest gold is ~760 SmolLM2 ids), so its cap is higher. ``grid_contexts`` / ``grid_trials``: the forward-cost grid
 #: of the cost model (:func:`cadlib.kernel.measure_forward_costs`).
 #: ``threads``: torch CPU threads (``None``: torch's default). The cpu profile uses one: on a
 #: 2-core machine shared with other jobs, two contended threads made a decode step ~10x slower.
@@ -171,21 +172,23 @@ ACCOUNTED = (
 PROFILES = {
     "cpu": dict(
         model="smollm2-135m-instruct", dtype="float32", attn_implementation="sdpa", threads=1,
-        timing_cases={"heval-fix-py": 3, "heval-fix-js": 3, "probeedit": 2}, timing_max_ids=300,
+        timing_cases={"heval-fix-py": 3, "heval-fix-js": 3, "probeedit": 1},
+        timing_max_ids={"heval-fix-py": 300, "heval-fix-js": 300, "probeedit": 800},
         free_run_cases={"heval-fix-py": 2, "heval-fix-js": 2, "probeedit": 1},
         repeats=2, warmup=1, max_new_tokens=48, min_span=0, pld_num_tokens=10,
         pld_max_ngram=2, effect_cases=3, mask_reps=3000, accounting_corpora=ACCOUNTED,
-        grid_contexts=(128, 512, 1024, 2048), grid_trials=2,
+        grid_contexts=(128, 512, 1024, 2048, 3072), grid_trials=2,
     ),
     # The cpu profile's larger timed sample (run once, on a quiet machine; results in
-    # results/decoding.full.json): ~4x the timed ids of the cpu profile, ~25-30 minutes.
+    # results/decoding.full.json): ~3.4x the timed ids of the cpu profile, ~15 minutes on a quiet machine.
     "full": dict(
         model="smollm2-135m-instruct", dtype="float32", attn_implementation="sdpa", threads=1,
-        timing_cases={"heval-fix-py": 8, "heval-fix-js": 8, "probeedit": 6}, timing_max_ids=400,
+        timing_cases={"heval-fix-py": 8, "heval-fix-js": 8, "probeedit": 4},
+        timing_max_ids={"heval-fix-py": 400, "heval-fix-js": 400, "probeedit": 1000},
         free_run_cases={"heval-fix-py": 5, "heval-fix-js": 5, "probeedit": 3},
         repeats=2, warmup=1, max_new_tokens=48, min_span=0, pld_num_tokens=10,
         pld_max_ngram=2, effect_cases=6, mask_reps=3000, accounting_corpora=ACCOUNTED,
-        grid_contexts=(128, 512, 1024, 2048, 4096), grid_trials=3,
+        grid_contexts=(128, 512, 1024, 2048, 3072, 4096), grid_trials=4,
     ),
     "paper": dict(
         model="Qwen/Qwen2.5-7B-Instruct", dtype="bfloat16", attn_implementation="eager",
@@ -202,7 +205,8 @@ PROFILES = {
     # eager, one case per corpus, short budgets; seconds on CPU, numbers meaningless.
     "smoke": dict(
         model="qwen2-smoke", dtype="bfloat16", attn_implementation="eager", threads=1,
-        timing_cases={"heval-fix-py": 1, "heval-fix-js": 1, "probeedit": 1}, timing_max_ids=60,
+        timing_cases={"heval-fix-py": 1, "heval-fix-js": 1, "probeedit": 1},
+        timing_max_ids={"heval-fix-py": 60, "heval-fix-js": 60, "probeedit": 800},
         free_run_cases={"heval-fix-py": 1, "heval-fix-js": 1, "probeedit": 1},
         repeats=1, warmup=1, max_new_tokens=16, min_span=0, pld_num_tokens=10,
         pld_max_ngram=2, effect_cases=1, mask_reps=100, accounting_corpora=("heval-fix-py",),

@@ -81,9 +81,10 @@ def markdown_of(path) -> str:
     return path.read_text()
 
 
-BLOCKING = ["README.md", "book/intro.md", *(f"notebooks/0{i}_" for i in range(1, 5))]
-#: to move into BLOCKING: 05-08
-REPORTED = [f"notebooks/0{i}_" for i in range(5, 9)]
+BLOCKING = ["README.md", "book/intro.md", *(f"notebooks/0{i}_" for i in range(1, 5)),
+            "notebooks/06_"]  # fmt: skip
+#: to move into BLOCKING: 05, 07, 08
+REPORTED = [f"notebooks/0{i}_" for i in (5, 7, 8)]
 
 
 def _path(prefix: str):
