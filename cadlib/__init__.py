@@ -16,6 +16,7 @@ way round):
 ``models``, ``prompts``, ``params``, ``results``   models by name, prompts, profiles, results files
 ``rerun_check``   a re-run's results against the committed ones, with declared tolerances
 ``accounting``    exact forward counts along a known output, every method, no model
+``cost_model``    forwards priced on a measured forward-cost grid, checked against the clock
 ``paper``         every figure the paper publishes, once (chapters compare against it)
 ``paper_settings`` the paper's experimental settings, which the `paper` profiles follow
 ``verdicts``, ``coverage``   earned verdicts from declared tolerances; the paper's coverage map

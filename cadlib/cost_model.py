@@ -178,7 +178,8 @@ def plot_validation(val: pd.DataFrame, title: str | None = None):
         color = PALETTE.get(method)
         ax.scatter(g.measured_s, g.predicted_s, label=method, s=22, color=color)
         bx.scatter([method] * len(g), g.error_pct, s=22, color=color)
-    lo, hi = val[["measured_s", "predicted_s"]].min().min(), val[["measured_s", "predicted_s"]].max().max()
+    both = val[["measured_s", "predicted_s"]]
+    lo, hi = both.min().min(), both.max().max()
     ax.plot([lo, hi], [lo, hi], color="grey", lw=0.8, ls=":")
     ax.set(xscale="log", yscale="log", xlabel="measured decode s (median of repeats)",
            ylabel="predicted s (Σ grid cost of its forwards)")  # fmt: skip

@@ -159,8 +159,9 @@ def prompt_lookup_along(model, prompt_ids, target_ids, num_output_tokens: int = 
 #: ``timing_cases`` / ``free_run_cases``: cases per corpus (a seeded subset; ``None`` = all);
 #: the timed cases are stratified by output length among those of at most ``timing_max_ids``
 #: gold ids per corpus (:func:`timed_sample`; ``None``: any length). ProbeEdit has no short
-#: outputs (its shortest gold is ~760 SmolLM2 ids), so its cap is higher. ``grid_contexts`` / ``grid_trials``: the forward-cost grid
-#: of the cost model (:func:`cadlib.kernel.measure_forward_costs`).
+#: outputs (its shortest gold is ~760 SmolLM2 ids), so its cap is higher. ``grid_contexts`` /
+#: ``grid_trials``: the forward-cost grid of the cost model
+#: (:func:`cadlib.kernel.measure_forward_costs`).
 #: ``threads``: torch CPU threads (``None``: torch's default). The cpu profile uses one: on a
 #: 2-core machine shared with other jobs, two contended threads made a decode step ~10x slower.
 #: Corpora whose every case the forward accounting covers (no model: seconds, so every profile).
@@ -180,7 +181,7 @@ PROFILES = {
         grid_contexts=(128, 512, 1024, 2048, 3072), grid_trials=2,
     ),
     # The cpu profile's larger timed sample (run once, on a quiet machine; results in
-    # results/decoding.full.json): ~3.4x the timed ids of the cpu profile, ~15 minutes on a quiet machine.
+    # results/decoding.full.json): ~3.4x the timed ids of the cpu profile, ~15 minutes quiet.
     "full": dict(
         model="smollm2-135m-instruct", dtype="float32", attn_implementation="sdpa", threads=1,
         timing_cases={"heval-fix-py": 8, "heval-fix-js": 8, "probeedit": 4},

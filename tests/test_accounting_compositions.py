@@ -9,7 +9,7 @@ from cadlib import accounting as A
 from cadlib.corpora import EditCase, load_corpus
 from cadlib.decoding import prepare
 from cadlib.fsm import token_table, transcript
-from cadlib.grammar import Copy, Gen, Program
+from cadlib.grammar import Copy, Gen
 
 KINDS = ("forced", "choice", "gen", "gen", "gen", "choice")
 IDS = (10, 11, 12, 13, 14, 15)
@@ -64,7 +64,7 @@ def test_the_toy_program_and_its_header_guesses(tok, toy):
     heads = A._header_drafts(tr, x.program, DOC, table)
     # after the body that replaced one line, the guess resumes at line 4 up to the end (5):
     # exactly the next op, so its whole header is accepted
-    for pos, guess in heads.items():
+    for pos in heads:
         assert pos in starts or tr.kinds[pos] in A.DECISION_KINDS
     after_gen = max(p for p in heads if p < starts[3])
     assert list(tr.ids[after_gen : after_gen + len(heads[after_gen])]) == heads[after_gen]

@@ -82,7 +82,8 @@ def test_validation_errors_and_timed_bounds():
 
 
 def test_predicted_speedups_and_goals(tok):
-    cases = [EditCase(f"t/{k}", "a\nb\nc\n" * (k + 2), "a\nB\nc\n" * (k + 2), "B.") for k in range(3)]
+    cases = [EditCase(f"t/{k}", "a\nb\nc\n" * (k + 2), "a\nB\nc\n" * (k + 2), "B.")
+             for k in range(3)]  # fmt: skip
     grid = CM.CostGrid(synthetic_grid())
     rows = A.corpus_forwards({"probeedit": cases}, tok, grid=[(5, 1), (10, 2)], cost=grid.predict,
                              progress=False)  # fmt: skip
