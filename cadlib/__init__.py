@@ -17,6 +17,7 @@ way round):
                   (strict JSON: NaN -> null, arrays and tables as lists)
 ``rerun_check``   a re-run's results against the committed ones, with declared tolerances
 ``accounting``    exact forward counts along a known output, every method, no model
+``cost_model``    forwards priced on a measured forward-cost grid, checked against the clock
 ``paper``         every figure the paper publishes, once (chapters compare against it)
 ``paper_settings`` the paper's experimental settings, which the `paper` profiles follow
 ``verdicts``, ``coverage``   earned verdicts from declared tolerances; the paper's coverage map

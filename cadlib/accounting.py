@@ -33,8 +33,9 @@ import pandas as pd
 from tqdm import tqdm
 
 from .decoder import forward_chunks
-from .decoding import prepare
-from .fsm import Transcript, transcript
+from .decoding import _op_starts, prepare
+from .fsm import Transcript, token_table, transcript
+from .grammar import Copy
 
 __all__ = [
     "Forward",
@@ -45,6 +46,13 @@ __all__ = [
     "autoregressive",
     "prompt_lookup",
     "copy_as_decode",
+    "BOUND",
+    "BODY_PLD",
+    "COMPOSITIONS",
+    "simulate_forwards",
+    "op_starts",
+    "composed",
+    "bound_forwards",
     "case_forwards",
     "corpus_forwards",
     "best_prompt_lookup",
@@ -65,16 +73,20 @@ M_STAR = 4
 #: (``forced``, ``splice``) ride along in the forward after the decision (module
 #: :mod:`cadlib.decoder`).
 DECISION_KINDS = ("choice", "gen")
+#: Method name of the rows that hold what ``bnd_exact`` charges (not a decoder).
+BOUND = "bnd_exact charge"
 
 
 @dataclass(frozen=True)
 class Forward:
     """One forward: its ``kind`` (as in :class:`cadlib.decoder.ForwardRecord`), the number of
-    ids it feeds and the context length (ids in the KV cache) before it."""
+    ids it feeds, the context length (ids in the KV cache) before it and the positions whose
+    logits it needs (1, or every drafted position plus one for a verify forward)."""
 
     kind: str
     n_ids: int
     context: int
+    logits: int = 1
 
 
 @dataclass(frozen=True)
@@ -189,7 +201,7 @@ def prompt_lookup(prompt: Sequence[int], target: Sequence[int], K: int = 10, n: 
         acc = 0
         while acc < len(draft) and k + acc < len(target) and draft[acc] == target[k + acc]:
             acc += 1
-        out.append(Forward("verify", 1 + len(draft), length - 1))
+        out.append(Forward("verify", 1 + len(draft), length - 1, 1 + len(draft)))
         k += acc + 1
     T = len(target) - 1 if T is None else T
     return Accounting("prompt lookup", f"K={K} n={n}", tuple(out), T, P, len(target))
@@ -226,37 +238,199 @@ def copy_as_decode(n_prompt: int, tr: Transcript, min_span: int = 0,
 
 
 # --------------------------------------------------------------------------------------------
+# Compositions (issue 17 §3; paper Appendix M): accounting only, the decoder does not run them
+# --------------------------------------------------------------------------------------------
+
+#: Prompt-lookup setting of the drafts inside ``<gen>`` bodies (the book's timed PLD setting).
+BODY_PLD = (10, 2)
+#: Settings of the Copy-as-Decode variants the accounting prices (m = 0 throughout):
+#: ``no-JF`` (every forced id, a literal tail or a singleton mask, costs a forward of its own:
+#: what jump-forward saves, since the decoder already feeds them with the decision before),
+#: ``+PLD`` (prompt-lookup drafts inside bodies), ``+headers`` (speculative op headers) and both.
+COMPOSITIONS = ("m=0 no-JF", "m=0 +PLD", "m=0 +headers", "m=0 +PLD +headers")
+
+
+def simulate_forwards(n_prompt: int, ids: Sequence[int], kinds: Sequence[str], draft=None,
+                      jump_forward: bool = True) -> tuple[Forward, ...]:  # fmt: skip
+    """Forwards of a forced decode along the transcript ``ids`` / ``kinds`` with optional
+    drafts, under greedy verification.
+
+    A *decision* is a ``choice`` or ``gen`` id (and, without ``jump_forward``, a ``forced``
+    one too); spliced ids are never decided. Before each decision at position ``p`` one
+    forward feeds every id not yet in the cache (the prompt with the first) plus
+    ``draft(p)`` (ids proposed for positions ``p, p+1, ...``; ``None`` or empty: none). The
+    longest prefix of the draft equal to the transcript is accepted and stays in the cache;
+    the logits after it decide the next position (the bonus id), and the rejected tail is
+    cropped. With no drafts and ``jump_forward`` this is :func:`copy_as_decode` at m = 0
+    (a test checks it). A forward that carries a draft is a ``verify`` forward (logits at
+    every position); the last id (``</program>``'s end) is never fed.
+    """
+    decided = DECISION_KINDS if jump_forward else (*DECISION_KINDS, "forced")
+    is_decision = [k in decided for k in kinds]
+    out, context, start = [], 0, 0  # start: first transcript position not in the cache
+    first = 1 if jump_forward else 0  # with jump-forward the leading forced ids ride along
+    p = next((k for k in range(first, len(ids)) if is_decision[k]), len(ids))
+    while p < len(ids):
+        prop = list(draft(p) or ()) if draft is not None else []
+        prop = prop[: len(ids) - p]
+        fed = (n_prompt if not out else 0) + (p - start)
+        if not out:
+            kind = "prefill"
+        elif prop:
+            kind = "verify"
+        else:
+            kind = ("splice" if "splice" in kinds[start:p] else
+                    "forced" if p - start > 1 else kinds[start])  # fmt: skip
+        out.append(Forward(kind, fed + len(prop), context, len(prop) + 1 if prop else 1))
+        acc = 0
+        while acc < len(prop) and prop[acc] == ids[p + acc]:
+            acc += 1
+        context += fed + acc
+        start = p + acc
+        p = next((k for k in range(start + 1, len(ids)) if is_decision[k]), len(ids))
+    return tuple(out)
+
+
+def op_starts(tr: Transcript, table) -> list[int]:
+    """Transcript positions of the first id of every op and of ``</program>`` (the id where an
+    op literal begins; literal text inside a splice does not count)."""
+    return [k for k in _op_starts(tr.ids, table) if tr.kinds[k] != "splice"]
+
+
+def _header_drafts(tr: Transcript, program, doc: str, table) -> dict[int, list[int]]:
+    """Speculative op headers: at the first id of each op, the ids of a header guessed from
+    what the decoder already knows (the document and the ops so far), no gold involved.
+
+    After a copy that ends at line ``b`` (or at the start, ``b = 0``) with lines left: a
+    ``<gen>`` opener if the copy came last, else a copy resuming at ``b + 1 + r`` (``r`` =
+    the lines the last body wrote, as if it replaced as many) to the document's end; at the
+    document's end, ``</program>``. The guess is verified in the forward that carries the
+    previous op's last ids (for a copy: its splice), the accepted prefix kept.
+    """
+    n_lines = len(doc.split("\n"))
+    starts = op_starts(tr, table)
+    drafts, last_end, prev, ops = {}, 0, None, list(program)
+    for k, pos in enumerate(starts):
+        if last_end >= n_lines:
+            guess = list(table.op_literals["close"])
+        elif isinstance(prev, Copy):
+            guess = list(table.op_literals["gen"])
+        else:
+            r = 0 if prev is None else len(prev.text.split("\n")) - (prev.text.endswith("\n"))
+            i = min(last_end + 1 + r, n_lines)
+            guess = [*table.op_literals["copy"], *table.encode(str(i)), *table.dash,
+                     *table.encode(str(n_lines))]  # fmt: skip
+        at = next((j for j in range(pos, len(tr.ids)) if tr.kinds[j] in DECISION_KINDS), None)
+        if at is not None:  # ids of the guess from the first one the model would decide
+            drafts[at] = guess[at - pos :]
+        if k < len(ops):
+            prev = ops[k]
+            if isinstance(prev, Copy):
+                last_end = prev.end
+    return drafts
+
+
+def composed(prompt_ids: Sequence[int], tr: Transcript, program, doc: str, tokenizer,
+             setting: str = "m=0 +PLD +headers", body_pld=BODY_PLD,
+             T: int | None = None) -> Accounting:  # fmt: skip
+    """Copy-as-Decode (m = 0) composed with jump-forward, prompt-lookup drafts inside
+    ``<gen>`` bodies and speculative op headers, as named by ``setting`` (one of
+    :data:`COMPOSITIONS`, or ``"m=0"``): the forwards a decoder would run along the oracle
+    program under greedy verification (:func:`simulate_forwards`). Accounting only: the
+    decoder implements jump-forward (the ``forced`` ids ride with the decision before them),
+    not the drafts.
+
+    Body drafts: ``transformers``' prompt-lookup rule (:func:`_draft`, ``body_pld`` = (K, n))
+    over the edit prompt (the numbered document) and the transcript so far, at every body
+    decision; header drafts: :func:`_header_drafts`, at every op start. Every id the FSM
+    allows is still checked, since an accepted id equals the transcript's.
+    """
+    if setting not in ("m=0", *COMPOSITIONS):
+        raise ValueError(f"unknown composition {setting!r}; use one of {('m=0', *COMPOSITIONS)}")
+    table = token_table(tokenizer)
+    heads = _header_drafts(tr, program, doc, table) if "+headers" in setting else {}
+    P, seq = len(prompt_ids), [*prompt_ids, *tr.ids]
+    firsts = _ngram_index(seq, body_pld[1]) if "+PLD" in setting else None
+
+    def draft(p):
+        if p in heads:
+            return heads[p]
+        if firsts is not None and tr.kinds[p] == "gen":
+            return _draft(seq, P + p, body_pld[0], body_pld[1], firsts)
+        return None
+
+    fw = simulate_forwards(P, tr.ids, tr.kinds, draft, jump_forward="no-JF" not in setting)
+    if T is None:
+        T = tr.count("splice") + tr.count("gen")
+    return Accounting("Copy-as-Decode", setting, fw, T, P, len(tr))
+
+
+def bound_forwards(n_prompt: int, tr: Transcript) -> tuple[Forward, ...]:
+    """What ``bnd_exact`` (§4.2) charges, as forwards: the prefill, one step per body id and
+    one forward per run of spliced ids, at their context; no decision forwards. Priced on
+    the forward-cost grid it is the bound from the same grid as the predictions."""
+    out, k, ids = [Forward("prefill", n_prompt, 0)], 0, tr.kinds
+    while k < len(ids):
+        if ids[k] == "gen":
+            out.append(Forward("step", 1, n_prompt + k))
+            k += 1
+        elif ids[k] == "splice":
+            j = k
+            while j < len(ids) and ids[j] == "splice":
+                j += 1
+            out.append(Forward("splice", j - k, n_prompt + k))
+            k = j
+        else:
+            k += 1
+    return tuple(out)
+
+
+# --------------------------------------------------------------------------------------------
 # Cases and corpora
 # --------------------------------------------------------------------------------------------
 
 
-def case_forwards(x, tokenizer, grid=PLD_GRID, min_spans=(0, M_STAR)) -> list[Accounting]:
+def case_forwards(x, tokenizer, grid=PLD_GRID, min_spans=(0, M_STAR),
+                  compositions=COMPOSITIONS) -> list[Accounting]:  # fmt: skip
     """Every method on one case made ready by :func:`cadlib.decoding.prepare` (same prompts,
     oracle program and gold ids as chapter 6): autoregressive, prompt lookup at each
-    ``(K, n)`` of ``grid``, Copy-as-Decode at each minimum span of ``min_spans``."""
+    ``(K, n)`` of ``grid``, Copy-as-Decode at each minimum span of ``min_spans`` and each
+    composition of ``compositions`` (:func:`composed`), and last the charge of ``bnd_exact``
+    (method :data:`BOUND`, not a decoder: :func:`bound_forwards`)."""
     T = len(x.target) - 1
     out = [autoregressive(len(x.regen_prompt), x.target, T)]
     index = _ngram_index([*x.regen_prompt, *x.target], max((n for _, n in grid), default=0))
     out += [prompt_lookup(x.regen_prompt, x.target, K, n, T, index=index) for K, n in grid]
     tr = transcript(x.program, x.case.doc, tokenizer)
     out += [copy_as_decode(len(x.edit_prompt), tr, m, T) for m in min_spans]
+    out += [composed(x.edit_prompt, tr, x.program, x.case.doc, tokenizer, c, T=T)
+            for c in compositions]
+    n = len(x.edit_prompt)
+    out.append(Accounting(BOUND, "", bound_forwards(n, tr), T, n, len(tr)))
     return out
 
 
 def corpus_forwards(corpora: dict, tokenizer, grid=PLD_GRID, min_spans=(0, M_STAR),
+                    compositions=COMPOSITIONS, cost=None,
                     progress: bool = True) -> pd.DataFrame:  # fmt: skip
     """One row per (corpus, case, method, setting): ``T`` (gold ids), ``prompt``,
-    ``output``, ``forwards`` (after the prefill), ``ids_fed`` (all, prompt included) and
-    ``forwards_per_token``. ``corpora`` maps a corpus name to its cases."""
+    ``output``, ``forwards`` (after the prefill), ``ids_fed`` (all, prompt included),
+    ``forwards_per_token`` and, given ``cost`` (an :class:`Accounting` -> predicted decode
+    seconds, e.g. :meth:`cadlib.cost_model.CostGrid.predict`), ``predicted_s``. ``corpora``
+    maps a corpus name to its cases."""
     rows = []
     for name, cases in corpora.items():
         for case in tqdm(cases, desc=f"forwards {name}", disable=not progress):
-            for a in case_forwards(prepare(name, case, tokenizer), tokenizer, grid, min_spans):
-                rows.append(dict(
+            x = prepare(name, case, tokenizer)
+            for a in case_forwards(x, tokenizer, grid, min_spans, compositions):
+                row = dict(
                     corpus=name, case=case.id, method=a.method, setting=a.setting, T=a.T,
                     prompt=a.prompt, output=a.output, forwards=a.decode_forwards,
                     ids_fed=a.ids_fed, forwards_per_token=a.forwards_per_token,
-                ))  # fmt: skip
+                )  # fmt: skip
+                if cost is not None:
+                    row["predicted_s"] = cost(a)
+                rows.append(row)
     return pd.DataFrame(rows)
 
 
@@ -274,7 +448,7 @@ def headline_rows(rows: pd.DataFrame, best: pd.Series | None = None) -> pd.DataF
     per corpus (``best``, default :func:`best_prompt_lookup`), Copy-as-Decode at each m."""
     best = best_prompt_lookup(rows) if best is None else best
     keep = (rows.method != "prompt lookup") | (rows.setting == rows.corpus.map(best))
-    return rows[keep]
+    return rows[keep & (rows.method != BOUND)]
 
 
 def bootstrap_median(x, seed: int = 0, n_resamples: int = 2000) -> tuple[float, float, float]:

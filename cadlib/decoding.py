@@ -11,6 +11,7 @@ the FSM's mask cost, and tokenization at splice boundaries.
 
 from __future__ import annotations
 
+import json
 import statistics
 import time
 from dataclasses import dataclass
@@ -43,6 +44,7 @@ from .metrics import equal_stripped
 from .oracle import oracle_program
 from .prompts import edit_prompt_ids, regen_prompt_ids
 from .resolver import ResolveError, resolve
+from .results import results_dir
 from .spans import line_spans
 from .speedup_curve import curve_label, interpolate_loglinear, load_curve
 from .tokenizers import hf_tokenizer
@@ -54,6 +56,9 @@ __all__ = [
     "METHODS",
     "CaseInputs",
     "prepare",
+    "timed_sample",
+    "case_records",
+    "write_case_records",
     "time_on_gold",
     "speed_table",
     "run_summary",
@@ -151,7 +156,12 @@ def prompt_lookup_along(model, prompt_ids, target_ids, num_output_tokens: int = 
 # Chapter 6: the decoder measured end to end
 # --------------------------------------------------------------------------------------------
 
-#: ``timing_cases`` / ``free_run_cases``: cases per corpus (a seeded subset; ``None`` = all).
+#: ``timing_cases`` / ``free_run_cases``: cases per corpus (a seeded subset; ``None`` = all);
+#: the timed cases are stratified by output length among those of at most ``timing_max_ids``
+#: gold ids per corpus (:func:`timed_sample`; ``None``: any length). ProbeEdit has no short
+#: outputs (its shortest gold is ~760 SmolLM2 ids), so its cap is higher. ``grid_contexts`` /
+#: ``grid_trials``: the forward-cost grid of the cost model
+#: (:func:`cadlib.kernel.measure_forward_costs`).
 #: ``threads``: torch CPU threads (``None``: torch's default). The cpu profile uses one: on a
 #: 2-core machine shared with other jobs, two contended threads made a decode step ~10x slower.
 #: Corpora whose every case the forward accounting covers (no model: seconds, so every profile).
@@ -163,18 +173,33 @@ ACCOUNTED = (
 PROFILES = {
     "cpu": dict(
         model="smollm2-135m-instruct", dtype="float32", attn_implementation="sdpa", threads=1,
-        timing_cases={"heval-fix-py": 2, "heval-fix-js": 2, "probeedit": 1},
+        timing_cases={"heval-fix-py": 3, "heval-fix-js": 3, "probeedit": 1},
+        timing_max_ids={"heval-fix-py": 300, "heval-fix-js": 300, "probeedit": 800},
         free_run_cases={"heval-fix-py": 2, "heval-fix-js": 2, "probeedit": 1},
-        repeats=3, warmup=1, max_new_tokens=48, min_span=0, pld_num_tokens=10,
+        repeats=2, warmup=1, max_new_tokens=48, min_span=0, pld_num_tokens=10,
         pld_max_ngram=2, effect_cases=3, mask_reps=3000, accounting_corpora=ACCOUNTED,
+        grid_contexts=(128, 512, 1024, 2048, 3072), grid_trials=2,
+    ),
+    # The cpu profile's larger timed sample (run once, on a quiet machine; results in
+    # results/decoding.full.json): ~3.4x the timed ids of the cpu profile, ~15 minutes quiet.
+    "full": dict(
+        model="smollm2-135m-instruct", dtype="float32", attn_implementation="sdpa", threads=1,
+        timing_cases={"heval-fix-py": 8, "heval-fix-js": 8, "probeedit": 4},
+        timing_max_ids={"heval-fix-py": 400, "heval-fix-js": 400, "probeedit": 1000},
+        free_run_cases={"heval-fix-py": 5, "heval-fix-js": 5, "probeedit": 3},
+        repeats=2, warmup=1, max_new_tokens=48, min_span=0, pld_num_tokens=10,
+        pld_max_ngram=2, effect_cases=6, mask_reps=3000, accounting_corpora=ACCOUNTED,
+        grid_contexts=(128, 512, 1024, 2048, 3072, 4096), grid_trials=4,
     ),
     "paper": dict(
         model="Qwen/Qwen2.5-7B-Instruct", dtype="bfloat16", attn_implementation="eager",
         threads=None,
         timing_cases={"heval-fix-py": None, "heval-fix-js": None, "probeedit": None},
+        timing_max_ids=None,
         free_run_cases={"heval-fix-py": None, "heval-fix-js": None, "probeedit": None},
         repeats=5, warmup=2, max_new_tokens=256, min_span=0, pld_num_tokens=10,
         pld_max_ngram=2, effect_cases=30, mask_reps=20000, accounting_corpora=ACCOUNTED,
+        grid_contexts=(128, 512, 1024, 2048, 4096, 8192), grid_trials=5,
     ),
     # CI's check of the paper path (make test-smoke): a hub-style model loaded by
     # from_pretrained from a local stand-in (cadlib.models.QWEN2_SMOKE: 2-layer Qwen2), bf16,
@@ -182,9 +207,11 @@ PROFILES = {
     "smoke": dict(
         model="qwen2-smoke", dtype="bfloat16", attn_implementation="eager", threads=1,
         timing_cases={"heval-fix-py": 1, "heval-fix-js": 1, "probeedit": 1},
+        timing_max_ids={"heval-fix-py": 60, "heval-fix-js": 60, "probeedit": 800},
         free_run_cases={"heval-fix-py": 1, "heval-fix-js": 1, "probeedit": 1},
         repeats=1, warmup=1, max_new_tokens=16, min_span=0, pld_num_tokens=10,
         pld_max_ngram=2, effect_cases=1, mask_reps=100, accounting_corpora=("heval-fix-py",),
+        grid_contexts=(64, 256), grid_trials=1,
     ),
 }  # fmt: skip
 
@@ -217,6 +244,24 @@ def prepare(corpus: str, case, tokenizer) -> CaseInputs:
         regen_prompt_ids(tokenizer, case.instruction, case.doc),
         oracle_program(case.doc, case.gold), target,
     )  # fmt: skip
+
+
+def timed_sample(name: str, cases: list, n: int | None, tokenizer, max_ids: int | None = None,
+                 seed: int = 0) -> list[CaseInputs]:  # fmt: skip
+    """The timed cases of one corpus: among the cases whose gold has at most ``max_ids`` ids
+    (``None``: all), ``n`` strata of equal size by gold length, one seeded case from each
+    (``n=None``: every eligible case). Stratified, so a sample of a few cases spans short and
+    long outputs instead of letting one long case dominate the pooled time."""
+    xs = [prepare(name, c, tokenizer) for c in cases]
+    xs = sorted((x for x in xs if max_ids is None or len(x.target) - 1 <= max_ids),
+                key=lambda x: (len(x.target), x.case.id))  # fmt: skip
+    if n is None or n >= len(xs):
+        return xs
+    if n < 1:
+        raise ValueError(f"need at least one timed case per corpus, got {n}")
+    rng = np.random.default_rng(seed)
+    edges = np.linspace(0, len(xs), n + 1).astype(int)
+    return [xs[int(rng.integers(a, b))] for a, b in zip(edges, edges[1:], strict=False)]
 
 
 def _run_method(method: str, model, decoder: CopyDecoder, x: CaseInputs, params: dict):
@@ -264,6 +309,7 @@ def _row(x: CaseInputs, method: str, repeat: int, trace: Trace, res) -> dict:
         corpus=x.corpus, case=x.case.id, method=method, repeat=repeat,
         T=len(x.target) - 1, wall_s=trace.wall_s, prefill_s=trace.prefill_s,
         decode_s=trace.decode_s, forwards=trace.n_forwards - 1,
+        forward_s=sum(f.seconds for f in trace.forwards if f.kind != "prefill"),
         spliced=res.n_spliced if res else 0, **trace.info,
     )  # fmt: skip
 
@@ -300,8 +346,9 @@ def speed_table(rows: pd.DataFrame) -> pd.DataFrame:
 def run_summary(speed: pd.DataFrame, bounds: pd.DataFrame | None, label: str,
                 effect: pd.DataFrame | None = None) -> str:
     """Markdown of a run's headline figures per corpus (forward ratios, wall-clock speedups
-    with their range, the bounds) and of the boundary effect: what the chapter's conclusion
-    cites, since they change with the case subset and the machine."""
+    with their range, the bounds from the same forward-cost grid,
+    :func:`cadlib.cost_model.timed_bounds`) and of the boundary effect: what the chapter's
+    conclusion cites, since they change with the case subset and the machine."""
     by = speed.set_index(["corpus", "method"])
     if bounds is not None and "corpus" in bounds.columns:
         bounds = bounds.set_index("corpus")
@@ -313,9 +360,11 @@ def run_summary(speed: pd.DataFrame, bounds: pd.DataFrame | None, label: str,
     corpora = [c for c in dict.fromkeys(speed.corpus) if c != "pooled"]
     for corpus in [*corpora, "pooled"] if "pooled" in set(speed.corpus) else corpora:
         cad, pld = (by.loc[(corpus, m)] for m in ("Copy-as-Decode", "prompt lookup"))
-        bnd = ("" if bounds is None or corpus not in bounds.index else
-               f"; bnd_exact {bounds.loc[corpus, 'bnd_exact']:.2f}×, "
-               f"bnd_fsm {bounds.loc[corpus, 'bnd_fsm']:.2f}×")  # fmt: skip
+        bnd = ""
+        if bounds is not None and corpus in bounds.index:
+            b = bounds.loc[corpus]
+            bnd = (f"; bnd_exact {b['bnd_exact_grid']:.2f}×, bnd_fsm {b['bnd_fsm_grid']:.2f}× "
+                   f"(same grid), realized / bnd_exact {b['realized_over_bnd_exact']:.2f}")
         lines.append(
             f"* **{corpus}** (T = {int(cad['T'])} ids): forward ratio (autoregressive forwards "
             f"/ its forwards) {cad.forward_ratio:.2f}× for Copy-as-Decode, "
@@ -324,9 +373,14 @@ def run_summary(speed: pd.DataFrame, bounds: pd.DataFrame | None, label: str,
     text = f"*This run ({label}), forced-oracle decoding:*\n\n" + "\n".join(lines)
     if effect is not None and len(effect):
         differ = effect[~effect.same_prefix]
-        text += (f"\n\nWhere our ids and the naive ids differ at an op boundary ({len(differ)} "
-                 f"of {len(effect)}), the next-id distribution moves by a median "
-                 f"{differ.kl.median():.1f} nats (KL).")  # fmt: skip
+        if len(differ):
+            kl = differ.kl
+            text += (f"\n\nWhere our ids and the naive ids differ at an op boundary ({len(differ)} "
+                     f"of {len(effect)}), the next-id distribution moves by a median "
+                     f"{kl.median():.3f} nats (KL; from {kl.min():.3f} to {kl.max():.3f}, "
+                     f"{int((kl < 0.1).sum())} below 0.1), while the FSM's masked choice agreed "
+                     f"at {int(effect.fsm_choice_agree.sum())} of {len(effect)} boundaries and "
+                     f"the unmasked top-1 at {int(effect.top1_agree.sum())}.")  # fmt: skip
     return text
 
 
@@ -650,3 +704,50 @@ def paper_numbers() -> dict:
         "free_run_untrained": "0/33 EM, 33/33 parse (Table 6, FSM-constrained untrained, "
         "Qwen2.5-Coder-1.5B)",
     }  # fmt: skip
+
+
+def case_records(acc: pd.DataFrame, best: pd.Series, measured: pd.DataFrame | None = None,
+                 free: pd.DataFrame | None = None, timed_setting: str = "K=10 n=2") -> list[dict]:
+    """Compact per-case records (issue 16 "Per-case outputs"): one per accounted case and
+    headline method (autoregressive, prompt lookup at the corpus's best setting, every
+    Copy-as-Decode variant): forwards, ids fed, predicted decode seconds; for a timed case
+    also the measured decode seconds (median of repeats) on the rows of the timed runs
+    (autoregressive, Copy-as-Decode m=0, prompt lookup at ``timed_setting``, added if it is
+    not the best); then one record per free run with its program, verdict fields and
+    whether the budget closed it."""
+    timed = {}
+    if measured is not None and len(measured):
+        med = measured.groupby(["case", "method"]).decode_s.median()
+        timed = {k: round(float(v), 4) for k, v in med.items()}
+    cases = {c for c, _ in timed}
+    pld = acc.method == "prompt lookup"
+    keep = ~pld | (acc.setting == acc.corpus.map(best)) | (
+        (acc.setting == timed_setting) & acc.case.isin(cases))  # fmt: skip
+    out = []
+    for r in acc[keep & (acc.method != "bnd_exact charge")].itertuples():
+        rec = dict(case=r.case, corpus=r.corpus, method=r.method, setting=r.setting or None,
+                   T=int(r.T), forwards=int(r.forwards), ids_fed=int(r.ids_fed))
+        if hasattr(r, "predicted_s"):
+            rec["predicted_s"] = round(float(r.predicted_s), 4)
+        if (r.case, r.method) in timed and r.setting in ("", "m=0", timed_setting):
+            rec["measured_s"] = timed[(r.case, r.method)]
+        out.append(rec)
+    for r in (free.itertuples() if free is not None else ()):
+        out.append(dict(case=r.case, corpus=r.corpus, method="free run (FSM, greedy)",
+                        parsed=bool(r.parsed), strict_resolved=bool(r.strict_resolved),
+                        em=bool(r.em), em_trimmed=bool(r.em_trimmed), ops=int(r.ops),
+                        decisions=int(r.decisions), forwards=int(r.forwards),
+                        budget_closed=bool(r.budget_closed), program=r.program))  # fmt: skip
+    return out
+
+
+def write_case_records(records: list[dict], profile: str = "cpu"):
+    """Write ``records`` (:func:`case_records`) one JSON object per line, compact, to
+    ``results/decoding.cases.jsonl`` (``decoding.<profile>.cases.jsonl`` for another profile,
+    in :func:`cadlib.results.results_dir`); return the path."""
+    name = "decoding.cases.jsonl" if profile == "cpu" else f"decoding.{profile}.cases.jsonl"
+    path = results_dir() / name
+    with path.open("w") as f:
+        for rec in records:
+            f.write(json.dumps(rec, separators=(",", ":"), ensure_ascii=False) + "\n")
+    return path

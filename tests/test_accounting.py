@@ -218,9 +218,10 @@ def _toy_corpora():
 
 
 def test_corpus_tables_best_setting_and_summary(tok):
-    rows = A.corpus_forwards(_toy_corpora(), tok, grid=[(5, 1), (40, 3)], progress=False)
-    assert set(rows.method) == {"autoregressive", "prompt lookup", "Copy-as-Decode"}
-    assert len(rows) == 5 * (1 + 2 + 2)
+    rows = A.corpus_forwards(_toy_corpora(), tok, grid=[(5, 1), (40, 3)], compositions=(),
+                             progress=False)  # fmt: skip
+    assert set(rows.method) == {"autoregressive", "prompt lookup", "Copy-as-Decode", A.BOUND}
+    assert len(rows) == 5 * (1 + 2 + 2 + 1)
     ar = rows[rows.method == "autoregressive"]
     assert (ar.forwards == ar["T"]).all() and (ar.forwards_per_token == 1).all()
     best = A.best_prompt_lookup(rows)
@@ -270,4 +271,5 @@ def test_setting_grid_run_summary_and_plot(tok):
     fig = A.plot_forwards(rows, best, title="toy")
     labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
     assert labels == ["autoregressive", "prompt lookup (best setting per corpus)",
-                      "Copy-as-Decode m=0", "Copy-as-Decode m=4"]  # fmt: skip
+                      "Copy-as-Decode m=0", "Copy-as-Decode m=4",
+                      *(f"Copy-as-Decode {c}" for c in A.COMPOSITIONS)]  # fmt: skip

@@ -1,0 +1,106 @@
+"""Compositions of Copy-as-Decode (issue 17 §3), counted exactly: the draft simulator on
+hand-made transcripts whose forwards are known, its agreement with the decoder's own
+accounting when nothing is drafted, speculative headers on a hand-made program, and the laws
+the counts obey on real cases (drafts never add forwards; jump-forward never costs any)."""
+
+import pytest
+
+from cadlib import accounting as A
+from cadlib.corpora import EditCase, load_corpus
+from cadlib.decoding import prepare
+from cadlib.fsm import token_table, transcript
+from cadlib.grammar import Copy, Gen
+
+KINDS = ("forced", "choice", "gen", "gen", "gen", "choice")
+IDS = (10, 11, 12, 13, 14, 15)
+
+
+def shape(forwards):
+    return [(f.kind, f.n_ids, f.context, f.logits) for f in forwards]
+
+
+def test_no_draft_is_one_forward_per_decision():
+    fw = A.simulate_forwards(3, IDS, KINDS)
+    # decisions at 1..5: the prefill carries the prompt and the forced id 0
+    # (a forward is named after the id it feeds: the decision before)
+    assert shape(fw) == [("prefill", 4, 0, 1), ("choice", 1, 4, 1), ("gen", 1, 5, 1),
+                         ("gen", 1, 6, 1), ("gen", 1, 7, 1)]  # fmt: skip
+
+
+def test_an_exact_draft_decides_its_ids_and_the_bonus_in_one_forward():
+    fw = A.simulate_forwards(3, IDS, KINDS, draft=lambda p: [12, 13, 14] if p == 2 else None)
+    # before decision 2: id 1 + the draft of positions 2..4; position 5 is the bonus
+    assert shape(fw) == [("prefill", 4, 0, 1), ("verify", 4, 4, 4)]
+
+
+def test_a_wrong_draft_keeps_its_accepted_prefix():
+    fw = A.simulate_forwards(3, IDS, KINDS, draft=lambda p: [12, 99, 99] if p == 2 else None)
+    # id 12 accepted, 13 is the bonus, then 14 and 15 are decided one by one
+    assert shape(fw) == [("prefill", 4, 0, 1), ("verify", 4, 4, 4), ("gen", 1, 6, 1),
+                         ("gen", 1, 7, 1)]  # fmt: skip
+
+
+def test_without_jump_forward_every_forced_id_is_decided():
+    fw = A.simulate_forwards(3, IDS, KINDS, jump_forward=False)
+    assert shape(fw)[0] == ("prefill", 3, 0, 1) and len(fw) == 6
+
+
+DOC = "a = 1\nb = 2\nc = 3\nd = 4\ne = 5"
+GOLD = "a = 1\nb = 2\nc = 30\nd = 4\ne = 5"
+
+
+@pytest.fixture(scope="module")
+def toy(tok):
+    x = prepare("toy", EditCase("toy/0", DOC, GOLD, "Make c thirty."), tok)
+    return x, transcript(x.program, DOC, tok)
+
+
+def test_the_toy_program_and_its_header_guesses(tok, toy):
+    x, tr = toy
+    assert list(x.program) == [Copy(1, 2), Gen("c = 30"), Copy(4, 5)]
+    table = token_table(tok)
+    starts = A.op_starts(tr, table)
+    assert len(starts) == len(x.program) + 1  # three ops and </program>
+    heads = A._header_drafts(tr, x.program, DOC, table)
+    # after the body that replaced one line, the guess resumes at line 4 up to the end (5):
+    # exactly the next op, so its whole header is accepted
+    for pos in heads:
+        assert pos in starts or tr.kinds[pos] in A.DECISION_KINDS
+    after_gen = max(p for p in heads if p < starts[3])
+    assert list(tr.ids[after_gen : after_gen + len(heads[after_gen])]) == heads[after_gen]
+
+
+def test_headers_save_the_forwards_of_a_well_guessed_header(tok, toy):
+    x, tr = toy
+    plain = A.composed(x.edit_prompt, tr, x.program, DOC, tok, "m=0")
+    heads = A.composed(x.edit_prompt, tr, x.program, DOC, tok, "m=0 +headers")
+    assert plain.forwards == A.copy_as_decode(len(x.edit_prompt), tr, 0).forwards
+    assert heads.decode_forwards < plain.decode_forwards
+    assert heads.output == plain.output and heads.T == plain.T
+    with pytest.raises(ValueError, match="unknown composition"):
+        A.composed(x.edit_prompt, tr, x.program, DOC, tok, "m=0 +magic")
+
+
+def test_bound_forwards_charge_body_ids_and_one_forward_per_copy(toy):
+    x, tr = toy
+    fw = A.bound_forwards(len(x.edit_prompt), tr)
+    assert fw[0].kind == "prefill"
+    assert sum(f.kind == "step" for f in fw) == tr.count("gen")
+    assert sum(f.n_ids for f in fw if f.kind == "splice") == tr.count("splice")
+    assert sum(f.kind == "splice" for f in fw) == len(x.program.copies)
+
+
+def test_laws_of_the_compositions_on_real_cases(tok):
+    cases = load_corpus("heval-fix-py")[:25] + load_corpus("probeedit")[:3]
+    for case in cases:
+        x = prepare("c", case, tok)
+        tr = transcript(x.program, case.doc, tok)
+        n = len(x.edit_prompt)
+        base = A.copy_as_decode(n, tr, 0)
+        assert A.simulate_forwards(n, tr.ids, tr.kinds) == base.forwards, case.id
+        got = {s: A.composed(x.edit_prompt, tr, x.program, case.doc, tok, s)
+               for s in A.COMPOSITIONS}  # fmt: skip
+        assert got["m=0 no-JF"].decode_forwards == base.decode_forwards + tr.count("forced")
+        for s in ("m=0 +PLD", "m=0 +headers", "m=0 +PLD +headers"):
+            assert got[s].decode_forwards <= base.decode_forwards, (case.id, s)
+            assert got[s].output == base.output and got[s].T == base.T
