@@ -165,7 +165,13 @@ def test_javascript_under_the_permission_model_still_runs_and_asserts():
 
 def test_sandbox_report_names_every_guard():
     report = sandbox_report()
-    assert set(report) == {"python_guard", "node_permission", "drop_privileges", "python", "network_cut"}
+    assert set(report) == {
+        "python_guard",
+        "node_permission",
+        "drop_privileges",
+        "python",
+        "network_cut",
+    }
     if report["network_cut"]:
         result = run_program("import socket\nprint([n for _, n in socket.if_nameindex()])")
         assert result.stdout.strip() == "['lo']"

@@ -9,14 +9,18 @@ from pathlib import Path
 
 from ..cases import EditCase
 from ..corpora import seeded_subset as subset
+from ..fsm import transcript
 from ..models import load_model, load_tokenizer, resolve_device
 from ..params import check_choice, choose
 from .evaluation import (
+    evaluate_baseline,
     evaluate_fsm,
+    evaluate_localized,
 )
 from .examples import (
     OVERLONG,
     build_examples,
+    target_program,
 )
 from .scoring import (
     CaseResult,
@@ -103,10 +107,88 @@ class Pilot:
     runs: list = field(default_factory=list)
     results: dict = field(default_factory=dict)  # (train_set, seed) -> list[CaseResult]
     cross: dict = field(default_factory=dict)  # corpus -> list[CaseResult]
+    localized: dict = field(default_factory=dict)  # (train_set, seed) -> list[CaseResult]
 
     def system(self, train_set: str) -> list[CaseResult]:
         """All attempts of one training set, pooled over seeds (the paper's 99)."""
         return [r for (ts, _), rs in self.results.items() if ts == train_set for r in rs]
+
+    def localized_system(self, train_set: str) -> list[CaseResult]:
+        """The localized-edit attempts of one training set, pooled over seeds."""
+        return [r for (ts, _), rs in self.localized.items() if ts == train_set for r in rs]
+
+    def systems(self) -> dict[str, list[CaseResult]]:
+        """Every trained system by name: SFT+FSM and (where run) localized edit, per set."""
+        out = {}
+        for ts in dict.fromkeys(ts for ts, _ in self.results):
+            out[sft_system(ts)] = self.system(ts)
+            if any(t == ts for t, _ in self.localized):
+                out[localized_system(ts)] = self.localized_system(ts)
+        return out
+
+
+#: The untrained systems of paper App. "Baselines on the same split" (R003, R004, R005).
+REGEN = "Full regeneration (untrained)"
+CRP = "Prompt-level CRP (untrained)"
+FSM_UNTRAINED = "FSM-constrained (untrained)"
+
+
+def sft_system(train_set: str) -> str:
+    """The name of the fine-tuned model's FSM-decoded system, e.g. ``"SFT+FSM, Py-only"``."""
+    return f"SFT+FSM, {TRAIN_SET_LABELS[train_set]}"
+
+
+def localized_system(train_set: str) -> str:
+    """The name of the fine-tuned model in localized-edit mode (oracle spans given)."""
+    return f"SFT, localized edit, {TRAIN_SET_LABELS[train_set]}"
+
+
+def eval_cases(split: dict, corpora: Mapping[str, Sequence[EditCase]], P: Mapping) -> list:
+    """The HEvalFix-Py held-out cases every system is scored on (the first ``P["n_eval"]``;
+    all 33 by default), in split order."""
+    held = split_cases(split, "heval-fix-py", corpora["heval-fix-py"], "held_out")
+    return held[: P["n_eval"]] if P["n_eval"] else held
+
+
+def baseline_budget(P: Mapping) -> int:
+    """Decisions allowed to the untrained CRP and FSM systems (``baseline_max_new_tokens``,
+    else ``max_new_tokens``)."""
+    return P.get("baseline_max_new_tokens") or P["max_new_tokens"]
+
+
+def evaluate_untrained(model, tokenizer, cases: Sequence[EditCase], P: Mapping, *,
+                       progress: bool = True) -> dict[str, list[CaseResult]]:  # fmt: skip
+    """The three untrained systems on ``cases`` (the first ``P["n_eval_baselines"]`` if set,
+    else all, so that they pair with the trained systems): full regeneration (its budget is
+    the document's, 1.25 x + 32), prompt-level CRP and FSM-constrained decoding with
+    :func:`baseline_budget` decisions."""
+    cases = cases[: P["n_eval_baselines"]] if P["n_eval_baselines"] else list(cases)
+    kw = dict(max_new_tokens=baseline_budget(P), test_timeout=P["test_timeout"],
+              progress=progress)  # fmt: skip
+    return {
+        REGEN: evaluate_baseline(model, tokenizer, cases, "regen", **kw),
+        CRP: evaluate_baseline(model, tokenizer, cases, "crp", **kw),
+        FSM_UNTRAINED: evaluate_fsm(model, tokenizer, cases, system=FSM_UNTRAINED, **kw),
+    }
+
+
+def budget_note(cases: Sequence[EditCase], tokenizer, budgets: Mapping[str, int]) -> str:
+    """Markdown: how many of the cases' oracle programs fit in each decision budget (the ids
+    the model chooses in the oracle's transcript: structural choices and body ids)."""
+    need = [
+        sum(k in ("choice", "gen") for k in transcript(target_program(c), c.doc, tokenizer).kinds)
+        for c in cases
+    ]
+    parts = [
+        f"{name}: {budget} decisions, enough for {sum(n <= budget for n in need)} of the "
+        f"{len(need)} oracle programs"
+        for name, budget in budgets.items()
+    ]
+    return (
+        "*Decision budgets (the oracle program needs at most "
+        + f"{max(need)}): "
+        + ("; ".join(parts) + ".*")
+    )
 
 
 def split_for(seed: int, corpora: Mapping[str, Sequence[EditCase]]) -> tuple[dict, str]:
@@ -136,8 +218,7 @@ def run_pilot(model_name: str, P: Mapping, split: dict,
     ``P["n_eval"]`` cases of each when set).
     """
     pilot = Pilot()
-    held = split_cases(split, "heval-fix-py", corpora["heval-fix-py"], "held_out")
-    held = held[: P["n_eval"]] if P["n_eval"] else held
+    held = eval_cases(split, corpora, P)
     for train_set in P["train_sets"]:
         for seed in P["seeds"]:
             model, tokenizer, run = fine_tune(
@@ -146,11 +227,17 @@ def run_pilot(model_name: str, P: Mapping, split: dict,
             )  # fmt: skip
             base_model = None
             pilot.runs.append(run)
-            system = f"SFT+FSM, {TRAIN_SET_LABELS[train_set]}"
+            system = sft_system(train_set)
             pilot.results[(train_set, seed)] = evaluate_fsm(
                 model, tokenizer, held, system=system, max_new_tokens=P["max_new_tokens"],
                 test_timeout=P["test_timeout"], progress=progress, seed=seed,
             )  # fmt: skip
+            if P.get("localized"):
+                pilot.localized[(train_set, seed)] = evaluate_localized(
+                    model, tokenizer, held, system=localized_system(train_set),
+                    max_new_tokens=P["max_new_tokens"], test_timeout=P["test_timeout"],
+                    progress=progress, seed=seed,
+                )  # fmt: skip
             if P["cross_corpus"] and train_set == "combined" and seed == P["seeds"][0]:
                 pilot.cross["heval-fix-py"] = pilot.results[(train_set, seed)]
                 for name in ("heval-fix-js", "probeedit"):

@@ -15,6 +15,7 @@ from ..metrics import equal_stripped, wilson_ci
 from ..metrics import equal_up_to_one_newline as outputs_equal
 from ..oracle import oracle_program
 from ..resolver import RangeClippedWarning, doc_lines, resolve
+from .metrics import is_identity, span_em, span_iou
 
 # --------------------------------------------------------------------------------------------
 # Scoring one prediction
@@ -61,6 +62,9 @@ class CaseResult:
     passed: bool | None = None  # unit tests (cadlib.execution); None = not run
     test_detail: str = ""
     extra: dict = field(default_factory=dict)
+    span_em: bool = False  # ops and copy ranges equal the oracle's (cadlib.sft.metrics)
+    span_iou: float = 0.0  # mean per-op copy IoU; nan for free-form outputs
+    identity: bool = False  # the output is the input unchanged (degenerate policy)
 
     @property
     def start_acc(self) -> float:
@@ -116,6 +120,9 @@ def score_program(case: EditCase, text: str, system: str = "", **extra) -> CaseR
         n_oracle_copies=n,
         n_pred_copies=len(program.copies),
         out_of_range=out_of_range,
+        span_em=span_em(program, oracle),
+        span_iou=span_iou(program, oracle),
+        identity=is_identity(output, case.doc),
         **extra,
     )
 
@@ -161,7 +168,9 @@ def summarize(results: Sequence[CaseResult], by: str | None = "seed") -> dict:
     """Table 6's numbers for a list of attempts (pooled over seeds, like the paper's 99).
 
     Returns EM ``k/n`` with its Wilson CI, trimmed EM, program EM, parse rate, op-level
-    span-start / span-end accuracy (hits over all oracle copies of all attempts), their
+    span-start / span-end accuracy (hits over all oracle copies of all attempts; also over
+    the attempts whose output is not the input, ``*_non_identity``), span-only EM, mean span
+    IoU and the identity count (:mod:`cadlib.sft.metrics`), their
     mean and standard deviation across ``extra[by]`` groups (the paper's ``0.59 ± 0.03``
     over seeds), functional pass rate where tests ran, and the median wall time per case.
     """
@@ -193,6 +202,16 @@ def summarize(results: Sequence[CaseResult], by: str | None = "seed") -> dict:
                 for g in groups.values()
             ]
             out[f"{key}_acc_sd"] = float(np.std(accs, ddof=1))
+    programs = [r for r in results if not r.extra.get("free_form")]
+    out["span_em"] = sum(r.span_em for r in results)
+    out["identity"] = sum(r.identity for r in results)
+    out["span_iou"] = float(np.mean([r.span_iou for r in programs])) if programs else math.nan
+    kept = [r for r in programs if not r.identity]  # endpoint hits not given by construction
+    n_kept = sum(r.n_oracle_copies for r in kept)
+    out["n_non_identity"] = len(kept)
+    for key in ("start", "end"):
+        hits = sum(getattr(r, f"{key}_hits") for r in kept)
+        out[f"{key}_acc_non_identity"] = hits / n_kept if n_kept else math.nan
     tested = [r for r in results if r.passed is not None]
     if tested:
         k = sum(r.passed for r in tested)

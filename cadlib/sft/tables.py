@@ -52,7 +52,9 @@ def _acc_cell(value, sd=None) -> str:
 
 
 def table6_row(system: str, s: Mapping, source: str, free_form: bool = False) -> dict:
-    """One Table 6 row from a :func:`summarize` dict (ours) or a paper entry."""
+    """One Table 6 row from a :func:`summarize` dict (ours) or a paper entry; the last two
+    columns are ours only: the identity-output count and the endpoint accuracies over the
+    attempts whose output is not the input (no by-construction hits)."""
     n = s["n"]
     row = {
         "Source": source,
@@ -63,6 +65,11 @@ def table6_row(system: str, s: Mapping, source: str, free_form: bool = False) ->
         "Start acc.": "—" if free_form else _acc_cell(s.get("start_acc"), s.get("start_acc_sd")),
         "End acc.": "—" if free_form else _acc_cell(s.get("end_acc"), s.get("end_acc_sd")),
         "Tests passed": (f"{s['tests_passed']}/{s['tests_run']}" if "tests_run" in s else "—"),
+        # beyond the paper (issue 20): the degenerate policy, and endpoints without it
+        "Identity": f"{s['identity']}/{n}" if "identity" in s else "—",
+        "Start / end acc. excl. identity": "—" if free_form or "n_non_identity" not in s else (
+            f"{_acc_cell(s['start_acc_non_identity'])} / {_acc_cell(s['end_acc_non_identity'])}"
+            f" (n={s['n_non_identity']})"),  # fmt: skip
     }
     return row
 
