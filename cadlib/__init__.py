@@ -24,8 +24,10 @@ way round):
 ``fim``           the FIM quotient-grammar constraint (companion paper)
 
 Chapter modules: ``losslessness`` (1), ``kernel`` (2), ``ceiling`` (3), ``formats`` (4),
-``perturb`` (5), ``decoding`` (6), ``sft`` (7), ``fim.experiments`` (8), ``summary``,
-``diff_overhead`` (the unified-diff settings probe), ``plotting``, ``cli``. Names that moved
+``perturb`` (5), ``decoding`` (6), ``sft`` (7: a package, split / examples / training /
+evaluation / scoring / metrics / paired / pilot / tables / report), ``fim.experiments`` (8),
+``summary``, ``diff_overhead`` (the unified-diff settings probe), ``plotting``, ``cli``.
+``execution`` runs model-written programs against unit tests, guarded. Names that moved
 to a shared home stay importable where they were
 (``corpora.EditCase``, ``kernel.load_curve``, ``models.new_cache``, ``sft.outputs_equal``, ...).
 """

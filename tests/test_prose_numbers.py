@@ -81,9 +81,9 @@ def markdown_of(path) -> str:
     return path.read_text()
 
 
-BLOCKING = ["README.md", "book/intro.md", *(f"notebooks/0{i}_" for i in range(1, 5))]
-#: to move into BLOCKING: 05-08
-REPORTED = [f"notebooks/0{i}_" for i in range(5, 9)]
+BLOCKING = ["README.md", "book/intro.md", *(f"notebooks/0{i}_" for i in (1, 2, 3, 4, 7))]
+#: to move into BLOCKING: 05, 06, 08 (07 moved with issue 20)
+REPORTED = [f"notebooks/0{i}_" for i in (5, 6, 8)]
 
 
 def _path(prefix: str):

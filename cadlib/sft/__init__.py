@@ -47,7 +47,6 @@ from ..corpora import split_key  # noqa: F401
 from ..metrics import equal_up_to_one_newline as outputs_equal  # noqa: F401
 from ..metrics import wilson_ci  # noqa: F401
 from .evaluation import (  # noqa: F401
-    _FENCE,
     evaluate_baseline,
     evaluate_fsm,
     evaluate_localized,
@@ -105,14 +104,16 @@ from .pilot import (  # noqa: F401
 )
 from .report import (  # noqa: F401
     CASE_FIELDS,
+    REGENERATE,
     case_record,
     cases_path,
     conclusion,
+    profile_record,
+    profile_summary,
     read_cases,
     write_cases,
 )
 from .scoring import (  # noqa: F401
-    _SPAN_OK,
     TAXONOMY,
     CaseResult,
     categorize,
@@ -163,6 +164,9 @@ from .training import (  # noqa: F401
 )
 
 __all__ = [
+    "REGENERATE",
+    "profile_record",
+    "profile_summary",
     "op_signature",
     "span_em",
     "span_iou",

@@ -18,11 +18,33 @@ import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from ..results import results_dir, results_name
+from ..results import load_results, results_dir, results_name
 from .paired import ALPHA
 from .scoring import CaseResult
 
-__all__ = ["CASE_FIELDS", "case_record", "cases_path", "write_cases", "read_cases", "conclusion"]
+__all__ = [
+    "CASE_FIELDS",
+    "case_record",
+    "cases_path",
+    "write_cases",
+    "read_cases",
+    "conclusion",
+    "REGENERATE",
+    "profile_record",
+    "profile_summary",
+]
+
+#: The command that regenerates each profile's results (from the repository root). The
+#: cpu profile rewrites the committed chapter; the others write a copy under ``_build/`` and
+#: only their results files (``results/sft_pilot.<profile>.json`` and ``.cases.jsonl``).
+REGENERATE = {
+    "cpu": "papermill --cwd notebooks notebooks/07_sft_pilot.ipynb notebooks/07_sft_pilot.ipynb "
+    "-p profile cpu",
+    "full": "papermill --cwd notebooks notebooks/07_sft_pilot.ipynb _build/07_sft_pilot.full.ipynb "
+    "-p profile full  # about an hour on 2 cores, alone on the machine",
+    "paper": "papermill --cwd notebooks notebooks/07_sft_pilot.ipynb "
+    "_build/07_sft_pilot.paper.ipynb -p profile paper -p device cuda  # a GPU and the hub",
+}
 
 #: The fields of one per-case record, in file order.
 CASE_FIELDS = (
@@ -153,3 +175,24 @@ def conclusion(systems: Mapping[str, Sequence[CaseResult]], comparisons: Sequenc
             f"construction, which is a property of the decoder, not evidence of learning."
         )
     return "\n\n".join(p for p in out if p)
+
+
+def profile_record(profile: str) -> dict | None:
+    """The results record of another profile of this chapter, or ``None`` if not run yet."""
+    try:
+        return load_results("sft_pilot", profile)
+    except FileNotFoundError:
+        return None
+
+
+def profile_summary(profile: str) -> str:
+    """Markdown: the generated conclusion of ``profile``'s committed run with its label, or
+    "not run yet" and the command that runs it."""
+    command = f"`{REGENERATE[profile]}`"
+    record = profile_record(profile)
+    if record is None or "conclusion" not in record["numbers"]:
+        return f"*Profile {profile}: not run yet (no results/{results_name('sft_pilot', profile)}" \
+               f" with a conclusion). Command:* {command}"  # fmt: skip
+    n = record["numbers"]
+    return (f"*Profile {profile}, model {record['model']}, run {record['created'][:10]}; "
+            f"regenerate with* {command}\n\n{n['conclusion']}")  # fmt: skip
