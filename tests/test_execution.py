@@ -1,11 +1,20 @@
-"""The unit-test harness: canonical HumanEvalPack solutions pass, buggy ones fail."""
+"""The unit-test harness: canonical HumanEvalPack solutions pass, buggy ones fail; model-written
+programs run under the guards (no file outside their folder can be removed)."""
 
+import json
+import os
 import shutil
 
 import pytest
 
 from cadlib.corpora import EditCase, load_corpus
-from cadlib.execution import humaneval_program, pass_rate, run_humaneval_tests, run_program
+from cadlib.execution import (
+    humaneval_program,
+    pass_rate,
+    run_humaneval_tests,
+    run_program,
+    sandbox_report,
+)
 
 # A hand-made case in HumanEvalPack's Python layout (runs without the data set).
 TOY = EditCase(
@@ -86,3 +95,83 @@ def test_javascript_canonical_passes_and_buggy_fails(humanevalpack_dir):
     cases = load_corpus("heval-fix-js", local_dir=humanevalpack_dir)[:5]
     assert all(run_humaneval_tests(c, c.gold)[0] for c in cases)
     assert not any(run_humaneval_tests(c, c.doc, timeout=3.0)[0] for c in cases)
+
+
+# --- the guards (issue 20): model-written programs cannot remove files outside their folder ---
+
+
+@pytest.fixture
+def victim(tmp_path):
+    """A file outside the program's temporary folder, which programs below try to destroy."""
+    path = tmp_path / "keep-me.txt"
+    path.write_text("precious\n")
+    return path
+
+
+@pytest.mark.parametrize(
+    "attack",
+    [
+        "import os\nos.remove({path!r})",
+        "import os\nos.unlink({path!r})",
+        "import shutil\nshutil.rmtree({folder!r})",
+        "import subprocess\nsubprocess.run(['rm', '-f', {path!r}])",
+        "import os\nos.system('rm -f ' + {path!r})",
+    ],
+)
+def test_python_program_cannot_remove_a_file_outside_its_folder(victim, attack):
+    result = run_program(attack.format(path=str(victim), folder=str(victim.parent)))
+    assert not result.passed and "TypeError" in result.stderr  # the guarded function is None
+    assert victim.read_text() == "precious\n"
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root")
+def test_python_program_started_as_root_runs_as_nobody(victim):
+    # the guard does not cover open(..., "w"); the dropped privileges do
+    result = run_program(f"import os\nprint(os.getuid())\nopen({str(victim)!r}, 'w').write('x')")
+    assert not result.passed and result.stdout.strip() == "65534"
+    assert "PermissionError" in result.stderr and victim.read_text() == "precious\n"
+    assert sandbox_report()["drop_privileges"] is True
+
+
+def test_python_program_may_still_write_its_own_folder():
+    result = run_program("open('out.txt', 'w').write('ok')\nprint(open('out.txt').read())")
+    assert result.passed and result.stdout.strip() == "ok"
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+@pytest.mark.parametrize(
+    "attack",
+    [
+        "require('fs').unlinkSync({path});",
+        "require('fs').rmSync({folder}, {{recursive: true, force: true}});",
+        "require('fs').writeFileSync({path}, 'x');",
+        "require('child_process').execSync('rm -f ' + {path});",
+    ],
+)
+def test_javascript_program_cannot_touch_a_file_outside_its_folder(victim, attack):
+    quote = lambda p: json.dumps(str(p))  # noqa: E731 - a JS string literal
+    result = run_program(attack.format(path=quote(victim), folder=quote(victim.parent)), "js")
+    assert not result.passed and "ERR_ACCESS_DENIED" in result.stderr
+    assert victim.read_text() == "precious\n"
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_javascript_under_the_permission_model_still_runs_and_asserts():
+    ok = run_program("console.assert(1 + 1 === 2); console.log('fine');", "js")
+    assert ok.passed and ok.stdout.strip() == "fine" and ok.stderr == ""  # no warning on stderr
+    bad = run_program("console.assert(1 + 1 === 3);", "js")
+    assert not bad.passed and "Assertion failed" in bad.stderr
+
+
+def test_sandbox_report_names_every_guard():
+    report = sandbox_report()
+    assert set(report) == {
+        "python_guard",
+        "node_permission",
+        "drop_privileges",
+        "python",
+        "network_cut",
+    }
+    if report["network_cut"]:
+        result = run_program("import socket\nprint([n for _, n in socket.if_nameindex()])")
+        assert result.stdout.strip() == "['lo']"

@@ -1,0 +1,197 @@
+"""Chapter 7's span-selection metrics, paired tests, per-case records, generated conclusion and
+the ``full`` profile (issue 20)."""
+
+import json
+import math
+
+import pytest
+
+from cadlib import sft
+from cadlib.corpora import EditCase
+from cadlib.grammar import Copy, Gen, Program
+
+DOC = "\n".join(f"line {k}" for k in range(1, 11))  # 10 lines
+GOLD = DOC.replace("line 5", "line five")
+CASE = EditCase("toy/1", DOC, GOLD, "Spell out five.")
+ORACLE = Program([Copy(1, 4), Gen("line five"), Copy(6, 10)])
+IDENTITY = Program([Copy(1, 10)])
+
+
+def score(program, case=CASE, system="test"):
+    return sft.score_program(case, program.render(), system=system)
+
+
+# --------------------------------------------------------------------------------------------
+# Span-selection metrics
+# --------------------------------------------------------------------------------------------
+
+
+def test_span_em_ignores_the_gen_text_only():
+    assert sft.span_em(Program([Copy(1, 4), Gen("wrong"), Copy(6, 10)]), ORACLE)
+    assert not sft.span_em(Program([Copy(1, 4), Copy(6, 10)]), ORACLE)  # a gen is missing
+    assert not sft.span_em(Program([Copy(1, 3), Gen("line five"), Copy(6, 10)]), ORACLE)
+    r = score(Program([Copy(1, 4), Gen("line 5!"), Copy(6, 10)]))
+    assert r.span_em and not r.em
+
+
+@pytest.mark.parametrize(
+    "program, iou",
+    [
+        (ORACLE, 1.0),
+        (Program([Copy(1, 3), Gen("x"), Copy(6, 10)]), (3 / 4 + 1) / 2),
+        (IDENTITY, (4 / 10 + 0) / 2),  # the second oracle copy has no partner
+        (Program([Copy(1, 4), Copy(6, 10), Copy(1, 1)]), 2 / 3),  # an extra copy scores 0
+        (Program([Gen(GOLD)]), 0.0),
+    ],
+)
+def test_span_iou_aligns_copies_by_index(program, iou):
+    assert sft.span_iou(program, ORACLE) == pytest.approx(iou)
+    assert sft.span_iou(Program([Gen("a")]), Program([Gen("b")])) == 1.0  # nothing to copy
+
+
+def test_identity_output_is_the_degenerate_policy():
+    r = score(IDENTITY)
+    assert r.identity and not r.em and r.start_hits == 1  # start right by construction
+    assert not score(ORACLE).identity
+    bad = sft.score_program(CASE, "<program>", system="x")
+    assert not bad.identity and not bad.span_em and bad.span_iou == 0.0
+    free = sft.score_output(CASE, DOC + "\n", system="regen")
+    assert free.identity and math.isnan(free.span_iou)
+
+
+def test_summary_reports_endpoints_without_identity_outputs():
+    results = [score(IDENTITY), score(Program([Copy(1, 3), Gen("line five"), Copy(6, 10)]))]
+    s = sft.summarize(results)
+    assert (s["identity"], s["span_em"], s["n_non_identity"]) == (1, 0, 1)
+    assert s["start_acc"] == pytest.approx(3 / 4) and s["start_acc_non_identity"] == 1.0
+    assert s["end_acc"] == pytest.approx(1 / 4) and s["end_acc_non_identity"] == 0.5
+    row = sft.table6_row("x", s, "ours")
+    assert row["Identity"] == "1/2" and row["Start / end acc. excl. identity"].endswith("(n=1)")
+
+
+# --------------------------------------------------------------------------------------------
+# Paired tests
+# --------------------------------------------------------------------------------------------
+
+
+def test_mcnemar_exact_is_the_binomial_test_on_discordant_pairs():
+    a = [True] * 8 + [False] * 10
+    b = [False] * 8 + [False] * 10
+    t = sft.mcnemar_exact(a, b)
+    assert (t["a_only"], t["b_only"], t["a"], t["b"], t["n"]) == (8, 0, 8, 0, 18)
+    assert t["p"] == pytest.approx(2 * 0.5**8)  # two-sided, all 8 discordant pairs one way
+    assert sft.mcnemar_exact([True, False], [True, False])["p"] == 1.0  # no discordant pair
+    with pytest.raises(ValueError, match="equal length"):
+        sft.mcnemar_exact([True], [True, False])
+
+
+def test_paired_bootstrap_is_seeded_and_sees_a_clear_difference():
+    a, b = [0.9, 0.8, 0.95, 0.85] * 5, [0.1, 0.2, 0.15, 0.05] * 5
+    t = sft.paired_bootstrap(a, b)
+    assert t == sft.paired_bootstrap(a, b)  # same seed, same interval
+    assert t["diff"] == pytest.approx(0.75) and t["ci"][0] > 0 and t["p"] == 0.0
+    assert sft.paired_bootstrap(a, a)["p"] == 1.0
+
+
+def test_holm_adjusts_step_down():
+    assert sft.holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
+    assert sft.holm([0.5]) == [0.5]
+
+
+def _systems(n=12):
+    cases = [EditCase(f"toy/{k}", DOC, GOLD, "fix") for k in range(n)]
+    trained = [score(ORACLE if k < 10 else IDENTITY, c, "trained") for k, c in enumerate(cases)]
+    untrained = [score(IDENTITY, c, "untrained") for c in cases]
+    regen = [sft.score_output(c, DOC, "regen") for c in cases]
+    return {"trained": trained, "untrained": untrained, "regen": regen}
+
+
+def test_compare_pairs_systems_and_skips_what_free_form_lacks():
+    systems = _systems()
+    comps = sft.compare(systems, [("trained", "untrained"), ("trained", "regen")],
+                        metrics=("em", "span_em", "span_iou", "identity"))  # fmt: skip
+    keys = [(c["system_b"], c["metric"]) for c in comps]
+    assert keys == [("untrained", "em"), ("untrained", "span_em"), ("untrained", "span_iou"),
+                    ("untrained", "identity"), ("regen", "em"), ("regen", "identity")]  # fmt: skip
+    span = comps[1]
+    assert (span["a"], span["b"], span["a_only"]) == (10, 0, 10) and span["significant"]
+    assert all(c["p_holm"] >= c["p"] for c in comps)
+    table = sft.comparison_table(comps)
+    assert list(table["A"]) == ["trained"] * 6
+    rates = sft.rates_table(systems)
+    assert rates.loc["trained", "span-only EM"].startswith("10/12 (83%) [")
+    assert rates.loc["regen", "parses"] == "—"
+    shuffled = dict(systems, untrained=systems["untrained"][::-1])
+    shuffled["untrained"][0].id = "other"
+    with pytest.raises(ValueError, match="not paired"):
+        sft.compare(shuffled, [("trained", "untrained")])
+
+
+# --------------------------------------------------------------------------------------------
+# Per-case records and the conclusion
+# --------------------------------------------------------------------------------------------
+
+
+def test_per_case_records_round_trip(tmp_path, monkeypatch):
+    monkeypatch.setenv("CADLIB_RESULTS_DIR", str(tmp_path))
+    systems = _systems(3)
+    systems["trained"][0].extra.update(forwards=7, budget_closed=False, seed=0)
+    path = sft.write_cases(systems, profile="full")
+    assert path.name == "sft_pilot.full.cases.jsonl"
+    assert sft.cases_path(profile="cpu").name == "sft_pilot.cases.jsonl"
+    records = sft.read_cases(path)
+    assert len(records) == 9 and list(records[0]) == list(sft.CASE_FIELDS)
+    assert records[0]["forwards"] == 7 and records[0]["span_em"] is True
+    assert records[-1]["span_iou"] is None and records[-1]["free_form"] is True
+    json.loads(path.read_text().splitlines()[0])  # strict JSON per line
+
+
+def test_conclusion_says_yes_only_when_the_paired_test_does():
+    systems = _systems()
+    comps = sft.compare(systems, [("trained", "untrained")])
+    text = sft.conclusion(
+        systems,
+        comps,
+        trained="trained",
+        untrained="untrained",
+        label="toy",
+        summaries={"trained": sft.summarize(systems["trained"])},
+    )
+    assert text.startswith("*toy.*") and "**Yes**" in text and "10/12" in text
+    same = {"trained": systems["untrained"], "untrained": systems["untrained"]}
+    comps = sft.compare(same, [("trained", "untrained")])
+    text = sft.conclusion(same, comps, trained="trained", untrained="untrained")
+    assert "**No**" in text and "not significant" in text
+    with pytest.raises(ValueError, match="comparisons lack"):
+        sft.conclusion(same, [], trained="trained", untrained="untrained")
+
+
+# --------------------------------------------------------------------------------------------
+# Profiles: cpu training untouched, the full profile's deviations declared
+# --------------------------------------------------------------------------------------------
+
+
+def test_cpu_training_recipe_is_unchanged():
+    """Chapter 8 loads the cpu checkpoint: its training settings must not move."""
+    P = sft.choose_params("cpu")
+    training = {k: P[k] for k in ("model", "train_sets", "seeds", "epochs", "n_train", "lr",
+                                  "betas", "weight_decay", "warmup", "grad_accum", "micro_batch",
+                                  "max_length", "gradient_checkpointing", "overlong", "threads",
+                                  "checkpoints")}  # fmt: skip
+    assert training == {
+        "model": "smollm2-135m-instruct", "train_sets": ("py",), "seeds": (0,),
+        "epochs": {"py": 1, "combined": 1}, "n_train": 32, "lr": 1e-4, "betas": (0.9, 0.95),
+        "weight_decay": 0.0, "warmup": 0.03, "grad_accum": 2, "micro_batch": 1,
+        "max_length": 512, "gradient_checkpointing": False, "overlong": "truncate",
+        "threads": 1, "checkpoints": "checkpoints",
+    }  # fmt: skip
+    assert P["n_eval"] is None and P["n_eval_baselines"] is None  # all 33, every system
+
+
+def test_full_profile_differs_from_the_paper_only_where_declared():
+    full, paper = sft.PROFILES["full"], sft.PROFILES["paper"]
+    differs = {k for k in paper if full[k] != paper[k]} | {"dtype"}
+    assert differs == set(sft.FULL_DEVIATIONS)
+    assert all(len(reason) > 30 for reason in sft.FULL_DEVIATIONS.values())
+    assert full["n_train"] is None and full["epochs"]["py"] == 8 and full["lr"] == 2e-5
+    assert full["checkpoints"] != sft.PROFILES["cpu"]["checkpoints"]
