@@ -21,10 +21,12 @@ way round):
 ``verdicts``, ``coverage``   earned verdicts from declared tolerances; the paper's coverage map
 ``corpora``, ``probeedit``   loading corpora; the generated ProbeEdit corpus
 ``fsm``, ``decoder``         the token-level FSM and the copy-splice decoder
+``processors``    engine-neutral logit masks (the grammar's); ``decoder`` adapts it to transformers
+``engines``       the seam a model runtime plugs into (transformers, llama.cpp): ``load_engine``
 ``fim``           the FIM quotient-grammar constraint (companion paper)
 
 Chapter modules: ``losslessness`` (1), ``kernel`` (2), ``ceiling`` (3), ``formats`` (4),
-``perturb`` (5), ``decoding`` (6), ``sft`` (7), ``fim.experiments`` (8), ``summary``,
+``perturb`` (5), ``decoding`` (6), ``llama_cpp_chapter`` (6b), ``sft`` (7), ``fim.experiments`` (8), ``summary``,
 ``diff_overhead`` (the unified-diff settings probe), ``plotting``, ``cli``. Names that moved
 to a shared home stay importable where they were
 (``corpora.EditCase``, ``kernel.load_curve``, ``models.new_cache``, ``sft.outputs_equal``, ...).

@@ -15,6 +15,7 @@ a missing binding fails with a message that says how to install it.
 
 from __future__ import annotations
 
+import ctypes
 import os
 from pathlib import Path
 
@@ -25,7 +26,7 @@ from ..models import smollm2_gguf_path
 from ..vocab import token_bytes
 from .base import Engine, Session
 
-__all__ = ["LlamaCppEngine", "LlamaCppSession", "vocab_mismatches", "import_llama_cpp"]
+__all__ = ["LlamaCppEngine", "LlamaCppSession", "gguf_piece", "vocab_mismatches", "import_llama_cpp"]
 
 INSTALL_HINT = (
     "llama.cpp's Python binding is missing: `make install` builds it, or "
@@ -135,8 +136,19 @@ class LlamaCppEngine(Engine):
                     llama_cpp_python=self.lib.__version__)  # fmt: skip
 
 
+def gguf_piece(engine: LlamaCppEngine, token: int) -> bytes:
+    """The bytes of one id in the GGUF's vocabulary (``llama_token_to_piece`` with a buffer
+    large enough for any piece: the binding's own ``detokenize`` truncates at 32 bytes)."""
+    size = 256
+    buf = ctypes.create_string_buffer(size)
+    n = engine.lib.llama_token_to_piece(engine.llm._model.vocab, int(token), buf, size, 0, True)
+    if n < 0:
+        raise ValueError(f"id {token}: piece longer than {size} bytes")
+    return bytes(buf[:n])
+
+
 def vocab_mismatches(engine: LlamaCppEngine, tokenizer, ids=None) -> list[int]:
-    """Ids whose bytes differ between the GGUF vocabulary (llama.cpp's ``token_to_piece``)
+    """Ids whose bytes differ between the GGUF vocabulary (:func:`gguf_piece`)
     and the Hugging Face tokenizer (:func:`cadlib.vocab.token_bytes`); special ids, which
     llama.cpp renders as empty pieces, are skipped. Empty list: same ids, same bytes."""
     pieces = token_bytes(tokenizer)
@@ -146,6 +158,6 @@ def vocab_mismatches(engine: LlamaCppEngine, tokenizer, ids=None) -> list[int]:
     for i in ids:
         if i in special:
             continue
-        if engine.llm.detokenize([int(i)], special=True) != pieces[i]:
+        if gguf_piece(engine, i) != pieces[i]:
             out.append(int(i))
     return out
