@@ -104,6 +104,7 @@ TOLERANCES: dict[str, list[tuple[str, Tolerance]]] = {
         ("numbers.lookup_best", TIMING),  # the grid's fastest setting: chosen by wall-clock
         ("numbers.lookup_grid*", TIMING),
         ("numbers.runtime_s", TIMING),
+        ("numbers.seconds_by_kind*", TIMING),
         ("numbers.agreement.*", Tolerance(
             "close", "greedy decisions of two engines at near-ties: another CPU's kernels may "
             "round a near-tie the other way", abs=0.02)),
