@@ -204,7 +204,8 @@ def engine_curve(engine: Engine, P: int, N_grid, trials: int, progress: bool = T
     dtype = "Q4_1 GGUF" if engine.name == "llama.cpp" else info.get("dtype", "?")
     meta = dict(model=f"SmolLM2-135M-Instruct on {engine.name}", dtype=dtype,
                 attn_implementation=info.get("attn_implementation") or engine.name,
-                device="cpu", hardware=dict(threads=info.get("threads")), P=P, trials=trials)  # fmt: skip
+                device="cpu", hardware=dict(threads=info.get("threads")), P=P,
+                trials=trials)  # fmt: skip
     return dict(m.summary(), meta=meta)
 
 
@@ -301,8 +302,8 @@ def speed_table(rows: pd.DataFrame) -> pd.DataFrame:
     out["latency_per_case_s"] = out["decode_s"] / out["cases"]
     out["tokens_per_s"] = out["T"] / out["decode_s"]
     ar = out[out["method"] == "autoregressive"].set_index(["engine", "corpus"])["decode_s"]
-    out["speedup_vs_ar"] = [ar[(e, c)] / d for e, c, d in
-                            zip(out["engine"], out["corpus"], out["decode_s"], strict=True)]  # fmt: skip
+    keys = zip(out["engine"], out["corpus"], out["decode_s"], strict=True)
+    out["speedup_vs_ar"] = [ar[(e, c)] / d for e, c, d in keys]
     return out
 
 
@@ -360,8 +361,8 @@ def llama_numbers(speed: pd.DataFrame, curves: dict, agreement: tuple,
         )  # fmt: skip
     spent = {} if kinds is None else {
         e: {k: round(float(v), 4) for k, v in row.items()} for e, row in kinds.iterrows()}
-    return dict(methods=head, curves=curves, seconds_by_kind=spent,
-                agreement=dict(rate=round(rate, 4), n=n, ci95=[round(lo, 4), round(hi, 4)]))  # fmt: skip
+    agree = dict(rate=round(rate, 4), n=n, ci95=[round(lo, 4), round(hi, 4)])
+    return dict(methods=head, curves=curves, seconds_by_kind=spent, agreement=agree)
 
 
 def _where_time_goes(spent: dict | None) -> list[str]:
@@ -385,16 +386,20 @@ def run_summary(numbers: dict, where: str, goal_tps: float = 1000.0) -> str:
     lines = [f"On ProbeEdit ({cad['cases']} cases, {cad['T']} output tokens; {where}):", ""]
     for (e, meth), v in sorted(pe.items()):
         lines.append(f"- {meth} on {e}: {v['decode_s']:.3f} s edit latency after the prompt "
-                     f"({v['wall_s']:.3f} s with it), {v['tokens_per_s']:.0f} output tokens/s")  # fmt: skip
+                     f"({v['wall_s']:.3f} s with it), {v['tokens_per_s']:.0f} output "
+                     "tokens/s")  # fmt: skip
     beats = cad["decode_s"] < rivals[best_k]["decode_s"]
     ratio = rivals[best_k]["decode_s"] / cad["decode_s"]
-    lines += ["", f"Goal (Copy-as-Decode on llama.cpp faster than every other method and engine): "
-              f"**{'met' if beats else 'missed'}**; the fastest rival is {best_k[1]} on {best_k[0]}, "
-              f"{ratio:.2f}x Copy-as-Decode's latency.",
-              f"Moonshot ({goal_tps:.0f} output tokens/s): **{'met' if cad['tokens_per_s'] >= goal_tps else 'missed'}** "
-              f"at {cad['tokens_per_s']:.0f} tokens/s ({cad['tokens_per_s'] / goal_tps:.0%} of it).",
-              *_where_time_goes(numbers.get("seconds_by_kind", {}).get("llama.cpp")),
-              f"Greedy decisions of the two engines agree at {numbers['agreement']['rate']:.1%} "
-              f"of {numbers['agreement']['n']} positions (95% CI {numbers['agreement']['ci95'][0]:.1%}"
-              f"–{numbers['agreement']['ci95'][1]:.1%})."]  # fmt: skip
+    tps, agree = cad["tokens_per_s"], numbers["agreement"]
+    lines += [
+        "", "Goal (Copy-as-Decode on llama.cpp faster than every other method and engine): "
+        f"**{'met' if beats else 'missed'}**; the fastest rival is {best_k[1]} on "
+        f"{best_k[0]}, {ratio:.2f}x Copy-as-Decode's latency.",
+        f"Moonshot ({goal_tps:.0f} output tokens/s): "
+        f"**{'met' if tps >= goal_tps else 'missed'}** at {tps:.0f} tokens/s "
+        f"({tps / goal_tps:.0%} of it).",
+        *_where_time_goes(numbers.get("seconds_by_kind", {}).get("llama.cpp")),
+        f"Greedy decisions of the two engines agree at {agree['rate']:.1%} of {agree['n']} "
+        f"positions (95% CI {agree['ci95'][0]:.1%}–{agree['ci95'][1]:.1%}).",
+    ]  # fmt: skip
     return "\n".join(lines)

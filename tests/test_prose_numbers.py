@@ -81,7 +81,8 @@ def markdown_of(path) -> str:
     return path.read_text()
 
 
-BLOCKING = ["README.md", "book/intro.md", *(f"notebooks/0{i}_" for i in range(1, 5))]
+BLOCKING = ["README.md", "book/intro.md", *(f"notebooks/0{i}_" for i in range(1, 5)),
+            "notebooks/06b_"]
 #: to move into BLOCKING: 05-08
 REPORTED = [f"notebooks/0{i}_" for i in range(5, 9)]
 

@@ -67,7 +67,7 @@ class Engine(ABC):
     def new_session(self) -> Session:
         """A session with an empty KV cache."""
 
-    def sync(self) -> None:
+    def sync(self) -> None:  # noqa: B027 (a CPU engine has nothing to wait for)
         """Wait until queued work is done (timing bookends); nothing to do on a CPU."""
 
     def info(self) -> dict:

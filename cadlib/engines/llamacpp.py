@@ -26,7 +26,8 @@ from ..models import smollm2_gguf_path
 from ..vocab import token_bytes
 from .base import Engine, Session
 
-__all__ = ["LlamaCppEngine", "LlamaCppSession", "gguf_piece", "vocab_mismatches", "import_llama_cpp"]
+__all__ = ["LlamaCppEngine", "LlamaCppSession", "gguf_piece", "vocab_mismatches",
+           "import_llama_cpp"]
 
 INSTALL_HINT = (
     "llama.cpp's Python binding is missing: `make install` builds it, or "
