@@ -145,8 +145,8 @@ def test_forced_oracle_on_llama_cpp_reproduces_a_dozen_golds(llama_engine, tok, 
 @pytest.mark.slow
 def test_greedy_decisions_agree_with_transformers(llama_engine, tok, humanevalpack_dir):
     """Greedy next-id decisions along the gold, SmolLM2 on both engines (fp32 transformers vs
-    the Q4_1 GGUF on llama.cpp). Measured: see `agreement_rate` in results/llama_cpp.json;
-    only > 0.5 is asserted."""
+    the Q4_1 GGUF on llama.cpp), on chapter 06b's cpu cases. Measured: 99.5% of 1066 positions
+    (results/llama_cpp.json, numbers.agreement); only > 0.5 is asserted."""
     hf = load_engine("smollm2-135m-instruct", device="cpu", threads=1)
-    rate, n = greedy_agreement(hf, llama_engine, tok, _cases()[:4])
+    rate, n = greedy_agreement(hf, llama_engine, tok, _cases(1, 2))
     assert n > 100 and rate > 0.5
