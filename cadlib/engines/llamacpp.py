@@ -1,0 +1,164 @@
+"""The llama.cpp engine: the same GGUF file, decoded by llama.cpp (``llama-cpp-python``).
+
+People who run a small GGUF model on a CPU use llama.cpp; this engine lets the decoder drive
+it through the seam of :mod:`cadlib.engines.base`. One :meth:`Session.forward` is one
+``llama_decode`` of a batch of ids at consecutive positions (the splice: a parallel prefill of
+the ``N`` ids of lines ``i..j``), with logits requested for the last position only, or for
+every position (a verifier). :meth:`Session.truncate` is ``llama_memory_seq_rm`` on sequence
+0 (what rejected drafts and benchmark restores need). The ids come from the Hugging Face
+tokenizer of the same model (:func:`cadlib.models.load_tokenizer`), so the FSM is unchanged;
+:func:`vocab_mismatches` checks that the GGUF's vocabulary gives every id the same bytes.
+
+The binding is imported lazily (``llama_cpp`` is an optional dependency: the ``llama`` extra);
+a missing binding fails with a message that says how to install it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from ..models import smollm2_gguf_path
+from ..vocab import token_bytes
+from .base import Engine, Session
+
+__all__ = ["LlamaCppEngine", "LlamaCppSession", "gguf_piece", "vocab_mismatches",
+           "import_llama_cpp"]
+
+INSTALL_HINT = (
+    "llama.cpp's Python binding is missing: `make install` builds it, or "
+    'CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF" pip install llama-cpp-python==0.3.36'
+)
+
+
+def import_llama_cpp():
+    """The ``llama_cpp`` module (optional dependency, hence imported on demand)."""
+    try:
+        import llama_cpp  # optional heavy dependency: only the llama.cpp engine needs it
+    except ImportError as err:
+        raise ImportError(INSTALL_HINT) from err
+    return llama_cpp
+
+
+class LlamaCppSession(Session):
+    """The (single) KV cache of a :class:`LlamaCppEngine`, sequence 0 of its context."""
+
+    def __init__(self, engine: LlamaCppEngine):
+        self.engine, self.n = engine, 0
+        engine.llm._ctx.kv_cache_clear()
+        engine._active = self
+
+    def _check_active(self) -> None:
+        if self.engine._active is not self:
+            raise RuntimeError("a newer session of this llama.cpp engine replaced this one "
+                               "(one KV cache per engine)")  # fmt: skip
+
+    def forward(self, ids, all_logits: bool = False) -> torch.Tensor:
+        ids = self._check_ids(ids)
+        self._check_active()
+        eng = self.engine
+        if self.n + len(ids) > eng.n_ctx:
+            raise ValueError(f"{self.n} cached + {len(ids)} new ids exceed n_ctx={eng.n_ctx}")
+        rows = []
+        for i in range(0, len(ids), eng.n_batch):
+            chunk = ids[i : i + eng.n_batch]
+            eng.batch.set_batch(batch=chunk, n_past=self.n, logits_all=all_logits)
+            eng.llm._ctx.decode(eng.batch)
+            self.n += len(chunk)
+            if all_logits:
+                ptr = eng.lib.llama_get_logits(eng.ctx)
+                rows.append(np.ctypeslib.as_array(ptr, shape=(len(chunk), eng.vocab_size)).copy())
+        if not all_logits:
+            ptr = eng.lib.llama_get_logits_ith(eng.ctx, -1)
+            rows.append(np.ctypeslib.as_array(ptr, shape=(1, eng.vocab_size)).copy())
+        return torch.from_numpy(np.concatenate(rows) if len(rows) > 1 else rows[0])
+
+    def truncate(self, length: int) -> None:
+        self._check_active()
+        length = int(length)
+        if length < 0:
+            raise ValueError(f"cannot truncate to {length} ids")
+        if length < self.n:
+            if not self.engine.llm._ctx.kv_cache_seq_rm(0, length, -1):
+                raise RuntimeError(f"llama.cpp could not drop cache positions {length}..")
+            self.n = length
+
+    def __len__(self) -> int:
+        return self.n
+
+
+class LlamaCppEngine(Engine):
+    """A GGUF model run by llama.cpp on the CPU.
+
+    Parameters
+    ----------
+    path : str or Path
+        The GGUF file (default: the packaged SmolLM2, :func:`cadlib.models.smollm2_gguf_path`).
+    threads : int, optional
+        llama.cpp threads for decoding and batches (default: 1, the book's cpu setting; timings
+        say how many they used).
+    n_ctx : int
+        Context (KV cache) size in ids.
+    n_batch : int
+        Largest batch of one ``llama_decode`` call (longer forwards are split).
+    """
+
+    name = "llama.cpp"
+
+    def __init__(self, path: str | Path | None = None, threads: int | None = 1,
+                 n_ctx: int = 8192, n_batch: int = 2048, seed: int = 0):  # fmt: skip
+        path = Path(smollm2_gguf_path() if path is None else path)
+        if not path.is_file():
+            raise FileNotFoundError(f"no GGUF file at {path}")
+        if threads is not None and int(threads) < 1:
+            raise ValueError(f"threads must be >= 1, got {threads}")
+        self.lib = import_llama_cpp()
+        self.path, self.threads = path, int(threads or os.cpu_count() or 1)
+        self.llm = self.lib.Llama(
+            model_path=str(path), n_ctx=n_ctx, n_batch=n_batch, n_ubatch=min(512, n_batch),
+            n_threads=self.threads, n_threads_batch=self.threads, seed=seed, verbose=False,
+        )  # fmt: skip
+        self.ctx, self.batch = self.llm._ctx.ctx, self.llm._batch
+        self.n_ctx, self.n_batch = self.llm.n_ctx(), self.llm.n_batch
+        self.vocab_size = int(self.llm.n_vocab())
+        self.device = torch.device("cpu")
+        self._active = None
+
+    def new_session(self) -> LlamaCppSession:
+        """Clear the context's KV cache and start a session on it (earlier ones end)."""
+        return LlamaCppSession(self)
+
+    def info(self) -> dict:
+        return dict(super().info(), threads=self.threads, gguf=self.path.name,
+                    llama_cpp_python=self.lib.__version__)  # fmt: skip
+
+
+def gguf_piece(engine: LlamaCppEngine, token: int) -> bytes:
+    """The bytes of one id in the GGUF's vocabulary (``llama_token_to_piece`` with a buffer
+    large enough for any piece: the binding's own ``detokenize`` truncates at 32 bytes)."""
+    size = 256
+    buf = ctypes.create_string_buffer(size)
+    n = engine.lib.llama_token_to_piece(engine.llm._model.vocab, int(token), buf, size, 0, True)
+    if n < 0:
+        raise ValueError(f"id {token}: piece longer than {size} bytes")
+    return bytes(buf[:n])
+
+
+def vocab_mismatches(engine: LlamaCppEngine, tokenizer, ids=None) -> list[int]:
+    """Ids whose bytes differ between the GGUF vocabulary (:func:`gguf_piece`)
+    and the Hugging Face tokenizer (:func:`cadlib.vocab.token_bytes`); special ids, which
+    llama.cpp renders as empty pieces, are skipped. Empty list: same ids, same bytes."""
+    pieces = token_bytes(tokenizer)
+    special = set(getattr(tokenizer, "all_special_ids", []) or [])
+    ids = range(min(engine.vocab_size, len(pieces))) if ids is None else ids
+    out = []
+    for i in ids:
+        if i in special:
+            continue
+        if gguf_piece(engine, i) != pieces[i]:
+            out.append(int(i))
+    return out

@@ -1,0 +1,405 @@
+"""Chapter 6b: Copy-as-Decode on llama.cpp beside ``transformers`` (issue 18).
+
+The same GGUF model (SmolLM2-135M-Instruct) on two engines (:mod:`cadlib.engines`), the same
+cases, the same gold outputs. Per engine:
+
+* the kernel curve ``s(N) = T_AR(N) / T_PP(N)`` (:func:`measure_engine_speedup`, the protocol
+  of :func:`cadlib.kernel.measure_speedup` written against the engine seam);
+* three methods along each case's gold (as chapter 6, :mod:`cadlib.decoding`):
+  autoregressive (:func:`ar_along`), prompt lookup with the binding's own n-gram drafter
+  (``llama_cpp.llama_speculative.LlamaPromptLookupDecoding``, :func:`prompt_lookup_along`) at
+  the best of a small grid of settings, and forced-oracle Copy-as-Decode
+  (:class:`cadlib.decoder.CopyDecoder` on the engine);
+* edit latency (seconds after the prompt prefill, and with it) and output tokens per second.
+
+Also :func:`greedy_agreement`: how often the two engines' greedy next-id decisions agree
+along the gold (fp32 ``transformers`` vs the Q4_1 GGUF on llama.cpp).
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+
+import numpy as np
+import pandas as pd
+from tqdm import tqdm
+
+from .decoder import CopyDecoder, ForwardRecord, Trace
+from .decoding import prepare
+from .engines import Engine, import_llama_cpp
+from .kernel import SpeedupMeasurement, random_ids
+from .metrics import wilson_ci
+
+__all__ = [
+    "PROFILES",
+    "METHODS",
+    "ar_along",
+    "prompt_lookup_along",
+    "ngram_drafter",
+    "measure_engine_speedup",
+    "engine_curve",
+    "time_methods",
+    "best_lookup_setting",
+    "speed_table",
+    "seconds_by_kind",
+    "greedy_agreement",
+    "llama_numbers",
+    "run_summary",
+]
+
+#: ``cases``: cases per corpus (a seeded subset); ``repeats``: timed repeats per (case, method,
+#: engine), interleaved; ``pld_grid``: (num_pred_tokens, max_ngram_size) settings tried for
+#: prompt lookup on llama.cpp (the best pooled one is used on both engines; the cpu profile
+#: keeps (20, 3), the best of (10, 2) and (20, 3) on its cases when measured: 29.6 s against
+#: 38.1 s pooled, 2 cores under a load of ~4); ``threads``: per engine (1: bitwise-repeatable,
+#: comparable with the book's other chapters).
+PROFILES = {
+    # ~3 minutes on 2 quiet cores: a ProbeEdit prompt (~900-1300 ids) costs seconds to prefill
+    # on one thread, and transformers decodes ~800 gold ids autoregressively at ~40 ms each.
+    "cpu": dict(
+        cases={"probeedit": 1, "heval-fix-py": 2}, repeats=1, warmup=1, threads=1,
+        pld_grid=((20, 3),), kernel_P=256,
+        kernel_N=(1, 2, 4, 8, 16, 32, 64), kernel_trials=2, agreement_cases=None,
+    ),
+    # A CPU-engine chapter: the paper has no llama.cpp setting (serving-engine integration is
+    # its future work); ``paper`` runs every case of the two corpora and the full N grid.
+    "paper": dict(
+        cases={"probeedit": None, "heval-fix-py": None}, repeats=3, warmup=1, threads=1,
+        pld_grid=((4, 2), (10, 2), (10, 3), (20, 3)), kernel_P=1024,
+        kernel_N=tuple(2**k for k in range(10)), kernel_trials=5, agreement_cases=None,
+    ),
+}  # fmt: skip
+
+METHODS = ("autoregressive", "prompt lookup", "Copy-as-Decode")
+
+
+# --------------------------------------------------------------------------------------------
+# Methods along the gold, on any engine
+# --------------------------------------------------------------------------------------------
+
+
+def _timed(engine: Engine, session, ids, trace: Trace, kind: str, all_logits: bool = False):
+    t0 = time.perf_counter()
+    logits = session.forward(ids, all_logits=all_logits)
+    engine.sync()
+    trace.forwards.append(ForwardRecord(kind, len(ids), time.perf_counter() - t0))
+    return logits
+
+
+def _argmax(logits, trace: Trace) -> list[int]:
+    t0 = time.perf_counter()
+    out = logits.argmax(-1).tolist()
+    trace.sync_s.append(time.perf_counter() - t0)
+    return out
+
+
+def ar_along(engine: Engine, prompt_ids, target_ids) -> Trace:
+    """Autoregressive greedy decoding of ``target_ids`` on ``engine``, one forward per id,
+    teacher-forced (as :func:`cadlib.decoding.ar_along`): prefill, then one step per id."""
+    trace, session, feed = Trace(), engine.new_session(), list(prompt_ids)
+    start = time.perf_counter()
+    for k, tok in enumerate(target_ids):
+        _argmax(_timed(engine, session, feed, trace, "prefill" if k == 0 else "step")[-1], trace)
+        feed = [tok]
+    trace.wall_s = time.perf_counter() - start
+    return trace
+
+
+def ngram_drafter(num_pred_tokens: int, max_ngram_size: int):
+    """llama-cpp-python's own prompt-lookup drafter (``LlamaPromptLookupDecoding``): the ids
+    that followed the latest earlier occurrence of the last n-gram (n <= max_ngram_size)."""
+    import_llama_cpp()  # a clear message when the optional binding is missing
+    from llama_cpp.llama_speculative import LlamaPromptLookupDecoding  # optional dependency
+
+    return LlamaPromptLookupDecoding(max_ngram_size=max_ngram_size,
+                                     num_pred_tokens=num_pred_tokens)  # fmt: skip
+
+
+def prompt_lookup_along(engine: Engine, prompt_ids, target_ids, num_pred_tokens: int = 10,
+                        max_ngram_size: int = 2) -> Trace:  # fmt: skip
+    """Prompt-lookup decoding along ``target_ids`` (as :func:`cadlib.decoding.prompt_lookup_along`)
+    with the binding's drafter: each round drafts from prompt + output, one forward verifies
+    ``[last id] + draft`` with logits at every position, the accepted prefix is the run of
+    draft ids equal to the target plus one bonus id, the rejected tail is truncated from the
+    engine's cache. ``trace.info``: drafted, accepted, rounds."""
+    drafter, target = ngram_drafter(num_pred_tokens, max_ngram_size), list(target_ids)
+    trace, session, seq = Trace(), engine.new_session(), list(prompt_ids)
+    drafted = accepted = 0
+    start = time.perf_counter()
+    _argmax(_timed(engine, session, seq, trace, "prefill")[-1], trace)
+    seq.append(target[0])
+    k = 1
+    while k < len(target):
+        draft = drafter(np.asarray(seq, dtype=np.intc)).tolist()[: len(target) - k]
+        feed = [seq[-1], *draft]
+        _argmax(_timed(engine, session, feed, trace, "verify", all_logits=True), trace)
+        n = 0
+        while n < len(draft) and draft[n] == target[k + n]:
+            n += 1
+        drafted, accepted = drafted + len(draft), accepted + n
+        seq += target[k : k + n + 1]
+        k += n + 1
+        session.truncate(len(seq) - 1)
+    trace.wall_s = time.perf_counter() - start
+    trace.info.update(drafted=drafted, accepted=accepted, rounds=trace.n_forwards - 1)
+    return trace
+
+
+# --------------------------------------------------------------------------------------------
+# The kernel curve on any engine
+# --------------------------------------------------------------------------------------------
+
+
+def measure_engine_speedup(engine: Engine, P: int = 256, N_grid=(1, 2, 4, 8, 16, 32, 64, 128),
+                           trials: int = 3, seed: int = 0, progress: bool = True,
+                           ) -> SpeedupMeasurement:  # fmt: skip
+    """``s(N)`` on ``engine`` with the protocol of :func:`cadlib.kernel.measure_speedup`
+    (shared AR run, last-position logits only on the PP path, as a splice needs): a ``P``-id
+    random prefill, then per trial one AR run of ``max(N)`` single-id forwards read off at every
+    ``N`` and one PP forward per ``N``, the cache truncated back to ``P`` (logged) each time."""
+    grid = sorted(int(n) for n in N_grid)
+    ctx = random_ids(engine.vocab_size, P, seed).tolist()[0]
+    span = random_ids(engine.vocab_size, grid[-1], seed + 1).tolist()[0]
+    session = engine.new_session()
+    session.forward(ctx)
+    ar, pp, log = np.zeros((trials, len(grid))), np.zeros((trials, len(grid))), []
+
+    def restore(t, path, n):
+        after = len(session)
+        session.truncate(P)
+        log.append(dict(trial=t, path=path, N=n, rep=0, before=P, after=after,
+                        restored=len(session)))  # fmt: skip
+
+    for i in span[:16]:  # warm-up
+        session.forward([i])
+    session.truncate(P)
+    for t in tqdm(range(trials), desc="s(N) " + engine.name, disable=not progress):
+        gc.collect()
+        engine.sync()
+        start, marks = time.perf_counter(), []
+        for i, tok in enumerate(span):
+            session.forward([tok])
+            if i + 1 in grid:
+                engine.sync()
+                marks.append(time.perf_counter() - start)
+        ar[t] = marks
+        restore(t, "AR", grid[-1])
+        for j, n in enumerate(grid):
+            t0 = time.perf_counter()
+            session.forward(span[:n])
+            engine.sync()
+            pp[t, j] = time.perf_counter() - t0
+            restore(t, "PP", n)
+    return SpeedupMeasurement(grid, ar, pp, P, True, log)
+
+
+def engine_curve(engine: Engine, P: int, N_grid, trials: int, progress: bool = True) -> dict:
+    """:func:`measure_engine_speedup` summarised (medians, spreads, ``s``) with the ``meta``
+    that :func:`cadlib.kernel.plot_speedup` labels a curve with (engine, weights, threads)."""
+    m = measure_engine_speedup(engine, P=P, N_grid=N_grid, trials=trials, progress=progress)
+    if not m.cache_always_restored:
+        raise RuntimeError(f"{engine.name}: a timed path did not start from the P-id cache")
+    info = engine.info()
+    dtype = "Q4_1 GGUF" if engine.name == "llama.cpp" else info.get("dtype", "?")
+    meta = dict(model=f"SmolLM2-135M-Instruct on {engine.name}", dtype=dtype,
+                attn_implementation=info.get("attn_implementation") or engine.name,
+                device="cpu", hardware=dict(threads=info.get("threads")), P=P,
+                trials=trials)  # fmt: skip
+    return dict(m.summary(), meta=meta)
+
+
+# --------------------------------------------------------------------------------------------
+# The methods on both engines, on the same cases
+# --------------------------------------------------------------------------------------------
+
+
+def _run(method: str, engine: Engine, decoder: CopyDecoder, x, setting) -> tuple:
+    if method == "Copy-as-Decode":
+        res = decoder.decode(x.case.doc, prompt_ids=x.edit_prompt, program=x.program)
+        if res.text != x.case.gold:
+            raise RuntimeError(f"Copy-as-Decode on {engine.name} missed the gold of {x.case.id}")
+        return res.trace, res
+    if method == "autoregressive":
+        return ar_along(engine, x.regen_prompt, x.target), None
+    return prompt_lookup_along(engine, x.regen_prompt, x.target, *setting), None
+
+
+def _row(engine, x, method, repeat, trace: Trace, res, setting) -> dict:
+    return dict(
+        engine=engine.name, corpus=x.corpus, case=x.case.id, method=method, repeat=repeat,
+        T=len(x.target) - 1, wall_s=trace.wall_s, prefill_s=trace.prefill_s,
+        decode_s=trace.decode_s, forwards=trace.n_forwards - 1,
+        spliced=res.n_spliced if res else 0,
+        setting=f"{setting[0]} draft ids, n-gram <= {setting[1]}" if method == "prompt lookup"
+        else "", **trace.info, **{f"s_{k}": v for k, v in trace.seconds_by_kind().items()},
+    )  # fmt: skip
+
+
+def make_inputs(corpora: dict, tokenizer) -> list:
+    """:func:`cadlib.decoding.prepare` of every case: ``{corpus: [cases]}`` -> inputs."""
+    return [prepare(name, case, tokenizer) for name, cases in corpora.items() for case in cases]
+
+
+def best_lookup_setting(engine: Engine, inputs: list, grid, progress: bool = True):
+    """The prompt-lookup setting of ``grid`` with the least pooled decode time on ``engine``
+    (one untimed warm-up, then one run of each setting on every case). Returns ``(best,
+    table)``. A grid of one setting is that setting, untimed (the cpu profile's budget: the
+    grid costs a full prompt-lookup run per setting)."""
+    if len(grid) == 1:
+        return tuple(grid[0]), pd.DataFrame([dict(num_pred_tokens=grid[0][0],
+                                                  max_ngram_size=grid[0][1])])  # fmt: skip
+    short = min(inputs, key=lambda x: len(x.target) + len(x.regen_prompt))
+    prompt_lookup_along(engine, short.regen_prompt, short.target, *grid[0])  # warm-up
+    rows = []
+    for setting in tqdm(grid, desc="prompt-lookup grid", disable=not progress):
+        tr = [prompt_lookup_along(engine, x.regen_prompt, x.target, *setting) for x in inputs]
+        rows.append(dict(num_pred_tokens=setting[0], max_ngram_size=setting[1],
+                         decode_s=sum(t.decode_s for t in tr),
+                         accepted=sum(t.info["accepted"] for t in tr),
+                         drafted=sum(t.info["drafted"] for t in tr)))  # fmt: skip
+    table = pd.DataFrame(rows)
+    best = table.loc[table["decode_s"].idxmin()]
+    return (int(best["num_pred_tokens"]), int(best["max_ngram_size"])), table
+
+
+def time_methods(engines: list, tokenizer, inputs: list, params: dict, setting,
+                 progress: bool = True) -> pd.DataFrame:  # fmt: skip
+    """Every method on every engine on every case, ``repeats`` times, interleaved (for each
+    repeat and case, engines and methods in rotating order). One row per run."""
+    decoders = {e.name: CopyDecoder(e, tokenizer) for e in engines}
+    short = min(inputs, key=lambda x: len(x.target) + len(x.edit_prompt))
+    for e in engines:  # warm-up on the shortest case: first calls allocate and pick kernels
+        for method in METHODS:
+            for _ in range(params["warmup"]):
+                _run(method, e, decoders[e.name], short, setting)
+    jobs = [(e, m) for e in engines for m in METHODS]
+    rows = []
+    plan = [(r, k) for r in range(params["repeats"]) for k in range(len(inputs))]
+    for r, k in tqdm(plan, desc="timing", disable=not progress):
+        for j in range(len(jobs)):
+            e, method = jobs[(j + r + k) % len(jobs)]
+            trace, res = _run(method, e, decoders[e.name], inputs[k], setting)
+            rows.append(_row(e, inputs[k], method, r, trace, res, setting))
+    return pd.DataFrame(rows)
+
+
+def speed_table(rows: pd.DataFrame) -> pd.DataFrame:
+    """Per engine, corpus (and pooled) and method: output tokens ``T``, forwards, edit latency
+    (decode seconds after the prompt prefill, and wall seconds with it; median over repeats of
+    the corpus total), output tokens per second (``T`` / decode seconds) and the speedup over
+    the same engine's autoregressive decoding."""
+    rows = pd.concat([rows, rows.assign(corpus="pooled")])
+    per = rows.groupby(["engine", "corpus", "method", "repeat"]).agg(
+        cases=("case", "nunique"), T=("T", "sum"), forwards=("forwards", "sum"),
+        decode_s=("decode_s", "sum"), wall_s=("wall_s", "sum"),
+    ).reset_index()  # fmt: skip
+    out = per.groupby(["engine", "corpus", "method"]).agg(
+        cases=("cases", "first"), T=("T", "first"), forwards=("forwards", "first"),
+        decode_s=("decode_s", "median"), decode_s_min=("decode_s", "min"),
+        decode_s_max=("decode_s", "max"), wall_s=("wall_s", "median"),
+    ).reset_index()  # fmt: skip
+    out["latency_per_case_s"] = out["decode_s"] / out["cases"]
+    out["tokens_per_s"] = out["T"] / out["decode_s"]
+    ar = out[out["method"] == "autoregressive"].set_index(["engine", "corpus"])["decode_s"]
+    keys = zip(out["engine"], out["corpus"], out["decode_s"], strict=True)
+    out["speedup_vs_ar"] = [ar[(e, c)] / d for e, c, d in keys]
+    return out
+
+
+def seconds_by_kind(rows: pd.DataFrame) -> pd.DataFrame:
+    """Where Copy-as-Decode's time goes, per engine (median over repeats of the pooled total):
+    seconds per forward kind (prefill, choice, gen, forced, splice, ...), mask, sync, FSM."""
+    cad = rows[rows["method"] == "Copy-as-Decode"]
+    cols = [c for c in cad.columns if c.startswith("s_")]
+    per = cad.groupby(["engine", "repeat"])[cols].sum().groupby("engine").median()
+    per.columns = [c.removeprefix("s_") for c in cols]
+    return per.fillna(0.0)
+
+
+# --------------------------------------------------------------------------------------------
+# Do the engines decide alike?
+# --------------------------------------------------------------------------------------------
+
+
+def greedy_agreement(a: Engine, b: Engine, tokenizer, cases: list) -> tuple[float, int]:
+    """Share of positions along each case's gold (after its regen prompt) where the greedy
+    next id of engine ``a`` equals that of ``b``: one forward of prompt + gold per engine, all
+    positions' logits. Returns ``(rate, n positions)``."""
+    agree = n = 0
+    for case in cases:
+        x = prepare("", case, tokenizer)
+        feed = list(x.regen_prompt) + list(x.target[:-1])
+        first = len(x.regen_prompt) - 1
+        picks = []
+        for eng in (a, b):
+            logits = eng.new_session().forward(feed, all_logits=True)
+            picks.append(logits[first:].argmax(-1))
+        agree += int((picks[0] == picks[1]).sum())
+        n += len(picks[0])
+    return agree / max(n, 1), n
+
+
+# --------------------------------------------------------------------------------------------
+# Numbers and the run summary
+# --------------------------------------------------------------------------------------------
+
+
+def llama_numbers(speed: pd.DataFrame, curves: dict, agreement: tuple,
+                  kinds: pd.DataFrame | None = None) -> dict:  # fmt: skip
+    """The chapter's headline numbers (results/llama_cpp.json); ``kinds`` is
+    :func:`seconds_by_kind` (where Copy-as-Decode's time goes, per engine)."""
+    rate, n = agreement
+    lo, hi = wilson_ci(round(rate * n), n)
+    head = {}
+    for _, r in speed.iterrows():
+        head.setdefault(r["engine"], {}).setdefault(r["corpus"], {})[r["method"]] = dict(
+            cases=int(r["cases"]), T=int(r["T"]), forwards=int(r["forwards"]),
+            decode_s=round(float(r["decode_s"]), 4), wall_s=round(float(r["wall_s"]), 4),
+            tokens_per_s=round(float(r["tokens_per_s"]), 1),
+            speedup_vs_ar=round(float(r["speedup_vs_ar"]), 3),
+        )  # fmt: skip
+    spent = {} if kinds is None else {
+        e: {k: round(float(v), 4) for k, v in row.items()} for e, row in kinds.iterrows()}
+    agree = dict(rate=round(rate, 4), n=n, ci95=[round(lo, 4), round(hi, 4)])
+    return dict(methods=head, curves=curves, seconds_by_kind=spent, agreement=agree)
+
+
+def _where_time_goes(spent: dict | None) -> list[str]:
+    if not spent:
+        return []
+    total = sum(spent.values())
+    top = sorted(spent.items(), key=lambda kv: -kv[1])[:4]
+    parts = ", ".join(f"{k} {v:.2f} s ({v / total:.0%})" for k, v in top)
+    return [f"Where Copy-as-Decode's time goes on llama.cpp (all cases, with the prompt "
+            f"prefill): {parts}."]  # fmt: skip
+
+
+def run_summary(numbers: dict, where: str, goal_tps: float = 1000.0) -> str:
+    """The conclusion's figures as Markdown: ProbeEdit edit latency and tokens/s per engine and
+    method, the goal (Copy-as-Decode on llama.cpp fastest of all) and the moonshot."""
+    m = numbers["methods"]
+    pe = {(e, meth): v for e in m for meth, v in m[e].get("probeedit", {}).items()}
+    cad = pe[("llama.cpp", "Copy-as-Decode")]
+    rivals = {k: v for k, v in pe.items() if k != ("llama.cpp", "Copy-as-Decode")}
+    best_k = min(rivals, key=lambda k: rivals[k]["decode_s"])
+    lines = [f"On ProbeEdit ({cad['cases']} cases, {cad['T']} output tokens; {where}):", ""]
+    for (e, meth), v in sorted(pe.items()):
+        lines.append(f"- {meth} on {e}: {v['decode_s']:.3f} s edit latency after the prompt "
+                     f"({v['wall_s']:.3f} s with it), {v['tokens_per_s']:.0f} output "
+                     "tokens/s")  # fmt: skip
+    beats = cad["decode_s"] < rivals[best_k]["decode_s"]
+    ratio = rivals[best_k]["decode_s"] / cad["decode_s"]
+    tps, agree = cad["tokens_per_s"], numbers["agreement"]
+    lines += [
+        "", "Goal (Copy-as-Decode on llama.cpp faster than every other method and engine): "
+        f"**{'met' if beats else 'missed'}**; the fastest rival is {best_k[1]} on "
+        f"{best_k[0]}, {ratio:.2f}x Copy-as-Decode's latency.",
+        f"Moonshot ({goal_tps:.0f} output tokens/s): "
+        f"**{'met' if tps >= goal_tps else 'missed'}** at {tps:.0f} tokens/s "
+        f"({tps / goal_tps:.0%} of it).",
+        *_where_time_goes(numbers.get("seconds_by_kind", {}).get("llama.cpp")),
+        f"Greedy decisions of the two engines agree at {agree['rate']:.1%} of {agree['n']} "
+        f"positions (95% CI {agree['ci95'][0]:.1%}–{agree['ci95'][1]:.1%}).",
+    ]  # fmt: skip
+    return "\n".join(lines)
