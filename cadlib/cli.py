@@ -110,7 +110,7 @@ def _positive_int(text: str) -> int:
 
 
 @functools.cache
-def _load_engine(kind: str, model: str, device: str = "auto"):
+def _load_engine(kind: str, model: str, device: str = "auto", threads: int | None = None):
     """``(model or engine, tokenizer)`` for ``cad edit``, loaded once per process.
 
     ``transformers``: :func:`cadlib.models.load_model` and :func:`~cadlib.models.load_tokenizer`
@@ -131,7 +131,7 @@ def _load_engine(kind: str, model: str, device: str = "auto"):
                 try:  # the binding itself may be imported only when the engine loads
                     from .engines import load_engine
 
-                    runner = load_engine(model, kind=kind, device=device)
+                    runner = load_engine(model, kind=kind, device=device, threads=threads)
                 except ImportError as err:
                     raise CLIError(
                         f"the llama.cpp engine is not available here ({_one_line(err)}); "
@@ -194,7 +194,7 @@ def _cmd_edit(args) -> None:
             raise CLIError(f"malformed program: {err}") from err
         except ResolveError as err:
             raise CLIError(f"{err} (cad resolve --mode clipped clips it)") from err
-    runner, tokenizer = _load_engine(args.engine, args.model, args.device)
+    runner, tokenizer = _load_engine(args.engine, args.model, args.device, args.threads)
     from .decoder import CopyDecoder  # torch: only this command
     from .models import set_threads
 
