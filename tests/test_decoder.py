@@ -299,14 +299,19 @@ def test_speed_table_ratios():
 
 def test_run_summary_cites_each_corpus_then_pooled():
     speed = speed_table(_speed_rows())
-    bounds = pd.DataFrame([dict(corpus="c", bnd_exact=6.0, bnd_fsm=4.5)])
-    effect = pd.DataFrame(dict(same_prefix=[True, False, False], kl=[0.0, 1.0, 3.0]))
+    bounds = pd.DataFrame([dict(corpus="c", bnd_exact_grid=6.0, bnd_fsm_grid=4.5,
+                                realized_over_bnd_exact=0.9)])  # fmt: skip
+    effect = pd.DataFrame(dict(same_prefix=[True, False, False], kl=[0.0, 0.05, 3.0],
+                               fsm_choice_agree=[True, True, False],
+                               top1_agree=[True, False, False]))  # fmt: skip
     text = run_summary(speed, bounds, "tiny, cpu", effect)
     lines = [x for x in text.splitlines() if x.startswith("* ")]
     assert [x.split("**")[1] for x in lines] == ["c", "pooled"]
     assert "(autoregressive forwards / its forwards) 5.00× for Copy-as-Decode" in lines[0]
     assert "wall-clock speedup 5.50× [5.00–6.00] vs 2.75× [2.50–3.00]" in lines[0]
-    assert "bnd_exact 6.00×, bnd_fsm 4.50×" in lines[0] and "bnd_exact" not in lines[1]
+    assert "bnd_exact 6.00×, bnd_fsm 4.50× (same grid), realized / bnd_exact 0.90" in lines[0]
+    assert "bnd_exact" not in lines[1]
     assert text.startswith("*This run (tiny, cpu)")
-    assert "(2 of 3)" in text and "median 2.0 nats" in text
+    assert "(2 of 3)" in text and "from 0.050 to 3.000, 1 below 0.1" in text
+    assert "FSM's masked choice agreed at 2 of 3" in text
     assert "nats" not in run_summary(speed, None, "x")
