@@ -127,6 +127,20 @@ def test_compare_pairs_systems_and_skips_what_free_form_lacks():
         sft.compare(shuffled, [("trained", "untrained")])
 
 
+def test_pilot_pairs_one_seed_but_pools_all_for_rates():
+    cases = [EditCase(f"toy/{k}", DOC, GOLD, "Spell out five.") for k in range(3)]
+    pilot = sft.Pilot()
+    for seed in (0, 1):
+        pilot.results[("py", seed)] = [score(ORACLE, c, "trained") for c in cases]
+    untrained = {sft.FSM_UNTRAINED: [score(IDENTITY, c, sft.FSM_UNTRAINED) for c in cases]}
+    trained = sft.sft_system("py")
+    assert len(pilot.systems()[trained]) == 6
+    with pytest.raises(ValueError, match="not paired: 6 vs 3"):
+        sft.compare({**untrained, **pilot.systems()}, [(trained, sft.FSM_UNTRAINED)])
+    comps = sft.compare({**untrained, **pilot.systems(seed=1)}, [(trained, sft.FSM_UNTRAINED)])
+    assert (comps[0]["a"], comps[0]["b"]) == (3, 0)
+
+
 # --------------------------------------------------------------------------------------------
 # Per-case records and the conclusion
 # --------------------------------------------------------------------------------------------

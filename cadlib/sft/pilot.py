@@ -117,13 +117,19 @@ class Pilot:
         """The localized-edit attempts of one training set, pooled over seeds."""
         return [r for (ts, _), rs in self.localized.items() if ts == train_set for r in rs]
 
-    def systems(self) -> dict[str, list[CaseResult]]:
-        """Every trained system by name: SFT+FSM and (where run) localized edit, per set."""
+    def systems(self, seed: int | None = None) -> dict[str, list[CaseResult]]:
+        """Every trained system by name: SFT+FSM and (where run) localized edit, per set;
+        pooled over seeds, or only ``seed``'s run (one attempt per case, as paired tests need)."""
         out = {}
         for ts in dict.fromkeys(ts for ts, _ in self.results):
-            out[sft_system(ts)] = self.system(ts)
+            if seed is None:
+                out[sft_system(ts)] = self.system(ts)
+            else:
+                out[sft_system(ts)] = self.results[(ts, seed)]
             if any(t == ts for t, _ in self.localized):
-                out[localized_system(ts)] = self.localized_system(ts)
+                out[localized_system(ts)] = (
+                    self.localized_system(ts) if seed is None else self.localized[(ts, seed)]
+                )
         return out
 
 
