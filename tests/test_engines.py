@@ -15,7 +15,9 @@ from cadlib.engines import (
     load_engine,
     vocab_mismatches,
 )
+from cadlib.engines.gguf_export import _gguf_name, export_qwen2_gguf, stand_in_gguf
 from cadlib.llama_cpp_chapter import greedy_agreement
+from cadlib.models import QWEN2_SMOKE, smollm2_gguf_path
 from cadlib.oracle import oracle_program
 from cadlib.processors import GrammarMask, mask_scores
 
@@ -90,6 +92,29 @@ def test_llama_sessions_are_exclusive(llama_engine):
 def test_gguf_vocab_matches_the_hf_tokenizer(llama_engine, tok):
     assert llama_engine.vocab_size == len(tok)
     assert vocab_mismatches(llama_engine, tok) == []
+
+
+def test_smoke_stand_in_exports_to_gguf_and_computes_the_same_function(one_torch_thread):
+    """The smoke profiles' tiny Qwen2 (fp32) written as GGUF: llama.cpp and transformers give
+    the same logits up to float rounding, so the export names and lays out every tensor right
+    (a wrong rotary layout, a missing bias or a swapped projection would not pass)."""
+    cpp = load_engine(QWEN2_SMOKE, "llama.cpp")
+    hf = load_engine(QWEN2_SMOKE, "transformers", device="cpu")
+    assert cpp.path == stand_in_gguf(QWEN2_SMOKE) and cpp.vocab_size == hf.vocab_size
+    a, b = cpp.new_session().forward(IDS, all_logits=True), hf.new_session().forward(IDS, all_logits=True)
+    assert a.shape == b.shape == (len(IDS), hf.vocab_size)
+    assert float((a - b).abs().max()) <= 1e-3 * float(b.abs().max())
+    assert torch.equal(a.argmax(-1), b.argmax(-1))
+    with pytest.raises(ValueError, match="unknown stand-in"):
+        stand_in_gguf("qwen2-giant")
+
+
+def test_export_refuses_what_it_cannot_name(tmp_path):
+    (tmp_path / "config.json").write_text('{"model_type": "llama"}')
+    with pytest.raises(ValueError, match="expected 'qwen2'"):
+        export_qwen2_gguf(tmp_path, tmp_path / "x.gguf", smollm2_gguf_path())
+    with pytest.raises(ValueError, match="no GGUF name"):
+        _gguf_name("model.layers.0.self_attn.rotary_emb.inv_freq")
 
 
 def test_load_engine_and_as_engine(model, llama_engine):

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..models import SMOLLM2, load_model, set_threads, smollm2_gguf_path
+from ..models import SMOLLM2, STAND_INS, load_model, set_threads, smollm2_gguf_path
 from .base import Engine, Session
+from .gguf_export import stand_in_gguf
 from .hf import TransformersEngine, TransformersSession
 from .llamacpp import LlamaCppEngine, LlamaCppSession, import_llama_cpp, vocab_mismatches
 
@@ -31,6 +32,7 @@ __all__ = [
     "LlamaCppSession",
     "as_engine",
     "load_engine",
+    "stand_in_gguf",
     "import_llama_cpp",
     "vocab_mismatches",
 ]
@@ -54,7 +56,8 @@ def load_engine(name_or_path: str = SMOLLM2, kind: str = "transformers", device:
     ----------
     name_or_path : str
         ``transformers``: a name :func:`cadlib.models.load_model` knows, or a model folder.
-        ``llama.cpp``: a ``.gguf`` file, or :data:`cadlib.models.SMOLLM2` for the packaged GGUF.
+        ``llama.cpp``: a ``.gguf`` file, :data:`cadlib.models.SMOLLM2` for the packaged GGUF,
+        or a local stand-in (:data:`cadlib.models.QWEN2_SMOKE`, exported to GGUF on first use).
     kind : str
         ``"transformers"`` or ``"llama.cpp"``.
     device : str
@@ -72,7 +75,12 @@ def load_engine(name_or_path: str = SMOLLM2, kind: str = "transformers", device:
         return TransformersEngine(load_model(name_or_path, device=device, **kwargs))
     if device not in ("auto", "cpu"):
         raise ValueError(f"the llama.cpp engine runs on the CPU here, got device={device!r}")
-    path = smollm2_gguf_path() if name_or_path == SMOLLM2 else Path(name_or_path)
+    if name_or_path == SMOLLM2:
+        path = smollm2_gguf_path()
+    elif name_or_path in STAND_INS:
+        path = stand_in_gguf(name_or_path)
+    else:
+        path = Path(name_or_path)
     if path.suffix != ".gguf":
         raise ValueError(f"the llama.cpp engine loads a .gguf file, got {name_or_path!r}")
     return LlamaCppEngine(path, threads=threads or 1, **kwargs)
