@@ -165,7 +165,7 @@ nbval-sft-chapters:
 # local stand-in for a hub model, qwen2-smoke), through papermill into _build/smoke/ (outputs
 # are not compared; each run's seconds are printed). Chapter 7's run writes the checkpoint
 # chapter 8's smoke profile loads, under _build/smoke/checkpoints (cadlib.sft.SMOKE_CHECKPOINTS).
-SMOKE_NOTEBOOKS := notebooks/02_kernel.ipynb notebooks/06_decoding.ipynb $(SFT_NOTEBOOKS)
+SMOKE_NOTEBOOKS := notebooks/02_kernel.ipynb notebooks/06_decoding.ipynb notebooks/06b_llama_cpp.ipynb $(SFT_NOTEBOOKS)
 test-smoke: install
 	@mkdir -p _build/smoke
 	@for nb in $(SMOKE_NOTEBOOKS); do \

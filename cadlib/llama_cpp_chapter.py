@@ -29,10 +29,12 @@ from .decoder import CopyDecoder, ForwardRecord, Trace
 from .decoding import prepare
 from .engines import Engine, import_llama_cpp
 from .kernel import SpeedupMeasurement, random_ids
+from .models import QWEN2_SMOKE, SMOLLM2
 from .metrics import wilson_ci
 
 __all__ = [
     "PROFILES",
+    "MODEL_LABELS",
     "METHODS",
     "ar_along",
     "prompt_lookup_along",
@@ -58,18 +60,36 @@ PROFILES = {
     # ~3 minutes on 2 quiet cores: a ProbeEdit prompt (~900-1300 ids) costs seconds to prefill
     # on one thread, and transformers decodes ~800 gold ids autoregressively at ~40 ms each.
     "cpu": dict(
-        cases={"probeedit": 1, "heval-fix-py": 2}, repeats=1, warmup=1, threads=1,
-        pld_grid=((20, 3),), kernel_P=256,
+        model=SMOLLM2, cases={"probeedit": 1, "heval-fix-py": 2}, repeats=1, warmup=1,
+        threads=1, pld_grid=((20, 3),), kernel_P=256,
         kernel_N=(1, 2, 4, 8, 16, 32, 64), kernel_trials=2, agreement_cases=None,
     ),
     # A CPU-engine chapter: the paper has no llama.cpp setting (serving-engine integration is
     # its future work); ``paper`` runs every case of the two corpora and the full N grid.
     "paper": dict(
-        cases={"probeedit": None, "heval-fix-py": None}, repeats=3, warmup=1, threads=1,
-        pld_grid=((4, 2), (10, 2), (10, 3), (20, 3)), kernel_P=1024,
+        model=SMOLLM2, cases={"probeedit": None, "heval-fix-py": None}, repeats=3, warmup=1,
+        threads=1, pld_grid=((4, 2), (10, 2), (10, 3), (20, 3)), kernel_P=1024,
         kernel_N=tuple(2**k for k in range(10)), kernel_trials=5, agreement_cases=None,
     ),
 }  # fmt: skip
+#: CI's check of the ``paper`` path (make test-smoke), in seconds: the tiny random Qwen2
+#: stand-in on both engines (fp32 GGUF exported by :mod:`cadlib.engines.gguf_export`), one case
+#: per corpus, the paper's prompt-lookup grid and repeats, a short kernel grid.
+PROFILES["smoke"] = {
+    **PROFILES["paper"],
+    "model": QWEN2_SMOKE,
+    "cases": {"probeedit": 1, "heval-fix-py": 1},
+    "kernel_P": 64,
+    "kernel_N": (1, 2, 4, 8),
+    "kernel_trials": 1,
+}
+#: What each profile's model is, for the chapter's labels.
+MODEL_LABELS = {
+    SMOLLM2: "SmolLM2-135M-Instruct (one GGUF, Q4_1: transformers dequantizes it to fp32, "
+    "llama.cpp runs it quantized)",
+    QWEN2_SMOKE: "qwen2-smoke (a tiny random-weight Qwen2, fp32 on both engines: the smoke "
+    "check of the code path, its times mean nothing)",
+}
 
 METHODS = ("autoregressive", "prompt lookup", "Copy-as-Decode")
 
