@@ -93,6 +93,16 @@ def test_paired_bootstrap_is_seeded_and_sees_a_clear_difference():
     assert sft.paired_bootstrap(a, a)["p"] == 1.0
 
 
+def test_a_bootstrap_p_of_zero_is_shown_as_its_resolution():
+    assert sft.format_p(0.0, "paired bootstrap") == "< 0.0001"
+    assert sft.format_p(0.0, "McNemar exact") == "0"
+    assert sft.format_p(0.01234, "paired bootstrap") == "0.0123"
+    comps = [{"system_a": "a", "system_b": "b", "metric": "span_iou", "test": "paired bootstrap",
+              "a": 0.9, "b": 0.1, "diff": 0.8, "ci": [0.7, 0.9], "p": 0.0, "p_holm": 0.0,
+              "significant": True}]  # fmt: skip
+    assert sft.comparison_table(comps).loc[0, "p (Holm)"] == "< 0.0001"
+
+
 def test_holm_adjusts_step_down():
     assert sft.holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
     assert sft.holm([0.5]) == [0.5]

@@ -27,6 +27,7 @@ __all__ = [
     "mcnemar_exact",
     "paired_bootstrap",
     "holm",
+    "format_p",
     "compare",
     "comparison_table",
     "rates_table",
@@ -96,6 +97,15 @@ def paired_bootstrap(a: Sequence[float], b: Sequence[float], n_boot: int = N_BOO
     lo, hi = np.percentile(boot, [2.5, 97.5])
     return {"n": int(d.size), "a": float(x.mean()), "b": float(y.mean()), "diff": float(d.mean()),
             "ci": [float(lo), float(hi)], "p": float(p)}  # fmt: skip
+
+
+def format_p(p: float, test: str = "") -> str:
+    """A p-value for prose and tables: three significant digits, and for a bootstrap p of 0
+    its resolution instead (``< 1/N_BOOT``: no resampled difference crossed 0, which bounds p,
+    it does not make it 0)."""
+    if test == "paired bootstrap" and p < 1 / N_BOOT:
+        return f"< {1 / N_BOOT:g}"
+    return f"{p:.3g}"
 
 
 def holm(pvalues: Sequence[float]) -> list[float]:
@@ -171,7 +181,8 @@ def comparison_table(comparisons: Sequence[dict]) -> pd.DataFrame:
             detail = f"diff {c['diff']:+.2f} [{c['ci'][0]:+.2f}, {c['ci'][1]:+.2f}]"
         rows.append({"A": c["system_a"], "B": c["system_b"],
                      "metric": name, "A vs B": values, "discordant / 95% CI": detail,
-                     "test": c["test"], "p": round(c["p"], 4), "p (Holm)": round(c["p_holm"], 4),
+                     "test": c["test"], "p": format_p(c["p"], c["test"]),
+                     "p (Holm)": format_p(c["p_holm"], c["test"]),
                      f"significant at {ALPHA}": "yes" if c["significant"] else "no"})  # fmt: skip
     return pd.DataFrame(rows)
 

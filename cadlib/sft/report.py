@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ..results import load_results, results_dir, results_name
-from .paired import ALPHA
+from .paired import ALPHA, format_p
 from .scoring import CaseResult
 
 __all__ = [
@@ -94,7 +94,8 @@ def _find(comparisons: Sequence[dict], a: str, b: str, metric: str) -> dict | No
 
 def _pv(c: dict) -> str:
     verdict = "significant" if c["significant"] else "not significant"
-    return f"McNemar exact p = {c['p']:.3g}, Holm {c['p_holm']:.3g}: {verdict} at {ALPHA}"
+    return (f"McNemar exact p = {format_p(c['p'])}, Holm {format_p(c['p_holm'])}: {verdict} at "
+            f"{ALPHA}")
 
 
 def _count(c: dict, side: str) -> str:
@@ -132,7 +133,8 @@ def conclusion(systems: Mapping[str, Sequence[CaseResult]], comparisons: Sequenc
     out.append(
         f"Mean per-op span IoU goes from {iou['b']:.2f} to {iou['a']:.2f} (paired bootstrap "
         f"95% CI of the difference [{iou['ci'][0]:+.2f}, {iou['ci'][1]:+.2f}], Holm p = "
-        f"{iou['p_holm']:.3g}: {'significant' if iou['significant'] else 'not significant'}"
+        f"{format_p(iou['p_holm'], iou['test'])}: "
+        f"{'significant' if iou['significant'] else 'not significant'}"
         f"{'' if iou['significant'] or not moved else ' after adjustment'}); but IoU also "
         f"rewards the degenerate policy of copying everything."
     )
