@@ -1,12 +1,15 @@
 """Chapter 6: the decoder measured end to end, against baselines on the same outputs.
 
-Three methods produce the same gold output of each case and are timed in one process:
-forced-oracle Copy-as-Decode (:class:`cadlib.decoder.CopyDecoder` driven along the oracle
-program: the mechanism under perfect span selection), autoregressive decoding of the gold
-(:func:`ar_along`) and prompt-lookup decoding along the gold (:func:`prompt_lookup_along`,
-drafts from ``transformers``' ``PromptLookupCandidateGenerator``). Also here: free-run
-decoding of an untrained model, bounds from the kernel curve, the fixed costs of Appendix H,
-the FSM's mask cost, and tokenization at splice boundaries.
+Three methods (:mod:`cadlib.strategies`) produce the same gold output of each case and are
+timed in one process: forced-oracle Copy-as-Decode (:class:`cadlib.decoder.CopyDecoder` driven
+along the oracle program: the mechanism under perfect span selection), autoregressive decoding
+of the gold (:func:`ar_along`) and prompt-lookup decoding along the gold
+(:func:`prompt_lookup_along`, drafts from ``transformers``' ``PromptLookupCandidateGenerator``).
+Also here: free-run decoding of an untrained model, bounds from the kernel curve, the fixed
+costs of Appendix H and the FSM's mask cost. Tokenization at splice boundaries lives in
+:mod:`cadlib.token_boundaries`. The names that moved (``ar_along``, ``prompt_lookup_along``,
+``METHODS``, ``CaseInputs``, ``prepare``, ``naive_transcript_ids``, ``boundary_table``,
+``boundary_effect``) stay importable from here.
 """
 
 from __future__ import annotations
@@ -14,39 +17,37 @@ from __future__ import annotations
 import json
 import statistics
 import time
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 import torch
 from tqdm import tqdm
-from transformers.generation.candidate_generator import PromptLookupCandidateGenerator
 
 from . import paper as _paper
-from .cache import crop_cache, forward, new_cache, sync_device
 from .ceiling import bound_exact
-from .decoder import CopyDecoder, ForwardRecord, Trace
-from .escape import encode_gen_body
-from .fsm import CopyGenFSM, token_table, transcript, walk_ids
-from .grammar import (
-    COPY_CLOSE,
-    COPY_OPEN,
-    GEN_CLOSE,
-    GEN_OPEN,
-    PROGRAM_CLOSE,
-    PROGRAM_OPEN,
-    Copy,
-    Program,
-    parse_program,
-)
+from .decoder import CopyDecoder, Trace
+from .fsm import CopyGenFSM, token_table, walk_ids
+from .grammar import parse_program
 from .kernel import PAPER_FIXED_COSTS
 from .metrics import equal_stripped
-from .oracle import oracle_program
-from .prompts import edit_prompt_ids, regen_prompt_ids
 from .resolver import ResolveError, resolve
 from .results import results_dir
 from .spans import line_spans
 from .speedup_curve import curve_label, interpolate_loglinear, load_curve
+from .strategies import (  # re-exported (__all__): they lived here
+    METHODS,
+    CaseInputs,
+    ar_along,
+    make_methods,
+    prepare,
+    prompt_lookup_along,
+)
+from .token_boundaries import (  # re-exported (__all__): they lived here
+    _op_starts,  # noqa: F401  (cadlib.accounting imports it from here)
+    boundary_effect,
+    boundary_table,
+    naive_transcript_ids,
+)
 from .tokenizers import hf_tokenizer
 
 __all__ = [
@@ -70,86 +71,6 @@ __all__ = [
     "boundary_table",
     "boundary_effect",
 ]
-
-
-# --------------------------------------------------------------------------------------------
-# Baselines driven along the same output (chapter 6)
-# --------------------------------------------------------------------------------------------
-
-
-def _timed_forward(model, ids, cache, trace: Trace, kind: str, logits_to_keep: int = 1):
-    t0 = time.perf_counter()
-    logits = forward(model, ids, cache, logits_to_keep)
-    sync_device(model.device)
-    trace.forwards.append(ForwardRecord(kind, len(ids), time.perf_counter() - t0))
-    return logits
-
-
-def _timed_argmax(logits: torch.Tensor, trace: Trace):
-    t0 = time.perf_counter()
-    out = logits.argmax(-1).tolist()
-    trace.sync_s.append(time.perf_counter() - t0)
-    return out
-
-
-def ar_along(model, prompt_ids, target_ids) -> Trace:
-    """Autoregressive greedy decoding of ``target_ids``, one forward per token (``L = tau T``).
-
-    Teacher-forced: each step runs the forward and the argmax of a greedy decoder, then
-    appends the target id, so the output is ``target_ids`` whatever the model prefers (the
-    comparison assumes, as forced-oracle Copy-as-Decode does, a model that agrees with it).
-    Forwards: the prompt prefill, then one per target id except the last.
-    """
-    trace, cache, feed = Trace(), new_cache(model), list(prompt_ids)
-    start = time.perf_counter()
-    for k, tok in enumerate(target_ids):
-        logits = _timed_forward(model, feed, cache, trace, "prefill" if k == 0 else "step")
-        _timed_argmax(logits[-1], trace)
-        feed = [tok]
-    trace.wall_s = time.perf_counter() - start
-    return trace
-
-
-def prompt_lookup_along(model, prompt_ids, target_ids, num_output_tokens: int = 10,
-                        max_matching_ngram_size: int = 2) -> Trace:  # fmt: skip
-    """Prompt-lookup decoding (HF ``prompt_lookup_num_tokens``) driven along ``target_ids``.
-
-    Each round, ``transformers``' own ``PromptLookupCandidateGenerator`` drafts up to
-    ``num_output_tokens`` ids by matching the last n-gram (n <= ``max_matching_ngram_size``)
-    in prompt + output; one forward verifies ``[last id] + draft`` with logits at every
-    position and the greedy argmax per position (the work HF's verifier does). The accepted
-    prefix is the longest run of draft ids equal to the target (what greedy verification
-    accepts when the model agrees with the target), plus one bonus id; the rejected tail is
-    cropped from the ``DynamicCache``. ``trace.info`` counts drafted and accepted ids.
-    """
-    target = list(target_ids)
-    drafter = PromptLookupCandidateGenerator(
-        num_output_tokens=num_output_tokens,
-        max_matching_ngram_size=max_matching_ngram_size,
-        max_length=len(prompt_ids) + len(target),
-    )
-    trace, cache, seq = Trace(), new_cache(model), list(prompt_ids)
-    drafted = accepted = 0
-    start = time.perf_counter()
-    _timed_argmax(_timed_forward(model, seq, cache, trace, "prefill")[-1], trace)
-    seq.append(target[0])
-    k = 1
-    while k < len(target):
-        candidates, _ = drafter.get_candidates(torch.tensor([seq], device=model.device))
-        draft = candidates[0, len(seq) :].tolist()
-        feed = [seq[-1], *draft]
-        logits = _timed_forward(model, feed, cache, trace, "verify", logits_to_keep=len(feed))
-        _timed_argmax(logits, trace)
-        n = 0
-        while n < len(draft) and k + n < len(target) and draft[n] == target[k + n]:
-            n += 1
-        drafted, accepted = drafted + len(draft), accepted + n
-        seq += target[k : k + n + 1]
-        k += n + 1
-        crop_cache(cache, len(seq) - 1)
-    trace.wall_s = time.perf_counter() - start
-    trace.info.update(drafted=drafted, accepted=accepted, rounds=trace.n_forwards - 1)
-    return trace
 
 
 # --------------------------------------------------------------------------------------------
@@ -215,36 +136,6 @@ PROFILES = {
     ),
 }  # fmt: skip
 
-METHODS = ("autoregressive", "prompt lookup", "Copy-as-Decode")
-
-
-@dataclass
-class CaseInputs:
-    """One case made ready for every method: identical document, instruction and gold.
-
-    ``edit_prompt`` (numbered document, grammar) feeds Copy-as-Decode; ``regen_prompt``
-    (plain document) feeds the autoregressive and prompt-lookup baselines; ``target`` is
-    the gold's ids plus EOS, the output both baselines produce.
-    """
-
-    corpus: str
-    case: object
-    edit_prompt: list
-    regen_prompt: list
-    program: Program
-    target: list
-
-
-def prepare(corpus: str, case, tokenizer) -> CaseInputs:
-    """Prompts, oracle program and gold ids of ``case`` (see :class:`CaseInputs`)."""
-    table = token_table(tokenizer)
-    target = list(table.encode(case.gold)) + list(table.eos_ids[:1])
-    return CaseInputs(
-        corpus, case, edit_prompt_ids(tokenizer, case.instruction, case.doc),
-        regen_prompt_ids(tokenizer, case.instruction, case.doc),
-        oracle_program(case.doc, case.gold), target,
-    )  # fmt: skip
-
 
 def timed_sample(name: str, cases: list, n: int | None, tokenizer, max_ids: int | None = None,
                  seed: int = 0) -> list[CaseInputs]:  # fmt: skip
@@ -264,18 +155,6 @@ def timed_sample(name: str, cases: list, n: int | None, tokenizer, max_ids: int 
     return [xs[int(rng.integers(a, b))] for a, b in zip(edges, edges[1:], strict=False)]
 
 
-def _run_method(method: str, model, decoder: CopyDecoder, x: CaseInputs, params: dict):
-    """One timed run: ``(trace, output verified, DecodeResult or None)``."""
-    if method == "Copy-as-Decode":
-        res = decoder.decode(x.case.doc, prompt_ids=x.edit_prompt, program=x.program)
-        return res.trace, res.text == x.case.gold, res
-    if method == "autoregressive":
-        return ar_along(model, x.regen_prompt, x.target), True, None
-    trace = prompt_lookup_along(model, x.regen_prompt, x.target, params["pld_num_tokens"],
-                                params["pld_max_ngram"])  # fmt: skip
-    return trace, True, None
-
-
 def time_on_gold(model, tokenizer, inputs: list, params: dict, progress: bool = True):
     """Time the three methods on the same outputs: forced-oracle Copy-as-Decode (perfect
     span selection), autoregressive and prompt lookup along the gold.
@@ -287,20 +166,21 @@ def time_on_gold(model, tokenizer, inputs: list, params: dict, progress: bool = 
     each case (for the fixed-cost analysis).
     """
     decoder = CopyDecoder(model, tokenizer, min_span=params["min_span"])
+    methods = make_methods(model, decoder, (params["pld_num_tokens"], params["pld_max_ngram"]))
     for _ in range(params["warmup"]):  # the first calls are several times slower
-        for method in METHODS:
-            _run_method(method, model, decoder, inputs[0], params)
+        for method in methods:
+            method.run(inputs[0])
     rows, results = [], {}
     jobs = [(r, k) for r in range(params["repeats"]) for k in range(len(inputs))]
     for r, k in tqdm(jobs, desc="timing", disable=not progress):
         x = inputs[k]
-        for m in range(len(METHODS)):
-            method = METHODS[(m + r + k) % len(METHODS)]
-            trace, ok, res = _run_method(method, model, decoder, x, params)
-            if not ok:
-                raise RuntimeError(f"{method} did not reproduce the gold of {x.case.id}")
-            results[x.case.id] = res or results.get(x.case.id)
-            rows.append(_row(x, method, r, trace, res))
+        for m in range(len(methods)):
+            method = methods[(m + r + k) % len(methods)]
+            run = method.run(x)
+            if not run.reproduced:
+                raise RuntimeError(f"{method.name} did not reproduce the gold of {x.case.id}")
+            results[x.case.id] = run.result or results.get(x.case.id)
+            rows.append(_row(x, method.name, r, run.trace, run.result))
     return pd.DataFrame(rows), results
 
 
@@ -567,129 +447,6 @@ def _first_visit_us(table, doc, vocab_size, state, reps: int = 5) -> float:
         fresh.allowed(state)
         out.append((time.perf_counter_ns() - t0) / 1e3)
     return sorted(out)[len(out) // 2]
-
-
-# -- tokenization at the copy boundaries -------------------------------------------------------
-
-
-def naive_transcript_ids(program, doc: str, tokenizer) -> list[int]:
-    """The transcript text encoded piece by piece (each literal, number, splice and body
-    on its own, the paper's fixed-id-table approach) instead of at the tokenizer's own
-    boundaries: what :func:`cadlib.fsm.transcript` would be without boundary handling."""
-    enc = token_table(tokenizer).encode
-    lines, out = doc.split("\n"), list(enc(PROGRAM_OPEN + "\n"))
-    for op in program:
-        if isinstance(op, Copy):
-            out += enc(COPY_OPEN) + enc(str(op.start)) + enc("-") + enc(str(op.end))
-            out += enc(COPY_CLOSE) + enc("\n" + "\n".join(lines[op.start - 1 : op.end]) + "\n")
-        else:
-            out += enc(GEN_OPEN + "\n") + enc(encode_gen_body(op.text) + "\n")
-            out += enc(GEN_CLOSE) + enc("\n")
-    return out + list(enc(PROGRAM_CLOSE))
-
-
-def boundary_table(corpora: dict, tokenizers: dict) -> pd.DataFrame:
-    """How often the transcript's ids differ from the tokenizer's canonical encoding of the
-    same text, with and without boundary handling (oracle programs of every case).
-
-    A copy boundary is canonical when ``encode(text(w)) == w`` for the window ``w`` = the
-    ids that end the range, the splice, and the next op's literal; a gen boundary likewise
-    for opener + body + closer. ``whole`` compares the entire transcript.
-    """
-    rows = []
-    for tname, tk in tokenizers.items():
-        table = token_table(tk)
-        for cname, cases in corpora.items():
-            c = dict(tokenizer=tname, corpus=cname, cases=len(cases), copies=0, gens=0)
-            for case in cases:
-                program = oracle_program(case.doc, case.gold)
-                for variant, ids in (
-                    ("ours", transcript(program, case.doc, table).ids),
-                    ("naive", naive_transcript_ids(program, case.doc, table)),
-                ):
-                    w = _windows(ids, table)  # fmt: skip
-                    c[f"copy_{variant}"] = c.get(f"copy_{variant}", 0) + sum(w["copy"])
-                    c[f"gen_{variant}"] = c.get(f"gen_{variant}", 0) + sum(w["gen"])
-                    c[f"whole_{variant}"] = c.get(f"whole_{variant}", 0) + w["whole"]
-                c["copies"] += len(program.copies)
-                c["gens"] += len(program.gens)
-            rows.append(c)
-    return pd.DataFrame(rows)
-
-
-def _windows(ids, table) -> dict:
-    """Canonical-or-not of each copy window and gen window of a transcript's ids."""
-    tb = table.token_bytes
-    text = lambda xs: b"".join(tb[i] for i in xs).decode(errors="replace")  # noqa: E731
-    is_canon = lambda xs: list(table.encode(text(xs))) == list(xs)  # noqa: E731
-    ends = _op_starts(ids, table) + [len(ids)]
-    out = {"copy": [], "gen": [], "whole": is_canon(ids)}
-    for a, b in zip(ends, ends[1:], strict=False):
-        body = text(ids[a:b])
-        nxt = ids[b : b + 3] if b < len(ids) else []
-        if body.startswith("<copy"):
-            close = body.index('"/>')
-            k = a + max(j for j in range(b - a + 1) if len(text(ids[a : a + j])) <= close)
-            out["copy"].append(is_canon(list(ids[k:b]) + list(nxt)))
-        elif body.startswith("<gen"):
-            out["gen"].append(is_canon(list(ids[a:b]) + list(nxt)))
-    return out
-
-
-def _op_starts(ids, table) -> list[int]:
-    """Indices of the ids that start an op literal (``<copy``, ``<gen``, ``</program>``)."""
-    tb, out, offset = table.token_bytes, [], 0
-    text = b"".join(tb[i] for i in ids)
-    starts = {m for lit in (b"<copy", b"<gen>", b"</program>") for m in _find_all(text, lit)}
-    for k, i in enumerate(ids):
-        if offset in starts:
-            out.append(k)
-        offset += len(tb[i])
-    return out
-
-
-def _find_all(text: bytes, sub: bytes) -> list[int]:
-    out, k = [], text.find(sub)
-    while k >= 0:
-        out.append(k)
-        k = text.find(sub, k + 1)
-    return out
-
-
-def boundary_effect(model, tokenizer, inputs: list) -> pd.DataFrame:
-    """Does the boundary handling change what the model predicts? At every op boundary
-    (the position that predicts ``<``/``</``) of each oracle transcript, compare the
-    model's next-id distribution after our ids with that after the naive piecewise ids of
-    the same text: KL divergence (nats), top-1 agreement, and agreement of the FSM's
-    masked choice. Boundaries whose preceding ids are identical in both are reported as
-    such (their distributions are equal by construction)."""
-    table = token_table(tokenizer)
-    choices = torch.tensor(sorted({table.lt[0], table.op_literals["close"][0]}))
-    rows = []
-    for x in inputs:
-        ours = list(transcript(x.program, x.case.doc, table).ids)
-        naive = naive_transcript_ids(x.program, x.case.doc, table)
-        starts = [_op_starts(ids, table) for ids in (ours, naive)]
-        lo, ln = (
-            _logits_at(model, x.edit_prompt, ids, st)
-            for ids, st in zip((ours, naive), starts, strict=True)
-        )
-        for k, (a, b) in enumerate(zip(*starts, strict=True)):
-            p, q = torch.log_softmax(lo[k], -1), torch.log_softmax(ln[k], -1)
-            rows.append(dict(
-                corpus=x.corpus, case=x.case.id, boundary=k, same_prefix=ours[:a] == naive[:b],
-                kl=float((p.exp() * (p - q)).sum()), top1_agree=bool(p.argmax() == q.argmax()),
-                fsm_choice_agree=bool(p[choices].argmax() == q[choices].argmax()),
-            ))  # fmt: skip
-    return pd.DataFrame(rows)
-
-
-def _logits_at(model, prompt, ids, positions) -> torch.Tensor:
-    """Logits predicting ``ids[p]`` for each ``p`` in ``positions``: shape (len(positions), V)."""
-    keep = torch.tensor([len(prompt) + p - 1 for p in positions], device=model.device)
-    x = torch.tensor([list(prompt) + list(ids)], device=model.device)
-    with torch.inference_mode():
-        return model(input_ids=x, logits_to_keep=keep).logits[0].float()
 
 
 def paper_numbers() -> dict:
