@@ -26,11 +26,11 @@ import pandas as pd
 from tqdm import tqdm
 
 from .decoder import CopyDecoder, ForwardRecord, Trace
-from .decoding import prepare
 from .engines import Engine, import_llama_cpp
 from .kernel import SpeedupMeasurement, random_ids
-from .models import QWEN2_SMOKE, SMOLLM2
 from .metrics import wilson_ci
+from .models import QWEN2_SMOKE, SMOLLM2
+from .strategies import METHODS, DecodingMethod, make_methods, prepare
 
 __all__ = [
     "PROFILES",
@@ -90,8 +90,6 @@ MODEL_LABELS = {
     QWEN2_SMOKE: "qwen2-smoke (a tiny random-weight Qwen2, fp32 on both engines: the smoke "
     "check of the code path, its times mean nothing)",
 }
-
-METHODS = ("autoregressive", "prompt lookup", "Copy-as-Decode")
 
 
 # --------------------------------------------------------------------------------------------
@@ -234,15 +232,19 @@ def engine_curve(engine: Engine, P: int, N_grid, trials: int, progress: bool = T
 # --------------------------------------------------------------------------------------------
 
 
-def _run(method: str, engine: Engine, decoder: CopyDecoder, x, setting) -> tuple:
-    if method == "Copy-as-Decode":
-        res = decoder.decode(x.case.doc, prompt_ids=x.edit_prompt, program=x.program)
-        if res.text != x.case.gold:
-            raise RuntimeError(f"Copy-as-Decode on {engine.name} missed the gold of {x.case.id}")
-        return res.trace, res
-    if method == "autoregressive":
-        return ar_along(engine, x.regen_prompt, x.target), None
-    return prompt_lookup_along(engine, x.regen_prompt, x.target, *setting), None
+def _engine_methods(engine: Engine, tokenizer, setting) -> tuple[DecodingMethod, ...]:
+    """The three methods (:data:`METHODS`, :mod:`cadlib.strategies`) on ``engine``: this
+    module's loops for the baselines (prompt lookup at ``setting``), a
+    :class:`~cadlib.decoder.CopyDecoder` on the engine for Copy-as-Decode."""
+    decoder = CopyDecoder(engine, tokenizer)
+    return make_methods(engine, decoder, setting, ar=ar_along, lookup=prompt_lookup_along)
+
+
+def _run(method: DecodingMethod, engine: Engine, x) -> tuple:
+    run = method.run(x)
+    if not run.reproduced:
+        raise RuntimeError(f"{method.name} on {engine.name} missed the gold of {x.case.id}")
+    return run.trace, run.result
 
 
 def _row(engine, x, method, repeat, trace: Trace, res, setting) -> dict:
@@ -287,20 +289,20 @@ def time_methods(engines: list, tokenizer, inputs: list, params: dict, setting,
                  progress: bool = True) -> pd.DataFrame:  # fmt: skip
     """Every method on every engine on every case, ``repeats`` times, interleaved (for each
     repeat and case, engines and methods in rotating order). One row per run."""
-    decoders = {e.name: CopyDecoder(e, tokenizer) for e in engines}
+    methods = {e.name: _engine_methods(e, tokenizer, setting) for e in engines}
     short = min(inputs, key=lambda x: len(x.target) + len(x.edit_prompt))
     for e in engines:  # warm-up on the shortest case: first calls allocate and pick kernels
-        for method in METHODS:
+        for method in methods[e.name]:
             for _ in range(params["warmup"]):
-                _run(method, e, decoders[e.name], short, setting)
-    jobs = [(e, m) for e in engines for m in METHODS]
+                _run(method, e, short)
+    jobs = [(e, m) for e in engines for m in methods[e.name]]
     rows = []
     plan = [(r, k) for r in range(params["repeats"]) for k in range(len(inputs))]
     for r, k in tqdm(plan, desc="timing", disable=not progress):
         for j in range(len(jobs)):
             e, method = jobs[(j + r + k) % len(jobs)]
-            trace, res = _run(method, e, decoders[e.name], inputs[k], setting)
-            rows.append(_row(e, inputs[k], method, r, trace, res, setting))
+            trace, res = _run(method, e, inputs[k])
+            rows.append(_row(e, inputs[k], method.name, r, trace, res, setting))
     return pd.DataFrame(rows)
 
 
