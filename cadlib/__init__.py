@@ -25,13 +25,16 @@ way round):
                   structure, operations, builders, corpus; its word pools are data)
 ``literal_ids``   the grammar's literals as ids of one tokenizer (TokenTable, App. K)
 ``fsm``, ``decoder``         the token-level FSM and the copy-splice decoder
+``strategies``    the decoding methods (autoregressive, prompt lookup, Copy-as-Decode) as
+                  one protocol, run along a case prepared for all (``prepare``)
 ``processors``    engine-neutral logit masks (the grammar's); ``decoder`` adapts it to transformers
 ``engines``       the seam a model runtime plugs into (transformers, llama.cpp): ``load_engine``
 ``fim``           the FIM quotient-grammar constraint (companion paper)
 ``alignment``     a fast line alignment for the ``cad`` command (git's histogram diff)
 
 Chapter modules: ``losslessness`` (1), ``kernel`` (2), ``ceiling`` (3), ``formats`` (4, a
-package), ``perturb`` (5), ``decoding`` (6), ``llama_cpp_chapter`` (6b), ``sft`` (7: a package,
+package), ``perturb`` (5), ``decoding`` (6; ``token_boundaries``: its tokenization at the
+splice boundaries), ``llama_cpp_chapter`` (6b), ``sft`` (7: a package,
 split / examples / training / evaluation / scoring / metrics / paired / pilot / tables /
 report), ``fim.experiments`` (8), ``summary``, ``diff_overhead`` (the unified-diff settings
 probe), ``portability`` (App. K, chapter 1), ``appendix_estimates`` (App. L and M, chapter 3),
