@@ -36,8 +36,9 @@ Chapter modules: ``losslessness`` (1), ``kernel`` (2), ``ceiling`` (3), ``format
 package), ``perturb`` (5), ``decoding`` (6; ``token_boundaries``: its tokenization at the
 splice boundaries), ``llama_cpp_chapter`` (6b), ``sft`` (7: a package,
 split / examples / training / evaluation / scoring / metrics / paired / pilot / tables /
-report), ``fim.experiments`` (8), ``summary``, ``diff_overhead`` (the unified-diff settings
-probe), ``portability`` (App. K, chapter 1), ``appendix_estimates`` (App. L and M, chapter 3),
+report), ``fim.experiments`` (8), ``summary`` (the summary page, a package: spec / headlines /
+tables / render), ``diff_overhead`` (the unified-diff settings probe), ``portability``
+(App. K, chapter 1), ``appendix_estimates`` (App. L and M, chapter 3),
 ``perturb_prose`` (chapter 5's generated prose), ``plotting``, ``cli``. ``execution`` runs
 model-written programs against unit tests, guarded. Names that moved
 to a shared home stay importable where they were

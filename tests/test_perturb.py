@@ -1,6 +1,7 @@
 """Endpoint noise on oracle programs (paper §3 "Span-selection sensitivity", §5, Table 8)."""
 
 import collections
+import json
 import warnings
 
 import numpy as np
@@ -194,3 +195,68 @@ def test_humanevalfix_at_zero_noise_is_exact(humanevalpack_dir, monkeypatch):
         cases = load_corpus(name, local_dir=humanevalpack_dir)
         summary = P.perturbation_em(cases, [0], trials=1, progress=False)
         assert summary.em_exact.iloc[0] == 1.0 and summary.cases.iloc[0] == 164
+
+
+# --- the chapter's tables and results (notebooks/05_perturbation) -----------------------------
+
+
+def _chapter_run():
+    cases = synthetic_cases()
+    corpora_ = {"heval-fix-py": cases[:6], "heval-fix-js": cases[6:]}
+    names = [*corpora_, "pooled"]
+    runs = P.corpus_trials(corpora_, [0, 1, 2], 3, seed=0, which=P.WHICH)
+    summary = P.summarize_trials(runs, pool=list(corpora_))
+    return corpora_, names, runs, summary
+
+
+def test_corpus_trials_tags_each_corpus_and_matches_one_run_per_corpus():
+    corpora_, _, runs, _ = _chapter_run()
+    assert list(dict.fromkeys(runs.corpus)) == list(corpora_)
+    one = P.perturbation_trials(corpora_["heval-fix-js"], [0, 1, 2], 3, 0, P.WHICH,
+                                corpus="heval-fix-js", progress=False)  # fmt: skip
+    pd.testing.assert_frame_equal(runs[runs.corpus == "heval-fix-js"].reset_index(drop=True), one)
+
+
+def test_chapter_tables_have_a_row_per_corpus_and_the_papers_beside_ours():
+    corpora_, names, _, summary = _chapter_run()
+    both = summary[summary.which == "both"]
+    t8 = P.table8_table(both, names, [0, 1, 2])
+    assert list(t8.columns) == ["eps=0", "eps=1", "eps=2"]
+    assert ("HEvalFix-Py", "ours") in t8.index and ("Pooled", "paper") in t8.index
+    assert t8.loc[("HEvalFix-Py", "ours"), "eps=0"] == "100.00% ± 0.0"
+    assert set(P.paper_difference_se(both, names, [0, 1, 2]).columns) <= {"eps=1", "eps=2"}
+    assert len(P.endpoint_table(summary, names)) == len(names) * len(P.WHICH)
+    unclamped = P.corpus_trials(corpora_, [1], 3, seed=0, clamp=False)
+    t4 = P.table4_table(both, P.summarize_trials(unclamped, pool=list(corpora_)), names)
+    assert len(t4) == 3 * len(names)
+    assert (t4.xs("oracle programs (eps=0)")["clipped EM (byte-exact)"] == 1).all()
+    swapped = P.summarize_trials(P.corpus_trials(corpora_, [1, 2], 3, 0, swap_inverted=True),
+                                 pool=list(corpora_))  # fmt: skip
+    sw = P.swap_table(both, swapped, names, [0, 1, 2])
+    assert list(sw.columns) == ["kept", "swapped", "paper"] and len(sw) == 2 * len(names)
+
+
+def test_chapter_numbers_are_plain_json_rounded_to_six_places():
+    corpora_, names, _, summary = _chapter_run()
+    both = summary[summary.which == "both"]
+    t4 = P.table4_table(both, both, names)
+    numbers = P.chapter_numbers(summary, t4, both, {"py": {}}, {"x": "missing"}, P.WHICH)
+    json.dumps(numbers)  # plain Python types only: a numpy scalar would raise here
+    assert list(numbers) == ["corpora_unavailable", "table8", "by_endpoint", "table4",
+                             "swap_inverted", "endpoint_anchors"]  # fmt: skip
+    cell = numbers["table8"]["pooled"][1]
+    assert cell["runs"] == 3 * 12 and all(v == round(v, 6) for v in cell.values())
+    assert list(numbers["by_endpoint"]) == list(P.WHICH)
+
+
+def test_noise_demo_and_corpora_report_say_what_ran():
+    case = synthetic_cases()[0]
+    text = P.noise_demo(case, seed=0, eps_max=1, trials=2)
+    assert text.startswith(f"{case.id}: ") and text.count("trimmed EM") == 2
+
+    class Named(list):
+        source = "local: somewhere"
+
+    report = P.corpora_report({"syn": Named(synthetic_cases(3))}, {"gone": "no data"})
+    assert report.splitlines() == ["            syn:   3 cases from local",
+                                   "           gone: NOT AVAILABLE (no data)"]  # fmt: skip

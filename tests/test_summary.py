@@ -5,6 +5,7 @@ import pytest
 
 from cadlib import summary as S
 from cadlib.results import repo_root
+from cadlib.summary import headlines, render, spec, tables
 
 
 def record(numbers, paper=None, profile="cpu"):
@@ -132,3 +133,11 @@ def test_load_all_reads_only_the_cpu_results(tmp_path):
     (tmp_path / "kernel.json").write_text('{"chapter": "kernel"}')
     (tmp_path / "kernel.paper.json").write_text('{"chapter": "kernel"}')
     assert list(load_all(tmp_path)) == ["kernel"]
+
+
+def test_the_package_keeps_every_name_importable_from_cadlib_summary():
+    for name in S.__all__:
+        assert getattr(S, name) is not None, name
+    assert S.HEADLINES is headlines.HEADLINES and S.Headline is spec.Headline
+    assert S.headline_table is tables.headline_table and S.headline_html is render.headline_html
+    assert S.judge_headline is tables.judge_headline and S.NOT_RUN == S.NOT_YET_RUN

@@ -1,0 +1,106 @@
+"""The summary's tables: every headline judged against the results files, and the setting.
+
+:func:`headline_table` reads each chapter's ``results/<chapter>.json``, finds our value of
+every declared headline (:data:`cadlib.summary.headlines.HEADLINES`) and computes its verdict
+with :func:`cadlib.verdicts.judge` from ours, the paper's and n. A missing results file or key
+is shown as "not yet run".
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from .. import verdicts as V
+from ..results import repo_root, results_dir
+from .headlines import HEADLINES
+from .spec import Headline, _get
+
+__all__ = [
+    "load_all",
+    "judge_headline",
+    "headline_table",
+    "count_markdown",
+    "setting_table",
+    "chapter_runtimes",
+]
+
+
+def load_all(folder: Path | None = None) -> dict[str, dict]:
+    """Every ``results/<chapter>.json`` (the cpu profile's), by chapter name; the results of
+    other profiles (``<chapter>.<profile>.json``) are shown in their chapters, not here."""
+    folder = folder or results_dir()
+    paths = sorted(p for p in folder.glob("*.json") if "." not in p.stem)
+    return {p.stem: json.loads(p.read_text()) for p in paths}
+
+
+def _our_value(h: Headline, record: dict | None) -> float | None:
+    """Our figure for ``h`` from its chapter's results record, or None when not recorded."""
+    return None if record is None else _get(h.ours, record.get("numbers", {}), h.scale)
+
+
+def judge_headline(
+    h: Headline, record: dict | None
+) -> tuple[float | None, float | None, V.Verdict]:
+    """Ours, our n, and the verdict of :func:`cadlib.verdicts.judge` for one headline."""
+    numbers = (record or {}).get("numbers", {})
+    ours, n = _our_value(h, record), _get(h.n, numbers)
+    se = _get(h.se, numbers, h.scale)
+    verdict = V.judge(h.tolerance, ours, h.paper, n=None if n is None else int(n), se=se)
+    return ours, n, verdict
+
+
+def headline_table(results: dict[str, dict] | None = None) -> pd.DataFrame:
+    """One row per headline: paper, ours, n, ratio, computed verdict (``status``) with the
+    test's arithmetic (``detail``), the declared reason (``why``) and our profile."""
+    results = load_all() if results is None else results
+    rows = []
+    for h in HEADLINES:
+        record = results.get(h.chapter)
+        ours, n, verdict = judge_headline(h, record)
+        rows.append({
+            "chapter": h.chapter, "figure": h.label, "where": h.section, "unit": h.unit,
+            "paper": h.paper, "ours": ours, "n": n,
+            "ratio": ours / h.paper if ours is not None and h.paper else None,
+            "status": verdict.verdict, "detail": verdict.detail, "why": h.why,
+            "profile": record["profile"] if record else "",
+        })  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def count_markdown(table: pd.DataFrame) -> str:
+    """The count line at the top of the summary (:func:`cadlib.verdicts.count_line`)."""
+    return V.count_line(table["status"])
+
+
+def setting_table(results: dict[str, dict] | None = None) -> pd.DataFrame:
+    """Per chapter: profile, model, tokenizer, hardware and when the figures were made."""
+    results = load_all() if results is None else results
+    rows = []
+    for chapter, r in results.items():
+        hw = r.get("hardware", {})
+        hardware = f"{hw.get('cpu', '?')} ({hw.get('cores', '?')} cores)"
+        if hw.get("gpu"):
+            hardware += f", {hw['gpu']}"
+        rows.append({
+            "chapter": chapter, "profile": r.get("profile"), "model": r.get("model") or "none",
+            "tokenizer": r.get("tokenizer") or "none", "hardware": hardware,
+            "torch": hw.get("torch", ""), "created": r.get("created", ""),
+        })  # fmt: skip
+    return pd.DataFrame(rows).set_index("chapter")
+
+
+def chapter_runtimes(folder: Path | None = None) -> pd.DataFrame:
+    """Wall time of each chapter's last papermill run, read from the notebooks' metadata."""
+    folder = folder or repo_root() / "notebooks"
+    rows = []
+    for path in sorted(folder.glob("[0-9]*.ipynb")):
+        meta = json.loads(path.read_text()).get("metadata", {}).get("papermill", {})
+        rows.append({
+            "chapter": path.stem, "profile": meta.get("parameters", {}).get("profile", ""),
+            "minutes": round(meta["duration"] / 60, 1) if meta.get("duration") else None,
+            "run at": (meta.get("end_time") or "")[:16].replace("T", " "),
+        })  # fmt: skip
+    return pd.DataFrame(rows).set_index("chapter")
