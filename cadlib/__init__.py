@@ -43,6 +43,10 @@ tables / render), ``diff_overhead`` (the unified-diff settings probe), ``portabi
 model-written programs against unit tests, guarded. Names that moved
 to a shared home stay importable where they were
 (``corpora.EditCase``, ``kernel.load_curve``, ``models.new_cache``, ``sft.outputs_equal``, ...).
+
+``kernel`` and ``ceiling`` are packages split along their seams (``kernel``: timing /
+fixed_costs / splice_check / chapter / tables / forward_costs; ``ceiling``: covers / bounds /
+percentiles / chapter / tables / plots / prose); every public name imports from the package.
 """
 
 import warnings as _warnings

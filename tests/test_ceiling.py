@@ -2,6 +2,7 @@
 
 import math
 
+import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import pytest
@@ -10,6 +11,7 @@ from hypothesis import strategies as st
 
 from cadlib import ceiling as C
 from cadlib import corpora
+from cadlib.ceiling import covers as ceiling_covers
 from cadlib.corpora import EditCase, load_corpus
 from cadlib.tokenizers import qwen25_tokenizer
 
@@ -65,7 +67,7 @@ def test_load_corpora_reports_what_it_could_not_load(monkeypatch):
     def fail(name, **kw):
         raise ModuleNotFoundError("No module named 'cadlib.probeedit'")
 
-    monkeypatch.setattr(C, "load_corpus", fail)
+    monkeypatch.setattr(ceiling_covers, "load_corpus", fail)
     loaded, unavailable = C.load_corpora(["probeedit"])
     assert loaded == {} and "cadlib.probeedit" in unavailable["probeedit"]
 
@@ -266,3 +268,76 @@ def test_conclusion_cites_realedits_from_the_results(results):
     assert "RealEdits" not in C.conclusion(without)
     ref = results["bounds_paper_reference_curve"]["line"]["heval-fix-py"]["bnd_exact"]
     assert f"{ref:.2f}× vs 3.45× on Py" in text
+
+
+# ----- the chapter's run, tables and figures ---------------------------------------------------
+
+
+def test_pool_token_tables_recomputes_fractions_from_the_sums():
+    a = C.token_cover_table([case("a b c d e f", "a b c d X")], (1, 2), tok, progress=False)
+    b = C.token_cover_table([case("p q r", "p q r s t u v")], (1, 2), tok, progress=False)
+    pooled = C.pool_token_tables([a, b])
+    assert list(pooled.m) == [1, 2]
+    for i in range(2):
+        assert pooled["T"][i] == a["T"][i] + b["T"][i] and pooled.K[i] == a.K[i] + b.K[i]
+        assert pooled.f_tok[i] == pytest.approx(pooled.T_copy[i] / pooled["T"][i])
+        assert pooled.spans[i] == a.spans[i] + b.spans[i]
+
+
+def test_percentile_table_appends_the_papers_row_and_matches_read_it():
+    rows = [dict(corpus=c, family="1 percentile definition", variant="all spans", method=m,
+                 K=C.PAPER_TABLE2[c]["K"], mean=1.0, p50=p50, p95=C.PAPER_TABLE2[c]["p95"])
+            for c in ("heval-fix-py", "heval-fix-js") for m, p50 in (("linear", 1.0),
+                                                                     ("nearest", 2.0))]  # fmt: skip
+    wide = C.percentile_table(pd.DataFrame(rows))
+    assert wide.index[-1] == ("paper", "Table 2", "")
+    assert list(wide.columns[:4]) == [f"heval-fix-py {s}" for s in ("K", "mean", "p50", "p95")]
+    p50, p95 = C.percentile_matches(wide).split("\n")
+    assert p50.endswith("corpora: none")
+    assert "1 percentile definition / all spans / linear" in p95 and "/ nearest" in p95
+
+
+def test_measured_curve_says_why_there_is_none(tmp_path):
+    measured, why = C.measured_curve(tmp_path / "kernel.json")
+    assert measured is None and "does not exist" in why
+    (tmp_path / "kernel.json").write_text('{"numbers": {"curves": {}}}')
+    measured, why = C.measured_curve(tmp_path / "kernel.json")
+    assert measured is None and why.startswith("no measured curve: ValueError")
+
+
+def test_analyse_on_toy_corpora_feeds_every_table_and_the_results(monkeypatch, tmp_path):
+    toy = {"probeedit": [case("a\nb\nc\nd\n", "a\nb\nX\nd\n")],
+           "realedits-flask": [case("x = 1\ny = 2\n", "x = 1\ny = 3\n", "r/0")]}  # fmt: skip
+
+    def load(name, **kw):
+        if name not in toy:
+            raise FileNotFoundError(name)
+        return corpora.Corpus(name, "toy: test", toy[name])
+
+    monkeypatch.setattr(ceiling_covers, "load_corpus", load)
+    params = dict(C.PROFILES["cpu"], corpora=("probeedit", "heval-fix-py"),
+                  extra_corpora=("realedits-flask",), min_spans=(1, 8),
+                  kernel_curve=str(tmp_path / "none.json"), profile="cpu")  # fmt: skip
+    run = C.analyse(params, tok)
+    assert run.paper_set == ["probeedit"] and run.order == [
+        "probeedit",
+        "pooled",
+        "realedits-flask",
+    ]
+    assert "heval-fix-py: NOT AVAILABLE" in C.corpora_report(run)
+    assert run.measured is None and "does not exist" in run.measured_unavailable
+    assert list(run.curves) == [C.REFERENCE_CURVE]
+    assert list(C.table2(run).index.get_level_values(0).unique()) == [
+        "ProbeEdit", "Pooled", "RealEdits-Flask"]  # fmt: skip
+    assert list(C.token_level_table(run).columns[:3]) == ["line level", "m=1", "m=8"]
+    assert set(run.bounds_vs_m.corpus) == set(run.order)
+    numbers = C.ceiling_numbers(run)
+    assert numbers["bounds_measured_curve"] is None
+    assert numbers["token_level_f"]["pooled"][1] == round(run.token_tables["pooled"].f_tok[0], 6)
+    assert numbers["line"]["probeedit"] == {
+        k: round(v, 6) if isinstance(v, float) else v for k, v in run.summary["probeedit"].items()
+    }
+    for plot in (C.plot_span_histograms, C.plot_token_cover, C.plot_bounds_vs_m):
+        fig = plot(run)
+        assert fig.axes
+        plt.close(fig)
