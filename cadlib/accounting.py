@@ -33,7 +33,8 @@ import pandas as pd
 from tqdm import tqdm
 
 from .decoder import forward_chunks
-from .decoding import _op_starts, prepare
+from .strategies import prepare
+from .token_boundaries import _op_starts
 from .fsm import Transcript, token_table, transcript
 from .grammar import Copy
 

@@ -242,11 +242,13 @@ def profile_models(profile: str) -> dict[str, list[str]]:
     a model, or without that profile, are left out)."""
     # chapter modules import transformers (seconds): only this command needs them
     from . import decoding, kernel, sft
+    from . import llama_cpp_chapter as llama
     from .fim import experiments as fim
 
     out = {}
     for chapter, profiles in (("kernel", kernel.PROFILES), ("decoding", decoding.PROFILES),
-                              ("sft_pilot", sft.PROFILES), ("fim", fim.PROFILES)):  # fmt: skip
+                              ("llama_cpp", llama.PROFILES), ("sft_pilot", sft.PROFILES),
+                              ("fim", fim.PROFILES)):  # fmt: skip
         P = profiles.get(profile)
         if P is not None:
             names = [*P["models"], P["check_model"]] if chapter == "kernel" else [P["model"]]

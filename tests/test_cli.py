@@ -106,5 +106,5 @@ def test_check_models_fails_before_work_with_one_line_per_missing_model(
         assert sum(name in line and "hf download" in line for line in err) == 1
     assert err[-1].startswith("cad: error: 2 model(s)")
     models = profile_models("paper")
-    assert set(models) == {"kernel", "decoding", "sft_pilot", "fim"}
+    assert set(models) == {"kernel", "decoding", "llama_cpp", "sft_pilot", "fim"}
     assert hub_models == {n for names in models.values() for n in names if "/" in n}
