@@ -35,6 +35,7 @@ __all__ = [
     "Corpus",
     "load_corpus",
     "CORPORA",
+    "CORPUS_LABELS",
     "HUMANEVALPACK_LANGUAGES",
     "HUMANEVALPACK_ENV",
     "REALEDITS_ENV",
@@ -60,6 +61,18 @@ REALEDITS_ENV = "CADLIB_REALEDITS_DIR"
 #: corpus name -> the ``<project>.jsonl`` file of the real-edit folder
 REALEDITS_PROJECTS = {"realedits-flask": "flask"}
 CORPORA = (*HUMANEVALPACK_LANGUAGES, "probeedit", *REALEDITS_PROJECTS)
+#: corpus name -> its display name in tables, figures and prose (the paper's spelling).
+CORPUS_LABELS = {
+    "probeedit": "ProbeEdit",
+    "heval-fix-py": "HEvalFix-Py",
+    "heval-fix-js": "HEvalFix-JS",
+    "heval-fix-java": "HEvalFix-Java",
+    "heval-fix-go": "HEvalFix-Go",
+    "heval-fix-cpp": "HEvalFix-C++",
+    "heval-fix-rust": "HEvalFix-Rust",
+    "realedits-flask": "RealEdits-Flask",
+    "pooled": "Pooled",
+}
 _DOC_GOLD_FIELDS = ("buggy_solution", "canonical_solution")
 
 

@@ -39,7 +39,7 @@ from tqdm import tqdm
 
 from . import paper as _paper
 from .cases import EditCase
-from .ceiling import CORPUS_LABELS
+from .corpora import CORPUS_LABELS
 from .grammar import Copy, Program
 from .metrics import byte_equal, equal_stripped
 from .oracle import oracle_program

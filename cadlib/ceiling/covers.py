@@ -15,7 +15,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from ..cases import EditCase
-from ..corpora import load_corpus
+from ..corpora import CORPUS_LABELS, load_corpus
 from ..oracle import greedy_cover, longest_matches
 from ..spans import as_tokenizer as _tok
 from ..tokenizers import Tokenizer
@@ -28,17 +28,6 @@ __all__ = [
     "pool_token_tables",
 ]
 
-CORPUS_LABELS = {
-    "probeedit": "ProbeEdit",
-    "heval-fix-py": "HEvalFix-Py",
-    "heval-fix-js": "HEvalFix-JS",
-    "heval-fix-java": "HEvalFix-Java",
-    "heval-fix-go": "HEvalFix-Go",
-    "heval-fix-cpp": "HEvalFix-C++",
-    "heval-fix-rust": "HEvalFix-Rust",
-    "realedits-flask": "RealEdits-Flask",
-    "pooled": "Pooled",
-}
 
 
 def load_corpora(names: Iterable[str], **kwargs) -> tuple[dict[str, list[EditCase]], dict]:

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from .. import paper as _paper
+from ..corpora import CORPUS_LABELS
 from ..plotting import PALETTE
 from ..tokenizers import Tokenizer, qwen25_tokenizer
 from .errors import FAILURE_CATEGORIES
@@ -168,7 +169,6 @@ def pareto_plot(
 _LABELS = {"heval-fix-py": "Py", "heval-fix-js": "JS", "probeedit": "ProbeEdit",
            "heval-fix-java": "Java", "heval-fix-go": "Go", "heval-fix-cpp": "C++",
            "heval-fix-rust": "Rust", "pooled": "pooled"}  # fmt: skip
-_NAMES = {"heval-fix-py": "HEvalFix-Py", "heval-fix-js": "HEvalFix-JS", "probeedit": "ProbeEdit"}
 
 
 def by_corpus(table: pd.DataFrame) -> dict:
@@ -379,7 +379,7 @@ def pareto_reading(summary: pd.DataFrame,
         front = [name for *_, name in pareto_front(
             zip(rows["mean"], rows["rt_em"], rows["format"], strict=True))]  # fmt: skip
         (alone if front == ["cad"] else beaten.__setitem__(c, front) or []).append(c)
-    name = {c: "the pooled set" if c == "pooled" else _NAMES.get(c, c) for c in corpora}
+    name = {c: "the pooled set" if c == "pooled" else CORPUS_LABELS.get(c, c) for c in corpora}
     out = []
     if alone:
         out.append("Copy-as-Decode is alone on the Pareto front on "

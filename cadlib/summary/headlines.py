@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 from .. import paper as P
 from .. import verdicts as V
+from ..corpora import CORPUS_LABELS
 from ..verdicts import Tolerance
 from .spec import (
     Headline,
@@ -90,13 +91,12 @@ _GPU_SFT = V.not_run_here("needs a GPU and the hub model Qwen/Qwen2.5-Coder-1.5B
 
 def _udiff(corpus: str, tolerance: Tolerance) -> Headline:
     printed = P.TABLE3[corpus]["unified-diff"]["delta_printed"]
-    return Headline("formats", f"{_NAMES[corpus]} unified diff token overhead vs Copy-as-Decode",
+    return Headline("formats", f"{CORPUS_LABELS[corpus]} unified diff token overhead vs Copy-as-Decode",
                     "Table 3", float(printed.split("%")[0]),
                     f"table3.{corpus}.unified-diff.delta_tok_pct", "%", tolerance,
                     n=f"table3.{corpus}.unified-diff.n")  # fmt: skip
 
 
-_NAMES = {"heval-fix-py": "HEvalFix-Py", "heval-fix-js": "HEvalFix-JS", "probeedit": "ProbeEdit"}
 _T2, _T3, _T6 = P.TABLE2, P.TABLE3, P.TABLE6
 _LOSSLESS = P.LOSSLESSNESS["cases"]["pooled"]
 _FSM_ROW, _PY = "FSM-constrained (untrained)", "SFT+FSM, Py-only"
@@ -277,7 +277,7 @@ def _appendix_rows() -> tuple[Headline, ...]:
             rows.append(
                 Headline(
                     "ceiling",
-                    f"App. M: {_NAMES[corpus]} speedup with speculation (s_spec = 2.5), "
+                    f"App. M: {CORPUS_LABELS[corpus]} speedup with speculation (s_spec = 2.5), "
                     f"{'paper' if curve == _REF else 'our'} curve",
                     "§5 / App. M",
                     P.APPENDIX_M["with"][corpus],
