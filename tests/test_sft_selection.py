@@ -209,7 +209,8 @@ def test_cpu_training_recipe_is_unchanged():
         "max_length": 512, "gradient_checkpointing": False, "overlong": "truncate",
         "threads": 1, "checkpoints": "checkpoints",
     }  # fmt: skip
-    assert P["n_eval"] is None and P["n_eval_baselines"] is None  # all 33, every system
+    assert P["n_eval_baselines"] is None  # every system on the trained model's cases
+    assert P["n_eval"] == 12 and sft.choose_params("full")["n_eval"] is None  # full: all 33
 
 
 def test_full_profile_differs_from_the_paper_only_where_declared():

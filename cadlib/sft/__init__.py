@@ -35,8 +35,9 @@ Evaluation (:func:`score_program`, :func:`summarize`, :func:`taxonomy`)
 
 The package is split along these seams: :mod:`.split`, :mod:`.examples`, :mod:`.training`,
 :mod:`.evaluation`, :mod:`.scoring` (with the span-selection metrics of issue 20),
-:mod:`.paired` (same-case comparisons), :mod:`.pilot`, :mod:`.tables` and :mod:`.report`
-(per-case records and the generated conclusion). Every public name is importable from
+:mod:`.paired` (same-case comparisons), :mod:`.pilot`, :mod:`.tables`, :mod:`.report`
+(per-case records and the generated conclusion) and :mod:`.chapter` (chapter 7's displayed
+tables, figures and results record). Every public name is importable from
 ``cadlib.sft`` as before.
 """
 
@@ -46,6 +47,29 @@ from ..corpora import seeded_subset as subset  # noqa: F401
 from ..corpora import split_key  # noqa: F401
 from ..metrics import equal_up_to_one_newline as outputs_equal  # noqa: F401
 from ..metrics import wilson_ci  # noqa: F401
+from .chapter import (  # noqa: F401
+    ChapterSetup,
+    chapter_numbers,
+    chapter_pairs,
+    crp_vs_fsm_example,
+    example_attempt,
+    full_profile_outputs,
+    paired_comparisons,
+    paper_numbers,
+    plot_losses,
+    preview_examples,
+    program_systems,
+    recipe_differences,
+    setting_markdown,
+    setup_chapter,
+    split_overview,
+    table22_outputs,
+    tests_table,
+    training_table,
+    transcript_table,
+    wall_table,
+    write_chapter_results,
+)
 from .evaluation import (  # noqa: F401
     evaluate_baseline,
     evaluate_fsm,
@@ -257,4 +281,25 @@ __all__ = [
     "PAPER_TABLE7",
     "PAPER_TABLE22",
     "PAPER_TABLE23",
+    "setting_markdown",
+    "split_overview",
+    "preview_examples",
+    "transcript_table",
+    "recipe_differences",
+    "training_table",
+    "plot_losses",
+    "chapter_pairs",
+    "paired_comparisons",
+    "program_systems",
+    "tests_table",
+    "wall_table",
+    "chapter_numbers",
+    "paper_numbers",
+    "ChapterSetup",
+    "setup_chapter",
+    "crp_vs_fsm_example",
+    "example_attempt",
+    "table22_outputs",
+    "write_chapter_results",
+    "full_profile_outputs",
 ]

@@ -1,0 +1,75 @@
+"""Chapter 7's displayed tables and results record (cadlib.sft.chapter): the notebook only
+calls these, so what they show is tested here."""
+
+import pandas as pd
+import pytest
+
+from cadlib import sft
+from cadlib.corpora import EditCase
+from cadlib.grammar import Copy, Gen, Program
+
+DOC = "\n".join(f"line {k}" for k in range(1, 11))
+GOLD = DOC.replace("line 5", "line five")
+CASES = [EditCase(f"toy/{k}", DOC, GOLD, "Spell out five.") for k in range(4)]
+ORACLE = Program([Copy(1, 4), Gen("line five"), Copy(6, 10)])
+IDENTITY = Program([Copy(1, 10)])
+
+
+def _results(program, system):
+    out = [sft.score_program(c, program.render(), system=system) for c in CASES]
+    for k, r in enumerate(out):
+        r.wall_s, r.new_tokens = (100.0 + k) / 1000, 10 + k
+    return out
+
+
+@pytest.fixture()
+def ours():
+    return {sft.FSM_UNTRAINED: _results(IDENTITY, sft.FSM_UNTRAINED),
+            sft.sft_system("py"): _results(ORACLE, sft.sft_system("py"))}  # fmt: skip
+
+
+def test_tests_and_wall_tables_count_every_system(ours):
+    for r in ours[sft.sft_system("py")]:
+        r.passed = True
+    ours[sft.FSM_UNTRAINED][0].passed = True  # passes without EM
+    for r in ours[sft.FSM_UNTRAINED][1:]:
+        r.passed = False
+    table = sft.tests_table(ours)
+    assert table.loc[sft.sft_system("py"), ["n", "EM", "tests passed"]].tolist() == [4, 4, 4]
+    assert table.loc[sft.FSM_UNTRAINED, "passed without EM"] == 1
+    assert table.loc[sft.FSM_UNTRAINED, "EM"] == 0
+    wall = sft.wall_table(ours)
+    assert list(wall.index) == list(ours) and (wall["budget hit"] == 0).all()
+    assert wall["median wall (ms)"].tolist() == [102, 102]  # median of 100..103, rounded
+    assert wall["median decisions"].tolist() == [11, 11]
+
+
+def test_pairs_put_the_question_first_and_program_systems_drop_free_form(ours):
+    P = sft.choose_params("cpu")
+    assert sft.chapter_pairs(P)[0] == (sft.sft_system("py"), sft.FSM_UNTRAINED)
+    regen = _results(IDENTITY, sft.REGEN)
+    for r in regen:
+        r.extra["free_form"] = True
+    assert set(sft.program_systems({**ours, sft.REGEN: regen})) == set(ours)
+
+
+def test_table22_says_when_no_combined_model_was_trained():
+    note, table = sft.table22_outputs({}, "ours", "cpu")
+    assert "Not run in profile cpu" in note and isinstance(table, pd.DataFrame)
+    assert (table["Source"].str.startswith("paper")).all()
+
+
+def test_full_profile_section_without_a_record(monkeypatch):
+    monkeypatch.setattr(sft.chapter, "profile_record", lambda profile: None)
+    monkeypatch.setattr(sft.chapter, "profile_summary", lambda profile: f"no {profile} yet")
+    assert sft.full_profile_outputs("cpu") == ("no full yet", None, None)
+    text, fig, rates = sft.full_profile_outputs("full")
+    assert "full run" in text and fig is None and rates is None
+
+
+def test_recipe_differences_give_the_declared_reasons_in_the_full_profile():
+    diff = sft.recipe_differences(sft.choose_params("full"))
+    assert set(diff.index) <= set(sft.FULL_DEVIATIONS)
+    assert (diff["why"] == [sft.FULL_DEVIATIONS[k] for k in diff.index]).all()
+    cpu = sft.recipe_differences(sft.choose_params("cpu"))
+    assert "n_train" in cpu.index and (cpu["why"] == "CI time budget").all()
