@@ -182,6 +182,7 @@ def test_conclusion_says_yes_only_when_the_paired_test_does():
         summaries={"trained": sft.summarize(systems["trained"])},
     )
     assert text.startswith("*toy.*") and "**Yes**" in text and "10/12" in text
+    assert "p = <" not in text and "Holm p < 0.0001" in text  # a bound, not "= 0"
     same = {"trained": systems["untrained"], "untrained": systems["untrained"]}
     comps = sft.compare(same, [("trained", "untrained")])
     text = sft.conclusion(same, comps, trained="trained", untrained="untrained")

@@ -92,6 +92,11 @@ def _find(comparisons: Sequence[dict], a: str, b: str, metric: str) -> dict | No
                  == (a, b, metric)), None)  # fmt: skip
 
 
+def _p_clause(p_text: str) -> str:
+    """``= 0.03`` or ``< 0.0001``: a bound reads without the equals sign."""
+    return p_text if p_text.startswith("<") else f"= {p_text}"
+
+
 def _pv(c: dict) -> str:
     verdict = "significant" if c["significant"] else "not significant"
     return (f"McNemar exact p = {format_p(c['p'])}, Holm {format_p(c['p_holm'])}: {verdict} at "
@@ -132,8 +137,8 @@ def conclusion(systems: Mapping[str, Sequence[CaseResult]], comparisons: Sequenc
     moved = iou["ci"][0] > 0 or iou["ci"][1] < 0
     out.append(
         f"Mean per-op span IoU goes from {iou['b']:.2f} to {iou['a']:.2f} (paired bootstrap "
-        f"95% CI of the difference [{iou['ci'][0]:+.2f}, {iou['ci'][1]:+.2f}], Holm p = "
-        f"{format_p(iou['p_holm'], iou['test'])}: "
+        f"95% CI of the difference [{iou['ci'][0]:+.2f}, {iou['ci'][1]:+.2f}], Holm p "
+        f"{_p_clause(format_p(iou['p_holm'], iou['test']))}: "
         f"{'significant' if iou['significant'] else 'not significant'}"
         f"{'' if iou['significant'] or not moved else ' after adjustment'}); but IoU also "
         f"rewards the degenerate policy of copying everything."
