@@ -34,7 +34,8 @@ way round):
 
 Chapter modules: ``losslessness`` (1), ``kernel`` (2), ``ceiling`` (3), ``formats`` (4, a
 package), ``perturb`` (5), ``decoding`` (6; ``token_boundaries``: its tokenization at the
-splice boundaries), ``llama_cpp_chapter`` (6b), ``sft`` (7: a package,
+splice boundaries; ``decoding_report``: its run as the notebook shows it, tables, figures and
+results numbers), ``llama_cpp_chapter`` (6b), ``sft`` (7: a package,
 split / examples / training / evaluation / scoring / metrics / paired / pilot / tables /
 report), ``fim.experiments`` (8), ``summary`` (the summary page, a package: spec / headlines /
 tables / render), ``diff_overhead`` (the unified-diff settings probe), ``portability``

@@ -7,9 +7,10 @@ of the gold (:func:`ar_along`) and prompt-lookup decoding along the gold
 (:func:`prompt_lookup_along`, drafts from ``transformers``' ``PromptLookupCandidateGenerator``).
 Also here: free-run decoding of an untrained model, bounds from the kernel curve, the fixed
 costs of Appendix H and the FSM's mask cost. Tokenization at splice boundaries lives in
-:mod:`cadlib.token_boundaries`. The names that moved (``ar_along``, ``prompt_lookup_along``,
-``METHODS``, ``CaseInputs``, ``prepare``, ``naive_transcript_ids``, ``boundary_table``,
-``boundary_effect``) stay importable from here.
+:mod:`cadlib.token_boundaries`; the chapter's run as the notebook shows it (tables, figures,
+the results numbers) in :mod:`cadlib.decoding_report`. The names that moved (``ar_along``,
+``prompt_lookup_along``, ``METHODS``, ``CaseInputs``, ``prepare``, ``naive_transcript_ids``,
+``boundary_table``, ``boundary_effect``) stay importable from here.
 """
 
 from __future__ import annotations

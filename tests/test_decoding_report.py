@@ -1,0 +1,232 @@
+"""Chapter 6's report (cadlib.decoding_report): the setup label, the timed sample's tables,
+the timed run priced on its grid, the accounting of every case and its tables, the free-run,
+boundary and agreement tables, and the results numbers, on toy data and the tiny model."""
+
+import json
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from cadlib import accounting as A
+from cadlib import cost_model as CM
+from cadlib import decoding as D
+from cadlib import decoding_report as R
+from cadlib.cases import Corpus, EditCase
+from cadlib.fsm import transcript
+from cadlib.results import strict_json
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
+DOC = "def add(a, b):\n    total = a - b\n    return total\n\n\nprint(add(1, 2))\n"
+GOLD = DOC.replace("a - b", "a + b")
+CASES = [
+    EditCase("toy/0", DOC, GOLD, "Fix the bug in add."),
+    EditCase("toy/1", "x\ny = 2\nz = 3\nw = 4\n", "x\ny = 20\nz = 3\nw = 4\n",
+             "Set y to 20."),  # a copy of fewer than accounting.M_STAR ids: m=0 and m=4 differ
+]
+PARAMS = dict(
+    model="tiny-random", timing_cases={"toy": 2}, timing_max_ids={"toy": 200},
+    free_run_cases={"toy": 1}, repeats=2, warmup=1, max_new_tokens=8, min_span=0,
+    pld_num_tokens=10, pld_max_ngram=2, effect_cases=1, mask_reps=20, grid_contexts=(16, 64),
+    grid_trials=2,
+)  # fmt: skip
+
+
+def synthetic_grid(ns=(1, 2, 4, 8, 64), Ls=(16, 128, 2048)):
+    return pd.DataFrame([dict(keep=k, L=L, n=n, seconds=1e-3 * (1 + n) + 1e-6 * L * (k == "all"))
+                         for k in ("last", "all") for L in Ls for n in ns])  # fmt: skip
+
+
+def test_measurement_label_names_the_gpu_or_the_cpu_and_its_threads():
+    info = {"dtype": "float32", "attn_implementation": "sdpa"}
+    hw = {"cpu": "Some CPU", "gpu": "Some GPU"}
+    assert R.measurement_label("m", info, hw, "cpu", 1, "cpu") == (
+        "m (float32, sdpa attention, cpu: Some CPU, 1 thread; profile cpu)")
+    assert "Some CPU, 2 threads;" in R.measurement_label("m", info, hw, "cpu", 2, "cpu")
+    assert R.measurement_label("m", info, hw, "cuda", 8, "paper").endswith(
+        "cuda: Some GPU; profile paper)")
+
+
+def test_timed_cases_table_and_the_transcript_as_runs(tok):
+    timed = [D.prepare("toy", case, tok) for case in CASES]
+    table = R.timed_cases_table(timed, tok)
+    assert list(table.case) == ["toy/0", "toy/1"] and table.timed.all()
+    assert list(table.gold_ids) == [len(x.target) - 1 for x in timed]
+    assert list(table.doc_lines) == [7, 5]
+    tr = transcript(timed[0].program, DOC, tok)
+    runs = R.transcript_runs(timed[0], tok)
+    assert runs.ids.sum() == len(tr) and "".join(runs.text) == tr.text(tok)
+    assert (runs.kind != runs.kind.shift()).all()  # runs are maximal
+    counts = R.transcript_counts(timed[0], tok)
+    assert counts.startswith(f"toy/0: {len(tr)} ids: {{'choice': {tr.count('choice')}, ")
+
+
+def test_load_cases_takes_the_profiles_corpora_and_their_subsets(tok):
+    params = dict(timing_cases={"heval-fix-py": 2}, timing_max_ids=None,
+                  free_run_cases={"heval-fix-py": 1})  # fmt: skip
+    corpus, timed, free = R.load_cases(params, None, tok, seed=0)
+    assert list(corpus) == ["heval-fix-py"] and len(corpus["heval-fix-py"]) == 164
+    assert len(timed) == 2 and len(free) == 1
+    assert {x.corpus for x in [*timed, *free]} == {"heval-fix-py"}
+    again = R.load_cases(params, ["heval-fix-py"], tok, seed=0)[1]
+    assert [x.case.id for x in again] == [x.case.id for x in timed]
+
+
+def _free_runs(parsed=(True, True, True)):
+    return pd.DataFrame([dict(corpus=c, case=f"{c}/{k}", parsed=p, strict_resolved=p, em=k == 0,
+                              em_trimmed=True, copy_fraction=0.5 * k, ops=2, copies=1,
+                              decisions=8, budget_closed=k == 1, forwards=9, wall_s=0.1,
+                              program="<program>\n" + "x" * 100)
+                         for (c, k), p in zip([("a", 0), ("a", 1), ("b", 0)], parsed,
+                                              strict=True)])  # fmt: skip
+
+
+def test_free_run_summary_pools_and_fails_on_a_program_that_did_not_parse():
+    summary = R.free_run_summary(_free_runs())
+    assert list(summary.index) == ["a", "b", "pooled"]
+    assert summary.loc["pooled", "cases"] == 3 and summary.loc["a", "EM (byte-exact)"] == 0.5
+    assert summary.loc["pooled", "budget closed"] == pytest.approx(1 / 3)
+    assert summary.loc["pooled", "realized copy fraction"] == pytest.approx(0.5 / 3)
+    with pytest.raises(AssertionError, match="parse or resolve"):
+        R.free_run_summary(_free_runs(parsed=(True, False, True)))
+    shown = R.free_run_programs(_free_runs())
+    assert list(shown.columns) == ["corpus", "case", "ops", "copies", "decisions", "em", "program"]
+    assert (shown.program.str.len() == 90).all() and shown.program[0].startswith("<program>⏎x")
+
+
+def test_agreement_boundary_and_effect_lines():
+    forced = {"p/1": SimpleNamespace(agreement=0.12345), "p/2": SimpleNamespace(agreement=1.0)}
+    assert R.teacher_forced_agreement(forced) == {"p/1": 0.12345, "p/2": 1.0}
+    assert R.agreement_line(forced).endswith("decisions: {'p/1': 0.123, 'p/2': 1.0}")
+    bt = pd.DataFrame([dict(tokenizer="T", corpus="c", cases=4, copies=8, copy_naive=2,
+                            copy_ours=8, gens=3, gen_naive=1, gen_ours=3, whole_naive=0,
+                            whole_ours=4)])  # fmt: skip
+    pct = R.boundary_percent_table(bt).iloc[0]
+    assert pct["copy windows canonical, naive %"] == 25.0
+    assert pct["gen windows canonical, naive %"] == 33.3
+    assert pct["whole transcript canonical, ours %"] == 100.0
+    eff = pd.DataFrame(dict(same_prefix=[True, False, False], kl=[0.0, 0.05, 3.0],
+                            fsm_choice_agree=[True, True, False],
+                            top1_agree=[True, False, False]))  # fmt: skip
+    assert R.effect_line(eff) == ("3 boundaries, 2 with different preceding ids; FSM choice "
+                                  "agrees at 2/3, top-1 agrees at 1/3")  # fmt: skip
+
+
+def test_every_case_accounting_and_its_tables(tok):
+    corpora = {"toy": Corpus("toy", "generated:v1", CASES)}
+    every = R.account_every_case({}, tok, CM.CostGrid(synthetic_grid()), seed=0,
+                                 corpora=corpora, progress=False)  # fmt: skip
+    assert every.sources == {"toy": "generated"}
+    assert every.best.to_dict() == A.best_prompt_lookup(every.rows).to_dict()
+    assert "predicted_s" in every.rows and set(every.predicted.corpus) == {"toy", "pooled"}
+    assert R.accounting_report(every).splitlines() == [
+        "sources: {'toy': 'generated'}",
+        f"best prompt-lookup setting per corpus: {{'toy': '{every.best['toy']}'}}"]
+    assert "median_ratio" not in R.accounting_table(every)
+    comp = R.composition_table(every.summary)
+    assert ("prompt lookup", "best setting per corpus") in comp.index
+    assert comp.loc[("autoregressive", ""), "toy"] == 1.0
+    assert list(comp.columns) == ["toy", "pooled"]
+
+
+def test_wall_and_forwards_tables():
+    speed = pd.DataFrame([dict(corpus="c", method="Copy-as-Decode", T=10, forwards=4,
+                               forwards_per_token=0.4, forward_ratio=2.5, free_share=0.61234,
+                               decode_s=1.234, decode_s_min=1.0, decode_s_max=1.5, speedup=2.0,
+                               speedup_min=1.5, speedup_max=2.25)])  # fmt: skip
+    wall = R.wall_table(speed).iloc[0]
+    assert wall.decode_s == "1.23 [1.00–1.50]" and wall.speedup == "2.00× [1.50–2.25]"
+    assert R.forwards_table(speed).free_share[0] == 0.612
+    assert "median over 3 repeats" in R.wall_caption({"repeats": 3}, "lbl")
+
+
+@pytest.fixture(scope="module")
+def run(model, tok):
+    """The chapter on the tiny model and the toy cases, end to end (seconds)."""
+    timed = [D.prepare("toy", case, tok) for case in CASES]
+    timing = R.time_methods(model, tok, timed, PARAMS)
+    corpora = {"toy": Corpus("toy", "generated", CASES)}
+    every = R.account_every_case(PARAMS, tok, timing.grid, seed=0, corpora=corpora,
+                                 progress=False)  # fmt: skip
+    fr = D.free_run(model, tok, timed[:1], PARAMS["max_new_tokens"], progress=False)
+    masks = R.mask_costs(model, tok, PARAMS)
+    bt = R.boundary_table(corpora, tok)
+    eff = D.boundary_effect(model, tok, timed[:1])
+    return SimpleNamespace(timing=timing, every=every, fr=fr, masks=masks, bt=bt, eff=eff)
+
+
+def test_time_methods_prices_the_timed_runs_on_its_grid(run, tok):
+    timing = run.timing
+    assert timing.corpora == ["toy"]
+    assert set(timing.grid.table.L) == {16, 64}
+    assert set(timing.forced) == {"toy/0", "toy/1"}
+    ar = timing.speed.set_index(["corpus", "method"]).loc[("pooled", "autoregressive")]
+    assert ar.forward_ratio == 1.0 and ar["T"] == sum(len(x.target) - 1 for x in timing.inputs)
+    assert set(timing.validation.method) == set(D.METHODS) and len(timing.validation) == 6
+    assert timing.validation.predicted_s.notna().all()
+    # the validation prices the settings that ran (m=0, K=10 n=2): their forwards are exact
+    assert (timing.validation.forwards == timing.validation.predicted_forwards).all()
+    assert list(timing.bounds.corpus) == ["toy", "pooled"]
+    again = R.timed_run(timing.inputs, timing.rows, timing.forced, timing.grid, tok, PARAMS)
+    pd.testing.assert_frame_equal(again.validation, timing.validation)
+    pd.testing.assert_frame_equal(again.bounds, timing.bounds)
+
+
+def test_speedup_figure_draws_every_method_and_the_bound(run):
+    fig = R.plot_speedups(run.timing, "toy label")
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["toy", "pooled"]
+    assert len(ax.patches) == len(D.METHODS) * 2
+    heights = sorted(round(p.get_height(), 9) for p in ax.patches)
+    assert heights == sorted(round(float(v), 9) for v in run.timing.speed.speedup)
+    assert ax.get_title().endswith("toy label")
+    fig.clf()
+
+
+def test_goals_numbers_records_and_results_file(run, tmp_path, monkeypatch):
+    timing, every = run.timing, run.every
+    goals = R.goals(timing, every)
+    pooled = timing.bounds.set_index("corpus").loc["pooled", "realized_over_bnd_exact"]
+    assert goals.iloc[-1].corpus == "timed" and goals.iloc[-1].ours == pytest.approx(pooled)
+    numbers = R.decoding_numbers(timing, every, run.fr, run.masks, run.bt, run.eff, 1.5)
+    assert list(numbers) == [
+        "speed", "timed_cases", "cost_model", "goals", "free_run", "teacher_forced_agreement",
+        "fixed_costs", "mask_costs", "boundaries", "free_run_closed_by_budget",
+        "free_run_ended_by_model", "boundary_effect", "accounting", "runtime_s"]
+    assert set(numbers["speed"]) == {f"{c}/{m}" for c in ("toy", "pooled") for m in D.METHODS}
+    assert numbers["timed_cases"] == {"toy/0": "toy", "toy/1": "toy"}
+    assert numbers["free_run"][-1]["corpus"] == "pooled"
+    assert (numbers["free_run_closed_by_budget"] + numbers["free_run_ended_by_model"]
+            == len(run.fr))  # fmt: skip
+    assert numbers["teacher_forced_agreement"] == R.teacher_forced_agreement(timing.forced)
+    assert numbers["boundary_effect"]["boundaries"] == len(run.eff)
+    assert numbers["accounting"]["best_prompt_lookup"] == every.best.to_dict()
+    assert list(numbers["accounting"]["setting_grid"]) == list(A.setting_grid(every.rows).index)
+    assert len(numbers["fixed_costs"]) == len(D.fixed_costs(timing.forced))
+    assert numbers["runtime_s"] == 1.5
+    json.dumps(strict_json(numbers), allow_nan=False)
+
+    monkeypatch.setenv("CADLIB_RESULTS_DIR", str(tmp_path))
+    path = R.write_decoding_results(numbers, PARAMS, "smoke", "toy label", "cpu")
+    assert path.name == "decoding.smoke.json"
+    written = json.loads(path.read_text())
+    assert written["params"]["label"] == "toy label" and written["model"] == "tiny-random"
+    assert written["numbers"]["timed_cases"] == numbers["timed_cases"]
+    assert written["paper"] == json.loads(json.dumps(strict_json(D.paper_numbers())))
+    recs = R.case_records(every, timing, run.fr, PARAMS)
+    timed = [r for r in recs if "measured_s" in r]
+    assert {(r["case"], r["method"]) for r in timed} == {
+        (c, m) for c in ("toy/0", "toy/1") for m in D.METHODS}
+    assert recs[-1]["method"] == "free run (FSM, greedy)"
+
+
+def test_empty_boundary_effect_and_budget_counts(run):
+    empty = run.eff.iloc[:0]
+    numbers = R.decoding_numbers(run.timing, run.every, _free_runs(), run.masks, run.bt, empty,
+                                 0.0)  # fmt: skip
+    assert numbers["free_run_closed_by_budget"] == 1 and numbers["free_run_ended_by_model"] == 2
+    assert numbers["boundary_effect"]["max_kl"] is None
+    assert numbers["boundary_effect"]["kl_differing"] == []
+    assert np.isfinite(numbers["runtime_s"])
