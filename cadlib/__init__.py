@@ -27,7 +27,8 @@ way round):
 ``fsm``, ``decoder``         the token-level FSM and the copy-splice decoder
 ``strategies``    the decoding methods (autoregressive, prompt lookup, Copy-as-Decode) as
                   one protocol, run along a case prepared for all (``prepare``)
-``processors``    engine-neutral logit masks (the grammar's); ``decoder`` adapts it to transformers
+``processors``    engine-neutral logit masks (the grammar's; the FIM masks of ``fim`` are on
+                  its base); ``decoder`` adapts it to transformers
 ``engines``       the seam a model runtime plugs into (transformers, llama.cpp): ``load_engine``
 ``fim``           the FIM quotient-grammar constraint (companion paper)
 ``alignment``     a fast line alignment for the ``cad`` command (git's histogram diff)

@@ -8,9 +8,13 @@ engine in :mod:`cadlib.engines` as well as inside ``transformers``' ``generate()
 :class:`GrammarMask`.
 
 * :class:`MaskProcessor` — the base: per batch row, an allowed-id boolean mask or ``None``
-  (leave the row as is);
+  (leave the row as is); :meth:`MaskProcessor.mask_row` masks one row on its own;
 * :class:`GrammarMask` — the copy/gen grammar (paper §2.3, Appendix Q): the FSM state derived
   from the ids after the prompt, cached by prefix, never kept between calls.
+
+The FIM constraint's masks are on the same base: :class:`cadlib.fim.mask.FIMLogitsProcessor`
+and :class:`cadlib.fim.experiments.GenBodyMask` (through :class:`cadlib.fim.mask.IncrementalMask`:
+stateful, batch 1, each call's ids extending the last's).
 """
 
 from __future__ import annotations
@@ -59,6 +63,14 @@ class MaskProcessor:
             if allowed is not None:
                 out[b] = mask_scores(out[b], allowed)
         return out
+
+    def mask_row(self, row_ids, scores):
+        """One row on its own: ``row_ids`` (the row's ids, any sequence of ints),
+        ``scores`` (V,) -> masked scores (V,) (a copy; as :meth:`__call__` does per row)."""
+        scores = as_tensor(scores)
+        ids = row_ids.tolist() if hasattr(row_ids, "tolist") else row_ids
+        allowed = self.allowed_mask(tuple(int(i) for i in ids), scores)
+        return scores.clone() if allowed is None else mask_scores(scores, allowed)
 
 
 class GrammarMask(MaskProcessor):

@@ -131,3 +131,87 @@ def test_mask_stages_compose_the_mask(tok):
     trie._cover(mask, *trie._walk(c._problem.lexer, c.branches))
     trie._byte_tokens(mask, c)
     assert (mask == trie.allowed(c)).all()
+
+
+# ----- one mask base ---------------------------------------------------------------------------
+
+
+def test_the_three_masks_are_mask_processors(tok):
+    import torch
+
+    from cadlib.decoder import GrammarLogitsProcessor
+    from cadlib.fim import GenBodyMask
+    from cadlib.processors import MaskProcessor
+
+    masks = [GrammarLogitsProcessor(tok, "a\nb\n", prompt_length=0),
+             FIMLogitsProcessor(FIMConstraint("x = ", "\n"), tok, prompt_length=0),
+             GenBodyMask("x = ", "\n", tok)]
+    assert all(isinstance(m, MaskProcessor) for m in masks)
+    scores = torch.randn(1, len(tok), generator=torch.Generator().manual_seed(0))
+    for m in masks:  # the base's call and its one-row form agree
+        ids = [] if m is masks[0] else tok.encode("1 +", add_special_tokens=False)
+        row = m.mask_row(ids, scores[0])
+        assert torch.equal(m(torch.tensor([ids], dtype=torch.long), scores)[0], row)
+        assert 0 < torch.isfinite(row).sum() < len(tok)
+
+
+# the left context, right context and generated text of each state; the last two split
+# multi-byte characters over byte tokens (the mask then continues the pending bytes)
+MIDDLES = [("def f(x):\n    return x", "\n", " + 1 if x else 2"),
+           ("x = [1, ", "]\n", "2, (3)"),
+           ('s = "', '"\n', "a🦀ꙮ b"),
+           ("x = 1  ", "\ny = 2\n", "# 𝔘 ok")]
+
+
+def finite(scores) -> set:
+    return set(np.flatnonzero(np.isfinite(np.asarray(scores))).tolist())
+
+
+@pytest.mark.parametrize("left, right, text", MIDDLES)
+def test_fim_mask_new_call_equals_the_old_one(tok, left, right, text):
+    """After each generated token, the allowed ids through the MaskProcessor call (batch of
+    one, prompt first), through one row (the base's mask_row) and the old way (the module's
+    allowed_mask of a constraint fed by hand, applied by apply_mask) are the same set."""
+    import torch
+
+    from cadlib.fim.mask import PendingBytes, apply_mask
+
+    ids = tok.encode(text, add_special_tokens=False)
+    prompt, width = [5, 6, 7], len(tok) + 3  # logits wider than the tokenizer: never allowed
+    batch = FIMLogitsProcessor(FIMConstraint(left, right), tok, prompt_length=len(prompt))
+    row = FIMLogitsProcessor(FIMConstraint(left, right), tok, prompt_length=len(prompt))
+    fed, pending, texts = FIMConstraint(left, right), PendingBytes(), token_texts(tok)
+    was_pending = False
+    for n in range(len(ids) + 1):
+        if n:
+            fed.feed(pending.push(texts[ids[n - 1]]))
+            was_pending |= bool(pending)
+        new = batch(torch.tensor([prompt + ids[:n]]), torch.zeros(1, width))
+        assert new.shape == (1, width)
+        one = row.mask_row(prompt + ids[:n], torch.zeros(width))
+        old = apply_mask(torch.zeros(width), allowed_mask(fed, tok, pending=pending.bytes))
+        assert finite(new[0]) == finite(one) == finite(old)
+        assert finite(new[0]) <= set(range(len(tok)))
+    assert batch.constraint.middle_length == row.constraint.middle_length == fed.middle_length
+    assert was_pending == any(isinstance(texts[i], bytes) for i in ids)
+
+
+def test_body_mask_takes_both_calls(tok):
+    """GenBodyMask: the decoder's body hook (one row, scores (V,)) and the MaskProcessor call
+    (ids (1, seq), scores (1, V)) give the same masks and the same step records."""
+    import torch
+
+    from cadlib.fim import GenBodyMask
+
+    left, right = 'def f(a):\n    """Doc."""\n    x = a\n', "\n    return x\n"
+    ids = tok.encode("\n    x = x + 1 # é🦀\n", add_special_tokens=False)
+    hook, batch = GenBodyMask(left, right, tok), GenBodyMask(left, right, tok)
+    for n in range(len(ids) + 1):
+        one = hook(ids[:n], torch.zeros(len(tok)))
+        two = batch(torch.tensor([ids[:n]], dtype=torch.long), torch.zeros(1, len(tok)))
+        assert finite(one) == finite(two[0])
+    assert hook.middle == batch.middle == "    x = x + 1 # é🦀"
+    assert len(hook.mask_s) == len(batch.mask_s) == len(ids) + 1
+    assert hook.middle_chars == batch.middle_chars
+    with pytest.raises(ValueError, match="batch size 1"):
+        batch(torch.tensor([ids, ids]), torch.zeros(2, len(tok)))

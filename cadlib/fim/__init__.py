@@ -23,7 +23,9 @@ Module map (pipeline order):
 ``constraint``
     :class:`FIMConstraint` (§III Problem 1);
 ``mask``
-    allowed-token masks for Hugging Face tokenizers, a logits processor;
+    allowed-token masks for Hugging Face tokenizers; the FIM masks of logits on
+    :class:`cadlib.processors.MaskProcessor` (:class:`~cadlib.fim.mask.IncrementalMask`,
+    :class:`FIMLogitsProcessor`);
 ``differential``, ``benchmark``
     CPython differential checks and per-step cost measurements (mask stages included) for
     the FIM chapter;
@@ -36,9 +38,9 @@ Module map (pipeline order):
 ``completion``
     the second experiment: FIM completion of HumanEval solutions (re-exported by
     ``experiments``);
-``report``
-    the chapter's tables (rates with n and Wilson intervals), per-case records and run
-    summary.
+``report``, ``figures``
+    the chapter's tables (rates with n and Wilson intervals), per-case records, results
+    record and run summary; its figures (the notebook calls these for everything it shows).
 """
 
 from .benchmark import mask_cost, per_step_cost
@@ -64,7 +66,7 @@ __all__ = [
 
 
 def __getattr__(name: str):
-    # ``experiments`` is chapter 8's code: it imports the decoder, the SFT module, torch and
+    # ``experiments`` is chapter 8's code: it imports the decoder, the SFT module and
     # transformers, so it loads on first use of ``GenBodyMask``; the recognizer stays light.
     if name == "GenBodyMask":
         from .experiments import GenBodyMask

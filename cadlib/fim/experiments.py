@@ -38,12 +38,13 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
+from .. import plotting
 from ..corpora import seeded_subset
 from ..decoder import CopyDecoder
 from ..execution import run_humaneval_tests
 from ..fsm import token_table
 from ..metrics import byte_equal, equal_up_to_one_newline
-from ..models import load_model
+from ..models import load_model, load_tokenizer, resolve_device, set_threads
 from ..oracle import oracle_program
 from ..paper_settings import CODE_MODEL
 from ..prompts import edit_prompt_ids
@@ -69,12 +70,13 @@ from .completion import (
     trim_to_context,
 )
 from .constraint import FIMConstraint
-from .mask import PendingBytes, TokenTrie, apply_mask, token_texts_cached
+from .mask import IncrementalMask
 from .report import cost_by_length, step_costs, system_labels, validity_table
 
 __all__ = [
     "PROFILES", "GenBodyMask", "body_mask_factory", "load_checkpoint", "single_gen_cases",
-    "edit_cases", "localized_edit",
+    "edit_cases", "localized_edit", "prepare", "load_models", "chapter_systems",
+    "localized_edits",
     # re-exported from cadlib.fim.completion and cadlib.fim.report
     "ENDS", "parses", "FIM_SYSTEM", "FIM_USER", "FIM_HOLE", "FIM_FENCE", "FIMProblem", "CUTS",
     "cut_middle", "fim_problems", "fim_prompt_ids", "fim_generate", "fim_completion", "ARMS",
@@ -133,7 +135,7 @@ PROFILES = {
 # --------------------------------------------------------------------------------------------
 
 
-class GenBodyMask:
+class GenBodyMask(IncrementalMask):
     """The FIM constraint on one ``<gen>`` body, in the decoder's body layout (§III Problem 1).
 
     A body's text is the resolved text with at most one leading and one trailing newline
@@ -144,6 +146,10 @@ class GenBodyMask:
     as written, i.e. escaped (:mod:`cadlib.escape`); the entities are non-ASCII characters,
     possible in Python only inside strings and comments, where the resolver's unescaping keeps
     the program valid.
+
+    A :class:`~cadlib.processors.MaskProcessor` (through
+    :class:`~cadlib.fim.mask.IncrementalMask`) whose ids are the body's ids so far (no
+    prompt): the decoder's body hook calls it on one row, ``(body ids, scores (V,))``.
 
     Parameters
     ----------
@@ -165,27 +171,19 @@ class GenBodyMask:
 
     def __init__(self, left: str, right: str, tokenizer):
         t0 = time.perf_counter()
-        self.constraint = FIMConstraint(left, right)
+        constraint = FIMConstraint(left, right)
         self.setup_s = time.perf_counter() - t0
+        super().__init__(constraint, tokenizer)
         self.close_ids = tuple(token_table(tokenizer).gen_close)
-        self.trie = TokenTrie.for_tokenizer(tokenizer)
-        self.texts = token_texts_cached(tokenizer)
         self.newline_ids = _newline_ids(self.texts)
         self.before_newline: FIMConstraint | None = None
         self.raw = ""  # the body text so far (leading newline included)
-        self.utf8 = PendingBytes()
-        self.seen = 0
         self.closing = 0  # ids of </gen> seen after the model chose to end
         self.mask_s: list[float] = []
         self.middle_chars: list[int] = []
         self.end: str | None = None
 
     # -- state ---------------------------------------------------------------------------------
-
-    @property
-    def pending(self) -> bytes:
-        """Bytes of an unfinished character at the end of the body."""
-        return self.utf8.bytes
 
     def can_end(self) -> bool:
         """The body may end here: ``left + body (stripped) + right`` is a program."""
@@ -214,22 +212,15 @@ class GenBodyMask:
             self.constraint.feed(text)
             self.before_newline = None
 
-    def _advance(self, body_ids) -> None:
-        for tid in body_ids[self.seen :]:
-            tid = int(tid)
-            if self.closing or tid == self.close_ids[0]:
-                self.closing += 1
-                continue
-            text = self.texts[tid] if tid < len(self.texts) else None
-            if text is None:
-                continue
-            chars = self.utf8.push(text)
-            if chars is None:  # invalid UTF-8 (an unmasked token): nothing can follow
-                self.constraint.branches = []
-                self.before_newline = None
-            else:
-                self._feed(chars)
-        self.seen = len(body_ids)
+    def _take(self, tid: int) -> None:
+        if self.closing or tid == self.close_ids[0]:
+            self.closing += 1
+            return
+        super()._take(tid)
+
+    def _dead(self) -> None:
+        super()._dead()
+        self.before_newline = None
 
     # -- the mask ------------------------------------------------------------------------------
 
@@ -247,11 +238,13 @@ class GenBodyMask:
         mask[self.close_ids[0]] = self.can_end()
         return mask
 
+    allowed_ids = allowed
+
     def __call__(self, body_ids, scores):
-        """``(body ids so far, scores (V,)) -> masked scores`` (the decoder's body hook)."""
+        """``(body ids so far, scores (V,)) -> masked scores`` (the decoder's body hook), or
+        the base's ``(ids (1, seq), scores (1, V))``; each call's time is recorded."""
         t0 = time.perf_counter()
-        self._advance(list(body_ids))
-        out = apply_mask(scores, self.allowed())
+        out = super().__call__(body_ids, scores)
         if not self.closing:
             self.mask_s.append(time.perf_counter() - t0)
             self.middle_chars.append(len(self.middle))
@@ -279,6 +272,36 @@ def body_mask_factory(prompt: str, tokenizer):
         return GenBodyMask(prompt + left, right, tokenizer)
 
     return factory
+
+
+def prepare(threads: int | None, device: str = "auto") -> str:
+    """The chapter's session: torch CPU threads (:func:`cadlib.models.set_threads`), the book's
+    plot style (:func:`cadlib.plotting.setup`) and pandas' display (3 decimals, columns of 90
+    characters); returns the name of the resolved ``device``."""
+    set_threads(threads)
+    dev = str(resolve_device(device))
+    plotting.setup()
+    pd.set_option("display.precision", 3)
+    pd.set_option("display.max_colwidth", 90)
+    return dev
+
+
+def load_models(params: dict, device: str) -> tuple:
+    """``(tokenizer, model, sft, sft_note)``: the profile's model with its own tokenizer, and
+    its chapter-7 fine-tune (:func:`load_checkpoint`: ``None`` and why when not here)."""
+    tokenizer = load_tokenizer(params["model"])
+    model = load_model(params["model"], device=device)
+    return (tokenizer, model, *load_checkpoint(params["checkpoint"], device=device))
+
+
+def chapter_systems(model_name: str, model, sft, sft_note: str) -> dict:
+    """``{label: model}`` of the systems run (:func:`system_labels`): the untrained model and,
+    when its checkpoint is here, the fine-tune (else this prints that it is not run)."""
+    untrained, tuned = system_labels(model_name)
+    if sft is None:
+        print(f"SFT checkpoint {sft_note}: only the untrained model is run")
+        return {untrained: model}
+    return {untrained: model, tuned: sft}
 
 
 def load_checkpoint(checkpoint: str | None, device: str = "auto"):
@@ -388,3 +411,16 @@ def localized_edit(
             mask_s=mask_s, forward_s=forwards, middle_chars=chars, setup_s=setup,
         ))  # fmt: skip
     return pd.DataFrame(rows)
+
+
+def localized_edits(models: dict, tokenizer, cases, budget: int, test_timeout: float | None,
+                    progress: bool = False) -> pd.DataFrame:
+    """:func:`localized_edit` of each system of ``models`` (``{label: model}``), unconstrained
+    then constrained, as one frame with an ``arm`` column (``"unconstrained"`` /
+    ``"FIM-constrained"``)."""
+    rows = pd.concat([localized_edit(m, tokenizer, cases, constrained=c, budget=budget,
+                                     system=name, test_timeout=test_timeout, progress=progress)
+                      for name, m in models.items() for c in (False, True)],
+                     ignore_index=True)  # fmt: skip
+    rows["arm"] = rows.constrained.map({False: "unconstrained", True: "FIM-constrained"})
+    return rows

@@ -4,6 +4,17 @@ Every rate is shown with its ``n`` and a 95% Wilson interval (:func:`cadlib.metr
 outcomes are split by how a body or middle ended (:data:`cadlib.fim.completion.ENDS`: closed by
 the model, by the post-hoc trim, or by the budget), since a body the budget closed is not one
 the model finished.
+
+The chapter's notebook calls, in its order: :func:`setting` (:func:`setting_label`);
+:func:`differential_text`, :func:`differential_by_cut` (section 1); :func:`edit_shape_table`,
+:func:`edit_caption`, :func:`rate_table`, :func:`edit_outcomes`, :func:`example_changes`,
+:func:`edit_cost_table` (section 2); :func:`problems_table`, :func:`fim_caption`,
+:func:`fim_outcomes` (section 3); :func:`per_step_table`, :func:`stage_table`,
+:func:`generation_cost`, :func:`with_units` (section 4); :func:`chapter_numbers`,
+:func:`write_chapter`, :func:`run_summary` (the results file). Its figures are in
+:mod:`cadlib.fim.figures`, the standard library's in :mod:`cadlib.fim.stdlib`. ``params``
+below is the chapter's parameter dict (a :data:`cadlib.fim.experiments.PROFILES` entry after
+the notebook's overrides).
 """
 
 from __future__ import annotations
@@ -14,15 +25,21 @@ import math
 import numpy as np
 import pandas as pd
 
+from ..grammar import Copy
 from ..metrics import wilson_ci
-from ..models import SMOLLM2
-from ..results import results_dir, results_name
-from .completion import ENDS
+from ..models import SMOLLM2, model_info
+from ..oracle import oracle_program
+from ..results import hardware_info, results_dir, results_name, write_results
+from .completion import ARMS, ENDS, FIM_USER
+from .differential import summarize
 
 __all__ = ["validity_table", "step_costs", "cost_by_length", "system_labels", "rate_cell",
            "rate_table", "edit_cost_table", "case_records", "write_case_records", "clean",
-           "records", "run_summary"]
-
+           "records", "run_summary", "setting", "setting_label", "differential_text",
+           "differential_by_cut", "edit_shape_table", "edit_caption", "edit_outcomes",
+           "example_changes", "fim_caption", "problems_table", "fim_outcomes", "per_step_table",
+           "stage_table", "generation_steps", "generation_cost", "with_units", "chapter_numbers",
+           "write_chapter"]  # fmt: skip
 
 
 def validity_table(frame, by: list[str]):
@@ -212,3 +229,197 @@ def run_summary(numbers: dict, where: str) -> str:
                      f"{_rate(e, 'passed')}; trimmed {e[ENDS[1]]}, closed by the budget "
                      f"{e[ENDS[2]] + e[ENDS[3]]} ({e[ENDS[3]]} not closable).")
     return f"**This run** ({where}):\n\n" + "\n".join(lines)
+
+
+# --------------------------------------------------------------------------------------------
+# The chapter's notebook, section by section
+# --------------------------------------------------------------------------------------------
+
+
+def setting_label(params: dict, info: dict, hw: dict, n_ids: int, profile: str,
+                  seed: int) -> str:
+    """The run's setting in one line: model (size, dtype, attention, device), tokenizer size,
+    CPU, cores and torch threads, profile and seed (``info``: :func:`cadlib.models.model_info`,
+    ``hw``: :func:`cadlib.results.hardware_info`)."""
+    return (f"{params['model']} ({info['parameters'] / 1e6:.0f}M, {info['dtype']}, "
+            f"{info['attn_implementation']}, {info['device']}), its own tokenizer "
+            f"({n_ids:,} ids); {hw['cpu']} ({hw['cores']} cores, "
+            f"{params['threads'] or 'default'} torch thread(s)); profile {profile}; "
+            f"seed {seed}")  # fmt: skip
+
+
+def setting(model, tokenizer, device: str, params: dict, profile: str, seed: int) -> tuple:
+    """``(model_info, hardware_info, label)`` of the loaded model on ``device``
+    (:func:`setting_label`)."""
+    info, hw = model_info(model), hardware_info(device)
+    return info, hw, setting_label(params, info, hw, len(tokenizer), profile, seed)
+
+
+def differential_text(diff: pd.DataFrame, n_cases: int, params: dict, seed: int) -> str:
+    """The differential check's sample and its :func:`cadlib.fim.summarize` figures."""
+    return (f"{n_cases} cases x 2 sources x {params['diff_splits']} splits, "
+            f"{params['diff_edits']} edits per split (seed {seed}):\n"
+            + pd.Series(summarize(diff)).to_string())  # fmt: skip
+
+
+def differential_by_cut(diff: pd.DataFrame) -> pd.DataFrame:
+    """Checks of a :func:`cadlib.fim.differential_check` frame per cut kind: true middles by
+    left and by right cut; edits, edits that parse and agreeing verdicts by right cut."""
+    true_mid, edits = diff[diff.check == "true_middle"], diff[diff.check == "edit"]
+    return pd.concat({
+        "left cut": true_mid.groupby("left_cut").size(),
+        "right cut": true_mid.groupby("right_cut").size(),
+        "edits": edits.groupby("right_cut").size(),
+        "edits parsing": edits.groupby("right_cut").truth.sum(),
+        "agreeing": edits.groupby("right_cut").agree.sum(),
+    }, axis=1).fillna(0).astype(int)  # fmt: skip
+
+
+def edit_shape_table(cases) -> pd.DataFrame:
+    """The localized-edit cases: document lines, the oracle program's op kinds (``C`` copy,
+    ``G`` gen) and the gold body."""
+    rows = []
+    for c in cases:
+        program = oracle_program(c.doc, c.gold)
+        rows.append(dict(case=c.id, doc_lines=len(c.doc.split("\n")),
+                         program=" ".join("C" if isinstance(op, Copy) else "G" for op in program),
+                         gold_body=program.gens[0].text))  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+_SHORT_ENDS = {ENDS[0]: "ended", ENDS[2]: "budget ok", ENDS[3]: "budget, broken"}
+
+
+def edit_outcomes(rows: pd.DataFrame) -> pd.DataFrame:
+    """Per case (rows) and system / arm (columns) of localized-edit rows: how the body ended
+    and whether the output parses (``"ended / parses"``, ``"budget, broken / syntax
+    error"``, ...)."""
+    grid = dict(index="case", columns=["system", "arm"], aggfunc="first", sort=False)
+    ends = rows.pivot_table(values="end", **grid).map(lambda e: _SHORT_ENDS[e])
+    parsed = rows.pivot_table(values="parses", **grid)
+    return ends + parsed.map(lambda p: " / parses" if p else " / syntax error")
+
+
+def example_changes(rows: pd.DataFrame, case, max_lines: int = 6) -> str:
+    """For each localized-edit row of ``case``: its end, whether it parses, and the first
+    ``max_lines`` lines of its output that are not lines of the gold."""
+    gold = case.gold.split("\n")
+    out = []
+    for r in rows[rows.case == case.id].itertuples():
+        changed = ([line for line in r.output.split("\n") if line not in gold]
+                   or ["(no line differs from the gold)"])  # fmt: skip
+        out.append(f"{r.system}, {r.arm} ({r.end}, parses: {r.parses}): lines not in the gold:")
+        out.append("    " + "\n    ".join(repr(line) for line in changed[:max_lines]))
+    return "\n".join(out)
+
+
+def edit_caption(n_cases: int, params: dict, profile: str) -> str:
+    """The caption of the localized edits' rate table."""
+    return (f"localized edits, HEvalFix-Py held-out ({n_cases} cases); {params['model']}; "
+            f"budget {params['edit_budget']}; profile {profile}")
+
+
+def fim_caption(n_problems: int, params: dict, profile: str) -> str:
+    """The caption of FIM completion's rate table."""
+    return (f"FIM completion of HumanEval solutions ({n_problems} problems); {params['model']}; "
+            f"prompt {params['fim_style']!r}; budget {params['fim_budget']}; profile {profile}")
+
+
+def problems_table(problems) -> pd.DataFrame:
+    """The FIM problems: cut kind, true middle and its length, the ends of the contexts."""
+    return pd.DataFrame([dict(problem=p.id, cut=p.cut, middle=p.middle, chars=len(p.middle),
+                              left_ends=p.left[-25:], right_starts=p.right[:25])
+                         for p in problems])  # fmt: skip
+
+
+def fim_outcomes(rows: pd.DataFrame) -> pd.DataFrame:
+    """Per FIM problem: parses or not in each arm, and the constrained arm's end and middle."""
+    parsed = rows.pivot_table(index="problem", columns="arm", values="parses", aggfunc="first",
+                              sort=False)  # fmt: skip
+    constrained = rows[rows.arm == ARMS[2]].set_index("problem")[["end", "middle"]]
+    return parsed.map(lambda p: "parses" if p else "syntax error").join(constrained)
+
+
+def per_step_table(steps: pd.DataFrame) -> pd.DataFrame:
+    """:func:`cost_by_length` of :func:`cadlib.fim.per_step_cost` rows, in microseconds."""
+    table = cost_by_length(steps, value="seconds", by="method")
+    table[["median", "p90"]] *= 1e6
+    return table
+
+
+def stage_table(stages: pd.DataFrame) -> pd.DataFrame:
+    """Steps, median and p90 milliseconds of each mask stage
+    (:func:`cadlib.fim.benchmark.mask_stages`), and of the whole mask (its stages summed per
+    step)."""
+    table = stages.groupby("stage", sort=False).seconds.agg(
+        steps="size", median=lambda s: 1e3 * s.median(), p90=lambda s: 1e3 * s.quantile(0.9))
+    total = stages.groupby(["problem", "step"]).seconds.sum()
+    table.loc["whole mask"] = [len(total), 1e3 * total.median(), 1e3 * total.quantile(0.9)]
+    return table
+
+
+def generation_steps(edit_rows: pd.DataFrame, fim_rows: pd.DataFrame) -> pd.DataFrame:
+    """The constrained runs' generated tokens (:func:`step_costs` of the ``<gen>`` bodies and of
+    the FIM-constrained arm) in long form: ``method`` (the mask, or the model step) and its
+    ``seconds`` per token, with ``middle_chars``."""
+    steps = pd.concat([
+        step_costs(edit_rows[edit_rows.constrained], "forward_s").assign(where="<gen> bodies"),
+        step_costs(fim_rows[fim_rows.arm == ARMS[2]], "step_s").assign(where="FIM"),
+    ], ignore_index=True)  # fmt: skip
+    return pd.concat([steps.assign(method="mask (ours, whole vocabulary)", seconds=steps.mask_s),
+                      steps.assign(method="model step (forward)", seconds=steps.model_s)])
+
+
+def generation_cost(edit_rows: pd.DataFrame, fim_rows: pd.DataFrame) -> pd.DataFrame:
+    """:func:`cost_by_length` of :func:`generation_steps`, in milliseconds."""
+    long = generation_steps(edit_rows, fim_rows)
+    table = cost_by_length(long.dropna(subset=["seconds"]), value="seconds", by="method")
+    table[["median", "p90"]] *= 1e3
+    return table
+
+
+def with_units(table: pd.DataFrame, unit: str) -> pd.DataFrame:
+    """``table`` with its ``median`` and ``p90`` columns named with their ``unit``."""
+    return table.rename(columns={"median": f"median {unit}", "p90": f"p90 {unit}"})
+
+
+def chapter_numbers(params: dict, seed: int, corpus: str, checkpoint: str, info: dict,
+                    diff: pd.DataFrame, stdlib: dict, edit_rows: pd.DataFrame,
+                    fim_rows: pd.DataFrame, steps: pd.DataFrame, stages: pd.DataFrame) -> dict:
+    """The chapter's ``numbers`` (strict JSON) from its frames: setting (``checkpoint``: what
+    :func:`cadlib.fim.experiments.load_checkpoint` said), design, the differential checks
+    (``stdlib``: :func:`cadlib.fim.stdlib.stdlib_summary`), validity and costs."""
+    return {
+        "setting": {"model": params["model"], "checkpoint": checkpoint, "model_info": info,
+                    "threads": params["threads"], "corpus": corpus, "seed": seed},
+        "design": {"edit": "held-out single-<gen> HEvalFix-Py cases, oracle copy spans, "
+                           "model-written bodies (localized-edit mode), GenBodyMask on "
+                           "prompt + left / right",
+                   "fim_cuts": f"line (1-{params['fim_max_lines']} lines) and char "
+                               f"(1-{params['fim_max_chars']} chars) cuts inside the canonical "
+                               f"solution",
+                   "fim_prompt": FIM_USER[params["fim_style"]], "fim_style": params["fim_style"],
+                   "ends": list(ENDS), "arms": list(ARMS)},
+        "differential": clean({**summarize(diff),
+                               "by_right_cut": differential_by_cut(diff).to_dict(orient="index")}),
+        "stdlib_differential": clean(stdlib),
+        "localized_edit": records(validity_table(edit_rows, ["system", "arm"]), ["system", "arm"]),
+        "localized_edit_cost_ms": records(edit_cost_table(edit_rows).reset_index(),
+                                          ["system", "arm"]),
+        "fim": records(validity_table(fim_rows, ["arm"]), ["arm"]),
+        "fim_by_cut": records(validity_table(fim_rows, ["cut", "arm"]), ["cut", "arm"]),
+        "per_step_cost_us": records(per_step_table(steps), ["method", "length"]),
+        "generation_cost_ms": records(generation_cost(edit_rows, fim_rows), ["method", "length"]),
+        "mask_stages_ms": records(stage_table(stages).reset_index(), ["stage"]),
+    }  # fmt: skip
+
+
+def write_chapter(numbers: dict, edit_rows: pd.DataFrame, fim_rows: pd.DataFrame,
+                  params: dict, profile: str, seed: int, device: str) -> tuple:
+    """Write the chapter's results (:func:`cadlib.results.write_results`, no paper figures:
+    our copy of the companion paper stops in §VI-A, before its evaluation) and its per-case
+    records (:func:`write_case_records`); returns both paths."""
+    path = write_results("fim", numbers, {}, profile=profile, model=params["model"],
+                         tokenizer=params["model"], params={**params, "seed": seed},
+                         device=device)  # fmt: skip
+    return path, write_case_records(case_records(edit_rows, fim_rows), profile)

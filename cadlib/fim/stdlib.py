@@ -60,7 +60,7 @@ from .report import rate_cell
 
 __all__ = ["stdlib_sources", "manifest", "stdlib_cuts", "stdlib_differential", "categorize",
            "stdlib_summary", "build_cost_sweep", "summary_markdown", "load_full", "plot_costs",
-           "main"]
+           "sample_line", "chapter_markdown", "plot_chapter_costs", "main"]
 
 
 def stdlib_sources(folder: str | None = None, max_chars: int | None = None) -> dict[str, str]:
@@ -364,6 +364,41 @@ def plot_costs(per_cut: pd.DataFrame, sweep: pd.DataFrame, label: str):
     fig.suptitle(f"FIM constraint cost on standard-library cuts; {label}", fontsize=10)
     fig.tight_layout()
     return fig
+
+
+def sample_line(summary: dict) -> str:
+    """The chapter's one line on its sample: cuts, and uncategorized disagreements."""
+    return (f"standard-library sample: {summary['cuts']} cuts, uncategorized disagreements: "
+            f"{summary['uncategorized']}")  # fmt: skip
+
+
+def chapter_markdown(sources: dict[str, str], summary: dict, full: dict | None,
+                     profile: str) -> str:
+    """The chapter's Markdown: the interpreter and the :func:`manifest` of ``sources``, this
+    run's sample (:func:`summary_markdown`) and the committed full run (:func:`load_full`:
+    ``full``), or that none is committed."""
+    man = manifest(sources)
+    text = [f"*Python {man['python']} ({man['implementation']}), {man['files']} modules, "
+            f"sha256 {man['sha256'][:12]}.*",
+            summary_markdown(summary, f"This run's sample (profile {profile})")]  # fmt: skip
+    if full is not None:
+        fm = full["manifest"]
+        text.append(summary_markdown(full["summary"], f"Full run, Python {fm['python']}, "
+                                     f"sha256 {fm['sha256'][:12]}")
+                    + f" Command: `{full['command']}`.")  # fmt: skip
+    else:
+        text.append("*No full run committed (`results/fim.full.json` is absent).*")
+    return "\n\n".join(text)
+
+
+def plot_chapter_costs(frame: pd.DataFrame, full: dict | None, sweep: pd.DataFrame, cpu: str,
+                       profile: str):
+    """:func:`plot_costs` of the full run's cuts (``full``), or of this sample's true middles
+    (``frame``: :func:`stdlib_differential`) when no full run is committed."""
+    per_cut = (pd.DataFrame(full["cost"]["per_cut"]) if full is not None else
+               frame[frame.check == "true_middle"].dropna(subset=["build_s"]))  # fmt: skip
+    return plot_costs(per_cut, sweep, f"{'full run' if full is not None else 'this sample'}; "
+                                      f"sweep on this machine ({cpu}), profile {profile}")
 
 
 def main(argv=None) -> None:

@@ -1,0 +1,213 @@
+"""Chapter 8's tables, figures and results record (cadlib.fim.report, cadlib.fim.figures, the
+chapter helpers of cadlib.fim.stdlib and cadlib.fim.experiments) on small hand-made frames."""
+
+import json
+import re
+
+import matplotlib.pyplot as plt
+import pandas as pd
+import pytest
+
+from cadlib.cases import EditCase
+from cadlib.fim import experiments as FX
+from cadlib.fim import figures as F
+from cadlib.fim import report as R
+from cadlib.fim import stdlib as S
+
+PARAMS = dict(FX.PROFILES["smoke"], model="smollm2-135m-instruct")
+
+
+def edit_rows() -> pd.DataFrame:
+    """Two systems x two arms x two cases; the constrained arm has per-step timings."""
+    rows = []
+    for system in ("s0", "s1"):
+        for constrained in (False, True):
+            for case, end, ok in (("c/1", "model ended", True),
+                                  ("c/2", "budget, not closable", constrained)):
+                n = 3 if constrained else 2
+                rows.append(dict(system=system, constrained=constrained, case=case, parses=ok,
+                                 em=False, passed=ok and case == "c/1", end=end, body_tokens=n,
+                                 output="    x = 1\n    y = 2\n",
+                                 mask_s=[0.002] * n if constrained else [],
+                                 forward_s=[0.05] * n, middle_chars=list(range(n)) if constrained
+                                 else [], setup_s=0.004 if constrained else None))
+    frame = pd.DataFrame(rows)
+    frame["arm"] = frame.constrained.map({False: "unconstrained", True: "FIM-constrained"})
+    return frame
+
+
+def fim_rows() -> pd.DataFrame:
+    rows = []
+    for problem, cut in (("p/1/line", "line"), ("p/2/char", "char")):
+        for arm in FX.ARMS:
+            raw, constrained = not arm.endswith("trim"), arm.startswith("FIM")
+            rows.append(dict(system="s0", arm=arm, problem=problem, cut=cut,
+                             parses=constrained or cut == "line", em=False, passed=None,
+                             end="model ended" if cut == "line" else "budget, closable",
+                             middle=f"{arm}:{problem}", new_tokens=2,
+                             mask_s=[0.001, 0.003] if raw and constrained else [],
+                             step_s=[0.04, 0.06] if raw else [],
+                             middle_chars=[0, 5] if raw else [],
+                             setup_s=0.002 if constrained else None))
+    return pd.DataFrame(rows)
+
+
+def test_differential_by_cut_counts_per_cut_kind():
+    diff = pd.DataFrame(dict(
+        check=["true_middle", "true_middle", "edit", "edit", "edit"],
+        left_cut=["boundary", "mid_token", "boundary", "boundary", "mid_token"],
+        right_cut=["mid_token", "mid_token", "mid_token", "boundary", "mid_token"],
+        truth=[True, True, False, True, True], ours=[True, True, False, False, True],
+        viable_prefixes=[True, True, None, None, None]))
+    diff["agree"] = diff.truth == diff.ours
+    t = R.differential_by_cut(diff)
+    assert list(t.columns) == ["left cut", "right cut", "edits", "edits parsing", "agreeing"]
+    assert t.loc["mid_token"].tolist() == [1, 2, 2, 1, 2]
+    assert t.loc["boundary"].tolist() == [1, 0, 1, 1, 0]
+    text = R.differential_text(diff, 7, PARAMS, 3)
+    assert text.startswith(f"7 cases x 2 sources x {PARAMS['diff_splits']} splits, "
+                           f"{PARAMS['diff_edits']} edits per split (seed 3):\n")
+    assert re.search(r"\ndisagreements +1(\.0+)?$", text)  # the boundary edit
+
+
+def test_edit_tables():
+    rows = edit_rows()
+    out = R.edit_outcomes(rows)
+    assert list(out.index) == ["c/1", "c/2"] and out.shape == (2, 4)
+    assert out.loc["c/2", ("s0", "unconstrained")] == "budget, broken / syntax error"
+    assert out.loc["c/2", ("s1", "FIM-constrained")] == "budget, broken / parses"
+    assert out.loc["c/1", ("s0", "FIM-constrained")] == "ended / parses"
+    gold = "    x = 1\n    y = 3\n"
+    case = EditCase("c/1", "    x = 1\n", gold, "Fix it.")
+    text = R.example_changes(rows, case)
+    assert text.split("\n")[:2] == [
+        "s0, unconstrained (model ended, parses: True): lines not in the gold:", "    '    y = 2'"]
+    assert len(text.split("\n")) == 8
+    same = R.example_changes(rows.assign(output=gold), case)
+    assert "(no line differs from the gold)" in same
+    assert R.edit_caption(2, PARAMS, "smoke") == (
+        f"localized edits, HEvalFix-Py held-out (2 cases); smollm2-135m-instruct; budget "
+        f"{PARAMS['edit_budget']}; profile smoke")
+
+
+def test_edit_shape_table_reads_the_oracle_program():
+    cases = [EditCase("t/gc", "    a = 1\n    return a\n", "    a = 2\n    return a\n", "Fix."),
+             EditCase("t/cgc", "    x = a\n    t = x - b\n    return t\n",
+                      "    x = a\n    t = x + b\n    return t\n", "Fix.")]
+    t = R.edit_shape_table(cases)
+    assert t.case.tolist() == ["t/gc", "t/cgc"] and t.doc_lines.tolist() == [3, 4]
+    assert t.program.tolist() == ["G C", "C G C"]
+    assert t.gold_body.tolist() == ["    a = 2", "    t = x + b"]
+
+
+def test_fim_tables():
+    rows = fim_rows()
+    out = R.fim_outcomes(rows)
+    assert list(out.columns) == [*FX.ARMS, "end", "middle"]
+    assert out.loc["p/2/char", "unconstrained"] == "syntax error"
+    assert out.loc["p/2/char", "FIM-constrained"] == "parses"
+    assert out.loc["p/1/line", "middle"] == "FIM-constrained:p/1/line"
+    assert "(2 problems); smollm2-135m-instruct; prompt 'hole'" in R.fim_caption(2, PARAMS, "x")
+
+
+def test_cost_tables_and_units():
+    steps = pd.DataFrame(dict(method=["incremental"] * 3, middle_chars=[1, 2, 30],
+                              seconds=[1e-6, 3e-6, 5e-6]))
+    t = R.per_step_table(steps)
+    assert t["median"].tolist() == pytest.approx([2.0, 5.0])  # microseconds
+    assert list(R.with_units(t, "us").columns) == ["method", "length", "steps", "median us",
+                                                   "p90 us"]
+    stages = pd.DataFrame(dict(problem=0, step=[0, 0, 1, 1], stage=["walk", "end"] * 2,
+                               seconds=[0.001, 0.003, 0.002, 0.004]))
+    st = R.stage_table(stages)
+    assert st.index.tolist() == ["walk", "end", "whole mask"]
+    assert st.loc["whole mask", "median"] == pytest.approx(5.0)  # steps of 4 and 6 ms
+    gen = R.generation_cost(edit_rows(), fim_rows())
+    # constrained bodies (2 systems x 2 cases x 3 steps) and the raw FIM-constrained arm (2 x 2)
+    assert gen.groupby("method").steps.sum().to_dict() == {
+        "mask (ours, whole vocabulary)": 16, "model step (forward)": 16}
+    mask = gen[gen.method.str.startswith("mask")]
+    assert mask["median"].tolist() == pytest.approx([2.0])  # milliseconds
+    assert len(R.generation_steps(edit_rows(), fim_rows())) == 32
+
+
+def test_chapter_numbers_are_strict_json():
+    diff = pd.DataFrame(dict(check=["true_middle", "edit"], left_cut="boundary",
+                             right_cut="boundary", truth=[True, False], ours=[True, False],
+                             viable_prefixes=[True, None], agree=True))
+    steps = pd.DataFrame(dict(method="incremental", middle_chars=[1, 2], seconds=[1e-6, 2e-6]))
+    stages = pd.DataFrame(dict(problem=0, step=[0, 1], stage="walk", seconds=[0.001, 0.002]))
+    info = {"parameters": 1}
+    numbers = R.chapter_numbers(PARAMS, 0, "heval-fix-py", "note", info, diff,
+                                {"cuts": 3, "uncategorized": 0}, edit_rows(), fim_rows(),
+                                steps, stages)
+    assert list(numbers) == ["setting", "design", "differential", "stdlib_differential",
+                             "localized_edit", "localized_edit_cost_ms", "fim", "fim_by_cut",
+                             "per_step_cost_us", "generation_cost_ms", "mask_stages_ms"]
+    json.dumps(numbers, allow_nan=False)
+    assert numbers["setting"]["checkpoint"] == "note" and numbers["setting"]["model_info"] == info
+    assert numbers["differential"]["by_right_cut"] == {"boundary": {
+        "left cut": 1, "right cut": 1, "edits": 1, "edits parsing": 0, "agreeing": 1}}
+    assert numbers["localized_edit"]["s1 / FIM-constrained"]["parses"] == 2
+    assert numbers["localized_edit_cost_ms"]["s0 / unconstrained"]["mask ms (median)"] is None
+    assert numbers["fim"]["FIM-constrained"]["n"] == 2
+    assert numbers["mask_stages_ms"]["whole mask"]["steps"] == 2
+    assert "char (1-120 chars)" in numbers["design"]["fim_cuts"]
+    assert R.run_summary(numbers, "here").count("FIM completion, ") == 4
+
+
+def test_figures():
+    fig = F.plot_validity(edit_rows(), fim_rows(), 2, 2, "m", "smoke")
+    left, right = fig.axes
+    assert [t.get_text() for t in left.texts] == ["1/2", "2/2", "1/2", "2/2"]
+    assert [t.get_text() for t in right.texts] == ["1/2", "1/2", "2/2", "2/2"]
+    assert "(2 cases)" in left.get_title() and fig._suptitle.get_text().endswith("m, smoke profile")
+    steps = pd.DataFrame(dict(method=["incremental", "from_scratch"] * 2,
+                              middle_chars=[1, 1, 40, 40], seconds=[1e-6, 1e-3, 2e-6, 2e-3]))
+    fig2 = F.plot_costs(steps, edit_rows(), fim_rows(), PARAMS, "cpu X", "smoke")
+    assert len(fig2.axes[0].lines) == 2 and len(fig2.axes[1].lines) == 2
+    assert "cpu X" in fig2._suptitle.get_text()
+    plt.close("all")
+
+
+def test_stdlib_chapter_helpers(monkeypatch):
+    summary = {"cuts": 3, "uncategorized": 0}
+    assert S.sample_line(summary) == ("standard-library sample: 3 cuts, uncategorized "
+                                      "disagreements: 0")
+    monkeypatch.setattr(S, "summary_markdown", lambda s, title: f"[{title}]")
+    sources = {"a.py": "x = 1\n"}
+    absent = S.chapter_markdown(sources, summary, None, "smoke").split("\n\n")
+    assert absent[1] == "[This run's sample (profile smoke)]"
+    assert absent[2] == "*No full run committed (`results/fim.full.json` is absent).*"
+    full = {"manifest": {"python": "3.11.9", "sha256": "ab" * 32}, "summary": {},
+            "command": "python -m cadlib.fim.stdlib", "cost": {"per_cut": [
+                {"left_chars": 10, "build_s": 0.01, "feed_s": 0.001, "middle_chars": 5}]}}
+    present = S.chapter_markdown(sources, summary, full, "smoke").split("\n\n")
+    assert present[2] == ("[Full run, Python 3.11.9, sha256 abababababab] Command: "
+                          "`python -m cadlib.fim.stdlib`.")
+    seen = {}
+    monkeypatch.setattr(S, "plot_costs", lambda per_cut, sweep, label: seen.update(
+        n=len(per_cut), label=label))
+    frame = pd.DataFrame(dict(check=["true_middle", "edit", "true_middle"],
+                              build_s=[0.1, None, None]))
+    S.plot_chapter_costs(frame, None, pd.DataFrame(), "cpu X", "smoke")
+    assert seen == {"n": 1, "label": "this sample; sweep on this machine (cpu X), profile smoke"}
+    S.plot_chapter_costs(frame, full, pd.DataFrame(), "cpu X", "smoke")
+    assert seen["n"] == 1 and seen["label"].startswith("full run; ")
+
+
+def test_setting_label_and_systems(capsys):
+    info = {"parameters": 134_515_008, "dtype": "float32", "attn_implementation": "sdpa",
+            "device": "cpu"}
+    hw = {"cpu": "AMD EPYC", "cores": 2}
+    assert R.setting_label(dict(PARAMS, threads=1), info, hw, 49152, "cpu", 0) == (
+        "smollm2-135m-instruct (135M, float32, sdpa, cpu), its own tokenizer (49,152 ids); "
+        "AMD EPYC (2 cores, 1 torch thread(s)); profile cpu; seed 0")
+    assert "(2 cores, default torch thread(s))" in R.setting_label(
+        dict(PARAMS, threads=None), info, hw, 5, "paper", 1)
+    both = FX.chapter_systems("smollm2-135m-instruct", "lm", "sft", "ok")
+    assert both == {"SmolLM2 untrained": "lm", "SmolLM2 + SFT (ch. 7)": "sft"}
+    assert capsys.readouterr().out == ""
+    assert FX.chapter_systems("smollm2-135m-instruct", "lm", None, "absent") == {
+        "SmolLM2 untrained": "lm"}
+    assert capsys.readouterr().out == "SFT checkpoint absent: only the untrained model is run\n"
