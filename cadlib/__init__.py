@@ -38,7 +38,8 @@ package), ``perturb`` (5), ``decoding`` (6; ``token_boundaries``: its tokenizati
 splice boundaries; ``decoding_report``: its run as the notebook shows it, tables, figures and
 results numbers), ``llama_cpp_chapter`` (6b), ``sft`` (7: a package,
 split / examples / training / evaluation / scoring / metrics / paired / pilot / tables /
-report), ``fim.experiments`` (8), ``summary`` (the summary page, a package: spec / headlines /
+report / chapter), ``fim.experiments`` (8; ``fim.report`` and ``fim.figures``: its tables,
+figures and results numbers), ``summary`` (the summary page, a package: spec / headlines /
 tables / render), ``diff_overhead`` (the unified-diff settings probe), ``portability``
 (App. K, chapter 1), ``appendix_estimates`` (App. L and M, chapter 3),
 ``perturb_prose`` (chapter 5's generated prose), ``plotting``, ``cli``. ``execution`` runs
