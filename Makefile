@@ -25,7 +25,7 @@ export PYTHONHASHSEED := 0
 export TOKENIZERS_PARALLELISM := false
 
 .PHONY: install lock chromium book notebooks html test test-fast test-unit test-notebooks \
-	nbval-chapters nbval-sft-chapters test-smoke test-results lab clean vocab
+	nbval-chapters nbval-sft-chapters test-smoke test-results lab clean vocab lint
 
 install: $(VENV)/.installed
 
@@ -120,10 +120,14 @@ $(MATHJAX): $(MATHJAX_TGZ)
 
 # The full check (CI): unit tests, the chapters re-run under nbval, then their results files
 # compared with the committed ones.
-test: test-unit test-notebooks test-smoke test-results
+test: lint test-unit test-notebooks test-smoke test-results
+
+# The library and its tests pass ruff's checks (pyproject.toml: [tool.ruff]); seconds.
+lint: install
+	$(BIN)/ruff check cadlib tests
 
 # The fast tier: unit tests not marked slow (no book build, no browser, no model generation).
-test-fast: install
+test-fast: install lint
 	$(BIN)/pytest tests -m "not slow" -q --ignore=tests/test_rerun_results.py
 
 # Debian's Chromium for the browser test of the built book (tests/test_book.py).

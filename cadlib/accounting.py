@@ -33,10 +33,10 @@ import pandas as pd
 from tqdm import tqdm
 
 from .decoder import forward_chunks
-from .strategies import prepare
-from .token_boundaries import _op_starts
 from .fsm import Transcript, token_table, transcript
 from .grammar import Copy
+from .strategies import prepare
+from .token_boundaries import _op_starts
 
 __all__ = [
     "Forward",

@@ -118,14 +118,12 @@ def _load_engine(kind: str, model: str, device: str = "auto", threads: int | Non
     :mod:`cadlib.engines` (imported here only: it needs the llama.cpp binding). Loading
     progress bars and library logs are kept off stderr, which holds the summary line.
     """
-    from .models import load_tokenizer, quiet_transformers  # torch: only this command
+    from .models import load_model, load_tokenizer, quiet_transformers  # torch: only this command
 
     quiet_transformers()
     try:
         with contextlib.redirect_stderr(io.StringIO()):  # GGUF de-quantisation progress bar
             if kind == "transformers":
-                from .models import load_model
-
                 runner = load_model(model, device=device)
             else:
                 try:  # the binding itself may be imported only when the engine loads
@@ -196,7 +194,7 @@ def _cmd_edit(args) -> None:
             raise CLIError(f"{err} (cad resolve --mode clipped clips it)") from err
     runner, tokenizer = _load_engine(args.engine, args.model, args.device, args.threads)
     from .decoder import CopyDecoder  # torch: only this command
-    from .models import set_threads
+    from .models import set_threads  # torch
 
     set_threads(args.threads)
 

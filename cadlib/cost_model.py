@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from .accounting import BOUND, Accounting, bootstrap_median, headline_rows
+from .plotting import PALETTE
 
 __all__ = ["CostGrid", "validation", "validation_summary", "predicted_speedups", "timed_bounds",
            "plot_validation", "goals", "goals_markdown"]  # fmt: skip
@@ -170,8 +171,6 @@ def plot_validation(val: pd.DataFrame, title: str | None = None):
     """Predicted vs measured decode seconds per timed case and method (log-log, the diagonal
     drawn) beside the error in % per method. Returns the figure."""
     import matplotlib.pyplot as plt  # lazy: only figures need matplotlib
-
-    from .plotting import PALETTE
 
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(10, 4))
     for method, g in val.groupby("method", sort=False):

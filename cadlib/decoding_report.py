@@ -36,7 +36,7 @@ from .models import (
     resolve_device,
     set_threads,
 )
-from .results import hardware_info, write_results
+from .results import hardware_info, setting_label, write_results
 from .strategies import CaseInputs
 from .tokenizers import qwen25_tokenizer
 
@@ -94,12 +94,13 @@ class Setup(NamedTuple):
 
 def measurement_label(model_name: str, info: dict, hw: dict, device_type: str, threads: int,
                       profile: str) -> str:  # fmt: skip
-    """``<model> (<dtype>, <attention> attention, <device>: <where>; profile <p>)``: on CUDA
-    the GPU's name, on CPU the CPU's with the torch threads."""
-    where = (hw.get("gpu") if device_type == "cuda"
-             else f"{hw['cpu']}, {threads} thread{'s' * (threads != 1)}")  # fmt: skip
-    return (f"{model_name} ({info['dtype']}, {info['attn_implementation']} attention, "
-            f"{device_type}: {where}; profile {profile})")  # fmt: skip
+    """The chapter's :func:`cadlib.results.setting_label`: the model with its dtype, attention
+    and device type, the profile, then the machine (on CUDA the GPU's name, on CPU the CPU's
+    with the torch threads)."""
+    model = (f"model {model_name} ({info['dtype']}, {info['attn_implementation']} attention, "
+             f"{device_type})")  # fmt: skip
+    return setting_label(model, profile=profile, hw=hw,
+                         threads=None if device_type == "cuda" else threads)  # fmt: skip
 
 
 def load_setup(params: dict, device: str = "auto", profile: str = "cpu") -> Setup:

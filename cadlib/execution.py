@@ -71,6 +71,7 @@ __all__ = [
     "pass_rate",
     "PYTHON_GUARD",
     "sandbox_report",
+    "sandbox_summary",
 ]
 
 #: The imports the bigcode harness prepends to every Python HumanEvalPack program.
@@ -305,6 +306,18 @@ def sandbox_report() -> dict:
         "python": _python()[2],
         "network_cut": _network_cut(),
     }
+
+
+def sandbox_summary(report: dict | None = None) -> str:
+    """:func:`sandbox_report` in a few words, for a setting line: e.g. ``HumanEval
+    reliability_guard, node --experimental-permission, as nobody, network cut``."""
+    r = sandbox_report() if report is None else report
+    return ", ".join([
+        r["python_guard"],
+        f"node {r['node_permission']}" if r["node_permission"] else "no node",
+        "as nobody" if r["drop_privileges"] else "as the current user",
+        "network cut" if r["network_cut"] else "network not cut",
+    ])  # fmt: skip
 
 
 def _command(language: str, path: str, folder: str) -> list[str]:

@@ -41,12 +41,15 @@ def synthetic_grid(ns=(1, 2, 4, 8, 64), Ls=(16, 128, 2048)):
 
 def test_measurement_label_names_the_gpu_or_the_cpu_and_its_threads():
     info = {"dtype": "float32", "attn_implementation": "sdpa"}
-    hw = {"cpu": "Some CPU", "gpu": "Some GPU"}
-    assert R.measurement_label("m", info, hw, "cpu", 1, "cpu") == (
-        "m (float32, sdpa attention, cpu: Some CPU, 1 thread; profile cpu)")
-    assert "Some CPU, 2 threads;" in R.measurement_label("m", info, hw, "cpu", 2, "cpu")
+    hw = {"cpu": "Some CPU", "gpu": "Some GPU", "cores": 2}
+    cpu_hw = {"cpu": "Some CPU", "cores": 2}
+    assert R.measurement_label("m", info, cpu_hw, "cpu", 1, "cpu") == (
+        "model m (float32, sdpa attention, cpu); profile cpu; "
+        "machine: Some CPU, 2 cores, 1 torch thread")
+    assert "Some CPU, 2 cores, 2 torch threads" in R.measurement_label("m", info, cpu_hw, "cpu", 2,
+                                                                       "cpu")  # fmt: skip
     assert R.measurement_label("m", info, hw, "cuda", 8, "paper").endswith(
-        "cuda: Some GPU; profile paper)")
+        "profile paper; machine: Some GPU, Some CPU, 2 cores")
 
 
 def test_timed_cases_table_and_the_transcript_as_runs(tok):

@@ -101,7 +101,8 @@ def test_smoke_stand_in_exports_to_gguf_and_computes_the_same_function(one_torch
     cpp = load_engine(QWEN2_SMOKE, "llama.cpp")
     hf = load_engine(QWEN2_SMOKE, "transformers", device="cpu")
     assert cpp.path == stand_in_gguf(QWEN2_SMOKE) and cpp.vocab_size == hf.vocab_size
-    a, b = cpp.new_session().forward(IDS, all_logits=True), hf.new_session().forward(IDS, all_logits=True)
+    a = cpp.new_session().forward(IDS, all_logits=True)
+    b = hf.new_session().forward(IDS, all_logits=True)
     assert a.shape == b.shape == (len(IDS), hf.vocab_size)
     assert float((a - b).abs().max()) <= 1e-3 * float(b.abs().max())
     assert torch.equal(a.argmax(-1), b.argmax(-1))

@@ -14,6 +14,7 @@ from cadlib.execution import (
     run_humaneval_tests,
     run_program,
     sandbox_report,
+    sandbox_summary,
 )
 
 # A hand-made case in HumanEvalPack's Python layout (runs without the data set).
@@ -175,3 +176,13 @@ def test_sandbox_report_names_every_guard():
     if report["network_cut"]:
         result = run_program("import socket\nprint([n for _, n in socket.if_nameindex()])")
         assert result.stdout.strip() == "['lo']"
+
+
+def test_sandbox_summary_says_each_guard_in_words():
+    report = {"python_guard": "HumanEval reliability_guard", "node_permission": None,
+              "drop_privileges": False, "python": "/x", "network_cut": True}  # fmt: skip
+    assert sandbox_summary(report) == (
+        "HumanEval reliability_guard, no node, as the current user, network cut")
+    report |= {"node_permission": "--permission", "drop_privileges": True, "network_cut": False}
+    assert sandbox_summary(report) == (
+        "HumanEval reliability_guard, node --permission, as nobody, network not cut")

@@ -56,7 +56,7 @@ def test_results_are_strict_json(tmp_path, monkeypatch):
         "array": np.array([1, 2]),
         "int64": np.int64(3),
         "table": pd.DataFrame({"a": [1.0, np.nan], "b": ["x", "y"]}),
-        "keys": {1: "one", True: "yes", np.int64(2): "two"},
+        "keys": {1: "one", False: "no", np.int64(2): "two"},
     }
     path = write_results("strict", numbers, profile="cpu", model=None, tokenizer=None)
     text = path.read_text()
@@ -65,7 +65,7 @@ def test_results_are_strict_json(tmp_path, monkeypatch):
     assert got["nan"] is None and got["inf"] is None
     assert got["array"] == [1, 2] and got["int64"] == 3
     assert got["table"] == [{"a": 1.0, "b": "x"}, {"a": None, "b": "y"}]
-    assert got["keys"] == {"1": "yes", "2": "two"}  # 1 and True are one key, as in Python
+    assert got["keys"] == {"1": "one", "false": "no", "2": "two"}  # as json.dumps writes them
 
 
 def test_results_refuse_what_json_cannot_hold(tmp_path, monkeypatch):

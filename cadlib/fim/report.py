@@ -29,13 +29,13 @@ from ..grammar import Copy
 from ..metrics import wilson_ci
 from ..models import SMOLLM2, model_info
 from ..oracle import oracle_program
-from ..results import hardware_info, results_dir, results_name, write_results
+from ..results import hardware_info, results_dir, results_name, setting_label, write_results
 from .completion import ARMS, ENDS, FIM_USER
 from .differential import summarize
 
 __all__ = ["validity_table", "step_costs", "cost_by_length", "system_labels", "rate_cell",
            "rate_table", "edit_cost_table", "case_records", "write_case_records", "clean",
-           "records", "run_summary", "setting", "setting_label", "differential_text",
+           "records", "run_summary", "setting", "differential_text",
            "differential_by_cut", "edit_shape_table", "edit_caption", "edit_outcomes",
            "example_changes", "fim_caption", "problems_table", "fim_outcomes", "per_step_table",
            "stage_table", "generation_steps", "generation_cost", "with_units", "chapter_numbers",
@@ -236,23 +236,17 @@ def run_summary(numbers: dict, where: str) -> str:
 # --------------------------------------------------------------------------------------------
 
 
-def setting_label(params: dict, info: dict, hw: dict, n_ids: int, profile: str,
-                  seed: int) -> str:
-    """The run's setting in one line: model (size, dtype, attention, device), tokenizer size,
-    CPU, cores and torch threads, profile and seed (``info``: :func:`cadlib.models.model_info`,
-    ``hw``: :func:`cadlib.results.hardware_info`)."""
-    return (f"{params['model']} ({info['parameters'] / 1e6:.0f}M, {info['dtype']}, "
-            f"{info['attn_implementation']}, {info['device']}), its own tokenizer "
-            f"({n_ids:,} ids); {hw['cpu']} ({hw['cores']} cores, "
-            f"{params['threads'] or 'default'} torch thread(s)); profile {profile}; "
-            f"seed {seed}")  # fmt: skip
-
-
 def setting(model, tokenizer, device: str, params: dict, profile: str, seed: int) -> tuple:
-    """``(model_info, hardware_info, label)`` of the loaded model on ``device``
-    (:func:`setting_label`)."""
+    """``(model_info, hardware_info, label)`` of the loaded model on ``device``; the label is
+    the chapter's :func:`cadlib.results.setting_label` (model with size, dtype, attention and
+    device, tokenizer size, seed, profile, machine with the torch threads)."""
     info, hw = model_info(model), hardware_info(device)
-    return info, hw, setting_label(params, info, hw, len(tokenizer), profile, seed)
+    label = setting_label(
+        f"model {params['model']} ({info['parameters'] / 1e6:.0f}M, {info['dtype']}, "
+        f"{info['attn_implementation']}, {info['device']})",
+        f"its own tokenizer ({len(tokenizer):,} ids)", f"seed {seed}",
+        profile=profile, hw=hw, threads=hw.get("threads"))  # fmt: skip
+    return info, hw, label
 
 
 def differential_text(diff: pd.DataFrame, n_cases: int, params: dict, seed: int) -> str:

@@ -16,9 +16,9 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from ..corpora import load_corpus, seeded_subset
-from ..execution import sandbox_report
+from ..execution import sandbox_report, sandbox_summary
 from ..models import load_tokenizer, resolve_device, set_threads
-from ..results import repo_root, write_results
+from ..results import repo_root, setting_label, write_results
 from .examples import build_examples, target_program
 from .paired import compare, rates_table
 from .pilot import (
@@ -73,16 +73,16 @@ __all__ = [
 
 def setting_markdown(P: Mapping, device: str, hw: Mapping, split_label: str,
                      corpora: Mapping) -> str:  # fmt: skip
-    """The chapter's setting line: model, device, machine, versions, split and corpora
-    sources, and the guards model outputs run under."""
-    return (
-        f"*Setting: model {P['model']} (its own tokenizer), device {device}, "
-        f"{hw.get('gpu', hw['cpu'])} ({hw['cores']} cores, {hw.get('threads')} torch threads), "
-        f"torch {hw.get('torch')}, transformers {hw.get('transformers')}; profile "
-        f"{P['profile']}; {split_label}; corpora: "
-        + "; ".join(f"{n} from {c.source}" for n, c in corpora.items())
-        + f"; model outputs run under {sandbox_report()}.*"
-    )
+    """The chapter's :func:`cadlib.results.setting_label` in italics: model, device, split,
+    corpora sources and the guards model outputs run under, the profile, then the machine
+    with the torch threads and the torch / transformers versions."""
+    sources = ", ".join(f"{n} from {c.source}" for n, c in corpora.items())
+    versions = {k: hw[k] for k in ("torch", "transformers") if k in hw}
+    label = setting_label(
+        f"model {P['model']} (its own tokenizer)", f"device {device}", split_label,
+        f"corpora: {sources}", f"model outputs run under {sandbox_summary()}",
+        profile=P["profile"], hw=dict(hw), threads=hw.get("threads"), **versions)  # fmt: skip
+    return f"*Setting: {label}.*"
 
 
 def split_overview(split: Mapping, corpora: Mapping) -> tuple[pd.DataFrame, str]:
@@ -186,7 +186,8 @@ def tests_table(ours: Mapping[str, Sequence[CaseResult]]) -> pd.DataFrame:
         s = summarize(results)
         lo, hi = s["tests_ci"]
         em_pass = sum(r.em and r.passed for r in results)
-        rows.append({"system": system, "n": s["n"], "EM": s["em"], "tests passed": s["tests_passed"],
+        rows.append({"system": system, "n": s["n"], "EM": s["em"],
+                     "tests passed": s["tests_passed"],
                      "95% CI (%)": f"[{100 * lo:.1f}, {100 * hi:.1f}]",
                      "passed without EM": s["tests_passed"] - em_pass,
                      "EM but failed": s["em"] - em_pass})  # fmt: skip
@@ -276,7 +277,8 @@ def crp_vs_fsm_example(case, baselines: Mapping) -> str:
     crp = next(r for r in baselines[CRP] if r.id == case.id)
     fsm = next(r for r in baselines[FSM_UNTRAINED] if r.id == case.id)
     return (f"{case.id}: {case.instruction}\n--- CRP reply (unconstrained) ---\n"
-            f"{crp.extra['reply'][:600]}\n--- FSM-constrained program ---\n{fsm.text[:600]}")  # fmt: skip
+            f"{crp.extra['reply'][:600]}\n--- FSM-constrained program ---\n"
+            f"{fsm.text[:600]}")  # fmt: skip
 
 
 def example_attempt(pilot: Pilot, held: Sequence, P: Mapping) -> str:
@@ -298,8 +300,10 @@ def table22_outputs(cross: Mapping, label: str, profile: str) -> tuple[str | Non
     return note, table22({}, label)
 
 
-def write_chapter_results(setup: ChapterSetup, ours: Mapping, pilot: Pilot,
-                          comparisons: Sequence[dict], model_info: Mapping) -> tuple[dict, Path, Path]:  # fmt: skip
+def write_chapter_results(
+    setup: ChapterSetup, ours: Mapping, pilot: Pilot, comparisons: Sequence[dict],
+    model_info: Mapping,
+) -> tuple[dict, Path, Path]:  # fmt: skip
     """Write ``results/sft_pilot[.<profile>].json`` (:func:`chapter_numbers` beside
     :func:`paper_numbers`) and the per-case records; returns the numbers and both paths."""
     P = setup.P

@@ -91,7 +91,8 @@ _GPU_SFT = V.not_run_here("needs a GPU and the hub model Qwen/Qwen2.5-Coder-1.5B
 
 def _udiff(corpus: str, tolerance: Tolerance) -> Headline:
     printed = P.TABLE3[corpus]["unified-diff"]["delta_printed"]
-    return Headline("formats", f"{CORPUS_LABELS[corpus]} unified diff token overhead vs Copy-as-Decode",
+    what = f"{CORPUS_LABELS[corpus]} unified diff token overhead vs Copy-as-Decode"
+    return Headline("formats", what,
                     "Table 3", float(printed.split("%")[0]),
                     f"table3.{corpus}.unified-diff.delta_tok_pct", "%", tolerance,
                     n=f"table3.{corpus}.unified-diff.n")  # fmt: skip
