@@ -55,6 +55,8 @@ def percentile_finding(variants, paper: Mapping = _paper.TABLE2) -> str:
     (a frame or its records): which span formations give our percentiles, what the others and
     the other definitions give, and the one partial match with the paper's p95."""
     v = pd.DataFrame(variants)
+    if v.empty:
+        return "**Finding.** None: neither HEvalFix corpus was available to this run."
     corpora = list(dict.fromkeys(v.corpus))
     first = corpora[0]
     formation = v[v.family == "3 span formation"].set_index(["variant", "corpus"])

@@ -128,10 +128,9 @@ def transcript_table(previews: Mapping) -> pd.DataFrame:
 def recipe_differences(P: Mapping) -> pd.DataFrame:
     """Every setting in which this run differs from the paper profile, with the reason (the
     full profile's declared deviations; "CI time budget" for the others)."""
-    paper = PROFILES["paper"]
-    why = (lambda k: FULL_DEVIATIONS.get(k, "")) if P["profile"] == "full" else (
-        lambda k: "CI time budget")  # fmt: skip
-    return pd.DataFrame([{"setting": k, "this run": P[k], "paper profile": paper[k], "why": why(k)}
+    paper, full = PROFILES["paper"], P["profile"] == "full"
+    return pd.DataFrame([{"setting": k, "this run": P[k], "paper profile": paper[k],
+                          "why": FULL_DEVIATIONS.get(k, "") if full else "CI time budget"}
                          for k in paper if P[k] != paper[k]]).set_index("setting")  # fmt: skip
 
 
