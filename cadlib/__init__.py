@@ -47,9 +47,18 @@ model-written programs against unit tests, guarded. Names that moved
 to a shared home stay importable where they were
 (``corpora.EditCase``, ``kernel.load_curve``, ``models.new_cache``, ``sft.outputs_equal``, ...).
 
-``kernel`` and ``ceiling`` are packages split along their seams (``kernel``: timing /
-fixed_costs / splice_check / chapter / tables / forward_costs; ``ceiling``: covers / bounds /
-percentiles / chapter / tables / plots / prose); every public name imports from the package.
+Packages, split along their seams; every public name imports from the package:
+``kernel``: timing / fixed_costs / splice_check / chapter / tables / forward_costs.
+``ceiling``: covers / bounds / percentiles / chapter / tables / plots / prose.
+``engines``: base (the ``Engine`` / ``Session`` protocol) / hf (transformers) / llamacpp /
+gguf_export (the smoke stand-in as a GGUF for llama.cpp).
+``formats``: registry (the format protocol, Copy-as-Decode, full regeneration) / blocks /
+unified_diff / search_replace / errors / evaluate / reporting.
+``fim``: the parser layers, bottom up: lexer / indent / regular / cfg / earley / branching /
+right / constraint / mask; python_grammar (lark's ``python.lark`` converted); the checks and
+costs: differential / stdlib (the differential at scale) / benchmark (per-step cost) /
+completion (HumanEval FIM cuts); chapter 8's run: experiments / report / figures.
+``probeedit``: also runnable, ``python -m cadlib.probeedit`` writes the corpus as JSONL.
 """
 
 import warnings as _warnings
