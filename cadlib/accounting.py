@@ -33,7 +33,8 @@ import pandas as pd
 from tqdm import tqdm
 
 from .decoder import forward_chunks
-from .fsm import Transcript, token_table, transcript
+from .drafts import BODY_PLD, header_guess, lookup_draft, ngram_index
+from .fsm import DECISION_KINDS, Transcript, token_table, transcript
 from .grammar import Copy
 from .strategies import prepare
 from .token_boundaries import _op_starts
@@ -70,10 +71,6 @@ __all__ = [
 PLD_GRID = tuple((k, n) for k in (5, 10, 20, 40) for n in (1, 2, 3))
 #: Minimum span m* of Appendix J, Table 17 (the "safe" s(N) > 1.5 threshold on Qwen2.5).
 M_STAR = 4
-#: Transcript kinds that the model decides (one forward before each); the other kinds
-#: (``forced``, ``splice``) ride along in the forward after the decision (module
-#: :mod:`cadlib.decoder`).
-DECISION_KINDS = ("choice", "gen")
 #: Method name of the rows that hold what ``bnd_exact`` charges (not a decoder).
 BOUND = "bnd_exact charge"
 
@@ -148,57 +145,27 @@ def autoregressive(n_prompt: int, target: Sequence[int], T: int | None = None) -
     return Accounting("autoregressive", "", _sequential(pieces), T, n_prompt, len(target))
 
 
-def _first_occurrences(seq: Sequence[int], n: int) -> dict[tuple, int]:
-    """Start of the leftmost occurrence of every n-gram of ``seq``."""
-    grams = zip(*(seq[k:] for k in range(n)), strict=False)
-    first: dict[tuple, int] = {}
-    for i, gram in enumerate(grams):
-        first.setdefault(gram, i)
-    return first
-
-
-def _ngram_index(seq: Sequence[int], n_max: int) -> dict[int, dict[tuple, int]]:
-    """``{n: first occurrences of the n-grams of seq}`` for n = 1..n_max (one per case)."""
-    return {n: _first_occurrences(seq, n) for n in range(1, n_max + 1)}
-
-
-def _draft(seq: Sequence[int], length: int, K: int, n: int, firsts: dict) -> Sequence[int]:
-    """The prompt-lookup draft after ``seq[:length]``, as ``PromptLookupCandidateGenerator``
-    makes it: the largest n (down to 1) whose last n-gram occurs earlier with a
-    continuation, its leftmost such occurrence, and up to ``K`` ids that follow it.
-
-    The leftmost occurrence of the suffix n-gram in all of ``seq`` lies inside
-    ``seq[:length]`` (the suffix itself is one), so one table of first occurrences of the
-    whole sequence serves every round; a match needs a continuation, so it must start
-    before the suffix.
-    """
-    for g in range(min(n, length - 1), 0, -1):
-        start = firsts[g][tuple(seq[length - g : length])] + g
-        if start < length:
-            return seq[start : min(start + K, length)]
-    return ()
-
-
 def prompt_lookup(prompt: Sequence[int], target: Sequence[int], K: int = 10, n: int = 2,
                   T: int | None = None, *, index: dict | None = None) -> Accounting:  # fmt: skip
     """Prompt-lookup decoding along ``target`` (:func:`cadlib.decoding.prompt_lookup_along`).
 
     After the prefill and the first target id, each round drafts up to ``K`` ids by
-    matching the last ``n`` (down to 1) ids in prompt + output (:func:`_draft`, no draft in
-    the last round, where HF's ``max_length`` stops it), feeds ``[last id] + draft`` in one
-    verify forward at context ``len(seq) - 1`` and accepts the longest prefix of the draft
-    equal to the target plus one bonus id; the rejected tail is cropped from the cache.
+    matching the last ``n`` (down to 1) ids in prompt + output
+    (:func:`cadlib.drafts.lookup_draft`; no draft in the last round, where HF's
+    ``max_length`` stops it), feeds ``[last id] + draft`` in one verify forward at context
+    ``len(seq) - 1`` and accepts the longest prefix of the draft equal to the target plus
+    one bonus id; the rejected tail is cropped from the cache.
     Acceptance follows the gold, not the model, as in the book's gold-driven baseline.
     ``index``: the n-gram tables of prompt + target for n up to at least ``n``
-    (:func:`_ngram_index`), to share them between settings.
+    (:func:`cadlib.drafts.ngram_index`), to share them between settings.
     """
     seq = list(prompt) + list(target)
-    firsts = index if index is not None else _ngram_index(seq, n)
+    firsts = index if index is not None else ngram_index(seq, n)
     P, k = len(prompt), 1
     out = [Forward("prefill", P, 0)]
     while k < len(target):
         length = P + k
-        draft = _draft(seq, length, K, n, firsts) if k < len(target) - 1 else ()
+        draft = lookup_draft(seq, length, K, n, firsts) if k < len(target) - 1 else ()
         acc = 0
         while acc < len(draft) and k + acc < len(target) and draft[acc] == target[k + acc]:
             acc += 1
@@ -239,11 +206,9 @@ def copy_as_decode(n_prompt: int, tr: Transcript, min_span: int = 0,
 
 
 # --------------------------------------------------------------------------------------------
-# Compositions (issue 17 §3; paper Appendix M): accounting only, the decoder does not run them
+# Compositions (issue 17 §3; paper Appendix M): the drafts of cadlib.drafts, counted
 # --------------------------------------------------------------------------------------------
 
-#: Prompt-lookup setting of the drafts inside ``<gen>`` bodies (the book's timed PLD setting).
-BODY_PLD = (10, 2)
 #: Settings of the Copy-as-Decode variants the accounting prices (m = 0 throughout):
 #: ``no-JF`` (every forced id, a literal tail or a singleton mask, costs a forward of its own:
 #: what jump-forward saves, since the decoder already feeds them with the decision before),
@@ -299,28 +264,15 @@ def op_starts(tr: Transcript, table) -> list[int]:
 
 
 def _header_drafts(tr: Transcript, program, doc: str, table) -> dict[int, list[int]]:
-    """Speculative op headers: at the first id of each op, the ids of a header guessed from
-    what the decoder already knows (the document and the ops so far), no gold involved.
-
-    After a copy that ends at line ``b`` (or at the start, ``b = 0``) with lines left: a
-    ``<gen>`` opener if the copy came last, else a copy resuming at ``b + 1 + r`` (``r`` =
-    the lines the last body wrote, as if it replaced as many) to the document's end; at the
-    document's end, ``</program>``. The guess is verified in the forward that carries the
-    previous op's last ids (for a copy: its splice), the accepted prefix kept.
+    """Speculative op headers (:func:`cadlib.drafts.header_guess`, from the document and the
+    ops so far, no gold involved), keyed by the first position of each op that the model
+    decides: the ids of the guess from that position on. The guess is verified in the forward
+    that carries the previous op's last ids (for a copy: its splice), the accepted prefix kept.
     """
     n_lines = len(doc.split("\n"))
-    starts = op_starts(tr, table)
     drafts, last_end, prev, ops = {}, 0, None, list(program)
-    for k, pos in enumerate(starts):
-        if last_end >= n_lines:
-            guess = list(table.op_literals["close"])
-        elif isinstance(prev, Copy):
-            guess = list(table.op_literals["gen"])
-        else:
-            r = 0 if prev is None else len(prev.text.split("\n")) - (prev.text.endswith("\n"))
-            i = min(last_end + 1 + r, n_lines)
-            guess = [*table.op_literals["copy"], *table.encode(str(i)), *table.dash,
-                     *table.encode(str(n_lines))]  # fmt: skip
+    for k, pos in enumerate(op_starts(tr, table)):
+        guess = header_guess(prev, last_end, n_lines, table)
         at = next((j for j in range(pos, len(tr.ids)) if tr.kinds[j] in DECISION_KINDS), None)
         if at is not None:  # ids of the guess from the first one the model would decide
             drafts[at] = guess[at - pos :]
@@ -337,27 +289,28 @@ def composed(prompt_ids: Sequence[int], tr: Transcript, program, doc: str, token
     """Copy-as-Decode (m = 0) composed with jump-forward, prompt-lookup drafts inside
     ``<gen>`` bodies and speculative op headers, as named by ``setting`` (one of
     :data:`COMPOSITIONS`, or ``"m=0"``): the forwards a decoder would run along the oracle
-    program under greedy verification (:func:`simulate_forwards`). Accounting only: the
-    decoder implements jump-forward (the ``forced`` ids ride with the decision before them),
-    not the drafts.
+    program under greedy verification (:func:`simulate_forwards`). The decoder runs the same
+    drafts (``CopyDecoder(drafts=...)``; ``tests/test_decoder_drafts.py`` checks its forwards
+    against these); ``no-JF`` is the counterfactual it never runs.
 
-    Body drafts: ``transformers``' prompt-lookup rule (:func:`_draft`, ``body_pld`` = (K, n))
-    over the edit prompt (the numbered document) and the transcript so far, at every body
-    decision; header drafts: :func:`_header_drafts`, at every op start. Every id the FSM
-    allows is still checked, since an accepted id equals the transcript's.
+    Body drafts: ``transformers``' prompt-lookup rule (:func:`cadlib.drafts.lookup_draft`,
+    ``body_pld`` = (K, n)) over the edit prompt (the numbered document) and the transcript
+    so far, at every body decision; header drafts (:func:`cadlib.drafts.header_guess`) at
+    every op start. Every id the FSM allows is still checked, since an accepted id equals
+    the transcript's.
     """
     if setting not in ("m=0", *COMPOSITIONS):
         raise ValueError(f"unknown composition {setting!r}; use one of {('m=0', *COMPOSITIONS)}")
     table = token_table(tokenizer)
     heads = _header_drafts(tr, program, doc, table) if "+headers" in setting else {}
     P, seq = len(prompt_ids), [*prompt_ids, *tr.ids]
-    firsts = _ngram_index(seq, body_pld[1]) if "+PLD" in setting else None
+    firsts = ngram_index(seq, body_pld[1]) if "+PLD" in setting else None
 
     def draft(p):
         if p in heads:
             return heads[p]
         if firsts is not None and tr.kinds[p] == "gen":
-            return _draft(seq, P + p, body_pld[0], body_pld[1], firsts)
+            return lookup_draft(seq, P + p, body_pld[0], body_pld[1], firsts)
         return None
 
     fw = simulate_forwards(P, tr.ids, tr.kinds, draft, jump_forward="no-JF" not in setting)
@@ -400,7 +353,7 @@ def case_forwards(x, tokenizer, grid=PLD_GRID, min_spans=(0, M_STAR),
     (method :data:`BOUND`, not a decoder: :func:`bound_forwards`)."""
     T = len(x.target) - 1
     out = [autoregressive(len(x.regen_prompt), x.target, T)]
-    index = _ngram_index([*x.regen_prompt, *x.target], max((n for _, n in grid), default=0))
+    index = ngram_index([*x.regen_prompt, *x.target], max((n for _, n in grid), default=0))
     out += [prompt_lookup(x.regen_prompt, x.target, K, n, T, index=index) for K, n in grid]
     tr = transcript(x.program, x.case.doc, tokenizer)
     out += [copy_as_decode(len(x.edit_prompt), tr, m, T) for m in min_spans]

@@ -42,8 +42,9 @@ from dataclasses import dataclass, field
 import torch
 from transformers import LogitsProcessor
 
+from .drafts import BODY_PLD, Drafter
 from .engines import as_engine
-from .fsm import CopyGenFSM, Transcript, token_table, transcript
+from .fsm import DECISION_KINDS, CopyGenFSM, Transcript, token_table, transcript
 from .grammar import Copy, Program, StreamingParser, parse_program
 from .processors import GrammarMask
 from .prompts import edit_prompt_ids
@@ -177,12 +178,14 @@ class _Run:
 
     def __init__(self):
         self.ids, self.kinds, self.trace = [], [], Trace()
+        self.op_start: int | None = None  # position of the current op's first id
         self.ops = [dict(kind="prompt", lines=None, forwards=0, seconds=0.0)]
         self.agree = self.decisions = 0
 
     def append(self, fsm: CopyGenFSM, state, tok: int, kind: str):
         if fsm.at_op_start(state):
             self.ops.append(dict(kind="?", lines=None, forwards=0, seconds=0.0))
+            self.op_start = len(self.ids)
         op = self.ops[-1]
         op[kind] = op.get(kind, 0) + 1
         self.ids.append(tok)
@@ -282,14 +285,27 @@ class CopyDecoder:
         Budget of model decisions; then the program is closed validly (module docstring).
     min_span : int
         Copies of fewer than ``min_span`` tokens are fed one id per forward (Appendix J).
+    drafts : iterable of str
+        Speculative drafts verified in the forward that decides their first id (issue 17
+        §3, :mod:`cadlib.drafts`): ``"pld"`` (prompt lookup inside ``<gen>`` bodies, at
+        ``body_pld`` = (K, n)) and/or ``"headers"`` (the next op's header guessed from the
+        ops so far). Greedy verification keeps the longest prefix of a draft that the masked
+        argmax (forced mode: the program) would have produced, plus the id after it: the
+        output never changes, only the forwards. Needs ``min_span=0``; not in localized-edit
+        mode.
     """
 
-    def __init__(self, model, tokenizer, max_new_tokens: int = 256, min_span: int = 0):
+    def __init__(self, model, tokenizer, max_new_tokens: int = 256, min_span: int = 0,
+                 drafts=(), body_pld=BODY_PLD):  # fmt: skip
         self.model, self.tokenizer = model, tokenizer
         self.engine = as_engine(model)
         self.table = token_table(tokenizer)
         self.max_new_tokens, self.min_span = max_new_tokens, min_span
         self.vocab_size = self.engine.vocab_size
+        self.drafts, self.body_pld = tuple(drafts), body_pld
+        if self.drafts and min_span:
+            raise ValueError("drafts are verified with whole splices: they need min_span=0")
+        Drafter(self.drafts, self.table, "", [], body_pld)  # unknown names fail here
 
     def fsm(self, doc: str) -> CopyGenFSM:
         return CopyGenFSM(self.table, doc, vocab_size=self.vocab_size, device=self.engine.device)
@@ -336,6 +352,8 @@ class CopyDecoder:
         """
         if (free_gen or gen_processor is not None) and (program is None or not free_gen):
             raise ValueError("free_gen=True needs program=; gen_processor needs free_gen=True")
+        if free_gen and self.drafts:
+            raise ValueError("drafts are not verified in localized-edit mode (free_gen=True)")
         steps = self._steps(doc, self._prompt(doc, instruction, prompt_ids), program,
                             free_gen, gen_processor)  # fmt: skip
         while True:
@@ -375,6 +393,8 @@ class CopyDecoder:
         plan = transcript(program, doc, self.table) if program is not None else None
         body = _FreeBodies(plan, program, doc, gen_processor) if free_gen else None
         plan = plan.ids if plan is not None else None
+        drafter = (Drafter(self.drafts, self.table, doc, prompt, self.body_pld)
+                   if self.drafts else None)  # fmt: skip
         state, budget_closed = fsm.initial(), False
         feed, kinds, feed_op = list(prompt), ["prompt"] * len(prompt), 0
         start = time.perf_counter()
@@ -397,6 +417,12 @@ class CopyDecoder:
                     state = run.append(fsm, state, tok, kind)
                 budget_closed = True
                 break
+            if drafter is not None:
+                draft = self._draft(drafter, fsm, state, run, plan)
+                state, feed, kinds = yield from self._verify(fsm, state, run, plan, cache, feed,
+                                                             kinds, feed_op, draft)  # fmt: skip
+                feed_op = len(run.ops) - 1
+                continue
             logits = self._forward(feed, kinds, cache, run, feed_op)
             yield run
             tok, kind = self._choose(fsm, state, logits, plan, run, body), fsm.kind(state)
@@ -420,21 +446,67 @@ class CopyDecoder:
             kinds.append(kind)
         return state
 
+    def _draft(self, drafter: Drafter, fsm, state, run, plan) -> list[int]:
+        """The draft for the decision at ``len(run.ids)`` (forced mode: never past the
+        program's end)."""
+        at = len(run.ids)
+        first = at if fsm.at_op_start(state) else run.op_start
+        if first is not None and any(k in DECISION_KINDS for k in run.kinds[first:]):
+            first = None  # not the op's first decision
+        draft = drafter.propose(run.ids, run.kinds, fsm.kind(state), first)
+        return draft[: len(plan) - at] if plan is not None else draft
+
+    def _verify(self, fsm, state, run, plan, session, feed, kinds, op, draft):
+        """One forward of ``feed`` + ``draft``; decide position by position along the draft
+        while the decoder's choice (a forced id, or the masked argmax / the program's id)
+        equals the draft's; keep the accepted ids and the choice after them (if a decision),
+        crop the rejected tail from the cache. Generator (yields the run after the forward);
+        returns ``(state, next feed, its kinds)``."""
+        before = len(session)
+        rows = self._forward(feed, kinds, session, run, op, draft)
+        yield run
+        accepted, choice = 0, None  # choice: the decoder's pick at the first unaccepted position
+        while state.phase != "done":
+            known = state.pending[0][0] if state.pending else fsm.allowed(state).single
+            if known is None:  # a decision, from the logits after the accepted ids
+                if accepted and plan is None and run.decisions >= self.max_new_tokens:
+                    break
+                choice = self._choose(fsm, state, rows[accepted], plan, run)
+            if accepted == len(draft) or (choice if known is None else known) != draft[accepted]:
+                break
+            state = run.append(fsm, state, draft[accepted], fsm.kind(state))
+            accepted, choice = accepted + 1, None
+        session.truncate(before + len(feed) + accepted)
+        info = run.trace.info
+        info["drafted"] = info.get("drafted", 0) + len(draft)
+        info["accepted"] = info.get("accepted", 0) + accepted
+        if choice is None:  # done, the budget, or a forced id next (absorbed before a forward)
+            return state, [], []
+        kind = fsm.kind(state)
+        return run.append(fsm, state, choice, kind), [choice], [kind]
+
     def _chunks(self, feed: list[int], kinds: list[str]) -> list[tuple[list[int], str]]:
         return forward_chunks(feed, kinds, self.min_span)
 
-    def _forward(self, feed, kinds, session, run, op: int) -> torch.Tensor:
+    def _forward(self, feed, kinds, session, run, op: int, draft=None) -> torch.Tensor:
         """Feed ``feed`` (ids of op record ``op`` onward) to the engine ``session``; return the
-        last logits (V,)."""
-        for ids, kind in self._chunks(feed, kinds):
+        last logits (V,). With a ``draft`` (drafts on: one forward, ``feed`` may be empty):
+        feed the draft too and return the logits of the last ``1 + len(draft)`` positions."""
+        if draft is not None:
+            ids = [*feed, *draft]
+            kind = "prefill" if "prompt" in kinds else "verify" if draft else None
+            chunks = [(ids, kind or forward_chunks(feed, kinds)[0][1])]
+        else:
+            chunks = self._chunks(feed, kinds)
+        for ids, kind in chunks:
             t0 = time.perf_counter()
-            logits = session.forward(ids)[-1]
+            logits = session.forward(ids, keep=1 + len(draft) if draft else 1)
             self.engine.sync()
             dt = time.perf_counter() - t0
             run.trace.forwards.append(ForwardRecord(kind, len(ids), dt, op))
             run.ops[op]["forwards"] += 1
             run.ops[op]["seconds"] += dt
-        return logits
+        return logits if draft is not None else logits[-1]
 
     def _choose(self, fsm, state, logits, plan, run, body=None) -> int:
         """Masked argmax; the plan's id in forced mode (outside free bodies).

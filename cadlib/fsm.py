@@ -69,10 +69,14 @@ __all__ = [
     "FSMState",
     "CopyGenFSM",
     "KINDS",
+    "DECISION_KINDS",
 ]
 
 #: Token kinds in a transcript: prompt/forced literal/model choice/gen body/spliced copy text.
 KINDS = ("forced", "choice", "gen", "splice")
+#: The kinds the model decides (one forward before each); the other kinds (``forced``,
+#: ``splice``) ride along in the forward after the decision (:mod:`cadlib.decoder`).
+DECISION_KINDS = ("choice", "gen")
 
 
 

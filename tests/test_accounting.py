@@ -14,6 +14,7 @@ from cadlib import accounting as A
 from cadlib.corpora import EditCase, load_corpus
 from cadlib.decoder import CopyDecoder
 from cadlib.decoding import ar_along, prepare, prompt_lookup_along
+from cadlib.drafts import lookup_draft, ngram_index
 from cadlib.escape import encode_gen_body
 from cadlib.fsm import token_table, transcript
 from cadlib.grammar import Gen, Program
@@ -133,10 +134,10 @@ def test_drafts_are_those_of_transformers(seq, K, n):
 
     hf = PromptLookupCandidateGenerator(num_output_tokens=K, max_matching_ngram_size=n,
                                         max_length=len(seq) + 5)  # fmt: skip
-    firsts = A._ngram_index(seq, 3)  # a larger table than n needs is shared between settings
+    firsts = ngram_index(seq, 3)  # a larger table than n needs is shared between settings
     for length in range(2, len(seq) + 1):
         cand, _ = hf.get_candidates(torch.tensor([seq[:length]]))
-        assert list(A._draft(seq, length, K, n, firsts)) == cand[0, length:].tolist()
+        assert list(lookup_draft(seq, length, K, n, firsts)) == cand[0, length:].tolist()
 
 
 # ----- laws -------------------------------------------------------------------------------------

@@ -59,6 +59,9 @@ def test_engine_contract(engines, kind):
     assert len(s) == 5
     again = s.forward(IDS[5:8], all_logits=True)  # truncate + re-feed: the same logits
     assert float((again - every).abs().max()) <= 1e-5
+    s.truncate(5)
+    kept = s.forward(IDS[5:8], keep=2)  # a verify forward's rows: the last positions only
+    assert kept.shape == (2, eng.vocab_size) and float((kept - every[1:]).abs().max()) <= 1e-5
     s.truncate(100)  # longer than the cache: nothing happens
     assert len(s) == 8
     with pytest.raises(ValueError):
@@ -159,6 +162,18 @@ def test_forced_oracle_on_llama_cpp_reproduces_gold(llama_engine, tok, humaneval
     """Two HumanEvalFix cases (short prompts: seconds): the decoder driven along the oracle
     program on llama.cpp resolves to the gold byte for byte, one splice forward per copy op."""
     _forced_oracle_reproduces(llama_engine, tok, _cases(0, 2))
+
+
+def test_forced_drafts_on_llama_cpp_reproduce_gold(llama_engine, tok, humanevalpack_dir):
+    """Drafts verified on llama.cpp (its KV cache cropped after each rejected tail) leave the
+    output of the forced decoder unchanged, with fewer forwards."""
+    for case in _cases(0, 2):
+        program = oracle_program(case.doc, case.gold)
+        plain = CopyDecoder(llama_engine, tok).decode(case.doc, case.instruction, program=program)
+        res = CopyDecoder(llama_engine, tok, drafts=("pld", "headers")).decode(
+            case.doc, case.instruction, program=program)
+        assert res.text == case.gold and res.transcript == plain.transcript, case.id
+        assert res.trace.n_forwards < plain.trace.n_forwards, case.id
 
 
 @pytest.mark.slow

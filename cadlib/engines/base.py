@@ -27,9 +27,10 @@ class Session(ABC):
     """One KV cache of an :class:`Engine`: feed ids, read logits, truncate."""
 
     @abstractmethod
-    def forward(self, ids: list[int], all_logits: bool = False) -> torch.Tensor:
-        """Append ``ids`` (non-empty) to the cache in one call; return logits of shape
-        ``(1, V)`` (last position) or ``(len(ids), V)`` when ``all_logits``."""
+    def forward(self, ids: list[int], all_logits: bool = False, keep: int = 1) -> torch.Tensor:
+        """Append ``ids`` (non-empty) to the cache in one call; return the logits of its last
+        ``keep`` positions, shape ``(keep, V)`` (a verify forward's draft), or of all of them,
+        ``(len(ids), V)``, when ``all_logits``."""
 
     @abstractmethod
     def truncate(self, length: int) -> None:
@@ -39,10 +40,12 @@ class Session(ABC):
     def __len__(self) -> int:
         """Ids held by the cache."""
 
-    def _check_ids(self, ids) -> list[int]:
+    def _check_ids(self, ids, keep: int = 1) -> list[int]:
         ids = [int(i) for i in ids]
         if not ids:
             raise ValueError("forward needs at least one token id")
+        if not 1 <= keep <= len(ids):
+            raise ValueError(f"keep={keep}: logits of 1 to {len(ids)} positions can be kept")
         return ids
 
 

@@ -17,9 +17,9 @@ class TransformersSession(Session):
     def __init__(self, engine: TransformersEngine):
         self.model, self.cache = engine.model, new_cache(engine.model)
 
-    def forward(self, ids, all_logits: bool = False) -> torch.Tensor:
-        ids = self._check_ids(ids)
-        return forward(self.model, ids, self.cache, len(ids) if all_logits else 1)
+    def forward(self, ids, all_logits: bool = False, keep: int = 1) -> torch.Tensor:
+        ids = self._check_ids(ids, keep)
+        return forward(self.model, ids, self.cache, len(ids) if all_logits else keep)
 
     def truncate(self, length: int) -> None:
         crop_cache(self.cache, int(length))

@@ -57,24 +57,25 @@ class LlamaCppSession(Session):
             raise RuntimeError("a newer session of this llama.cpp engine replaced this one "
                                "(one KV cache per engine)")  # fmt: skip
 
-    def forward(self, ids, all_logits: bool = False) -> torch.Tensor:
-        ids = self._check_ids(ids)
+    def forward(self, ids, all_logits: bool = False, keep: int = 1) -> torch.Tensor:
+        ids = self._check_ids(ids, keep)
         self._check_active()
         eng = self.engine
         if self.n + len(ids) > eng.n_ctx:
             raise ValueError(f"{self.n} cached + {len(ids)} new ids exceed n_ctx={eng.n_ctx}")
+        first = 0 if all_logits else len(ids) - keep  # the first position whose logits we keep
         rows = []
         for i in range(0, len(ids), eng.n_batch):
             chunk = ids[i : i + eng.n_batch]
-            eng.batch.set_batch(batch=chunk, n_past=self.n, logits_all=all_logits)
+            eng.batch.set_batch(batch=chunk, n_past=self.n, logits_all=False)
+            kept = [j for j in range(len(chunk)) if i + j >= first]
+            for j in kept:  # llama.cpp computes logits only where the batch asks for them
+                eng.batch.batch.logits[j] = True
             eng.llm._ctx.decode(eng.batch)
             self.n += len(chunk)
-            if all_logits:
-                ptr = eng.lib.llama_get_logits(eng.ctx)
-                rows.append(np.ctypeslib.as_array(ptr, shape=(len(chunk), eng.vocab_size)).copy())
-        if not all_logits:
-            ptr = eng.lib.llama_get_logits_ith(eng.ctx, -1)
-            rows.append(np.ctypeslib.as_array(ptr, shape=(1, eng.vocab_size)).copy())
+            for j in kept:
+                ptr = eng.lib.llama_get_logits_ith(eng.ctx, j)
+                rows.append(np.ctypeslib.as_array(ptr, shape=(1, eng.vocab_size)).copy())
         return torch.from_numpy(np.concatenate(rows) if len(rows) > 1 else rows[0])
 
     def truncate(self, length: int) -> None:

@@ -1,0 +1,120 @@
+"""The decoder's drafts (issue 17 §3): prompt lookup inside bodies and speculative op headers,
+verified in the forward that decides their first id. Forced runs produce the plain decoder's
+output byte for byte and exactly the forwards the accounting predicts for the composition
+(:func:`cadlib.accounting.composed`); the engines return the logits a verify forward needs."""
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cadlib import accounting as A
+from cadlib.corpora import EditCase, load_corpus
+from cadlib.decoder import CopyDecoder
+from cadlib.decoding import prepare
+from cadlib.drafts import Drafter, NgramIndex, lookup_draft, ngram_index
+from cadlib.engines import as_engine
+from cadlib.fsm import token_table, transcript
+from test_accounting import observed, predicted
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
+DOC = "a = 1\nb = 2\nc = 3\nd = 4\ne = 5\n"
+GOLD = "a = 1\nb = 2\nc = 30\nd = 4\ne = 5\n"
+DRAFTS = {"m=0 +PLD": ("pld",), "m=0 +headers": ("headers",),
+          "m=0 +PLD +headers": ("pld", "headers")}  # fmt: skip
+
+
+def forced_forwards(model, tok, case, drafts):
+    """``(result, [(kind, ids fed, context)])`` of a forced run with ``drafts``."""
+    x = prepare("t", case, tok)
+    decoder = CopyDecoder(model, tok, drafts=drafts)
+    with observed(model) as seen:
+        res = decoder.decode(case.doc, prompt_ids=x.edit_prompt, program=x.program)
+    fw = res.trace.forwards
+    assert [f.n_tokens for f in fw] == [n for n, _ in seen]
+    return res, [(f.kind, f.n_tokens, ctx) for f, (_, ctx) in zip(fw, seen, strict=True)]
+
+
+def assert_drafts_match_the_accounting(model, tok, case):
+    x = prepare("t", case, tok)
+    tr = transcript(x.program, case.doc, tok)
+    plain = CopyDecoder(model, tok).decode(case.doc, prompt_ids=x.edit_prompt, program=x.program)
+    for setting, drafts in DRAFTS.items():
+        res, got = forced_forwards(model, tok, case, drafts)
+        assert res.text == case.gold and res.transcript == plain.transcript, setting
+        acc = A.composed(x.edit_prompt, tr, x.program, case.doc, tok, setting)
+        assert got == predicted(acc), (case.id, setting)
+        assert res.trace.info["accepted"] <= res.trace.info["drafted"]
+
+
+def test_forced_drafts_run_the_predicted_forwards_on_a_toy_edit(model, tok):
+    assert_drafts_match_the_accounting(model, tok, EditCase("toy/0", DOC, GOLD, "c = 30."))
+
+
+def test_forced_drafts_run_the_predicted_forwards_on_real_cases(model, tok, humanevalpack_dir):
+    py = load_corpus("heval-fix-py", local_dir=humanevalpack_dir)
+    js = load_corpus("heval-fix-js", local_dir=humanevalpack_dir)
+    short = sorted(py, key=lambda c: len(c.doc) + len(c.gold))
+    for case in (*short[:3], short[len(short) // 2], js[len(js) // 2]):
+        assert_drafts_match_the_accounting(model, tok, case)
+
+
+def test_a_well_guessed_header_saves_forwards(model, tok):
+    case = EditCase("toy/0", DOC, GOLD, "c = 30.")
+    plain = forced_forwards(model, tok, case, ())[1]
+    heads = forced_forwards(model, tok, case, ("headers",))[1]
+    assert len(heads) < len(plain) and any(kind == "verify" for kind, _, _ in heads)
+
+
+def test_free_runs_with_drafts_decide_what_the_plain_decoder_decides(model, tok):
+    """Greedy verification keeps the plain decoder's choices (the tiny model's logits are far
+    from ties here; a real model may flip a near-tie: chapter 6 reports the agreement)."""
+    plain = CopyDecoder(model, tok, max_new_tokens=40).decode(DOC, "Set c to 30.")
+    for drafts in DRAFTS.values():
+        res = CopyDecoder(model, tok, max_new_tokens=40, drafts=drafts).decode(DOC, "Set c to 30.")
+        assert res.transcript == plain.transcript, drafts
+        assert res.budget_closed == plain.budget_closed
+        assert res.trace.n_forwards <= plain.trace.n_forwards
+
+
+def test_drafts_refuse_what_they_cannot_verify(model, tok):
+    with pytest.raises(ValueError, match="unknown drafts"):
+        CopyDecoder(model, tok, drafts=("magic",))
+    with pytest.raises(ValueError, match="min_span=0"):
+        CopyDecoder(model, tok, drafts=("pld",), min_span=4)
+    x = prepare("t", EditCase("toy/0", DOC, GOLD, "c = 30."), tok)
+    with pytest.raises(ValueError, match="localized-edit"):
+        CopyDecoder(model, tok, drafts=("pld",)).decode(DOC, prompt_ids=x.edit_prompt,
+                                                        program=x.program, free_gen=True)
+
+
+def test_an_engine_keeps_the_logits_of_the_last_positions(model):
+    session = as_engine(model).new_session()
+    ids = [5, 17, 300, 42, 9]
+    every = as_engine(model).new_session().forward(ids, all_logits=True)
+    kept = session.forward(ids, keep=3)
+    assert kept.shape == (3, every.shape[1])
+    torch.testing.assert_close(kept, every[-3:], rtol=1e-4, atol=1e-4)
+    with pytest.raises(ValueError, match="keep=6"):
+        session.forward(ids, keep=6)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seq=st.lists(st.integers(0, 4), min_size=2, max_size=40), K=st.integers(1, 6),
+       n=st.integers(1, 3), split=st.integers(0, 40))  # fmt: skip
+def test_the_growing_index_drafts_what_the_whole_sequence_index_drafts(seq, K, n, split):
+    index = NgramIndex(K, n)
+    index.extend(seq[: min(split, len(seq))])
+    for length in range(max(2, len(index.seq)), len(seq) + 1):
+        index.extend(seq[len(index.seq) : length])
+        assert index.draft() == list(lookup_draft(seq, length, K, n, ngram_index(seq, n)))
+
+
+def test_the_drafter_guesses_the_first_header_from_the_document_alone(tok):
+    table = token_table(tok)
+    drafter = Drafter(("headers",), table, DOC, [1, 2, 3])
+    guess = drafter.propose([], [], "choice", 0)
+    text = b"".join(table.token_bytes[i] for i in guess).decode()
+    assert text == '<copy lines="1-6'  # the whole document, 6 lines (the last one empty)
+    assert drafter.propose([], [], "choice", None) == []  # not an op's first decision
