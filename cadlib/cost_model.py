@@ -21,6 +21,7 @@ import pandas as pd
 
 from .accounting import BOUND, Accounting, bootstrap_median, headline_rows
 from .plotting import PALETTE
+from .strategies import DRAFTED
 
 __all__ = ["CostGrid", "validation", "validation_summary", "predicted_speedups", "timed_bounds",
            "plot_validation", "goals", "goals_markdown"]  # fmt: skip
@@ -148,7 +149,8 @@ def timed_bounds(measured: pd.DataFrame, acc: pd.DataFrame) -> pd.DataFrame:
     forced-oracle Copy-as-Decode (measured AR decode seconds / measured CaD, medians over
     repeats, summed over cases) beside ``bnd_exact`` and ``bnd_fsm`` priced on the forward-cost
     grid (same model, attention, threads and contexts as the timed runs), and realized /
-    bnd_exact. ``acc``: accounting rows of the timed cases with ``predicted_s``."""
+    bnd_exact; the same for Copy-as-Decode with its drafts (:data:`DRAFTED`) when it was
+    timed. ``acc``: accounting rows of the timed cases with ``predicted_s``."""
     med = measured.groupby(["corpus", "case", "method"]).decode_s.median().unstack("method")
     pred = acc.set_index(["corpus", "case", "method", "setting"]).predicted_s
     rows = []
@@ -161,9 +163,13 @@ def timed_bounds(measured: pd.DataFrame, acc: pd.DataFrame) -> pd.DataFrame:
         ar = p("autoregressive", "")
         realized = g["autoregressive"].sum() / g["Copy-as-Decode"].sum()
         bnd = ar / p(BOUND, "")
-        rows.append(dict(corpus=corpus, cases=len(cases), realized_wall=realized,
-                         bnd_exact_grid=bnd, bnd_fsm_grid=ar / p("Copy-as-Decode", "m=0"),
-                         realized_over_bnd_exact=realized / bnd))  # fmt: skip
+        row = dict(corpus=corpus, cases=len(cases), realized_wall=realized,
+                   bnd_exact_grid=bnd, bnd_fsm_grid=ar / p("Copy-as-Decode", "m=0"),
+                   realized_over_bnd_exact=realized / bnd)  # fmt: skip
+        if DRAFTED in g:
+            drafted = g["autoregressive"].sum() / g[DRAFTED].sum()
+            row.update(realized_drafts_wall=drafted, drafts_over_bnd_exact=drafted / bnd)
+        rows.append(row)
     return pd.DataFrame(rows)
 
 
@@ -203,6 +209,7 @@ def goals(summary: pd.DataFrame, speedups: pd.DataFrame, speed: pd.DataFrame | N
     ``summary``: :func:`cadlib.accounting.forwards_summary`; ``speedups``:
     :func:`predicted_speedups`; ``speed``: :func:`cadlib.decoding.speed_table` of the timed
     sample (measured; ``None``: not timed); ``bounds_ratio``: pooled realized / bnd_exact
+    of the faster Copy-as-Decode decoder (with or without drafts)
     from the same grid. The best Copy-as-Decode variant is the one with the fewest pooled
     forwards per corpus."""
     rows = []
@@ -225,16 +232,19 @@ def goals(summary: pd.DataFrame, speedups: pd.DataFrame, speed: pd.DataFrame | N
                              note=f"pooled predicted speedup over AR, CaD {cad.setting}"))
         if speed is not None and corpus in set(speed.corpus):
             by = speed[speed.corpus == corpus].set_index("method").speedup
+            best = max((m for m in ("Copy-as-Decode", DRAFTED) if m in by), key=by.get)
             need = 2.0 if corpus == "probeedit" else 1.0
             rows.append(dict(goal="faster than prompt lookup (measured, timed sample)",
-                             corpus=corpus, ours=by["Copy-as-Decode"], rival=by["prompt lookup"],
+                             corpus=corpus, ours=by[best], rival=by["prompt lookup"],
                              target=f"ours / rival > {need:g}" if need > 1 else "ours > rival",
-                             met=bool(by["Copy-as-Decode"] > need * by["prompt lookup"]),
-                             note="decoder as built (m=0, no drafts); PLD at the timed setting"))
+                             met=bool(by[best] > need * by["prompt lookup"]),
+                             note=f"the faster decoder as built: {best}; PLD at the timed "
+                                  "setting"))  # fmt: skip
     if bounds_ratio is not None:
         rows.append(dict(goal="pooled realized ≥ 0.8 × bnd_exact (same grid)", corpus="timed",
                          ours=bounds_ratio, rival=0.8, target="ours ≥ 0.8",
-                         met=bool(bounds_ratio >= 0.8), note="measured CaD / bound priced on grid"))
+                         met=bool(bounds_ratio >= 0.8),
+                         note="the faster measured CaD / bound priced on grid"))
     return pd.DataFrame(rows)
 
 

@@ -86,7 +86,9 @@ class Trace:
     sync_s: list[float] = field(default_factory=list)  # argmax -> Python int, per step
     fsm_s: float = 0.0  # FSM state transitions
     wall_s: float = 0.0
-    info: dict = field(default_factory=dict)  # method-specific counts (drafts, accepted, ...)
+    # method-specific counts: prompt lookup's drafted / accepted ids; the decoder's drafts:
+    # draft_ids, draft_accepted, draft_accepted_gen (accepted body ids)
+    info: dict = field(default_factory=dict)
 
     @property
     def n_forwards(self) -> int:
@@ -466,6 +468,7 @@ class CopyDecoder:
         rows = self._forward(feed, kinds, session, run, op, draft)
         yield run
         accepted, choice = 0, None  # choice: the decoder's pick at the first unaccepted position
+        body = 0  # accepted ids that are body (output) ids
         while state.phase != "done":
             known = state.pending[0][0] if state.pending else fsm.allowed(state).single
             if known is None:  # a decision, from the logits after the accepted ids
@@ -474,12 +477,14 @@ class CopyDecoder:
                 choice = self._choose(fsm, state, rows[accepted], plan, run)
             if accepted == len(draft) or (choice if known is None else known) != draft[accepted]:
                 break
+            body += fsm.kind(state) == "gen"
             state = run.append(fsm, state, draft[accepted], fsm.kind(state))
             accepted, choice = accepted + 1, None
         session.truncate(before + len(feed) + accepted)
         info = run.trace.info
-        info["drafted"] = info.get("drafted", 0) + len(draft)
-        info["accepted"] = info.get("accepted", 0) + accepted
+        for key, n in (("draft_ids", len(draft)), ("draft_accepted", accepted),
+                       ("draft_accepted_gen", body)):  # fmt: skip
+            info[key] = info.get(key, 0) + n
         if choice is None:  # done, the budget, or a forced id next (absorbed before a forward)
             return state, [], []
         kind = fsm.kind(state)

@@ -36,6 +36,8 @@ from .results import results_dir
 from .spans import line_spans
 from .speedup_curve import curve_label, interpolate_loglinear, load_curve
 from .strategies import (  # re-exported (__all__): they lived here
+    DRAFTED,
+    DRAFTED_SETTING,
     METHODS,
     CaseInputs,
     ar_along,
@@ -56,6 +58,9 @@ __all__ = [
     "prompt_lookup_along",
     "PROFILES",
     "METHODS",
+    "DRAFTED",
+    "DRAFTED_SETTING",
+    "TIMED",
     "CaseInputs",
     "prepare",
     "timed_sample",
@@ -92,10 +97,14 @@ ACCOUNTED = (
     "heval-fix-rust", "probeedit", "realedits-flask",
 )  # fmt: skip
 
+#: The methods the chapter times (:mod:`cadlib.strategies`): the three of the paper's
+#: comparison, then Copy-as-Decode with its drafts on.
+TIMED = (*METHODS, DRAFTED)
+
 PROFILES = {
     "cpu": dict(
         model="smollm2-135m-instruct", dtype="float32", attn_implementation="sdpa", threads=1,
-        timing_cases={"heval-fix-py": 3, "heval-fix-js": 3, "probeedit": 1},
+        timing_cases={"heval-fix-py": 2, "heval-fix-js": 2, "probeedit": 1},
         timing_max_ids={"heval-fix-py": 300, "heval-fix-js": 300, "probeedit": 800},
         free_run_cases={"heval-fix-py": 2, "heval-fix-js": 2, "probeedit": 1},
         repeats=2, warmup=1, max_new_tokens=48, min_span=0, pld_num_tokens=10,
@@ -157,8 +166,9 @@ def timed_sample(name: str, cases: list, n: int | None, tokenizer, max_ids: int 
 
 
 def time_on_gold(model, tokenizer, inputs: list, params: dict, progress: bool = True):
-    """Time the three methods on the same outputs: forced-oracle Copy-as-Decode (perfect
-    span selection), autoregressive and prompt lookup along the gold.
+    """Time the methods of :data:`TIMED` on the same outputs: forced-oracle Copy-as-Decode
+    (perfect span selection), without and with its drafts, autoregressive and prompt lookup
+    along the gold.
 
     ``params``: ``repeats``, ``warmup``, ``min_span``, ``pld_num_tokens``, ``pld_max_ngram``.
     Runs are interleaved (for each repeat, each case, the methods in rotating order) so a
@@ -167,7 +177,8 @@ def time_on_gold(model, tokenizer, inputs: list, params: dict, progress: bool = 
     each case (for the fixed-cost analysis).
     """
     decoder = CopyDecoder(model, tokenizer, min_span=params["min_span"])
-    methods = make_methods(model, decoder, (params["pld_num_tokens"], params["pld_max_ngram"]))
+    methods = make_methods(model, decoder, (params["pld_num_tokens"], params["pld_max_ngram"]),
+                           TIMED)  # fmt: skip
     for _ in range(params["warmup"]):  # the first calls are several times slower
         for method in methods:
             method.run(inputs[0])
@@ -180,7 +191,8 @@ def time_on_gold(model, tokenizer, inputs: list, params: dict, progress: bool = 
             run = method.run(x)
             if not run.reproduced:
                 raise RuntimeError(f"{method.name} did not reproduce the gold of {x.case.id}")
-            results[x.case.id] = run.result or results.get(x.case.id)
+            if method.name == "Copy-as-Decode":
+                results[x.case.id] = run.result
             rows.append(_row(x, method.name, r, run.trace, run.result))
     return pd.DataFrame(rows), results
 
@@ -200,9 +212,14 @@ def speed_table(rows: pd.DataFrame) -> pd.DataFrame:
     decode seconds (median over repeats of the corpus total, with min-max), speedup over
     autoregressive decoding in wall-clock (median [min-max] over repeats) and in forwards, and
     the share of output ids that came without a decode step of their own (spliced copy ids
-    for Copy-as-Decode, accepted draft ids for prompt lookup)."""
+    for Copy-as-Decode, plus accepted body drafts with drafts on; accepted draft ids for
+    prompt lookup)."""
     rows = pd.concat([rows, rows.assign(corpus="pooled")])
-    rows = rows.assign(free=rows.get("accepted", 0).fillna(0) + rows["spliced"])
+    free = rows["spliced"].astype(float)
+    for col in ("accepted", "draft_accepted_gen"):  # accepted draft ids of output (body) text
+        if col in rows:
+            free = free + rows[col].fillna(0)
+    rows = rows.assign(free=free)
     per = rows.groupby(["corpus", "method", "repeat"]).agg(
         T=("T", "sum"), forwards=("forwards", "sum"), decode_s=("decode_s", "sum"),
         free=("free", "sum"),
@@ -241,6 +258,9 @@ def run_summary(speed: pd.DataFrame, bounds: pd.DataFrame | None, label: str,
     corpora = [c for c in dict.fromkeys(speed.corpus) if c != "pooled"]
     for corpus in [*corpora, "pooled"] if "pooled" in set(speed.corpus) else corpora:
         cad, pld = (by.loc[(corpus, m)] for m in ("Copy-as-Decode", "prompt lookup"))
+        drafted = by.loc[(corpus, DRAFTED)] if (corpus, DRAFTED) in by.index else None
+        fw_d = f", {drafted.forward_ratio:.2f}× with its drafts" if drafted is not None else ""
+        wall_d = f" ({wall(drafted)} with drafts)" if drafted is not None else ""
         bnd = ""
         if bounds is not None and corpus in bounds.index:
             b = bounds.loc[corpus]
@@ -248,9 +268,9 @@ def run_summary(speed: pd.DataFrame, bounds: pd.DataFrame | None, label: str,
                    f"(same grid), realized / bnd_exact {b['realized_over_bnd_exact']:.2f}")
         lines.append(
             f"* **{corpus}** (T = {int(cad['T'])} ids): forward ratio (autoregressive forwards "
-            f"/ its forwards) {cad.forward_ratio:.2f}× for Copy-as-Decode, "
-            f"{pld.forward_ratio:.2f}× for prompt lookup; wall-clock speedup {wall(cad)} vs "
-            f"{wall(pld)}{bnd}")  # fmt: skip
+            f"/ its forwards) {cad.forward_ratio:.2f}× for Copy-as-Decode{fw_d}, "
+            f"{pld.forward_ratio:.2f}× for prompt lookup; wall-clock speedup {wall(cad)}"
+            f"{wall_d} vs {wall(pld)}{bnd}")  # fmt: skip
     text = f"*This run ({label}), forced-oracle decoding:*\n\n" + "\n".join(lines)
     if effect is not None and len(effect):
         differ = effect[~effect.same_prefix]
@@ -470,9 +490,9 @@ def case_records(acc: pd.DataFrame, best: pd.Series, measured: pd.DataFrame | No
     headline method (autoregressive, prompt lookup at the corpus's best setting, every
     Copy-as-Decode variant): forwards, ids fed, predicted decode seconds; for a timed case
     also the measured decode seconds (median of repeats) on the rows of the timed runs
-    (autoregressive, Copy-as-Decode m=0, prompt lookup at ``timed_setting``, added if it is
-    not the best); then one record per free run with its program, verdict fields and
-    whether the budget closed it."""
+    (autoregressive, Copy-as-Decode m=0 and with its drafts, prompt lookup at
+    ``timed_setting``, added if it is not the best); then one record per free run with its
+    program, verdict fields and whether the budget closed it."""
     timed = {}
     if measured is not None and len(measured):
         med = measured.groupby(["case", "method"]).decode_s.median()
@@ -489,6 +509,8 @@ def case_records(acc: pd.DataFrame, best: pd.Series, measured: pd.DataFrame | No
             rec["predicted_s"] = round(float(r.predicted_s), 4)
         if (r.case, r.method) in timed and r.setting in ("", "m=0", timed_setting):
             rec["measured_s"] = timed[(r.case, r.method)]
+        elif r.setting == DRAFTED_SETTING and (r.case, DRAFTED) in timed:
+            rec["measured_s"] = timed[(r.case, DRAFTED)]
         out.append(rec)
     for r in (free.itertuples() if free is not None else ()):
         out.append(dict(case=r.case, corpus=r.corpus, method="free run (FSM, greedy)",

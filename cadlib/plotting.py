@@ -24,6 +24,7 @@ PALETTE = {
     "search/replace": "#d62728",
     "unified diff": "#ff7f0e",
     "Copy-as-Decode": "#2ca02c",
+    "Copy-as-Decode +drafts": "#98df8a",
     "autoregressive": "#7f7f7f",
     "prompt lookup": "#1f77b4",
 }

@@ -9,9 +9,12 @@ display name in tables) and one call, ``run(x)``, that decodes ``x``'s gold and 
 * :class:`Autoregressive`: one forward per output id (:func:`ar_along`);
 * :class:`PromptLookup`: drafts from the prompt verified in one forward
   (:func:`prompt_lookup_along`, drafts from ``transformers``' ``PromptLookupCandidateGenerator``);
-* :class:`CopyAsDecode`: :class:`~cadlib.decoder.CopyDecoder` forced along the oracle program.
+* :class:`CopyAsDecode`: :class:`~cadlib.decoder.CopyDecoder` forced along the oracle program;
+  as :data:`DRAFTED` the same decoder with its drafts on (prompt lookup inside bodies and
+  speculative op headers, :mod:`cadlib.drafts`), the accounting's ``m=0 +PLD +headers``.
 
-:func:`make_methods` builds them by name (:data:`METHODS`, in that order) for a model; the
+:func:`make_methods` builds them by name (:data:`METHODS`, in that order, and
+:data:`DRAFTED`) for a model; the
 baselines' loops are arguments, so another engine's loops plug in (chapter 6b,
 :mod:`cadlib.llama_cpp_chapter`).
 """
@@ -35,6 +38,8 @@ from .prompts import edit_prompt_ids, regen_prompt_ids
 
 __all__ = [
     "METHODS",
+    "DRAFTED",
+    "DRAFTED_SETTING",
     "CaseInputs",
     "prepare",
     "ar_along",
@@ -49,6 +54,9 @@ __all__ = [
 
 #: The methods' display names, in the order the chapters run and tabulate them.
 METHODS = ("autoregressive", "prompt lookup", "Copy-as-Decode")
+#: Copy-as-Decode with the decoder's drafts on (issue 17 §3), and the accounting's name of
+#: that setting (:data:`cadlib.accounting.COMPOSITIONS`).
+DRAFTED, DRAFTED_SETTING = "Copy-as-Decode +drafts", "m=0 +PLD +headers"
 
 
 # --------------------------------------------------------------------------------------------
@@ -222,10 +230,11 @@ class PromptLookup:
 @dataclass
 class CopyAsDecode:
     """Forced-oracle Copy-as-Decode: ``decoder`` driven along ``x.program`` after the edit
-    prompt (the mechanism under perfect span selection)."""
+    prompt (the mechanism under perfect span selection); ``name``: :data:`DRAFTED` for a
+    decoder with drafts."""
 
     decoder: CopyDecoder
-    name = "Copy-as-Decode"
+    name: str = "Copy-as-Decode"
 
     def run(self, x: CaseInputs) -> MethodRun:
         res = self.decoder.decode(x.case.doc, prompt_ids=x.edit_prompt, program=x.program)
@@ -237,13 +246,18 @@ def make_methods(model, decoder: CopyDecoder, lookup_setting: tuple[int, int] = 
                  lookup: Callable = prompt_lookup_along) -> tuple[DecodingMethod, ...]:  # fmt: skip
     """The methods called ``names`` (in that order) on ``model``: the baselines run the loops
     ``ar`` / ``lookup`` (``lookup_setting`` = (draft ids, max n-gram)), Copy-as-Decode runs
-    ``decoder``. An unknown name is a ``ValueError`` that lists the valid ones."""
+    ``decoder``, :data:`DRAFTED` a copy of it with both drafts on. An unknown name is a
+    ``ValueError`` that lists the valid ones."""
     build = {
         "autoregressive": lambda: Autoregressive(model, ar),
         "prompt lookup": lambda: PromptLookup(model, *lookup_setting, along=lookup),
         "Copy-as-Decode": lambda: CopyAsDecode(decoder),
+        DRAFTED: lambda: CopyAsDecode(
+            CopyDecoder(decoder.model, decoder.tokenizer, decoder.max_new_tokens,
+                        drafts=("pld", "headers")), DRAFTED),  # fmt: skip
     }
     unknown = [n for n in names if n not in build]
     if unknown:
-        raise ValueError(f"unknown decoding method {unknown[0]!r}; valid: {', '.join(METHODS)}")
+        raise ValueError(f"unknown decoding method {unknown[0]!r}; valid: "
+                         f"{', '.join(build)}")  # fmt: skip
     return tuple(build[n]() for n in names)

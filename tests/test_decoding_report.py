@@ -167,11 +167,13 @@ def test_time_methods_prices_the_timed_runs_on_its_grid(run, tok):
     assert set(timing.forced) == {"toy/0", "toy/1"}
     ar = timing.speed.set_index(["corpus", "method"]).loc[("pooled", "autoregressive")]
     assert ar.forward_ratio == 1.0 and ar["T"] == sum(len(x.target) - 1 for x in timing.inputs)
-    assert set(timing.validation.method) == set(D.METHODS) and len(timing.validation) == 6
+    assert set(timing.validation.method) == set(D.TIMED) and len(timing.validation) == 8
     assert timing.validation.predicted_s.notna().all()
-    # the validation prices the settings that ran (m=0, K=10 n=2): their forwards are exact
+    # the validation prices the settings that ran (m=0, its drafts, K=10 n=2): their
+    # forwards are exact
     assert (timing.validation.forwards == timing.validation.predicted_forwards).all()
     assert list(timing.bounds.corpus) == ["toy", "pooled"]
+    assert timing.bounds.drafts_over_bnd_exact.notna().all()
     again = R.timed_run(timing.inputs, timing.rows, timing.forced, timing.grid, tok, PARAMS)
     pd.testing.assert_frame_equal(again.validation, timing.validation)
     pd.testing.assert_frame_equal(again.bounds, timing.bounds)
@@ -181,7 +183,7 @@ def test_speedup_figure_draws_every_method_and_the_bound(run):
     fig = R.plot_speedups(run.timing, "toy label")
     ax = fig.axes[0]
     assert [t.get_text() for t in ax.get_xticklabels()] == ["toy", "pooled"]
-    assert len(ax.patches) == len(D.METHODS) * 2
+    assert len(ax.patches) == len(D.TIMED) * 2
     heights = sorted(round(p.get_height(), 9) for p in ax.patches)
     assert heights == sorted(round(float(v), 9) for v in run.timing.speed.speedup)
     assert ax.get_title().endswith("toy label")
@@ -191,14 +193,15 @@ def test_speedup_figure_draws_every_method_and_the_bound(run):
 def test_goals_numbers_records_and_results_file(run, tmp_path, monkeypatch):
     timing, every = run.timing, run.every
     goals = R.goals(timing, every)
-    pooled = timing.bounds.set_index("corpus").loc["pooled", "realized_over_bnd_exact"]
-    assert goals.iloc[-1].corpus == "timed" and goals.iloc[-1].ours == pytest.approx(pooled)
+    pooled = timing.bounds.set_index("corpus").loc["pooled"]
+    faster = max(pooled.realized_over_bnd_exact, pooled.drafts_over_bnd_exact)
+    assert goals.iloc[-1].corpus == "timed" and goals.iloc[-1].ours == pytest.approx(faster)
     numbers = R.decoding_numbers(timing, every, run.fr, run.masks, run.bt, run.eff, 1.5)
     assert list(numbers) == [
         "speed", "timed_cases", "cost_model", "goals", "free_run", "teacher_forced_agreement",
         "fixed_costs", "mask_costs", "boundaries", "free_run_closed_by_budget",
         "free_run_ended_by_model", "boundary_effect", "accounting", "runtime_s"]
-    assert set(numbers["speed"]) == {f"{c}/{m}" for c in ("toy", "pooled") for m in D.METHODS}
+    assert set(numbers["speed"]) == {f"{c}/{m}" for c in ("toy", "pooled") for m in D.TIMED}
     assert numbers["timed_cases"] == {"toy/0": "toy", "toy/1": "toy"}
     assert numbers["free_run"][-1]["corpus"] == "pooled"
     assert (numbers["free_run_closed_by_budget"] + numbers["free_run_ended_by_model"]
@@ -222,6 +225,8 @@ def test_goals_numbers_records_and_results_file(run, tmp_path, monkeypatch):
     timed = [r for r in recs if "measured_s" in r]
     assert {(r["case"], r["method"]) for r in timed} == {
         (c, m) for c in ("toy/0", "toy/1") for m in D.METHODS}
+    drafted = [r for r in timed if r["setting"] == D.DRAFTED_SETTING]  # the 4th timed method
+    assert {r["case"] for r in drafted} == {"toy/0", "toy/1"}
     assert recs[-1]["method"] == "free run (FSM, greedy)"
 
 
