@@ -375,6 +375,12 @@ HEADLINES: tuple[Headline, ...] = (
              None, "speed.pooled/Copy-as-Decode.forward_ratio", "×", V.beyond()),
     Headline("decoding", "forced-oracle Copy-as-Decode: wall-clock speedup (pooled)", "§4.6",
              None, "speed.pooled/Copy-as-Decode.speedup", "×", V.beyond()),
+    Headline("decoding", "forced-oracle Copy-as-Decode with drafts: forwards saved vs AR "
+             "(pooled)", "App. M", None, "speed.pooled/Copy-as-Decode +drafts.forward_ratio",
+             "×", V.beyond()),
+    Headline("decoding", "forced-oracle Copy-as-Decode with drafts: wall-clock speedup "
+             "(pooled)", "App. M", None, "speed.pooled/Copy-as-Decode +drafts.speedup", "×",
+             V.beyond()),
     Headline("decoding", "prompt lookup on the same outputs: wall-clock speedup (pooled)",
              "Table 9", None, "speed.pooled/prompt lookup.speedup", "×", V.beyond()),
     Headline("decoding", "c_mask (decoder): FSM work per masked step", "App. H",
