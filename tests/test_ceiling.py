@@ -341,3 +341,9 @@ def test_analyse_on_toy_corpora_feeds_every_table_and_the_results(monkeypatch, t
         fig = plot(run)
         assert fig.axes
         plt.close(fig)
+
+
+def test_prose_numbers_drop_a_trailing_point():
+    from cadlib.ceiling.prose import _fmt
+
+    assert [_fmt(x) for x in (72.999999, 69.75, 70.5, 3.0)] == ["73", "69.75", "70.5", "3"]

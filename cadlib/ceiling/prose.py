@@ -29,7 +29,7 @@ __all__ = [
 def _fmt(x: float) -> str:
     """A number as prose prints it: an integer without decimals, else up to two decimals."""
     x = float(x)
-    return f"{x:.0f}" if x.is_integer() else f"{x:.2f}".rstrip("0")
+    return f"{x:.0f}" if x.is_integer() else f"{x:.2f}".rstrip("0").rstrip(".")
 
 
 def _span(values) -> str:
