@@ -25,6 +25,8 @@ way round):
                   structure, operations, builders, corpus; its word pools are data)
 ``literal_ids``   the grammar's literals as ids of one tokenizer (TokenTable, App. K)
 ``fsm``, ``decoder``         the token-level FSM and the copy-splice decoder
+``drafts``        what the decoder may verify speculatively (prompt lookup inside bodies,
+                  guessed op headers): one home for the decoder and the accounting
 ``strategies``    the decoding methods (autoregressive, prompt lookup, Copy-as-Decode) as
                   one protocol, run along a case prepared for all (``prepare``)
 ``processors``    engine-neutral logit masks (the grammar's; the FIM masks of ``fim`` are on
