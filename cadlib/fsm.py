@@ -1,4 +1,4 @@
-"""The token-level FSM of the two-primitive grammar (paper §2.3, Appendix "States").
+r"""The token-level FSM of the two-primitive grammar (paper §2.3, Appendix "States").
 
 The FSM works on token ids of one tokenizer and one document. Its id table
 (:class:`TokenTable`) is resolved once per tokenizer: every structural literal is encoded with
