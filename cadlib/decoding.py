@@ -39,11 +39,13 @@ from .strategies import (  # re-exported (__all__): they lived here
     DRAFTED,
     DRAFTED_SETTING,
     METHODS,
+    TIMED,
     CaseInputs,
     ar_along,
     make_methods,
     prepare,
     prompt_lookup_along,
+    timed_sample,
 )
 from .token_boundaries import (  # re-exported (__all__): they lived here
     _op_starts,  # noqa: F401  (cadlib.accounting imports it from here)
@@ -97,10 +99,6 @@ ACCOUNTED = (
     "heval-fix-rust", "probeedit", "realedits-flask",
 )  # fmt: skip
 
-#: The methods the chapter times (:mod:`cadlib.strategies`): the three of the paper's
-#: comparison, then Copy-as-Decode with its drafts on.
-TIMED = (*METHODS, DRAFTED)
-
 PROFILES = {
     "cpu": dict(
         model="smollm2-135m-instruct", dtype="float32", attn_implementation="sdpa", threads=1,
@@ -145,24 +143,6 @@ PROFILES = {
         grid_contexts=(64, 256), grid_trials=1,
     ),
 }  # fmt: skip
-
-
-def timed_sample(name: str, cases: list, n: int | None, tokenizer, max_ids: int | None = None,
-                 seed: int = 0) -> list[CaseInputs]:  # fmt: skip
-    """The timed cases of one corpus: among the cases whose gold has at most ``max_ids`` ids
-    (``None``: all), ``n`` strata of equal size by gold length, one seeded case from each
-    (``n=None``: every eligible case). Stratified, so a sample of a few cases spans short and
-    long outputs instead of letting one long case dominate the pooled time."""
-    xs = [prepare(name, c, tokenizer) for c in cases]
-    xs = sorted((x for x in xs if max_ids is None or len(x.target) - 1 <= max_ids),
-                key=lambda x: (len(x.target), x.case.id))  # fmt: skip
-    if n is None or n >= len(xs):
-        return xs
-    if n < 1:
-        raise ValueError(f"need at least one timed case per corpus, got {n}")
-    rng = np.random.default_rng(seed)
-    edges = np.linspace(0, len(xs), n + 1).astype(int)
-    return [xs[int(rng.integers(a, b))] for a, b in zip(edges, edges[1:], strict=False)]
 
 
 def time_on_gold(model, tokenizer, inputs: list, params: dict, progress: bool = True):

@@ -106,6 +106,7 @@ TOLERANCES: dict[str, list[tuple[str, Tolerance]]] = {
         ("numbers.methods.*.T", EXACT),
         ("numbers.methods.*.autoregressive.forwards", EXACT),
         ("numbers.methods.*.Copy-as-Decode.forwards", EXACT),
+        ("numbers.methods.*.Copy-as-Decode +drafts.forwards", EXACT),
         ("numbers.methods.*", TIMING),
         ("numbers.curves.*.N", EXACT),
         ("numbers.curves.*", TIMING),

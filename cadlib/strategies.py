@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+import numpy as np
 import torch
 from transformers.generation.candidate_generator import PromptLookupCandidateGenerator
 
@@ -40,8 +41,10 @@ __all__ = [
     "METHODS",
     "DRAFTED",
     "DRAFTED_SETTING",
+    "TIMED",
     "CaseInputs",
     "prepare",
+    "timed_sample",
     "ar_along",
     "prompt_lookup_along",
     "MethodRun",
@@ -57,6 +60,9 @@ METHODS = ("autoregressive", "prompt lookup", "Copy-as-Decode")
 #: Copy-as-Decode with the decoder's drafts on (issue 17 §3), and the accounting's name of
 #: that setting (:data:`cadlib.accounting.COMPOSITIONS`).
 DRAFTED, DRAFTED_SETTING = "Copy-as-Decode +drafts", "m=0 +PLD +headers"
+#: The methods the chapters time (6 and 6b): the three of the paper's comparison, then
+#: Copy-as-Decode with its drafts on.
+TIMED = (*METHODS, DRAFTED)
 
 
 # --------------------------------------------------------------------------------------------
@@ -90,6 +96,25 @@ def prepare(corpus: str, case, tokenizer) -> CaseInputs:
         regen_prompt_ids(tokenizer, case.instruction, case.doc),
         oracle_program(case.doc, case.gold), target,
     )  # fmt: skip
+
+
+def timed_sample(name: str, cases: list, n: int | None, tokenizer, max_ids: int | None = None,
+                 seed: int = 0) -> list[CaseInputs]:  # fmt: skip
+    """The timed cases of one corpus: among the cases whose gold has at most ``max_ids`` ids
+    (``None``: all), ``n`` strata of equal size by gold length, one seeded case from each
+    (``n=None``: every eligible case). Stratified, so a sample of a few cases spans short and
+    long outputs instead of letting one long case dominate the pooled time."""
+    xs = [prepare(name, c, tokenizer) for c in cases]
+    xs = sorted((x for x in xs if max_ids is None or len(x.target) - 1 <= max_ids),
+                key=lambda x: (len(x.target), x.case.id))  # fmt: skip
+    if n is None or n >= len(xs):
+        return xs
+    if n < 1:
+        raise ValueError(f"need at least one timed case per corpus, got {n}")
+    rng = np.random.default_rng(seed)
+    edges = np.linspace(0, len(xs), n + 1).astype(int)
+    return [xs[int(rng.integers(a, b))] for a, b in zip(edges, edges[1:], strict=False)]
+
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,0 +1,37 @@
+"""Chapter 6b's sample and its generated summary (no llama.cpp needed: numbers made by hand)."""
+
+import cadlib.llama_cpp_chapter as L
+
+
+def _method(decode_s, T=100, cases=1):
+    return dict(cases=cases, T=T, forwards=10, decode_s=decode_s, wall_s=decode_s + 1.0,
+                tokens_per_s=T / decode_s, speedup_vs_ar=1.0)  # fmt: skip
+
+
+def _numbers(llama_cad, llama_drafts, tf_best):
+    methods = {
+        "llama.cpp": {"probeedit": {"autoregressive": _method(8.0), "prompt lookup": _method(4.0),
+                                    "Copy-as-Decode": _method(llama_cad),
+                                    "Copy-as-Decode +drafts": _method(llama_drafts)}},
+        "transformers": {"probeedit": {"autoregressive": _method(60.0),
+                                       "Copy-as-Decode +drafts": _method(tf_best)}},
+    }  # fmt: skip
+    return dict(methods=methods, agreement=dict(rate=0.99, n=500, ci95=[0.98, 0.995]))
+
+
+def test_the_goal_takes_the_faster_llama_decoder_and_every_other_run_as_a_rival():
+    text = L.run_summary(_numbers(llama_cad=3.0, llama_drafts=2.0, tf_best=2.5), "here")
+    assert "**met** by Copy-as-Decode +drafts" in text
+    assert "the fastest rival is Copy-as-Decode +drafts on transformers, 1.25x its latency" in text
+    missed = L.run_summary(_numbers(llama_cad=3.0, llama_drafts=2.0, tf_best=1.0), "here")
+    assert "**missed** by Copy-as-Decode +drafts" in missed and "0.50x its latency" in missed
+
+
+def test_the_sample_keeps_each_corpus_under_its_cap(tok, humanevalpack_dir):
+    params = dict(cases={"probeedit": 1, "heval-fix-py": 2},
+                  max_ids={"probeedit": 800, "heval-fix-py": 300})  # fmt: skip
+    xs = L.sample_inputs(params, tok, seed=0)
+    assert [x.corpus for x in xs] == ["probeedit", "heval-fix-py", "heval-fix-py"]
+    for x in xs:
+        assert len(x.target) - 1 <= params["max_ids"][x.corpus]
+    assert L.sample_inputs(params, tok, seed=0) == xs  # seeded
