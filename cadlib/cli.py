@@ -198,7 +198,8 @@ def _cmd_edit(args) -> None:
 
     set_threads(args.threads)
 
-    decoder = CopyDecoder(runner, tokenizer, max_new_tokens=args.max_new_tokens)
+    drafts = ("pld", "headers") if args.drafts else ()
+    decoder = CopyDecoder(runner, tokenizer, max_new_tokens=args.max_new_tokens, drafts=drafts)
     start = time.perf_counter()
     if args.stream:
         result = _stream_and_result(decoder, doc, args.instruction, program)
@@ -291,6 +292,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="budget of model decisions; then the program is closed validly "
                    "(default: 256)")  # fmt: skip
     p.add_argument("--stream", action="store_true", help="print each op's text as it resolves")
+    p.add_argument("--drafts", action="store_true",
+                   help="verify guessed ids (prompt lookup inside bodies, guessed op headers) "
+                   "in one forward: the same greedy output in fewer forwards")  # fmt: skip
     p.add_argument("--device", default="auto", help="auto (CUDA when present, default), cpu, cuda")
     p.add_argument("--threads", type=_positive_int,
                    help="torch CPU threads (default: torch's; 1 on a busy machine)")  # fmt: skip

@@ -22,7 +22,9 @@ argmax as in a free run: the mechanism under perfect span selection), localized 
 (``program=`` with ``free_gen=True``: the program's ops and copy spans are given, e.g. by a
 user's selection or the oracle alignment, and the model writes every ``<gen>`` body, optionally
 masked per body by ``gen_processor``, e.g. the FIM constraint of :mod:`cadlib.fim`), a minimum
-span ``m`` (copies of fewer than ``m`` tokens are fed one id per forward), and
+span ``m`` (copies of fewer than ``m`` tokens are fed one id per forward), drafts (``drafts=``:
+prompt lookup inside bodies and guessed op headers, :mod:`cadlib.drafts`, verified in the
+forward that decides their first id; the output is unchanged, the forwards fewer), and
 :class:`GrammarLogitsProcessor`, the constraint alone for ``generate()``.
 
 The token budget ``max_new_tokens`` counts model decisions (structural choices and body
@@ -495,7 +497,7 @@ class CopyDecoder:
 
     def _forward(self, feed, kinds, session, run, op: int, draft=None) -> torch.Tensor:
         """Feed ``feed`` (ids of op record ``op`` onward) to the engine ``session``; return the
-        last logits (V,). With a ``draft`` (drafts on: one forward, ``feed`` may be empty):
+        last logits (V,). With a ``draft`` (drafts on: one forward, even for a short splice):
         feed the draft too and return the logits of the last ``1 + len(draft)`` positions."""
         if draft is not None:
             ids = [*feed, *draft]

@@ -151,6 +151,20 @@ def test_program_output_is_exactly_the_resolution(stream, doc, program, capsysbi
 @pytest.mark.usefixtures("one_torch_thread")
 @pytest.mark.slow
 @pytest.mark.hf_model
+def test_drafts_print_the_same_resolution_in_fewer_forwards(doc, program, capsysbinary):
+    argv = ["edit", str(doc), "--instruction", INSTRUCTION, "--program", str(program), *SMOL]
+    assert main(argv) == 0
+    plain = capsysbinary.readouterr()
+    assert main([*argv, "--drafts"]) == 0
+    drafted = capsysbinary.readouterr()
+    assert drafted.out == plain.out == resolve(PROGRAM.decode(), DOC.decode()).encode()
+    fewer = parse_summary(drafted.err.decode())["forwards"]
+    assert fewer < parse_summary(plain.err.decode())["forwards"]
+
+
+@pytest.mark.usefixtures("one_torch_thread")
+@pytest.mark.slow
+@pytest.mark.hf_model
 def test_free_run_prints_the_resolution_of_a_valid_program(doc, capsysbinary):
     from cadlib.decoder import CopyDecoder
 
