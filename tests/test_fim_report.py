@@ -200,11 +200,11 @@ def test_setting_label_and_systems(capsys):
     info = {"parameters": 134_515_008, "dtype": "float32", "attn_implementation": "sdpa",
             "device": "cpu"}
     hw = {"cpu": "AMD EPYC", "cores": 2}
-    assert R.setting_label(dict(PARAMS, threads=1), info, hw, 49152, "cpu", 0) == (
-        "smollm2-135m-instruct (135M, float32, sdpa, cpu), its own tokenizer (49,152 ids); "
-        "AMD EPYC (2 cores, 1 torch thread(s)); profile cpu; seed 0")
-    assert "(2 cores, default torch thread(s))" in R.setting_label(
-        dict(PARAMS, threads=None), info, hw, 5, "paper", 1)
+    assert R.run_label(dict(PARAMS, threads=1), info, hw, 49152, "cpu", 0) == (
+        "model smollm2-135m-instruct (135M, float32, sdpa, cpu); its own tokenizer (49,152 "
+        "ids); seed 0; profile cpu; machine: AMD EPYC, 2 cores, 1 torch thread")
+    default = R.run_label(dict(PARAMS, threads=None), info, dict(hw, threads=4), 5, "paper", 1)
+    assert default.endswith("profile paper; machine: AMD EPYC, 2 cores, 4 torch threads")
     both = FX.chapter_systems("smollm2-135m-instruct", "lm", "sft", "ok")
     assert both == {"SmolLM2 untrained": "lm", "SmolLM2 + SFT (ch. 7)": "sft"}
     assert capsys.readouterr().out == ""

@@ -35,7 +35,7 @@ from .differential import summarize
 
 __all__ = ["validity_table", "step_costs", "cost_by_length", "system_labels", "rate_cell",
            "rate_table", "edit_cost_table", "case_records", "write_case_records", "clean",
-           "records", "run_summary", "setting", "differential_text",
+           "records", "run_summary", "setting", "run_label", "differential_text",
            "differential_by_cut", "edit_shape_table", "edit_caption", "edit_outcomes",
            "example_changes", "fim_caption", "problems_table", "fim_outcomes", "per_step_table",
            "stage_table", "generation_steps", "generation_cost", "with_units", "chapter_numbers",
@@ -236,17 +236,23 @@ def run_summary(numbers: dict, where: str) -> str:
 # --------------------------------------------------------------------------------------------
 
 
-def setting(model, tokenizer, device: str, params: dict, profile: str, seed: int) -> tuple:
-    """``(model_info, hardware_info, label)`` of the loaded model on ``device``; the label is
-    the chapter's :func:`cadlib.results.setting_label` (model with size, dtype, attention and
-    device, tokenizer size, seed, profile, machine with the torch threads)."""
-    info, hw = model_info(model), hardware_info(device)
-    label = setting_label(
+def run_label(params: dict, info: dict, hw: dict, n_ids: int, profile: str, seed: int) -> str:
+    """The chapter's :func:`cadlib.results.setting_label`: model with size, dtype, attention
+    and device, tokenizer size, seed, profile, then the machine with the torch threads
+    (``params["threads"]``, else ``hw``'s); ``info``: :func:`cadlib.models.model_info`,
+    ``hw``: :func:`cadlib.results.hardware_info`."""
+    return setting_label(
         f"model {params['model']} ({info['parameters'] / 1e6:.0f}M, {info['dtype']}, "
         f"{info['attn_implementation']}, {info['device']})",
-        f"its own tokenizer ({len(tokenizer):,} ids)", f"seed {seed}",
-        profile=profile, hw=hw, threads=hw.get("threads"))  # fmt: skip
-    return info, hw, label
+        f"its own tokenizer ({n_ids:,} ids)", f"seed {seed}",
+        profile=profile, hw=hw, threads=params.get("threads") or hw.get("threads"))  # fmt: skip
+
+
+def setting(model, tokenizer, device: str, params: dict, profile: str, seed: int) -> tuple:
+    """``(model_info, hardware_info, label)`` of the loaded model on ``device``
+    (:func:`run_label`)."""
+    info, hw = model_info(model), hardware_info(device)
+    return info, hw, run_label(params, info, hw, len(tokenizer), profile, seed)
 
 
 def differential_text(diff: pd.DataFrame, n_cases: int, params: dict, seed: int) -> str:
