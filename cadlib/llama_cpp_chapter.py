@@ -31,7 +31,15 @@ from .engines import Engine, import_llama_cpp
 from .kernel import SpeedupMeasurement, random_ids
 from .metrics import wilson_ci
 from .models import QWEN2_SMOKE, SMOLLM2
-from .strategies import METHODS, TIMED, DecodingMethod, make_methods, prepare, timed_sample
+from .strategies import (
+    COPY_AS_DECODE,
+    METHODS,
+    TIMED,
+    DecodingMethod,
+    make_methods,
+    prepare,
+    timed_sample,
+)
 
 __all__ = [
     "PROFILES",
@@ -43,7 +51,6 @@ __all__ = [
     "ngram_drafter",
     "measure_engine_speedup",
     "engine_curve",
-    "make_inputs",
     "sample_inputs",
     "time_methods",
     "best_lookup_setting",
@@ -61,7 +68,8 @@ __all__ = [
 #: keeps (20, 3), the best of (10, 2) and (20, 3) on its cases when measured: 29.6 s against
 #: 38.1 s pooled, 2 cores under a load of ~4); ``threads``: per engine (cpu: 2, the whole
 #: machine, as a CPU user runs llama.cpp; the engines run one at a time, so neither shares
-#: cores. Measured: 221 s under papermill against 273 s with one thread per engine).
+#: cores. Measured: 221 s under papermill against 273 s with one thread per engine, on the
+#: earlier 1015-id ProbeEdit case; 195 s with the cap and the drafted decoder).
 PROFILES = {
     # ~3 minutes on 2 quiet cores: a ProbeEdit prompt (~900-1300 ids) costs seconds to
     # prefill, and transformers decodes its gold autoregressively at ~60 ms an id (two
@@ -269,11 +277,6 @@ def _row(engine, x, method, repeat, trace: Trace, res, setting) -> dict:
     )  # fmt: skip
 
 
-def make_inputs(corpora: dict, tokenizer) -> list:
-    """:func:`cadlib.decoding.prepare` of every case: ``{corpus: [cases]}`` -> inputs."""
-    return [prepare(name, case, tokenizer) for name, cases in corpora.items() for case in cases]
-
-
 def sample_inputs(params: dict, tokenizer, seed: int = 0) -> list:
     """The chapter's cases, by chapter 6's rule (:func:`cadlib.strategies.timed_sample`):
     per corpus of ``params["cases"]``, ``n`` length strata of the cases whose gold has at most
@@ -422,11 +425,10 @@ def run_summary(numbers: dict, where: str, goal_tps: float = 1000.0) -> str:
     method, the goal (Copy-as-Decode on llama.cpp fastest of all) and the moonshot."""
     m = numbers["methods"]
     pe = {(e, meth): v for e in m for meth, v in m[e].get("probeedit", {}).items()}
-    ours = min((k for k in pe if k[0] == "llama.cpp" and k[1].startswith("Copy-as-Decode")),
+    ours = min((k for k in pe if k[0] == "llama.cpp" and k[1] in COPY_AS_DECODE),
                key=lambda k: pe[k]["decode_s"])  # the faster decoder as built, drafts or not
     cad = pe[ours]
-    rivals = {k: v for k, v in pe.items() if k[0] != "llama.cpp" or
-              not k[1].startswith("Copy-as-Decode")}  # fmt: skip
+    rivals = {k: v for k, v in pe.items() if k[0] != "llama.cpp" or k[1] not in COPY_AS_DECODE}
     best_k = min(rivals, key=lambda k: rivals[k]["decode_s"])
     lines = [f"On ProbeEdit ({cad['cases']} cases, {cad['T']} output tokens; {where}):", ""]
     for (e, meth), v in sorted(pe.items()):

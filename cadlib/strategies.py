@@ -42,6 +42,7 @@ __all__ = [
     "DRAFTED",
     "DRAFTED_SETTING",
     "TIMED",
+    "COPY_AS_DECODE",
     "CaseInputs",
     "prepare",
     "timed_sample",
@@ -63,6 +64,8 @@ DRAFTED, DRAFTED_SETTING = "Copy-as-Decode +drafts", "m=0 +PLD +headers"
 #: The methods the chapters time (6 and 6b): the three of the paper's comparison, then
 #: Copy-as-Decode with its drafts on.
 TIMED = (*METHODS, DRAFTED)
+#: The Copy-as-Decode decoders among them (a goal takes the faster one as built).
+COPY_AS_DECODE = ("Copy-as-Decode", DRAFTED)
 
 
 # --------------------------------------------------------------------------------------------
