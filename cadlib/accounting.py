@@ -33,9 +33,8 @@ import pandas as pd
 from tqdm import tqdm
 
 from .decoder import forward_chunks
-from .drafts import BODY_PLD, header_guess, lookup_draft, ngram_index
+from .drafts import BODY_PLD, Drafter, composition_drafts, lookup_draft, ngram_index
 from .fsm import DECISION_KINDS, Transcript, token_table, transcript
-from .grammar import Copy
 from .strategies import prepare
 from .token_boundaries import _op_starts
 
@@ -53,6 +52,7 @@ __all__ = [
     "COMPOSITIONS",
     "simulate_forwards",
     "op_starts",
+    "first_decisions",
     "composed",
     "bound_forwards",
     "case_forwards",
@@ -212,8 +212,11 @@ def copy_as_decode(n_prompt: int, tr: Transcript, min_span: int = 0,
 #: Settings of the Copy-as-Decode variants the accounting prices (m = 0 throughout):
 #: ``no-JF`` (every forced id, a literal tail or a singleton mask, costs a forward of its own:
 #: what jump-forward saves, since the decoder already feeds them with the decision before),
-#: ``+PLD`` (prompt-lookup drafts inside bodies), ``+headers`` (speculative op headers) and both.
-COMPOSITIONS = ("m=0 no-JF", "m=0 +PLD", "m=0 +headers", "m=0 +PLD +headers")
+#: ``+PLD`` (prompt-lookup drafts inside bodies), ``+cursor`` (prompt lookup that looks first
+#: in the document lines a body stands in for), ``+headers`` (speculative op headers) and the
+#: two body rules each with the headers (:class:`cadlib.drafts.Drafter`).
+COMPOSITIONS = ("m=0 no-JF", "m=0 +PLD", "m=0 +cursor", "m=0 +headers", "m=0 +PLD +headers",
+                "m=0 +cursor +headers")
 
 
 def simulate_forwards(n_prompt: int, ids: Sequence[int], kinds: Sequence[str], draft=None,
@@ -263,60 +266,44 @@ def op_starts(tr: Transcript, table) -> list[int]:
     return [k for k in _op_starts(tr.ids, table) if tr.kinds[k] != "splice"]
 
 
-def _header_drafts(tr: Transcript, program, doc: str, table) -> dict[int, list[int]]:
-    """Speculative op headers (:func:`cadlib.drafts.header_guess`, from the document and the
-    ops so far, no gold involved), keyed by the first position of each op that the model
-    decides: the ids of the guess from that position on. The guess is verified in the forward
-    that carries the previous op's last ids (for a copy: its splice), the accepted prefix kept.
-    """
-    n_lines = len(doc.split("\n"))
-    drafts, last_end, prev, ops = {}, 0, None, list(program)
-    for k, pos in enumerate(op_starts(tr, table)):
-        guess = header_guess(prev, last_end, n_lines, table)
+def first_decisions(tr: Transcript, table) -> dict[int, int]:
+    """``{position of an op's first decision: the op's first position}`` for every op (and
+    ``</program>``) whose ids the model decides at all: where a drafter may guess a header."""
+    out = {}
+    for pos in op_starts(tr, table):
         at = next((j for j in range(pos, len(tr.ids)) if tr.kinds[j] in DECISION_KINDS), None)
-        if at is not None:  # ids of the guess from the first one the model would decide
-            drafts[at] = guess[at - pos :]
-        if k < len(ops):
-            prev = ops[k]
-            if isinstance(prev, Copy):
-                last_end = prev.end
-    return drafts
+        if at is not None:
+            out.setdefault(at, pos)
+    return out
 
 
 def composed(prompt_ids: Sequence[int], tr: Transcript, program, doc: str, tokenizer,
-             setting: str = "m=0 +PLD +headers", body_pld=BODY_PLD,
+             setting: str = "m=0 +cursor +headers", body_pld=BODY_PLD,
              T: int | None = None) -> Accounting:  # fmt: skip
-    """Copy-as-Decode (m = 0) composed with jump-forward, prompt-lookup drafts inside
-    ``<gen>`` bodies and speculative op headers, as named by ``setting`` (one of
-    :data:`COMPOSITIONS`, or ``"m=0"``): the forwards a decoder would run along the oracle
-    program under greedy verification (:func:`simulate_forwards`). The decoder runs the same
-    drafts (``CopyDecoder(drafts=...)``; ``tests/test_decoder_drafts.py`` checks its forwards
-    against these); ``no-JF`` is the counterfactual it never runs.
-
-    Body drafts: ``transformers``' prompt-lookup rule (:func:`cadlib.drafts.lookup_draft`,
-    ``body_pld`` = (K, n)) over the edit prompt (the numbered document) and the transcript
-    so far, at every body decision; header drafts (:func:`cadlib.drafts.header_guess`) at
-    every op start. Every id the FSM allows is still checked, since an accepted id equals
-    the transcript's.
+    """Copy-as-Decode (m = 0) composed with jump-forward and the drafts of
+    :class:`cadlib.drafts.Drafter` named by ``setting`` (one of :data:`COMPOSITIONS`, or
+    ``"m=0"``): the forwards a decoder would run along the oracle program under greedy
+    verification (:func:`simulate_forwards`). The drafter is the decoder's own, fed the
+    oracle transcript up to each forward (``CopyDecoder(drafts=...)``;
+    ``tests/test_decoder_drafts.py`` checks the decoder's forwards against these); ``no-JF``
+    is the counterfactual it never runs. Every id the FSM allows is still checked, since an
+    accepted id equals the transcript's.
     """
     if setting not in ("m=0", *COMPOSITIONS):
         raise ValueError(f"unknown composition {setting!r}; use one of {('m=0', *COMPOSITIONS)}")
     table = token_table(tokenizer)
-    heads = _header_drafts(tr, program, doc, table) if "+headers" in setting else {}
-    P, seq = len(prompt_ids), [*prompt_ids, *tr.ids]
-    firsts = ngram_index(seq, body_pld[1]) if "+PLD" in setting else None
+    kinds = composition_drafts(setting)
+    drafter = Drafter(kinds, table, doc, prompt_ids, body_pld) if kinds else None
+    firsts = first_decisions(tr, table)
 
     def draft(p):
-        if p in heads:
-            return heads[p]
-        if firsts is not None and tr.kinds[p] == "gen":
-            return lookup_draft(seq, P + p, body_pld[0], body_pld[1], firsts)
-        return None
+        return drafter.propose(tr.ids[:p], tr.kinds[:p], tr.kinds[p], firsts.get(p))
 
-    fw = simulate_forwards(P, tr.ids, tr.kinds, draft, jump_forward="no-JF" not in setting)
+    fw = simulate_forwards(len(prompt_ids), tr.ids, tr.kinds, draft if drafter else None,
+                           jump_forward="no-JF" not in setting)  # fmt: skip
     if T is None:
         T = tr.count("splice") + tr.count("gen")
-    return Accounting("Copy-as-Decode", setting, fw, T, P, len(tr))
+    return Accounting("Copy-as-Decode", setting, fw, T, len(prompt_ids), len(tr))
 
 
 def bound_forwards(n_prompt: int, tr: Transcript) -> tuple[Forward, ...]:

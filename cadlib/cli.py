@@ -194,11 +194,13 @@ def _cmd_edit(args) -> None:
             raise CLIError(f"{err} (cad resolve --mode clipped clips it)") from err
     runner, tokenizer = _load_engine(args.engine, args.model, args.device, args.threads)
     from .decoder import CopyDecoder  # torch: only this command
+    from .drafts import composition_drafts
     from .models import set_threads  # torch
+    from .strategies import DRAFTED_SETTING  # torch
 
     set_threads(args.threads)
 
-    drafts = ("pld", "headers") if args.drafts else ()
+    drafts = composition_drafts(DRAFTED_SETTING) if args.drafts else ()
     decoder = CopyDecoder(runner, tokenizer, max_new_tokens=args.max_new_tokens, drafts=drafts)
     start = time.perf_counter()
     if args.stream:
@@ -293,8 +295,8 @@ def _parser() -> argparse.ArgumentParser:
                    "(default: 256)")  # fmt: skip
     p.add_argument("--stream", action="store_true", help="print each op's text as it resolves")
     p.add_argument("--drafts", action="store_true",
-                   help="verify guessed ids (prompt lookup inside bodies, guessed op headers) "
-                   "in one forward: the same greedy output in fewer forwards")  # fmt: skip
+                   help="verify guessed ids (the document's lines inside bodies, guessed op "
+                   "headers) in one forward: the same greedy output in fewer forwards")  # fmt: skip
     p.add_argument("--device", default="auto", help="auto (CUDA when present, default), cpu, cuda")
     p.add_argument("--threads", type=_positive_int,
                    help="torch CPU threads (default: torch's; 1 on a busy machine)")  # fmt: skip

@@ -291,12 +291,13 @@ class CopyDecoder:
         Copies of fewer than ``min_span`` tokens are fed one id per forward (Appendix J).
     drafts : iterable of str
         Speculative drafts verified in the forward that decides their first id (issue 17
-        §3, :mod:`cadlib.drafts`): ``"pld"`` (prompt lookup inside ``<gen>`` bodies, at
-        ``body_pld`` = (K, n)) and/or ``"headers"`` (the next op's header guessed from the
-        ops so far). Greedy verification keeps the longest prefix of a draft that the masked
-        argmax (forced mode: the program) would have produced, plus the id after it: the
-        output never changes, only the forwards. Needs ``min_span=0``; not in localized-edit
-        mode.
+        §3, :class:`cadlib.drafts.Drafter`): ``"pld"`` (prompt lookup inside ``<gen>``
+        bodies, at ``body_pld`` = (K, n)), ``"cursor"`` (the same, looking first in the
+        document lines the body stands in for) and/or ``"headers"`` (the next op's header
+        guessed from the ops so far). Greedy verification keeps the longest prefix of a
+        draft that the masked argmax (forced mode: the program) would have produced, plus
+        the id after it: the output never changes, only the forwards. Needs
+        ``min_span=0``; not in localized-edit mode.
     """
 
     def __init__(self, model, tokenizer, max_new_tokens: int = 256, min_span: int = 0,

@@ -163,6 +163,12 @@ class TokenTable:
         lead = "" if self.gen_open_text.endswith("\n") else "\n"
         return self._with_lookahead(lead + escaped + "\n", self.gen_close + self.after_gen_close)
 
+    @functools.cached_property
+    def longest_token(self) -> int:
+        """Bytes of the longest token: text of more than ``k * longest_token`` bytes takes
+        more than ``k`` ids."""
+        return max(map(len, self.token_bytes))
+
     # -- gen-body masks ----------------------------------------------------------------------
 
     @functools.cached_property

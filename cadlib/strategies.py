@@ -10,8 +10,8 @@ display name in tables) and one call, ``run(x)``, that decodes ``x``'s gold and 
 * :class:`PromptLookup`: drafts from the prompt verified in one forward
   (:func:`prompt_lookup_along`, drafts from ``transformers``' ``PromptLookupCandidateGenerator``);
 * :class:`CopyAsDecode`: :class:`~cadlib.decoder.CopyDecoder` forced along the oracle program;
-  as :data:`DRAFTED` the same decoder with its drafts on (prompt lookup inside bodies and
-  speculative op headers, :mod:`cadlib.drafts`), the accounting's ``m=0 +PLD +headers``.
+  as :data:`DRAFTED` the same decoder with its drafts on (cursor lookup inside bodies and
+  speculative op headers, :mod:`cadlib.drafts`), the accounting's ``m=0 +cursor +headers``.
 
 :func:`make_methods` builds them by name (:data:`METHODS`, in that order, and
 :data:`DRAFTED`) for a model; the
@@ -32,6 +32,7 @@ from transformers.generation.candidate_generator import PromptLookupCandidateGen
 
 from .cache import crop_cache, forward, new_cache, sync_device
 from .decoder import CopyDecoder, DecodeResult, ForwardRecord, Trace
+from .drafts import composition_drafts
 from .fsm import token_table
 from .grammar import Program
 from .oracle import oracle_program
@@ -60,7 +61,7 @@ __all__ = [
 METHODS = ("autoregressive", "prompt lookup", "Copy-as-Decode")
 #: Copy-as-Decode with the decoder's drafts on (issue 17 §3), and the accounting's name of
 #: that setting (:data:`cadlib.accounting.COMPOSITIONS`).
-DRAFTED, DRAFTED_SETTING = "Copy-as-Decode +drafts", "m=0 +PLD +headers"
+DRAFTED, DRAFTED_SETTING = "Copy-as-Decode +drafts", "m=0 +cursor +headers"
 #: The methods the chapters time (6 and 6b): the three of the paper's comparison, then
 #: Copy-as-Decode with its drafts on.
 TIMED = (*METHODS, DRAFTED)
@@ -282,7 +283,7 @@ def make_methods(model, decoder: CopyDecoder, lookup_setting: tuple[int, int] = 
         "Copy-as-Decode": lambda: CopyAsDecode(decoder),
         DRAFTED: lambda: CopyAsDecode(
             CopyDecoder(decoder.model, decoder.tokenizer, decoder.max_new_tokens,
-                        drafts=("pld", "headers")), DRAFTED),  # fmt: skip
+                        drafts=composition_drafts(DRAFTED_SETTING)), DRAFTED),  # fmt: skip
     }
     unknown = [n for n in names if n not in build]
     if unknown:

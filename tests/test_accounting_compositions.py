@@ -8,6 +8,7 @@ import pytest
 from cadlib import accounting as A
 from cadlib.corpora import EditCase, load_corpus
 from cadlib.decoding import prepare
+from cadlib.drafts import Drafter
 from cadlib.fsm import token_table, transcript
 from cadlib.grammar import Copy, Gen
 
@@ -55,19 +56,60 @@ def toy(tok):
     return x, transcript(x.program, DOC, tok)
 
 
+def drafts_at_first_decisions(tok, x, tr, kinds):
+    """``{position: draft}`` the drafter proposes at each op's first decision."""
+    table = token_table(tok)
+    drafter = Drafter(kinds, table, DOC, x.edit_prompt)
+    return {p: drafter.propose(tr.ids[:p], tr.kinds[:p], tr.kinds[p], op)
+            for p, op in A.first_decisions(tr, table).items()}  # fmt: skip
+
+
 def test_the_toy_program_and_its_header_guesses(tok, toy):
     x, tr = toy
     assert list(x.program) == [Copy(1, 2), Gen("c = 30"), Copy(4, 5)]
     table = token_table(tok)
     starts = A.op_starts(tr, table)
     assert len(starts) == len(x.program) + 1  # three ops and </program>
-    heads = A._header_drafts(tr, x.program, DOC, table)
-    # after the body that replaced one line, the guess resumes at line 4 up to the end (5):
-    # exactly the next op, so its whole header is accepted
+    heads = drafts_at_first_decisions(tok, x, tr, ("headers",))
+    assert len(heads) == len(starts)
     for pos in heads:
-        assert pos in starts or tr.kinds[pos] in A.DECISION_KINDS
+        assert tr.kinds[pos] in A.DECISION_KINDS
+    # after the body that replaced one line, the guess resumes at line 4 up to the end (5)
+    # and, the tail being short, carries "/>, the splice and </program>: the rest exactly
     after_gen = max(p for p in heads if p < starts[3])
-    assert list(tr.ids[after_gen : after_gen + len(heads[after_gen])]) == heads[after_gen]
+    assert list(tr.ids[after_gen:]) == heads[after_gen]
+
+
+def test_a_started_closer_drafts_the_rest_of_the_program(tok, toy):
+    x, tr = toy
+    table = token_table(tok)
+    first_close = next(p for p in range(len(tr.ids)) if tr.kinds[p] == "gen"
+                       and tr.ids[p] == table.gen_close[0])  # fmt: skip
+    drafter = Drafter(("headers",), table, DOC, x.edit_prompt)
+    p = first_close + 1
+    draft = drafter.propose(tr.ids[:p], tr.kinds[:p], tr.kinds[p], None)
+    assert draft == list(tr.ids[p:])
+    # without the headers there is nothing to guess there
+    assert Drafter(("cursor",), table, DOC, x.edit_prompt).propose(
+        tr.ids[:p], tr.kinds[:p], tr.kinds[p], None) == []  # fmt: skip
+
+
+def test_the_cursor_drafts_the_replaced_line_into_the_body(tok, toy):
+    x, tr = toy
+    table = token_table(tok)
+    body = [p for p in range(len(tr.ids)) if tr.kinds[p] == "gen"]
+    drafter = Drafter(("cursor",), table, DOC, x.edit_prompt)
+    start = body[0]
+    draft = drafter.propose(tr.ids[:start], tr.kinds[:start], "gen", None)
+    old = list(table.body_ids("\n".join(DOC.split("\n")[2:])))  # the lines after the copy
+    assert draft == old[: len(draft)] and len(draft) == A.BODY_PLD[0]
+    # "c = 30" vs "c = 3": the draft agrees with the body up to where the edit begins
+    agree = next(k for k, (a, b) in enumerate(zip(draft, tr.ids[start:], strict=False))
+                 if a != b)  # fmt: skip
+    assert agree >= 1
+    with_heads = drafts_at_first_decisions(tok, x, tr, ("cursor", "headers"))
+    opener = max(p for p in with_heads if p < start)
+    assert with_heads[opener][-len(draft) :] == draft  # the <gen> guess carries the body start
 
 
 def test_headers_save_the_forwards_of_a_well_guessed_header(tok, toy):
@@ -101,6 +143,6 @@ def test_laws_of_the_compositions_on_real_cases(tok):
         got = {s: A.composed(x.edit_prompt, tr, x.program, case.doc, tok, s)
                for s in A.COMPOSITIONS}  # fmt: skip
         assert got["m=0 no-JF"].decode_forwards == base.decode_forwards + tr.count("forced")
-        for s in ("m=0 +PLD", "m=0 +headers", "m=0 +PLD +headers"):
+        for s in A.COMPOSITIONS[1:]:
             assert got[s].decode_forwards <= base.decode_forwards, (case.id, s)
             assert got[s].output == base.output and got[s].T == base.T

@@ -13,7 +13,7 @@ from cadlib import accounting as A
 from cadlib.corpora import EditCase, load_corpus
 from cadlib.decoder import CopyDecoder
 from cadlib.decoding import prepare
-from cadlib.drafts import Drafter, NgramIndex, lookup_draft, ngram_index
+from cadlib.drafts import Drafter, NgramIndex, composition_drafts, lookup_draft, ngram_index
 from cadlib.engines import as_engine
 from cadlib.fsm import token_table, transcript
 
@@ -21,8 +21,7 @@ pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 DOC = "a = 1\nb = 2\nc = 3\nd = 4\ne = 5\n"
 GOLD = "a = 1\nb = 2\nc = 30\nd = 4\ne = 5\n"
-DRAFTS = {"m=0 +PLD": ("pld",), "m=0 +headers": ("headers",),
-          "m=0 +PLD +headers": ("pld", "headers")}  # fmt: skip
+DRAFTS = {s: composition_drafts(s) for s in A.COMPOSITIONS if "no-JF" not in s}
 
 
 def forced_forwards(model, tok, case, drafts):
