@@ -13,6 +13,7 @@ their results for display. Two records carry what the notebook passes from cell 
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
@@ -36,11 +37,15 @@ from .models import (
     resolve_device,
     set_threads,
 )
-from .results import hardware_info, setting_label, write_results
+from .results import hardware_info, results_dir, results_name, setting_label, write_results
 from .strategies import CaseInputs
 from .tokenizers import qwen25_tokenizer
 
 __all__ = [
+    "FULL",
+    "load_full",
+    "full_run_markdown",
+    "full_run_wall_table",
     "Setup",
     "TimedRun",
     "EveryCase",
@@ -536,3 +541,38 @@ def write_decoding_results(numbers: dict, params: dict, profile: str, label: str
     return write_results("decoding", numbers, D.paper_numbers(), profile=profile,
                          model=params["model"], tokenizer=params["model"],
                          params={**params, "label": label}, device=str(device))  # fmt: skip
+
+
+# --------------------------------------------------------------------------------------------
+# The full profile: a larger timed sample, run once and shown by the cpu chapter
+# --------------------------------------------------------------------------------------------
+
+#: The command that regenerates ``results/decoding.full.json``.
+FULL = ("papermill --cwd notebooks notebooks/06_decoding.ipynb _build/06_decoding.full.ipynb "
+        "-p profile full")
+
+
+def load_full() -> dict | None:
+    """The committed ``full`` run's results (``results/decoding.full.json``), or ``None``."""
+    path = results_dir() / results_name("decoding", "full")
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def full_run_markdown(full: dict) -> str:
+    """What the full run timed and its goals (:func:`cadlib.cost_model.goals_markdown`),
+    generated from its results."""
+    n = full["numbers"]
+    per = pd.Series(n["timed_cases"]).value_counts().to_dict()
+    head = (f"**The `full` run** ({full['params']['label']}; {sum(per.values())} timed cases: "
+            + ", ".join(f"{c} {k}" for c, k in per.items())
+            + f"; {full['params']['repeats']} interleaved repeats; "
+            f"{n['runtime_s'] / 60:.0f} minutes). Regenerate with `{FULL}`.")
+    return head + "\n\n" + CM.goals_markdown(pd.DataFrame(n["goals"]), full["params"]["label"])
+
+
+def full_run_wall_table(full: dict) -> pd.DataFrame:
+    """The full run's :func:`wall_table`, with forwards per gold id beside it."""
+    rows = [{"corpus": k.split("/")[0], "method": k.split("/", 1)[1], **v}
+            for k, v in full["numbers"]["speed"].items()]  # fmt: skip
+    speed = pd.DataFrame(rows)
+    return wall_table(speed).assign(forwards_per_token=speed.forwards_per_token.round(3))

@@ -238,3 +238,25 @@ def test_empty_boundary_effect_and_budget_counts(run):
     assert numbers["boundary_effect"]["max_kl"] is None
     assert numbers["boundary_effect"]["kl_differing"] == []
     assert np.isfinite(numbers["runtime_s"])
+
+
+def test_a_committed_full_run_is_shown_from_its_file(tmp_path, monkeypatch):
+    speed = {"decode_s": 2.0, "decode_s_min": 1.9, "decode_s_max": 2.1, "speedup": 3.0,
+             "speedup_min": 2.9, "speedup_max": 3.1, "forwards_per_token": 0.1234}
+    goal = {"goal": "fewer forwards than best prompt lookup", "corpus": "probeedit",
+            "ours": 0.01, "rival": 0.04, "target": "ours < rival", "met": True, "note": "n"}
+    full = {"profile": "full", "params": {"label": "L", "repeats": 2},
+            "numbers": {"speed": {"probeedit/Copy-as-Decode +drafts": speed},
+                        "timed_cases": {"a": "probeedit", "b": "probeedit", "c": "heval-fix-py"},
+                        "runtime_s": 1500.0, "goals": [goal]}}
+    monkeypatch.setattr(R, "results_dir", lambda: tmp_path)
+    assert R.load_full() is None
+    (tmp_path / "decoding.full.json").write_text(json.dumps(full))
+    got = R.load_full()
+    md = R.full_run_markdown(got)
+    assert "3 timed cases: probeedit 2, heval-fix-py 1" in md and "25 minutes" in md
+    assert R.FULL in md and "**met**" in md
+    table = R.full_run_wall_table(got)
+    assert table.iloc[0].method == "Copy-as-Decode +drafts"
+    row = table.iloc[0]
+    assert row.speedup == "3.00× [2.90–3.10]" and row.forwards_per_token == 0.123

@@ -211,3 +211,53 @@ def test_setting_label_and_systems(capsys):
     assert FX.chapter_systems("smollm2-135m-instruct", "lm", None, "absent") == {
         "SmolLM2 untrained": "lm"}
     assert capsys.readouterr().out == "SFT checkpoint absent: only the untrained model is run\n"
+
+
+def arm_records(constrained: list, unconstrained: list, part: str = "fim") -> pd.DataFrame:
+    """Case records of two arms on the same ids: ``(parses, end)`` per case."""
+    rows = []
+    for arm, outs in (("FIM-constrained", constrained), ("unconstrained", unconstrained)):
+        for k, (parses, end) in enumerate(outs):
+            rows.append(dict(part=part, system="S", arm=arm, id=f"c{k}", parses=parses,
+                             end=end, passed=None))  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_arm_tests_pair_the_cases_and_adjust_for_the_family():
+    ended, budget = R.ENDS[0], R.ENDS[2]
+    con = [(True, ended)] * 9 + [(True, budget)] * 3
+    unc = [(False, ended)] * 9 + [(True, ended)] * 3
+    t = R.arm_tests(arm_records(con, unc))
+    parses = t[t.outcome == "parses"].iloc[0]
+    assert (parses.k_a, parses.k_b, parses.a_only, parses.b_only) == (12, 3, 9, 0)
+    assert parses.p == pytest.approx(2 * 0.5**9)  # exact two-sided binomial on 9 discordant
+    assert parses.p_holm == pytest.approx(3 * parses.p) and parses.significant
+    finished = t[t.outcome == "model ended & parses"].iloc[0]
+    assert (finished.k_a, finished.k_b) == (9, 3)  # the budget-closed outputs do not count
+    assert set(t.outcome) == set(R.ARM_OUTCOMES.values())
+    assert "9 / 0" in R.arm_tests_table(t).to_string()
+
+
+def test_arm_tests_refuse_unpaired_arms():
+    recs = arm_records([(True, R.ENDS[0])] * 2, [(True, R.ENDS[0])] * 3)
+    with pytest.raises(ValueError, match="different cases"):
+        R.arm_tests(recs)
+
+
+def test_large_run_markdown_names_the_significant_differences():
+    con = [(True, R.ENDS[0])] * 12
+    unc = [(False, R.ENDS[0])] * 12
+    recs = arm_records(con, unc)
+    t = R.arm_tests(recs)
+    numbers = {"differential": {"splits": 1, "true_middles_all_prefixes_viable": 1.0,
+                                "true_middles_accepted": 1.0, "edits": 0, "disagreements": 0},
+               "localized_edit": {},
+               "fim": R.records(R.validity_table(recs.assign(em=False), ["arm"]), ["arm"])}
+    results = {"profile": "large", "model": "m", "numbers": numbers,
+               "params": {"seed": 0, "fim_cases": 12, "edit_cases": None},
+               "hardware": {"cpu": "CPU", "cores": 2}}
+    md = R.large_run_markdown(results, t)
+    assert "profile large" in md and "every held-out" in md
+    assert "parses: FIM-constrained 12/12 vs unconstrained 0/12" in md
+    t_none = R.arm_tests(arm_records(con, con))
+    assert R.large_run_markdown(results, t_none).endswith("none.")

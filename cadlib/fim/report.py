@@ -30,10 +30,12 @@ from ..metrics import wilson_ci
 from ..models import SMOLLM2, model_info
 from ..oracle import oracle_program
 from ..results import hardware_info, results_dir, results_name, setting_label, write_results
+from ..sft.paired import ALPHA, holm, mcnemar_exact
 from .completion import ARMS, ENDS, FIM_USER
 from .differential import summarize
 
-__all__ = ["validity_table", "step_costs", "cost_by_length", "system_labels", "rate_cell",
+__all__ = ["LARGE", "load_run", "arm_tests", "arm_tests_table", "large_run_markdown",
+           "validity_table", "step_costs", "cost_by_length", "system_labels", "rate_cell",
            "rate_table", "edit_cost_table", "case_records", "write_case_records", "clean",
            "records", "run_summary", "setting", "run_label", "differential_text",
            "differential_by_cut", "edit_shape_table", "edit_caption", "edit_outcomes",
@@ -423,3 +425,89 @@ def write_chapter(numbers: dict, edit_rows: pd.DataFrame, fim_rows: pd.DataFrame
                          tokenizer=params["model"], params={**params, "seed": seed},
                          device=device)  # fmt: skip
     return path, write_case_records(case_records(edit_rows, fim_rows), profile)
+
+
+# --------------------------------------------------------------------------------------------
+# The large run (profile "large"), run once and shown by the cpu chapter
+# --------------------------------------------------------------------------------------------
+
+#: The command that regenerates ``results/fim.large.json`` and its case records.
+LARGE = ("papermill --cwd notebooks notebooks/08_fim_constraint.ipynb "
+         "_build/08_fim_constraint.large.ipynb -p profile large")
+
+#: The paired comparisons of the arms, declared before any is made: (part, arm a, arm b);
+#: the ``<gen>``-body part is compared per system.
+ARM_PAIRS = (("edit", "FIM-constrained", "unconstrained"),
+             ("fim", "FIM-constrained", "unconstrained"),
+             ("fim", "FIM-constrained + context trim", "unconstrained + context trim"))
+#: The outcomes compared: parses, finished and valid (ended by the model and parses), tests.
+ARM_OUTCOMES = {"parses": "parses", "ended_and_parses": "model ended & parses",
+                "passed": "tests pass"}
+
+
+def load_run(profile: str = "large") -> tuple[dict, pd.DataFrame] | None:
+    """``(results, case records)`` of a committed ``fim.<profile>`` run, or ``None``."""
+    path = results_dir() / results_name("fim", profile)
+    cases = path.with_name(path.name.replace(".json", ".cases.jsonl"))
+    if not (path.exists() and cases.exists()):
+        return None
+    recs = pd.read_json(cases, lines=True)
+    return json.loads(path.read_text()), recs
+
+
+def arm_tests(records: pd.DataFrame) -> pd.DataFrame:
+    """McNemar's exact test (:func:`cadlib.sft.paired.mcnemar_exact`) of each pair of
+    :data:`ARM_PAIRS` on each outcome of :data:`ARM_OUTCOMES`, on the same cases, with
+    Holm-adjusted p-values over the whole family (level :data:`cadlib.sft.paired.ALPHA`)."""
+    recs = records.assign(ended_and_parses=(records.end == ENDS[0]) & records.parses,
+                          passed=records.passed.fillna(False).astype(bool))  # fmt: skip
+    rows = []
+    for part, a, b in ARM_PAIRS:
+        sub = recs[recs.part == part]
+        for system, g in sub.groupby("system", sort=False):
+            ga = g[g.arm == a].set_index("id").sort_index()
+            gb = g[g.arm == b].set_index("id").sort_index()
+            if ga.empty or gb.empty:
+                continue
+            if list(ga.index) != list(gb.index):
+                raise ValueError(f"{part} {system}: arms {a!r} and {b!r} hold different cases")
+            for key, label in ARM_OUTCOMES.items():
+                t = mcnemar_exact(list(ga[key]), list(gb[key]))
+                rows.append(dict(part=part, system=system, a=a, b=b, outcome=label, n=t["n"],
+                                 k_a=t["a"], k_b=t["b"], a_only=t["a_only"],
+                                 b_only=t["b_only"], p=t["p"]))  # fmt: skip
+    out = pd.DataFrame(rows)
+    if len(out):
+        out["p_holm"] = holm(list(out.p))
+        out["significant"] = out.p_holm < ALPHA
+    return out
+
+
+def arm_tests_table(tests: pd.DataFrame) -> pd.DataFrame:
+    """:func:`arm_tests` for display: each arm's rate with its interval, the discordant
+    pairs and the p-values."""
+    t = tests.copy()
+    t["arm a"] = [f"{a}: {rate_cell(k, n)}" for a, k, n in zip(t.a, t.k_a, t.n, strict=True)]
+    t["arm b"] = [f"{b}: {rate_cell(k, n)}" for b, k, n in zip(t.b, t.k_b, t.n, strict=True)]
+    t["only a / only b"] = [f"{x} / {y}" for x, y in zip(t.a_only, t.b_only, strict=True)]
+    t["p (Holm)"] = [f"{p:.3g} ({q:.3g})" for p, q in zip(t.p, t.p_holm, strict=True)]
+    return t[["part", "system", "outcome", "arm a", "arm b", "only a / only b", "p (Holm)",
+              "significant"]]  # fmt: skip
+
+
+def large_run_markdown(results: dict, tests: pd.DataFrame) -> str:
+    """What the committed large run found, generated from its numbers: its setting, each
+    arm's rates (:func:`run_summary`) and which paired differences are significant."""
+    r = results
+    p = r["params"]
+    edits = ("every held-out single-`<gen>` edit case" if p["edit_cases"] is None
+             else f"{p['edit_cases']} held-out single-`<gen>` edit cases")  # fmt: skip
+    where = (f"profile {r['profile']}, {r['model']}, seed {p['seed']}, {p['fim_cases']} FIM "
+             f"problems, {edits}; machine: {r['hardware']['cpu']}, "
+             f"{r['hardware']['cores']} cores")
+    sig = tests[tests.significant]
+    found = ("; ".join(f"{x.part} ({x.system}), {x.outcome}: {x.a} {x.k_a}/{x.n} vs {x.b} "
+                       f"{x.k_b}/{x.n}, Holm p {x.p_holm:.3g}" for x in sig.itertuples())
+             if len(sig) else "none")  # fmt: skip
+    return (f"{run_summary(r['numbers'], where)}\n\n**Paired differences significant at "
+            f"{ALPHA} (Holm, {len(tests)} tests):** {found}.")
