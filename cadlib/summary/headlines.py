@@ -426,6 +426,12 @@ HEADLINES: tuple[Headline, ...] = (
          "fim.unconstrained.parse_rate", V.beyond(), n="fim.unconstrained.n"),
     _pct("fim", "FIM completion: parse rate FIM-constrained", "ch. 8", None,
          "fim.FIM-constrained.parse_rate", V.beyond(), n="fim.FIM-constrained.n"),
+    _pct("fim", "FIM completion: parse rate unconstrained + context trim", "ch. 8", None,
+         "fim.unconstrained + context trim.parse_rate", V.beyond(),
+         n="fim.unconstrained + context trim.n"),
+    _pct("fim", "FIM completion: parse rate FIM-constrained + context trim", "ch. 8", None,
+         "fim.FIM-constrained + context trim.parse_rate", V.beyond(),
+         n="fim.FIM-constrained + context trim.n"),
 )  # fmt: skip
 
 
