@@ -209,10 +209,10 @@ def _trie_mask(trie: TokenTrie, constraint: FIMConstraint, end_ids: list):
 
 def mask_stages(cases, tokenizer, n_problems: int = 4, seed: int = 0,
                 middle_chars: int = 200) -> pd.DataFrame:
-    """Where a mask's time goes, stage by stage, along true middles (token by token): the trie
-    walk (lexer steps and the parser's scans, :meth:`TokenTrie._walk`), the numpy cover of its
-    ranges, the byte tokens, and ``can_end`` for the end tokens; with the walk's counts of
-    trie nodes popped and of distinct lexer steps.
+    """Where a mask's time goes, stage by stage, along true middles (token by token): the
+    lexical tables (the parser operations of each branch's table, and the trie walks that grow
+    the tables: :meth:`cadlib.fim.tokenlex.LexTables.allowed`), the numpy cover of their token
+    ids, the byte tokens, and ``can_end`` for the end tokens.
 
     Returns
     -------
@@ -227,11 +227,12 @@ def mask_stages(cases, tokenizer, n_problems: int = 4, seed: int = 0,
         length = 0
         for k, tid in enumerate(tokenizer.encode(middle, add_special_tokens=False)):
             mask = np.zeros(trie.size, dtype=bool)
-            walk_s, found = _time(lambda cur=c: trie._walk(cur._problem.lexer, cur.branches))
-            cover_s, _ = _time(lambda m=mask, f=found: trie._cover(m, *f))
+            walk_s, found = _time(
+                lambda cur=c: trie.tables.allowed(cur._problem.lexer, cur.branches))
+            cover_s, _ = _time(lambda m=mask, f=found: trie._cover(m, f))
             byte_s, _ = _time(lambda m=mask, cur=c: trie._byte_tokens(m, cur))
             end_s, _ = _time(c.can_end)
-            for stage, seconds in (("trie walk", walk_s), ("numpy cover", cover_s),
+            for stage, seconds in (("lexical tables", walk_s), ("numpy cover", cover_s),
                                    ("byte tokens", byte_s), ("can_end", end_s)):
                 rows.append(dict(problem=pid, step=k, middle_chars=length, stage=stage,
                                  seconds=seconds))
