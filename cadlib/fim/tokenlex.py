@@ -282,34 +282,55 @@ class LexTable:
         """The arrays of token ids that keep the branch ``(chart, line)`` of this key viable:
         the tokens of every operation node whose path succeeds, after walking the trie
         subtrees deferred at those nodes."""
-        vals = {0: (chart, line)}
-        self._visited, self._stack = visited, stack = set(), [0]
-        alive = []
+        self._visited, self._stack = set(), [0]
         try:
-            while stack:
-                n = stack.pop()
-                if self._value(n, vals, lexer) is None:
-                    continue
-                visited.add(n)
-                alive.append(n)
-                stack.extend(self.kids[n])
-                if self.deferred[n]:
-                    todo, self.deferred[n] = self.deferred[n], []
-                    at = self.at
-                    self._walk([(t, at.pop(t)) for t in todo if t in at], vals, lexer)
+            alive = self._evaluate(lexer, {0: (chart, line)})
         except BaseException:
             self.broken = True
             raise
         finally:
             self._visited, self._stack = None, []
         out = []
+        arrays = self.arrays
         for n in alive:
-            arr = self.arrays[n]
+            arr = arrays[n]
             if arr is None:
-                arr = self.arrays[n] = self._array(n)
+                arr = arrays[n] = self._array(n)
             if len(arr):
                 out.append(arr)
         return out
+
+    def _evaluate(self, lexer, vals: dict) -> list:
+        """The nodes that succeed, depth-first from the root (a node is popped only when its
+        parent succeeded, so its value is one operation away); deferred subtrees below them
+        are walked, and the nodes this creates below visited ones are pushed as they come."""
+        op, parent, kids, deferred = self.op, self.parent, self.kids, self.deferred
+        visited, stack = self._visited, self._stack
+        sip_viable = lexer.sip_viable
+        alive = []
+        while stack:
+            n = stack.pop()
+            v = vals.get(n, _MISSING)
+            if v is _MISSING:
+                v = vals[parent[n]]
+                kind, arg = op[n]
+                if kind == _CHECK:  # the most common operation, inlined
+                    ok = v[0].viable.get(arg)
+                    if not (ok or ok is None and sip_viable(arg, v[0])):
+                        v = None
+                else:
+                    v = _apply(op[n], v, lexer)
+                vals[n] = v
+            if v is None:
+                continue
+            visited.add(n)
+            alive.append(n)
+            stack.extend(kids[n])
+            if deferred[n]:
+                todo, deferred[n] = deferred[n], []
+                at = self.at
+                self._walk([(t, at.pop(t)) for t in todo if t in at], vals, lexer)
+        return alive
 
     def _array(self, n: int) -> np.ndarray:
         """The token ids filed under node ``n``."""
