@@ -65,20 +65,26 @@ def test_a_deferred_subtree_is_walked_when_a_later_chart_needs_it():
     assert len(trie.tables.tables) == 1 and not table.at
 
 
-def test_symbols_hand_tokens_to_the_boundary_table():
+def test_symbols_route_tokens_to_shared_tables():
     """An operator hands every token it does not extend to the boundary table, a name the
-    ones that do not start with an identifier character; the masks stay exact."""
-    vocab = ["(", " (", "=", "==", "x", " x", "x(", ".y", "1", "abc", ")", ":", ".", "'a'"]
+    ones that do not start with an identifier character; a keyword prefix hands the tokens
+    that make it a plain name to the plain name's table. The masks stay exact."""
+    vocab = ["(", " (", "=", "==", "x", " x", "x(", ".y", "1", "abc", ")", ":", ".", "'a'",
+             "urn", "u", "ur", "xs", "x)", "s(", " 1"]
     trie = TokenTrie(vocab)
     for left, right in [("x = a ", "\n"), ("x = y =", " 1\n"), ("x = f", "\n"), ("x = 1", "\n"),
-                        ("x = r", "\n")]:
+                        ("x = r", "\n"), ("def f():\n    ret", "\n"), ("x = ret", "\n"),
+                        ("x = zq", "\n")]:
         c = FIMConstraint(left, right)
         assert (trie.allowed(c) == naive(c, vocab)).all(), left
+    name = FIMConstraint("x = zq", "\n").branches[0][1]  # the plain name's automaton state
     # "1" then ".y" would be the attribute of a number ("1 .y"), but the lexer reads "1."
     c = FIMConstraint("x = 1", "\n")
     assert trie.allowed(c)[vocab.index(".")] and not trie.allowed(c)[vocab.index(".y")]
     kinds = {(key[0], after_name) for (key, after_name) in trie.tables.tables}
     assert (0, False) in kinds and (0, True) in kinds  # both boundary tables were used
+    ret = trie.tables.table((FIMConstraint("x = ret", "\n").branches[0][1], (), (), False))
+    assert ret.routes == [0, name]  # "ret" + "x": the plain name's table
 
 
 def middle_states(tok, n_problems: int, per_problem: int, seed: int) -> list:

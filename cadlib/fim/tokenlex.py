@@ -76,20 +76,29 @@ def sip_absorbing(sip: int) -> int:
     return bits
 
 
-def _hands_over(sip: int, ch: str) -> bool:
-    """Whether ``ch`` simply ends ``sip`` (no longer symbol, no number follow set), so the
-    branch continues as at a symbol boundary after the ended symbol."""
-    if dfa.step(sip, ch) >= 0:
-        return False
+_BOUNDARY = 0  # route of a first character that simply ends the symbol in progress
+
+
+def _route(key: tuple, ch: str) -> int | None:
+    """Where the tokens starting with ``ch`` are looked up for a lexical key (``None``: its
+    own table). :data:`_BOUNDARY`: ``ch`` ends the symbol with no longer one pending and no
+    number follow set, so the branch goes on as at a symbol boundary after the ended symbol;
+    a symbol-in-progress state ``s``: ``ch`` moves to ``s``, which keeps ``ch`` (``"ret"`` +
+    ``"x"`` is any name), so the branch goes on as ``s``'s table from its root. Not for a
+    comment's end (the boundary table would evaluate every token only to drop it)."""
+    sip, guards, follow, _ = key
+    if not sip or follow:
+        return None
+    nxt = dfa.step(sip, ch)
     names = dfa.accept[sip]
-    return names is not None and (names[0] not in NUMBER_TERMINALS or number_follow(ch) == ())
-
-
-def _hands_over_some(sip: int) -> bool:
-    """Whether a table for ``sip`` hands the tokens :func:`_hands_over` to a boundary table
-    (not for a comment: a newline is the only character that ends it, and the boundary table
-    would evaluate every token only to drop it)."""
-    return dfa.accept[sip] is not None and dfa.descs[sip][0] != "comment"
+    if nxt < 0:
+        simple = names is not None and (names[0] not in NUMBER_TERMINALS or
+                                        number_follow(ch) == ())  # fmt: skip
+        return _BOUNDARY if simple and dfa.descs[sip][0] != "comment" else None
+    if guards or nxt == sip or dfa.step(nxt, ch) != nxt:
+        return None
+    ends = names is not None and dfa.accept[nxt] is None and not dfa.commit[nxt]
+    return None if ends else nxt
 
 
 class LexTables:
@@ -110,29 +119,36 @@ class LexTables:
 
     def allowed(self, lexer, branches: list) -> list:
         """``[(token id arrays, keep)]``: the tokens allowed by each branch's table and by the
-        boundary table it hands tokens to; ``keep`` (a boolean mask over token ids, or
-        ``None``) restricts the latter to the first characters handed over."""
+        tables it routes first characters to (:func:`_route`); ``keep`` (a boolean mask over
+        token ids, or ``None``) restricts the latter to the first characters routed there."""
         parts = []
         for chart, sip, guards, follow, line in branches:
-            own = self.table((sip, guards, follow, line[1]))
+            key = (sip, guards, follow, line[1])
+            own = self.table(key)
             parts.append((own.allowed(lexer, chart, line), None))
-            if not own.hands_over:
-                continue
-            names = dfa.accept[sip]
-            ended = (chart, line) if names is IGNORE else lexer.emit(chart, line, names)
-            if ended is not None:
-                after = self.table((0, guards, (), line[1]), dfa.descs[sip][0] == "name")
-                parts.append((after.allowed(lexer, *ended), self._kept(sip)))
+            for route in own.routes:
+                if route == _BOUNDARY:
+                    names = dfa.accept[sip]
+                    got = (chart, line) if names is IGNORE else lexer.emit(chart, line, names)
+                    after = (0, guards, (), line[1]), dfa.descs[sip][0] == "name"
+                elif lexer.sip_viable(route, chart):
+                    got, after = (chart, line), ((route, (), (), line[1]), False)
+                else:
+                    continue
+                if got is not None:
+                    arrays = self.table(*after).allowed(lexer, *got)
+                    parts.append((arrays, self._kept(key, route)))
         return parts
 
-    def _kept(self, sip: int) -> np.ndarray:
-        """The tokens whose first character ends ``sip`` simply (:func:`_hands_over`)."""
-        got = self._keep.get(sip)
+    def _kept(self, key: tuple, route: int) -> np.ndarray:
+        """The tokens whose first character ``key`` routes to ``route``."""
+        k = (key[0], bool(key[1]), route)  # all that _route looks at (follow is empty)
+        got = self._keep.get(k)
         if got is None:
             trie = self.trie
-            got = self._keep[sip] = np.zeros(trie.size, dtype=bool)
+            got = self._keep[k] = np.zeros(trie.size, dtype=bool)
             for ch, child in trie.children[0]:
-                if _hands_over(sip, ch):
+                if _route(key, ch) == route:
                     got[trie.order[trie.lo[child]:trie.hi[child]]] = True
         return got
 
@@ -144,16 +160,16 @@ class LexTable:
     node, ``bol`` whether the line has no symbol yet (``None``: unknown, after a newline that
     may be inside brackets). Node ``i`` has ``op[i]`` (``(kind, argument)``), ``parent[i]``,
     ``kids[i]``, the tokens ending there (``ranges`` of the trie's order, ``singles``) and the
-    trie nodes ``deferred`` there. When the key's symbol hands tokens over (``hands_over``),
-    its own walk skips their first characters; so does a boundary table ``after_name`` for
+    trie nodes ``deferred`` there. Its walk skips the first characters that the key routes
+    to other tables (``routes``, :func:`_route`); a boundary table ``after_name`` skips
     identifier characters.
     """
 
     def __init__(self, trie, key: tuple, after_name: bool = False):
         self.trie = trie
         sip, guards, follow, bol = key
-        self.hands_over = bool(sip) and not follow and _hands_over_some(sip)
-        self.sip, self.after_name = sip, after_name
+        self.key, self.after_name = key, after_name
+        self.routes = sorted({_route(key, ch) for ch, _ in trie.children[0]} - {None})
         self.op: list = [None]
         self.parent = [-1]
         self.kids: list[list] = [[]]
@@ -279,9 +295,9 @@ class LexTable:
     # ----- evaluation on a real branch, walking what it needs --------------------------------
 
     def allowed(self, lexer, chart, line) -> list:
-        """The arrays of token ids that keep the branch ``(chart, line)`` of this key viable:
-        the tokens of every operation node whose path succeeds, after walking the trie
-        subtrees deferred at those nodes."""
+        """The arrays of token ids that keep the branch ``(chart, line)`` of this key viable
+        and do not start with a routed character: the tokens of every operation node whose
+        path succeeds, after walking the trie subtrees deferred at those nodes."""
         self._visited, self._stack = set(), [0]
         try:
             alive = self._evaluate(lexer, {0: (chart, line)})
@@ -366,7 +382,7 @@ class LexTable:
             else:
                 a_lo, a_hi, a_singles, out = absorbed(t, bits)
                 self._file(state[0][0], zip(a_lo, a_hi, strict=True), a_singles)
-            if t == 0 and (self.hands_over or self.after_name):
+            if t == 0 and (self.routes or self.after_name):
                 out = self._root_edges(out)
             for ch, _, kids in out:
                 nxt = memo.get(ch)
@@ -384,7 +400,7 @@ class LexTable:
         first = dict(self.trie.children[0])
         kept = []
         for ch, cbit, kids in out:
-            if (_hands_over(self.sip, ch) if self.hands_over else is_id_continue(ch)):
+            if is_id_continue(ch) if self.after_name else _route(self.key, ch) is not None:
                 kids = tuple(k for k in kids if k != first.get(ch))
             if kids:
                 kept.append((ch, cbit, kids))
