@@ -63,6 +63,9 @@ def test_a_deferred_subtree_is_walked_when_a_later_chart_needs_it():
     got = trie.allowed(later)
     assert (got == naive(later, vocab)).all() and got[vocab.index("(x)")]
     assert len(trie.tables.tables) == 1 and not table.at
+    # the first chart again (the table grew since), then once more: the kept answer
+    assert (trie.allowed(first) == naive(first, vocab)).all()
+    assert trie.tables.allowed(first._problem.lexer, first.branches)[0][0] is table._last[3]
 
 
 def test_symbols_route_tokens_to_shared_tables():

@@ -169,7 +169,8 @@ class LexTable:
         self.trie = trie
         sip, guards, follow, bol = key
         self.key, self.after_name = key, after_name
-        self.routes = sorted({_route(key, ch) for ch, _ in trie.children[0]} - {None})
+        routes = {_route(key, ch) for ch, _ in trie.children[0]} if sip and not follow else ()
+        self.routes = sorted(set(routes) - {None})
         self.op: list = [None]
         self.parent = [-1]
         self.kids: list[list] = [[]]
@@ -187,6 +188,8 @@ class LexTable:
         self.at = {0: root}  # deferred trie node -> its symbolic state
         self._visited: set | None = None  # the evaluation in progress (see allowed)
         self.broken = False  # an evaluation was interrupted mid-walk: rebuild the table
+        self.walks = 0  # how often the table grew
+        self._last: tuple = (None, None, -1, [])  # (chart, line, walks, answer)
         self._stack: list = []
 
     # ----- the operation trie ----------------------------------------------------------------
@@ -297,7 +300,12 @@ class LexTable:
     def allowed(self, lexer, chart, line) -> list:
         """The arrays of token ids that keep the branch ``(chart, line)`` of this key viable
         and do not start with a routed character: the tokens of every operation node whose
-        path succeeds, after walking the trie subtrees deferred at those nodes."""
+        path succeeds, after walking the trie subtrees deferred at those nodes. The last
+        answer is reused for the same chart and line unless the table grew since (decoding
+        inside a name, string or comment asks again with the same chart)."""
+        last = self._last
+        if last[0] is chart and last[1] == line and last[2] == self.walks:
+            return last[3]
         self._visited, self._stack = set(), [0]
         try:
             alive = self._evaluate(lexer, {0: (chart, line)})
@@ -314,6 +322,7 @@ class LexTable:
                 arr = arrays[n] = self._array(n)
             if len(arr):
                 out.append(arr)
+        self._last = (chart, line, self.walks, out)
         return out
 
     def _evaluate(self, lexer, vals: dict) -> list:
@@ -374,6 +383,7 @@ class LexTable:
         """The symbolic walk below ``(trie node, state)`` items: tokens are filed under the
         operation nodes they end at; a subtree whose nodes all fail now is deferred."""
         edges, absorbed = self.trie.edges, self.trie._absorbed
+        self.walks += 1
         while work:
             t, state = work.pop()
             bits, memo = self.states[state]
