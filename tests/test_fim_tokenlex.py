@@ -114,6 +114,13 @@ def test_smollm2_tables_equal_naive_along_true_middles(tok):
     states = middle_states(tok, n_problems=3, per_problem=4, seed=1)
     kinds = {(b[1] == 0, b[4][1], b[4][0] > 0) for c in states for b in c.branches}
     assert len(states) >= 10 and (True, True, False) in kinds  # a line start among them
+    # and the rarer states: a number that may end before "else" (two branches, a guard and a
+    # follow set), one before "if", a continuation line, a triple-quoted string's newline
+    for left, right, fed in [("y = a if 1", " b\n", "e"), ("y = a if 1", " else b\n", "i"),
+                             ("x = 1 + \\", "\n2\n", "\n"), ('s = """a', '"""\n', "\n")]:
+        states.append(FIMConstraint(left, right))
+        assert states[-1].feed(fed)
+    assert any(len(c.branches) > 1 and any(b[2] and b[3] for b in c.branches) for c in states)
     for c in states:
         mask = trie.allowed(c)
         mask[tok.eos_token_id] = c.can_end()

@@ -18,15 +18,23 @@ state's mask is the union of its branches'). A mask is then a walk over the oper
   looks at), none for a reach set already checked on the same chart, so the characters inside a
   name, number or string add no operation (whole trie subtrees are filed at once, as the
   absorbed ranges of :meth:`~cadlib.fim.mask.TokenTrie._absorbed`).
-* The tables are chart-free, so every constraint and decoding step shares them. A key whose
-  symbol in progress simply ends before a token's first character (``"("`` then anything, a
-  name then ``" "``) hands those tokens to the key of the symbol boundary after it, with the
-  ended symbol scanned first: :meth:`LexTables.allowed` evaluates that shared table and keeps
-  the tokens by their first character.
+* The tables are chart-free, so every constraint and decoding step shares them, and keys
+  share tables by *routing* first characters (:func:`_route`): a key whose symbol in progress
+  simply ends before a token's first character (``"("`` then anything, a name then ``" "``)
+  hands those tokens to the table of the symbol boundary after it, with the ended symbol
+  scanned first; a keyword prefix hands the tokens that make it a plain name (``"ret"`` then
+  ``"x"``) to the plain name's table, after its check. :meth:`LexTables.allowed` evaluates
+  those tables too and keeps their tokens by first character.
 * A table grows lazily, driven by the charts it is evaluated on: a trie subtree whose operation
   nodes all fail on the chart at hand is *deferred* at those nodes and walked only when a later
   chart makes one of them succeed, so the first evaluation costs about one walk of the trie
-  from that state, later ones only the operations.
+  from that state, later ones only the operations (and the same chart asked again, as inside a
+  name or string, reuses the answer).
+
+The operations are replayed with the lexer's own methods (``sip_viable``, ``emit``,
+``indentation``, the recognizer's ``scan``) and :func:`_apply` mirrors the few lines of
+``BranchingLexer._boundary`` that change the line, so a mask equals feeding every token on its
+own (:func:`cadlib.fim.mask.naive_allowed_mask`, the tests' oracle).
 """
 
 from __future__ import annotations
