@@ -128,7 +128,7 @@ def test_mask_stages_compose_the_mask(tok):
     trie = TokenTrie.for_tokenizer(tok)
     c = FIMConstraint("def f(x):\n    return x", "\n")
     mask = np.zeros(trie.size, dtype=bool)
-    trie._cover(mask, *trie._walk(c._problem.lexer, c.branches))
+    trie._cover(mask, trie.tables.allowed(c._problem.lexer, c.branches))
     trie._byte_tokens(mask, c)
     assert (mask == trie.allowed(c)).all()
 

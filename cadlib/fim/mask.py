@@ -5,20 +5,20 @@ middle (an end-of-sequence token, or whatever ends a ``<gen>`` body) is allowed 
 :meth:`FIMConstraint.can_end`. Trying 49,152 tokens one by one costs ~50k forks and ~250k
 character steps per decoding step; :class:`TokenTrie` shares the work:
 
-* the vocabulary's texts form a character trie, walked depth-first from the constraint's
-  branches, so a prefix shared by many tokens (``" self"``, ``"    "``) is fed once and a dead
-  prefix prunes its whole subtree (early rejection);
-* the tokens are numbered in depth-first order, so a subtree is a contiguous range; when the
-  state is a single lexer branch that a character leaves *unchanged* (inside a string body,
-  comment, identifier or number, or a space between symbols), and every character below a trie
-  node does so, the whole subtree is accepted as one range without being walked — the
-  character sets of subtrees are precomputed as bit masks (one bit per ASCII character, one
-  for non-ASCII identifier characters, one for other non-ASCII characters);
-* what such an absorbing state accepts below a node does not depend on the parser: it is
-  memoised per ``(node, absorbed characters)`` with the *frontier* of edges that leave it,
-  grouped by character, and the walk's states are interned by content so that each distinct
-  ``(state, character)`` is stepped once per mask (thousands of trie nodes share a handful of
-  states);
+* the vocabulary's texts form a character trie, numbered depth-first, so a subtree is a
+  contiguous range of tokens; the character sets of subtrees are precomputed as bit masks (one
+  bit per ASCII character, one for non-ASCII identifier characters, one for other non-ASCII
+  characters), so that below a node where a symbol in progress absorbs every character
+  (inside a string body, comment, identifier or number; spaces mid-line) the whole subtree is
+  taken as one range (:meth:`TokenTrie._absorbed`, memoised per ``(node, absorbed
+  characters)``);
+* the trie is not walked with the constraint's charts: a branch's step depends on its chart
+  and line only through a few parser operations, so per *lexical key* (the branch without
+  chart and line) the trie is walked once, symbolically, into an operation trie with the
+  tokens filed under its nodes (:mod:`cadlib.fim.tokenlex`); a mask evaluates the operation
+  tries of the branches' keys on their charts (memoised scans and set tests) and takes the
+  tokens of the nodes that succeed. These tables are shared by every constraint and step, and
+  grow lazily, as charts need them;
 * byte tokens are grouped by their whole characters once, at construction.
 
 Byte-level BPE tokens that are not valid UTF-8 on their own carry pieces of a multi-byte
@@ -43,23 +43,14 @@ import torch
 
 from ..processors import MaskProcessor, as_tensor
 from ..vocab import token_texts, token_texts_cached
-from .branching import Branch
 from .constraint import FIMConstraint
-from .lexer import dfa, is_id_continue
+from .tokenlex import LexTables, char_bit
 
 __all__ = ["TokenTrie", "token_texts", "allowed_mask", "naive_allowed_mask", "FIMLogitsProcessor",
            "IncrementalMask", "utf8_split", "utf8_prefix", "token_raw", "apply_mask", "keep_mask",
            "byte_token_viable", "PendingBytes"]
 
-_NON_ASCII_ID, _NON_ASCII_OTHER = 128, 129
 _PARTIAL = "é"
-
-
-def _char_bit(ch: str) -> int:
-    o = ord(ch)
-    if o < 128:
-        return 1 << o
-    return 1 << (_NON_ASCII_ID if is_id_continue(ch) else _NON_ASCII_OTHER)
 
 
 class TokenTrie:
@@ -93,9 +84,10 @@ class TokenTrie:
         self.ends = ends
         self._number()
         # per node: (char, char bit, (child,)) — the edge list the walk steps through
-        self.edges = [[(ch, _char_bit(ch), (child,)) for ch, child in kids]
+        self.edges = [[(ch, char_bit(ch), (child,)) for ch, child in kids]
                       for kids in self.children]  # fmt: skip
         self._absorbed_memo: dict = {}
+        self.tables = LexTables(self)
         groups: dict = {}  # byte tokens by (whole characters, unfinished?): one trial each
         for tid, raw in self.byte_tokens:
             split = utf8_split(raw)
@@ -118,7 +110,7 @@ class TokenTrie:
                 self.hi[node] = len(order)
                 bits = 0
                 for ch, child in self.children[node]:
-                    bits |= _char_bit(ch) | self.chars[child]
+                    bits |= char_bit(ch) | self.chars[child]
                 self.chars[node] = bits
                 continue
             self.lo[node] = len(order)
@@ -147,18 +139,21 @@ class TokenTrie:
             for tid, raw in self.byte_tokens:
                 mask[tid] = byte_token_viable(constraint, raw, pending)
             return mask
-        self._cover(mask, *self._walk(constraint._problem.lexer, constraint.branches))
+        self._cover(mask, self.tables.allowed(constraint._problem.lexer, constraint.branches))
         self._byte_tokens(mask, constraint)
         return mask
 
-    def _cover(self, mask: np.ndarray, los: list, his: list, singles: list) -> None:
-        """Stage 2 of :meth:`allowed`: the walk's ranges and single tokens into ``mask``."""
-        if los:
-            n = len(self.order) + 1
-            cover = np.cumsum(np.bincount(los, minlength=n) - np.bincount(his, minlength=n))
-            mask[self.order[cover[:-1] > 0]] = True
-        if singles:
-            mask[singles] = True
+    def _cover(self, mask: np.ndarray, parts: list) -> None:
+        """Stage 2 of :meth:`allowed`: the token ids of :meth:`LexTables.allowed
+        <cadlib.fim.tokenlex.LexTables.allowed>` into ``mask``, those handed to a boundary
+        table only where their first character is kept."""
+        plain = [a for arrays, keep in parts if keep is None for a in arrays]
+        if plain:
+            mask[np.concatenate(plain)] = True
+        for arrays, keep in parts:
+            if keep is not None and arrays:
+                ids = np.concatenate(arrays)
+                mask[ids[keep[ids]]] = True
 
     def _byte_tokens(self, mask: np.ndarray, constraint: FIMConstraint) -> None:
         """Stage 3 of :meth:`allowed`: tokens holding part of a multi-byte character, one
@@ -169,9 +164,9 @@ class TokenTrie:
 
     def _absorbed(self, node: int, bits: int) -> tuple:
         """What a state that every character of ``bits`` leaves unchanged accepts below
-        ``node`` without stepping (chart-independent, memoised per ``(node, bits)``):
-        ``(range starts, range ends, single tokens, frontier)``; the frontier lists the edges
-        ``(char, bit, children)`` leaving the absorbed paths, grouped by character."""
+        ``node`` without stepping (memoised per ``(node, bits)``): ``(range starts, range
+        ends, single tokens, frontier)``; the frontier lists the edges ``(char, bit,
+        children)`` leaving the absorbed paths, grouped by character."""
         key = (node, bits)
         got = self._absorbed_memo.get(key)
         if got is not None:
@@ -197,86 +192,6 @@ class TokenTrie:
                                    frontier.items()])  # fmt: skip
         self._absorbed_memo[key] = got
         return got
-
-    def _walk(self, lexer, branches: list[Branch]) -> tuple[list, list, list]:
-        """Depth-first walk from the root: ``(range starts, range ends, single tokens)``.
-
-        Where the state absorbs characters (:func:`_absorbing`), the memoised
-        :meth:`_absorbed` part is taken whole and only its frontier is stepped; each distinct
-        ``(state, char)`` is stepped once per walk (many trie nodes share a state)."""
-        edges, ends, children, absorbed = self.edges, self.ends, self.children, self._absorbed
-        step = lexer.step
-        los: list = []
-        his: list = []
-        singles: list = []
-        # states interned by content: (branches, absorbing bits, {char: next state key})
-        states: dict = {}
-        root = tuple(branches)
-        states[root] = (branches, _absorbing(branches), {})
-        stack = [(0, root)]
-        while stack:
-            node, key = stack.pop()
-            state, bits, memo = states[key]
-            if bits is None:
-                out = edges[node]
-            else:
-                a_lo, a_hi, a_singles, out = absorbed(node, bits)
-                los.extend(a_lo)
-                his.extend(a_hi)
-                singles.extend(a_singles)
-            for ch, _, kids in out:
-                nxt = memo.get(ch)
-                if nxt is None:
-                    got = step(state, ch)
-                    nxt = memo[ch] = tuple(got)
-                    if nxt and nxt not in states:
-                        states[nxt] = (got, _absorbing(got), {})
-                if not nxt:
-                    continue
-                for child in kids:
-                    singles.extend(ends[child])
-                    if children[child]:
-                        stack.append((child, nxt))
-        return los, his, singles
-
-
-@functools.cache
-def _sip_absorbing(sip: int) -> int:
-    """The bits (:func:`_char_bit`) of the characters that leave a symbol in progress
-    unchanged.
-
-    The automaton treats non-ASCII characters alike up to identifier-ness, so a few
-    representatives decide the two non-ASCII bits exactly.
-    """
-    def test(ch, sip=sip):
-        return dfa.step(sip, ch) == sip
-
-    bits = sum(1 << o for o in range(128) if test(chr(o)))
-    if all(test(ch) for ch in "éßπ中文"):
-        bits |= 1 << _NON_ASCII_ID
-    if all(test(ch) for ch in "€→…—“"):
-        bits |= 1 << _NON_ASCII_OTHER
-    return bits
-
-
-_SPACE_BITS = sum(1 << ord(c) for c in " \t\f\r")
-_SPACE_NL_BITS = _SPACE_BITS | (1 << ord("\n"))
-
-
-def _absorbing(branches: list[Branch]) -> int | None:
-    """The bits of the characters that leave ``branches`` unchanged (``None``: none do): only
-    for a single branch without guards, inside a symbol (its self-loop characters) or between
-    symbols mid-line (spaces; newlines too inside brackets)."""
-    if len(branches) != 1:
-        return None
-    chart, sip, guards, follow, line = branches[0]
-    if guards or follow:
-        return None
-    if sip:
-        return _sip_absorbing(sip) or None
-    if line[1]:
-        return None
-    return _SPACE_NL_BITS if line[0] else _SPACE_BITS
 
 
 def token_raw(text: str | bytes) -> bytes:
