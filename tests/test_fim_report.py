@@ -261,3 +261,15 @@ def test_large_run_markdown_names_the_significant_differences():
     assert "parses: FIM-constrained 12/12 vs unconstrained 0/12" in md
     t_none = R.arm_tests(arm_records(con, con))
     assert R.large_run_markdown(results, t_none).endswith("none.")
+
+
+def test_the_mask_target_is_judged_from_the_run():
+    stages = pd.DataFrame(dict(problem=0, step=[0, 0, 1, 1], stage=["walk", "end"] * 2,
+                               seconds=[0.0004, 0.0001, 0.0002, 0.0001]))  # 0.5 and 0.3 ms
+    md = R.mask_target_markdown(stages, edit_rows(), fim_rows(), "L")
+    lines = md.splitlines()
+    assert "L" in lines[0]
+    assert "along true middles (2 steps)" in lines[2] and "**met**" in lines[2]
+    # the generated steps of the fixtures take 2 ms a mask: twice the median target
+    assert "(16 steps)" in lines[3] and "**missed** (median 2.0×" in lines[3]
+    assert "model's step" in lines[4]

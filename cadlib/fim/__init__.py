@@ -22,6 +22,9 @@ Module map (pipeline order):
     the right context's tails (§V-B, Fig. 7), branches and quotient rules;
 ``constraint``
     :class:`FIMConstraint` (§III Problem 1);
+``tokenlex``
+    the vocabulary's lexical tables: per lexical state, the parser checks each token needs,
+    shared by every constraint and step (what makes a mask a few hundred checks);
 ``mask``
     allowed-token masks for Hugging Face tokenizers; the FIM masks of logits on
     :class:`cadlib.processors.MaskProcessor` (:class:`~cadlib.fim.mask.IncrementalMask`,

@@ -34,8 +34,9 @@ from ..sft.paired import ALPHA, holm, mcnemar_exact
 from .completion import ARMS, ENDS, FIM_USER
 from .differential import summarize
 
-__all__ = ["LARGE", "load_run", "arm_tests", "arm_tests_table", "large_run_markdown",
-           "validity_table", "step_costs", "cost_by_length", "system_labels", "rate_cell",
+__all__ = ["MASK_TARGET_MS", "mask_target_markdown", "LARGE", "load_run", "arm_tests",
+           "arm_tests_table", "large_run_markdown", "validity_table", "step_costs",
+           "cost_by_length", "system_labels", "rate_cell",
            "rate_table", "edit_cost_table", "case_records", "write_case_records", "clean",
            "records", "run_summary", "setting", "run_label", "differential_text",
            "differential_by_cut", "edit_shape_table", "edit_caption", "edit_outcomes",
@@ -378,6 +379,35 @@ def generation_cost(edit_rows: pd.DataFrame, fim_rows: pd.DataFrame) -> pd.DataF
     table = cost_by_length(long.dropna(subset=["seconds"]), value="seconds", by="method")
     table[["median", "p90"]] *= 1e3
     return table
+
+
+#: The mask's speed target (issue 22), milliseconds per step over the whole vocabulary.
+MASK_TARGET_MS = {"median": 1.0, "p90": 5.0}
+
+
+def mask_target_markdown(stages: pd.DataFrame, edit_rows: pd.DataFrame,
+                         fim_rows: pd.DataFrame, label: str) -> str:  # fmt: skip
+    """Whether the whole-vocabulary mask meets :data:`MASK_TARGET_MS`, along true middles
+    (:func:`stage_table`'s whole mask) and in this run's constrained generation
+    (:func:`generation_steps`), each with its step count, beside the model's step."""
+    whole = stage_table(stages).loc["whole mask"]
+    steps = generation_steps(edit_rows, fim_rows).dropna(subset=["seconds"])
+    gen = steps[steps.method.str.startswith("mask")].seconds * 1e3
+    fwd = steps[steps.method.str.startswith("model")].seconds * 1e3
+    lines = [f"*Mask speed against the target (median ≤ {MASK_TARGET_MS['median']:g} ms, "
+             f"p90 ≤ {MASK_TARGET_MS['p90']:g} ms); {label}:*", ""]
+    for where, n, med, p90 in (("along true middles", int(whole.steps), whole["median"],
+                                whole.p90),
+                               ("in this run's constrained generation", len(gen),
+                                gen.median(), gen.quantile(0.9))):  # fmt: skip
+        t_med, t_p90 = MASK_TARGET_MS["median"], MASK_TARGET_MS["p90"]
+        verdict = "met" if med <= t_med and p90 <= t_p90 else "missed"
+        lines.append(f"* {where} ({n} steps): median {med:.2f} ms, p90 {p90:.2f} ms: "
+                     f"**{verdict}** (median {med / t_med:.1f}×, p90 {p90 / t_p90:.1f}× the "
+                     "target)")
+    lines.append(f"* the model's step in the same runs: median {fwd.median():.1f} ms "
+                 f"({len(fwd)} steps)")
+    return "\n".join(lines)
 
 
 def with_units(table: pd.DataFrame, unit: str) -> pd.DataFrame:
