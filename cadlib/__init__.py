@@ -57,9 +57,10 @@ gguf_export (the smoke stand-in as a GGUF for llama.cpp).
 ``formats``: registry (the format protocol, Copy-as-Decode, full regeneration) / blocks /
 unified_diff / search_replace / errors / evaluate / reporting.
 ``fim``: the parser layers, bottom up: lexer / indent / regular / cfg / earley / branching /
-right / constraint / tokenlex (per-lexical-state token tables) / mask; python_grammar (lark's ``python.lark`` converted); the checks and
-costs: differential / stdlib (the differential at scale) / benchmark (per-step cost) /
-completion (HumanEval FIM cuts); chapter 8's run: experiments / report / figures.
+right / constraint / tokenlex (per-lexical-state token tables) / mask; python_grammar (lark's
+``python.lark`` converted); the checks and costs: differential / stdlib (the differential at
+scale) / benchmark (per-step cost) / completion (HumanEval FIM cuts); chapter 8's run:
+experiments / report / figures.
 ``probeedit``: also runnable, ``python -m cadlib.probeedit`` writes the corpus as JSONL.
 """
 

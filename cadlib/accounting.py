@@ -287,7 +287,8 @@ def composed(prompt_ids: Sequence[int], tr: Transcript, program, doc: str, token
     oracle transcript up to each forward (``CopyDecoder(drafts=...)``;
     ``tests/test_decoder_drafts.py`` checks the decoder's forwards against these); ``no-JF``
     is the counterfactual it never runs. Every id the FSM allows is still checked, since an
-    accepted id equals the transcript's.
+    accepted id equals the transcript's. ``program`` is the oracle program ``tr`` encodes:
+    the drafter reads the ops off ``tr``, as the decoder does, so it is not consulted.
     """
     if setting not in ("m=0", *COMPOSITIONS):
         raise ValueError(f"unknown composition {setting!r}; use one of {('m=0', *COMPOSITIONS)}")

@@ -29,9 +29,8 @@ from .fsm import Transcript
 from .grammar import Copy, StreamingParser
 
 __all__ = ["BODY_PLD", "CURSOR_LINES", "SPLICE_CHAIN", "DRAFT_KINDS", "composition_drafts",
-           "NgramIndex", "first_occurrences",
-           "ngram_index", "lookup_draft", "cursor_lookup", "resume_line", "header_guess",
-           "lines_written", "Drafter"]  # fmt: skip
+           "NgramIndex", "first_occurrences", "ngram_index", "lookup_draft", "cursor_lookup",
+           "resume_line", "header_guess", "lines_written", "Drafter"]  # fmt: skip
 
 #: Prompt-lookup setting ``(K, n)`` of the drafts inside ``<gen>`` bodies (the book's timed
 #: prompt-lookup setting).
@@ -209,7 +208,7 @@ class Drafter:
         if "headers" in self.kinds and op_start is not None:
             prev, last_end = self._ops_so_far(ids, kinds, op_start)
             return self._header(prev, last_end)[len(ids) - op_start :]
-        if next_kind != "gen" or not self.kinds & {"pld", "cursor", "headers"}:
+        if next_kind != "gen":
             return []
         body = _trailing_run(kinds, "gen")
         closing = self._closing(ids[len(ids) - body :])
@@ -224,7 +223,7 @@ class Drafter:
             draft = self._cursor(ids[len(ids) - body :], last_end)
             if draft:
                 return draft
-        if self.kinds & {"pld", "cursor"}:
+        if self.kinds & {"pld", "cursor"}:  # the generic rule (the cursor's fallback)
             if self._index is None:
                 self._index = NgramIndex(self.K, self.n)
                 self._index.extend(self.prompt)
