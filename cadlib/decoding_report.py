@@ -13,7 +13,6 @@ their results for display. Two records carry what the notebook passes from cell 
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
@@ -37,7 +36,7 @@ from .models import (
     resolve_device,
     set_threads,
 )
-from .results import hardware_info, results_dir, results_name, setting_label, write_results
+from .results import hardware_info, load_results, setting_label, write_results
 from .strategies import CaseInputs
 from .tokenizers import qwen25_tokenizer
 
@@ -553,9 +552,12 @@ FULL = ("papermill --cwd notebooks notebooks/06_decoding.ipynb _build/06_decodin
 
 
 def load_full() -> dict | None:
-    """The committed ``full`` run's results (``results/decoding.full.json``), or ``None``."""
-    path = results_dir() / results_name("decoding", "full")
-    return json.loads(path.read_text()) if path.exists() else None
+    """The committed ``full`` run's results (``results/decoding.full.json``, through
+    :func:`cadlib.results.load_results`), or ``None``."""
+    try:
+        return load_results("decoding", "full")
+    except FileNotFoundError:
+        return None
 
 
 def full_run_markdown(full: dict) -> str:

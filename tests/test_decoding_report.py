@@ -249,9 +249,10 @@ def test_a_committed_full_run_is_shown_from_its_file(tmp_path, monkeypatch):
             "numbers": {"speed": {"probeedit/Copy-as-Decode +drafts": speed},
                         "timed_cases": {"a": "probeedit", "b": "probeedit", "c": "heval-fix-py"},
                         "runtime_s": 1500.0, "goals": [goal]}}
-    monkeypatch.setattr(R, "results_dir", lambda: tmp_path)
+    monkeypatch.setenv("CADLIB_ROOT", str(tmp_path))  # no committed results/ there
+    monkeypatch.setenv("CADLIB_RESULTS_DIR", str(tmp_path / "runs"))
     assert R.load_full() is None
-    (tmp_path / "decoding.full.json").write_text(json.dumps(full))
+    (tmp_path / "runs" / "decoding.full.json").write_text(json.dumps(full))
     got = R.load_full()
     md = R.full_run_markdown(got)
     assert "3 timed cases: probeedit 2, heval-fix-py 1" in md and "25 minutes" in md

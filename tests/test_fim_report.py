@@ -273,3 +273,12 @@ def test_the_mask_target_is_judged_from_the_run():
     # the generated steps of the fixtures take 2 ms a mask: twice the median target
     assert "(16 steps)" in lines[3] and "**missed** (median 2.0×" in lines[3]
     assert "model's step" in lines[4]
+
+
+def test_a_committed_run_is_found_when_results_go_elsewhere(tmp_path, monkeypatch):
+    # nbval re-runs the chapters with CADLIB_RESULTS_DIR elsewhere: the committed large run
+    # must still be shown (it is read from the repository's results/ as a fallback)
+    monkeypatch.setenv("CADLIB_RESULTS_DIR", str(tmp_path))
+    got = R.load_run("large")
+    assert got is not None and got[0]["profile"] == "large" and len(got[1])
+    assert R.load_run("no-such-profile") is None

@@ -29,7 +29,15 @@ from ..grammar import Copy
 from ..metrics import wilson_ci
 from ..models import SMOLLM2, model_info
 from ..oracle import oracle_program
-from ..results import hardware_info, results_dir, results_name, setting_label, write_results
+from ..results import (
+    hardware_info,
+    load_results,
+    repo_root,
+    results_dir,
+    results_name,
+    setting_label,
+    write_results,
+)
 from ..sft.paired import ALPHA, holm, mcnemar_exact
 from .completion import ARMS, ENDS, FIM_USER
 from .differential import summarize
@@ -476,13 +484,17 @@ ARM_OUTCOMES = {"parses": "parses", "ended_and_parses": "model ended & parses",
 
 
 def load_run(profile: str = "large") -> tuple[dict, pd.DataFrame] | None:
-    """``(results, case records)`` of a committed ``fim.<profile>`` run, or ``None``."""
-    path = results_dir() / results_name("fim", profile)
-    cases = path.with_name(path.name.replace(".json", ".cases.jsonl"))
-    if not (path.exists() and cases.exists()):
+    """``(results, case records)`` of a committed ``fim.<profile>`` run
+    (:func:`cadlib.results.load_results`: the results folder, else the repository's
+    ``results/``), or ``None``."""
+    try:
+        results = load_results("fim", profile)
+    except FileNotFoundError:
         return None
-    recs = pd.read_json(cases, lines=True)
-    return json.loads(path.read_text()), recs
+    name = results_name("fim", profile).replace(".json", ".cases.jsonl")
+    cases = next((d / name for d in (results_dir(), repo_root() / "results")
+                  if (d / name).exists()), None)  # fmt: skip
+    return (results, pd.read_json(cases, lines=True)) if cases else None
 
 
 def arm_tests(records: pd.DataFrame) -> pd.DataFrame:
