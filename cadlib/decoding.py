@@ -66,6 +66,7 @@ __all__ = [
     "CaseInputs",
     "prepare",
     "timed_sample",
+    "UNRECORDED",
     "case_records",
     "write_case_records",
     "time_on_gold",
@@ -464,15 +465,22 @@ def paper_numbers() -> dict:
     }  # fmt: skip
 
 
+#: Compositions the per-case records leave out (:func:`case_records`; the file stays under the
+#: project's 2 MB limit): the counterfactual without jump-forward and each body rule without
+#: the headers. The chapter's tables count them on every case; the accounting recomputes them
+#: in seconds.
+UNRECORDED = ("m=0 no-JF", "m=0 +PLD", "m=0 +cursor")
+
+
 def case_records(acc: pd.DataFrame, best: pd.Series, measured: pd.DataFrame | None = None,
                  free: pd.DataFrame | None = None, timed_setting: str = "K=10 n=2") -> list[dict]:
     """Compact per-case records (issue 16 "Per-case outputs"): one per accounted case and
     headline method (autoregressive, prompt lookup at the corpus's best setting, every
-    Copy-as-Decode variant): forwards, ids fed, predicted decode seconds; for a timed case
-    also the measured decode seconds (median of repeats) on the rows of the timed runs
-    (autoregressive, Copy-as-Decode m=0 and with its drafts, prompt lookup at
-    ``timed_setting``, added if it is not the best); then one record per free run with its
-    program, verdict fields and whether the budget closed it."""
+    Copy-as-Decode variant but those of :data:`UNRECORDED`): forwards, ids fed, predicted
+    decode seconds; for a timed case also the measured decode seconds (median of repeats) on
+    the rows of the timed runs (autoregressive, Copy-as-Decode m=0 and with its drafts,
+    prompt lookup at ``timed_setting``, added if it is not the best); then one record per
+    free run with its program, verdict fields and whether the budget closed it."""
     timed = {}
     if measured is not None and len(measured):
         med = measured.groupby(["case", "method"]).decode_s.median()
@@ -482,7 +490,8 @@ def case_records(acc: pd.DataFrame, best: pd.Series, measured: pd.DataFrame | No
     keep = ~pld | (acc.setting == acc.corpus.map(best)) | (
         (acc.setting == timed_setting) & acc.case.isin(cases))  # fmt: skip
     out = []
-    for r in acc[keep & (acc.method != "bnd_exact charge")].itertuples():
+    keep &= (acc.method != "bnd_exact charge") & ~acc.setting.isin(UNRECORDED)
+    for r in acc[keep].itertuples():
         rec = dict(case=r.case, corpus=r.corpus, method=r.method, setting=r.setting or None,
                    T=int(r.T), forwards=int(r.forwards), ids_fed=int(r.ids_fed))
         if hasattr(r, "predicted_s"):

@@ -31,6 +31,7 @@ __all__ = [
     "repo_root",
     "results_dir",
     "results_name",
+    "find_results_file",
     "setting_label",
     "strict_json",
     "write_results",
@@ -208,13 +209,18 @@ def write_results(
     return path
 
 
-def load_results(chapter: str, profile: str | None = None) -> dict:
-    """Read ``<chapter>.json`` (``<chapter>.<profile>.json``, :func:`results_name`) from
-    :func:`results_dir`, falling back to ``<repo>/results``."""
-    name = results_name(chapter, profile)
+def find_results_file(name: str) -> Path:
+    """``name`` in :func:`results_dir`, else in ``<repo>/results`` (where committed runs of
+    other profiles live while the tests send a re-run's results elsewhere); the latter path
+    when it is in neither."""
     path = results_dir() / name
-    if not path.exists():
-        path = repo_root() / "results" / name
+    return path if path.exists() else repo_root() / "results" / name
+
+
+def load_results(chapter: str, profile: str | None = None) -> dict:
+    """Read ``<chapter>.json`` (``<chapter>.<profile>.json``, :func:`results_name`) through
+    :func:`find_results_file`."""
+    path = find_results_file(results_name(chapter, profile))
     if not path.exists():
         raise FileNotFoundError(f"{path} does not exist: run notebooks/*{chapter}*.ipynb first")
     return json.loads(path.read_text())

@@ -131,6 +131,10 @@ def test_case_records_and_their_file(tok, tmp_path, monkeypatch):
     assert "measured_s" not in by[("Copy-as-Decode", "m=4")]
     assert by[("free run (FSM, greedy)", None)]["budget_closed"] is True
     assert not any(r["method"] == A.BOUND for r in recs)
+    recorded = {r.get("setting") for r in recs if r["method"] == "Copy-as-Decode"}
+    assert recorded == {"m=0", "m=4", "m=0 +headers", "m=0 +PLD +headers",
+                        "m=0 +cursor +headers"}  # fmt: skip
+    assert not recorded & set(D.UNRECORDED)
     path = D.write_case_records(recs, "smoke")
     assert path.name == "decoding.smoke.cases.jsonl"
     assert [json.loads(line) for line in path.read_text().splitlines()] == recs

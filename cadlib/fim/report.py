@@ -30,9 +30,9 @@ from ..metrics import wilson_ci
 from ..models import SMOLLM2, model_info
 from ..oracle import oracle_program
 from ..results import (
+    find_results_file,
     hardware_info,
     load_results,
-    repo_root,
     results_dir,
     results_name,
     setting_label,
@@ -491,10 +491,8 @@ def load_run(profile: str = "large") -> tuple[dict, pd.DataFrame] | None:
         results = load_results("fim", profile)
     except FileNotFoundError:
         return None
-    name = results_name("fim", profile).replace(".json", ".cases.jsonl")
-    cases = next((d / name for d in (results_dir(), repo_root() / "results")
-                  if (d / name).exists()), None)  # fmt: skip
-    return (results, pd.read_json(cases, lines=True)) if cases else None
+    cases = find_results_file(results_name("fim", profile).replace(".json", ".cases.jsonl"))
+    return (results, pd.read_json(cases, lines=True)) if cases.exists() else None
 
 
 def arm_tests(records: pd.DataFrame) -> pd.DataFrame:
