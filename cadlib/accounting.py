@@ -435,8 +435,8 @@ def forwards_summary(rows: pd.DataFrame, best: pd.Series | None = None,
 
 def setting_grid(rows: pd.DataFrame) -> pd.DataFrame:
     """Pooled decode forwards per gold id of every prompt-lookup setting, per corpus (rows:
-    ``K=.. n=..``; the book's timed runs use K=10 n=2): how much the rival's best depends on
-    its setting."""
+    ``K=.. n=..``; the book's timed runs use :data:`cadlib.decoding.TIMED_PLD`): how much the
+    rival's best depends on its setting."""
     pld = rows[rows.method == "prompt lookup"]
     tot = pld.groupby(["setting", "corpus"], sort=False)[["forwards", "T"]].sum()
     grid = (tot.forwards / tot["T"]).unstack("corpus")

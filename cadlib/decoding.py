@@ -59,6 +59,7 @@ __all__ = [
     "ar_along",
     "prompt_lookup_along",
     "PROFILES",
+    "TIMED_PLD",
     "METHODS",
     "DRAFTED",
     "DRAFTED_SETTING",
@@ -100,14 +101,22 @@ ACCOUNTED = (
     "heval-fix-rust", "probeedit", "realedits-flask",
 )  # fmt: skip
 
+#: The prompt-lookup setting ``(K, n)`` of the timed runs (``pld_num_tokens``, ``pld_max_ngram``):
+#: the rival at its best, the setting of :data:`cadlib.accounting.PLD_GRID` with the fewest
+#: forwards on each of the accounted corpora (and the fewest predicted seconds; chapter 6 §2b
+#: prints the best per corpus of each run). It was K=10 n=2 (``transformers``' default n-gram
+#: size) until the accounting showed that setting behind K=40 n=3 on every corpus.
+TIMED_PLD = (40, 3)
+
 PROFILES = {
     "cpu": dict(
         model="smollm2-135m-instruct", dtype="float32", attn_implementation="sdpa", threads=1,
         timing_cases={"heval-fix-py": 2, "heval-fix-js": 2, "probeedit": 1},
         timing_max_ids={"heval-fix-py": 300, "heval-fix-js": 300, "probeedit": 800},
         free_run_cases={"heval-fix-py": 2, "heval-fix-js": 2, "probeedit": 1},
-        repeats=2, warmup=1, max_new_tokens=48, min_span=0, pld_num_tokens=10,
-        pld_max_ngram=2, effect_cases=3, mask_reps=3000, accounting_corpora=ACCOUNTED,
+        repeats=2, warmup=1, max_new_tokens=48, min_span=0,
+        pld_num_tokens=TIMED_PLD[0], pld_max_ngram=TIMED_PLD[1], effect_cases=3, mask_reps=3000,
+        accounting_corpora=ACCOUNTED,
         grid_contexts=(128, 512, 1024, 2048, 3072), grid_trials=2,
     ),
     # The cpu profile's larger timed sample (run once, on a quiet machine; results in
@@ -117,8 +126,9 @@ PROFILES = {
         timing_cases={"heval-fix-py": 8, "heval-fix-js": 8, "probeedit": 4},
         timing_max_ids={"heval-fix-py": 400, "heval-fix-js": 400, "probeedit": 1000},
         free_run_cases={"heval-fix-py": 5, "heval-fix-js": 5, "probeedit": 3},
-        repeats=2, warmup=1, max_new_tokens=48, min_span=0, pld_num_tokens=10,
-        pld_max_ngram=2, effect_cases=6, mask_reps=3000, accounting_corpora=ACCOUNTED,
+        repeats=2, warmup=1, max_new_tokens=48, min_span=0,
+        pld_num_tokens=TIMED_PLD[0], pld_max_ngram=TIMED_PLD[1], effect_cases=6, mask_reps=3000,
+        accounting_corpora=ACCOUNTED,
         grid_contexts=(128, 512, 1024, 2048, 3072, 4096), grid_trials=4,
     ),
     "paper": dict(
@@ -127,8 +137,9 @@ PROFILES = {
         timing_cases={"heval-fix-py": None, "heval-fix-js": None, "probeedit": None},
         timing_max_ids=None,
         free_run_cases={"heval-fix-py": None, "heval-fix-js": None, "probeedit": None},
-        repeats=5, warmup=2, max_new_tokens=256, min_span=0, pld_num_tokens=10,
-        pld_max_ngram=2, effect_cases=30, mask_reps=20000, accounting_corpora=ACCOUNTED,
+        repeats=5, warmup=2, max_new_tokens=256, min_span=0,
+        pld_num_tokens=TIMED_PLD[0], pld_max_ngram=TIMED_PLD[1], effect_cases=30, mask_reps=20000,
+        accounting_corpora=ACCOUNTED,
         grid_contexts=(128, 512, 1024, 2048, 4096, 8192), grid_trials=5,
     ),
     # CI's check of the paper path (make test-smoke): a hub-style model loaded by
@@ -139,8 +150,9 @@ PROFILES = {
         timing_cases={"heval-fix-py": 1, "heval-fix-js": 1, "probeedit": 1},
         timing_max_ids={"heval-fix-py": 60, "heval-fix-js": 60, "probeedit": 800},
         free_run_cases={"heval-fix-py": 1, "heval-fix-js": 1, "probeedit": 1},
-        repeats=1, warmup=1, max_new_tokens=16, min_span=0, pld_num_tokens=10,
-        pld_max_ngram=2, effect_cases=1, mask_reps=100, accounting_corpora=("heval-fix-py",),
+        repeats=1, warmup=1, max_new_tokens=16, min_span=0,
+        pld_num_tokens=TIMED_PLD[0], pld_max_ngram=TIMED_PLD[1], effect_cases=1, mask_reps=100,
+        accounting_corpora=("heval-fix-py",),
         grid_contexts=(64, 256), grid_trials=1,
     ),
 }  # fmt: skip
@@ -473,7 +485,8 @@ UNRECORDED = ("m=0 no-JF", "m=0 +PLD", "m=0 +cursor")
 
 
 def case_records(acc: pd.DataFrame, best: pd.Series, measured: pd.DataFrame | None = None,
-                 free: pd.DataFrame | None = None, timed_setting: str = "K=10 n=2") -> list[dict]:
+                 free: pd.DataFrame | None = None,
+                 timed_setting: str = f"K={TIMED_PLD[0]} n={TIMED_PLD[1]}") -> list[dict]:
     """Compact per-case records (issue 16 "Per-case outputs"): one per accounted case and
     headline method (autoregressive, prompt lookup at the corpus's best setting, every
     Copy-as-Decode variant but those of :data:`UNRECORDED`): forwards, ids fed, predicted

@@ -13,8 +13,9 @@ Three sources of guessed ids, one :class:`Drafter` shared by the decoder
 * **speculative op headers** (:func:`header_guess`): the next op's header guessed from what
   is already known, the document's line count and the ops so far -- after a copy a ``<gen>``
   opener, else a copy that resumes where the document would continue, at the end
-  ``</program>`` -- drafted as soon as a body's closer begins, and carrying the rest of the
-  program when that is a short copy to the document's end.
+  ``</program>`` -- drafted as soon as a body's closer begins, guessed again at each later
+  decision of a copy's range from the digits decided so far, and carrying the splice and the
+  next header once the range is known and its splice short.
 
 Greedy verification keeps the longest prefix of a draft equal to what the decoder would have
 chosen; a draft never changes the output, only how many forwards produce it.
@@ -43,6 +44,9 @@ CURSOR_LINES = 20
 #: in its draft: a wrong guess feeds it for nothing, and on CPU a forward's cost grows with
 #: its ids (chapter 2's s(N)), so only short tails ride along.
 SPLICE_CHAIN = 64
+
+#: Most ids a copy's range (start, dash, end) is searched for behind a decision.
+RANGE_IDS = 24
 
 
 #: The drafts (:attr:`Drafter.KINDS`) named by the ``+`` parts of a composition's setting
@@ -172,7 +176,10 @@ class Drafter:
         header, one forward earlier. A guessed copy that resumes after a body and runs to
         the document's end (so ``</program>`` follows) carries its ``"/>``, its splice and
         ``</program>`` too when the splice is at most :data:`SPLICE_CHAIN` ids: one forward
-        then verifies the whole rest of the program.
+        then verifies the whole rest of the program. At a later decision inside a copy's
+        range the rest of the range is guessed again from the digits decided so far (the
+        start taken as complete, the end as the document's end) and carries, in the same
+        way, its ``"/>``, a short splice and the next op's guessed header.
     ``"pld"``
         inside a ``<gen>`` body, prompt lookup over the prompt and the ids so far
         (``body_pld`` = (K, n), :class:`NgramIndex`).
@@ -209,7 +216,7 @@ class Drafter:
             prev, last_end = self._ops_so_far(ids, kinds, op_start)
             return self._header(prev, last_end)[len(ids) - op_start :]
         if next_kind != "gen":
-            return []
+            return self._range_rest(ids, kinds) if "headers" in self.kinds else []
         body = _trailing_run(kinds, "gen")
         closing = self._closing(ids[len(ids) - body :])
         if closing:
@@ -239,12 +246,55 @@ class Drafter:
             return [*guess, *self._upcoming_ids(last_end)[0][: self.K]]
         if prev is not None and not isinstance(prev, Copy) and last_end < self.n_lines:
             start = resume_line(prev, last_end, self.n_lines)  # the guess copies start..end
-            text = "\n".join(self.lines[start - 1 :])
-            if len(text.encode()) <= SPLICE_CHAIN * self.table.longest_token:  # else too many ids
-                tail = [i for i, _ in self.table.copy_end(text)]
-                if len(tail) <= SPLICE_CHAIN:
-                    return [*guess, *tail, *self.table.op_literals["close"]]
+            return [*guess, *self._after_range(start, self.n_lines)]
         return guess
+
+    def _range_rest(self, ids: Sequence[int], kinds: Sequence[str]) -> list[int]:
+        """At a later decision inside a copy's range (the guess at the op's first decision was
+        wrong or stopped short): the rest of the most likely range given the ids decided so
+        far, then what :meth:`_after_range` carries. The guesses, first match wins: from
+        :func:`resume_line` to the document's end; the start decided so far, taken as
+        complete, to the end; once the start is complete (the dash), its end the document's
+        end; else the end decided so far taken as complete. ``[]`` outside a range."""
+        t = self.table
+        lit = t.op_literals["copy"]
+        at = _literal_end(ids, lit, RANGE_IDS)
+        if at is None:
+            return []
+        decided = list(ids[at:])
+        dash = _find(decided, t.dash)
+        start_ids = decided if dash is None else decided[:dash]
+        end_ids = [] if dash is None else decided[dash + len(t.dash) :]
+        if dash == 0 or any(i not in t.digits for i in (*start_ids, *end_ids)):
+            return []
+        prev, last_end = self._ops_so_far(ids, kinds, at - len(lit))
+        r = resume_line(prev, last_end, self.n_lines)
+        to_end = list(t.encode(str(self.n_lines)))
+        guesses = [(r, [*t.encode(str(r)), *t.dash, *to_end])]
+        if start_ids:
+            guesses.append((_number(start_ids, t), [*start_ids, *t.dash, *to_end]))
+        for start, guess in guesses:
+            if len(decided) < len(guess) and guess[: len(decided)] == decided:
+                if not 1 <= start <= self.n_lines:
+                    return []
+                return [*guess[len(decided) :], *self._after_range(start, self.n_lines)]
+        if not end_ids:
+            return []
+        return self._after_range(_number(start_ids, t), _number(end_ids, t))
+
+    def _after_range(self, start: int, end: int) -> list[int]:
+        """What follows a copy of lines ``start..end`` once its range is decided: its ``"/>``
+        and splice, then the next op's guessed header (:meth:`_header`), when the splice is
+        at most :data:`SPLICE_CHAIN` ids (else ``[]``: too many ids to feed on a guess)."""
+        if not 1 <= start <= end <= self.n_lines:
+            return []
+        text = "\n".join(self.lines[start - 1 : end])
+        if len(text.encode()) > SPLICE_CHAIN * self.table.longest_token:
+            return []
+        tail = [i for i, _ in self.table.copy_end(text)]
+        if len(tail) > SPLICE_CHAIN:
+            return []
+        return [*tail, *self._header(Copy(start, end), end)]
 
     def _closing(self, body: Sequence[int]) -> int:
         """How many ids of ``</gen>`` end ``body`` when its closer has begun (else 0)."""
@@ -286,6 +336,27 @@ def _ops_in(ids, kinds, table) -> tuple:
     ops = StreamingParser().feed(text)
     ends = [op.end for op in ops if isinstance(op, Copy)]
     return (ops[-1] if ops else None), (ends[-1] if ends else 0)
+
+
+def _literal_end(ids: Sequence[int], literal: tuple, within: int) -> int | None:
+    """The position right after the last occurrence of ``literal`` among the last
+    ``within`` ids of ``ids`` (``None``: none there)."""
+    m = len(literal)
+    for k in range(len(ids) - m, max(len(ids) - within - m, 0) - 1, -1):
+        if tuple(ids[k : k + m]) == literal:
+            return k + m
+    return None
+
+
+def _find(seq: Sequence[int], sub: tuple) -> int | None:
+    """The first index of ``sub`` in ``seq`` (``None``: absent)."""
+    m = len(sub)
+    return next((k for k in range(len(seq) - m + 1) if tuple(seq[k : k + m]) == sub), None)
+
+
+def _number(digit_ids: Sequence[int], table) -> int:
+    """The number spelled by digit ids."""
+    return int("".join(table.digits[i] for i in digit_ids))
 
 
 def _trailing_run(kinds: Sequence[str], kind: str) -> int:

@@ -112,6 +112,38 @@ def test_the_cursor_drafts_the_replaced_line_into_the_body(tok, toy):
     assert with_heads[opener][-len(draft) :] == draft  # the <gen> guess carries the body start
 
 
+def test_a_range_the_first_guess_missed_is_guessed_again_at_each_decision(tok):
+    # 30 lines; line 27 rewritten and line 28 deleted: ... <gen>w27</gen> then lines 29-30,
+    # where the guess at the op's first decision resumes at 28 (the body replaced one line)
+    doc = "\n".join(f"v{i}" for i in range(1, 31))
+    gold = doc.replace("v27\nv28\n", "w27\n")
+    x = prepare("toy", EditCase("toy/1", doc, gold, "w27, no v28."), tok)
+    assert list(x.program)[-1] == Copy(29, 30)
+    tr = transcript(x.program, doc, tok)
+    table = token_table(tok)
+    drafter = Drafter(("headers",), table, doc, x.edit_prompt)
+
+    def draft(p):
+        return drafter.propose(tr.ids[:p], tr.kinds[:p], tr.kinds[p], None)
+
+    literal = A.op_starts(tr, table)[-2] + len(table.op_literals["copy"])  # 29's first digit
+    digit = table.encode
+    assert draft(literal)[:3] == [*digit("2"), *digit("8"), *table.dash]  # resume at 28
+    assert list(tr.ids[literal : literal + 2]) == [*digit("2"), *digit("9")]
+    # once "29" is decided: taken as the start, to the end (30), "/>, the splice of lines
+    # 29-30 and </program>: the rest exactly, at the dash and at the end's first digit
+    dash = literal + 2
+    assert draft(dash) == list(tr.ids[dash:])
+    assert draft(dash + len(table.dash)) == list(tr.ids[dash + len(table.dash) :])
+    # after "29-30" (were the terminator a decision): "/>, the splice, </program>
+    end = dash + len(table.dash) + 2
+    assert draft(end) == list(tr.ids[end:])
+    # outside a range, or without the headers, nothing
+    assert draft(len(tr.ids) - 1) == []
+    assert Drafter(("cursor",), table, doc, x.edit_prompt).propose(
+        tr.ids[:dash], tr.kinds[:dash], tr.kinds[dash], None) == []  # fmt: skip
+
+
 def test_headers_save_the_forwards_of_a_well_guessed_header(tok, toy):
     x, tr = toy
     plain = A.composed(x.edit_prompt, tr, x.program, DOC, tok, "m=0")

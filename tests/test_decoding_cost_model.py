@@ -123,7 +123,7 @@ def test_case_records_and_their_file(tok, tmp_path, monkeypatch):
     free = pd.DataFrame([dict(corpus="c", case="t/0", parsed=True, strict_resolved=True, em=False,
                               em_trimmed=False, ops=2, decisions=16, forwards=17,
                               budget_closed=True, program="<program>…")])  # fmt: skip
-    recs = D.case_records(rows, best, measured, free)
+    recs = D.case_records(rows, best, measured, free, timed_setting="K=10 n=2")
     by = {(r["method"], r.get("setting")): r for r in recs}
     assert by[("autoregressive", None)]["measured_s"] == pytest.approx(1.05)
     assert "measured_s" not in by[("prompt lookup", "K=5 n=1")]

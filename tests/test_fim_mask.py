@@ -133,6 +133,21 @@ def test_mask_stages_compose_the_mask(tok):
     assert (mask == trie.allowed(c)).all()
 
 
+def test_parser_clock_times_the_parser_without_changing_the_mask(tok):
+    """:func:`cadlib.fim.benchmark.mask_stages` splits the lexical tables' time by evaluating
+    them through a clocked lexer: the tables' answer is the same, the parser's share is counted
+    (every fresh chart needs scans), and a trie the clock never sees counts nothing."""
+    from cadlib.fim.benchmark import _ParserClock
+
+    c = FIMConstraint("def f(x):\n    y = x", "\n    return y\n")
+    clock = _ParserClock(c._problem.lexer)
+    timed = TokenTrie(token_texts(tok)).tables.allowed(clock, c.branches)
+    plain = TokenTrie(token_texts(tok)).tables.allowed(c._problem.lexer, c.branches)
+    assert clock.seconds > 0 and clock._depth == 0
+    assert [[a.tolist() for a in arrays] for arrays, _ in timed] == \
+        [[a.tolist() for a in arrays] for arrays, _ in plain]
+
+
 # ----- one mask base ---------------------------------------------------------------------------
 
 

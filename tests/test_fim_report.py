@@ -273,6 +273,8 @@ def test_the_mask_target_is_judged_from_the_run():
     # the generated steps of the fixtures take 2 ms a mask: twice the median target
     assert "(16 steps)" in lines[3] and "**missed** (median 2.0×" in lines[3]
     assert "model's step" in lines[4]
+    # walk 0.6 of 0.8 ms summed, end 0.2
+    assert lines[5].endswith("stage times): walk 75%, end 25%")
 
 
 def test_a_committed_run_is_found_when_results_go_elsewhere(tmp_path, monkeypatch):

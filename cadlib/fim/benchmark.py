@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import random
 import time
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -49,6 +50,37 @@ from .differential import python_accepts
 from .mask import TokenTrie, naive_allowed_mask, token_texts_cached
 
 __all__ = ["fim_problems", "per_step_cost", "mask_cost", "mask_stages"]
+
+
+class _ParserClock:
+    """The lexer as the lexical tables see it (:meth:`cadlib.fim.tokenlex.LexTables.allowed`),
+    adding up in ``seconds`` the time spent in the parser's operations they replay on a real
+    chart (``sip_viable``, ``emit``, ``indentation``, the recognizer's ``scan``: Earley scans
+    and completions), so :func:`mask_stages` can split a table evaluation into the parser's
+    share and the lexical rest. Nested calls count once; the clock's own overhead (two
+    ``perf_counter`` calls per operation) is counted on the parser's side."""
+
+    def __init__(self, lexer):
+        self._lexer, self.seconds, self._depth = lexer, 0.0, 0
+        for name in ("sip_viable", "emit", "indentation"):
+            setattr(self, name, self._timed(getattr(lexer, name)))
+        self.rec = SimpleNamespace(scan=self._timed(lexer.rec.scan))
+
+    def _timed(self, op):
+        def timed(*args):
+            if self._depth:
+                return op(*args)
+            self._depth += 1
+            t = time.perf_counter()
+            try:
+                return op(*args)
+            finally:
+                self.seconds += time.perf_counter() - t
+                self._depth -= 1
+        return timed
+
+    def __getattr__(self, name):
+        return getattr(self._lexer, name)
 
 
 def fim_problems(cases, n_problems: int, seed: int = 0, middle_chars: int = 200) -> list:
@@ -217,8 +249,10 @@ def mask_stages(cases, tokenizer, n_problems: int = 4, seed: int = 0,
                 middle_chars: int = 200) -> pd.DataFrame:
     """Where a mask's time goes, stage by stage, along true middles (token by token): the
     lexical tables (the parser operations of each branch's table, and the trie walks that grow
-    the tables: :meth:`cadlib.fim.tokenlex.LexTables.allowed`), the numpy cover of their token
-    ids, the byte tokens, and ``can_end`` for the end tokens.
+    the tables: :meth:`cadlib.fim.tokenlex.LexTables.allowed`) split into the parser's
+    operations they replay on the branch's real chart (Earley scans and completions) and the
+    lexical rest (walks, filing, evaluation bookkeeping), the numpy cover of their token ids,
+    the byte tokens, and ``can_end`` for the end tokens.
 
     Returns
     -------
@@ -230,16 +264,19 @@ def mask_stages(cases, tokenizer, n_problems: int = 4, seed: int = 0,
     rows = []
     for pid, left, middle, right in fim_problems(cases, n_problems, seed, middle_chars):
         c = FIMConstraint(left, right)
+        parser = _ParserClock(c._problem.lexer)
         length = 0
         for k, tid in enumerate(tokenizer.encode(middle, add_special_tokens=False)):
             mask = np.zeros(trie.size, dtype=bool)
-            walk_s, found = _time(
-                lambda cur=c: trie.tables.allowed(cur._problem.lexer, cur.branches))
+            parser.seconds = 0.0
+            walk_s, found = _time(lambda cur=c, p=parser: trie.tables.allowed(p, cur.branches))
             cover_s, _ = _time(lambda m=mask, f=found: trie._cover(m, f))
             byte_s, _ = _time(lambda m=mask, cur=c: trie._byte_tokens(m, cur))
             end_s, _ = _time(c.can_end)
-            for stage, seconds in (("lexical tables", walk_s), ("numpy cover", cover_s),
-                                   ("byte tokens", byte_s), ("can_end", end_s)):
+            for stage, seconds in (("parser operations (Earley)", parser.seconds),
+                                   ("lexical tables (walks, filing)", walk_s - parser.seconds),
+                                   ("numpy cover", cover_s), ("byte tokens", byte_s),
+                                   ("can_end", end_s)):
                 rows.append(dict(problem=pid, step=k, middle_chars=length, stage=stage,
                                  seconds=seconds))
             text = texts[tid]

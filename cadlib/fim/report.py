@@ -415,6 +415,9 @@ def mask_target_markdown(stages: pd.DataFrame, edit_rows: pd.DataFrame,
                      "target)")
     lines.append(f"* the model's step in the same runs: median {fwd.median():.1f} ms "
                  f"({len(fwd)} steps)")
+    share = stages.groupby("stage", sort=False).seconds.sum() / stages.seconds.sum()
+    lines.append("* where the time goes along true middles (share of the summed stage times): "
+                 + ", ".join(f"{stage} {100 * x:.0f}%" for stage, x in share.items()))
     return "\n".join(lines)
 
 
