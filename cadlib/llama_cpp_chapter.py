@@ -1,6 +1,7 @@
 """Chapter 6b: Copy-as-Decode on llama.cpp beside ``transformers`` (issue 18).
 
-The same GGUF model (SmolLM2-135M-Instruct) on two engines (:mod:`cadlib.engines`), the same
+The same GGUF model (SmolLM2-135M-Instruct) on two engines (:mod:`cadlib.engines`), llama.cpp
+with the file as shipped (Q4_1) and converted to F16 weights (:func:`load_engines`), the same
 cases, the same gold outputs. Per engine:
 
 * the kernel curve ``s(N) = T_AR(N) / T_PP(N)`` (:func:`measure_engine_speedup`, the protocol
@@ -12,8 +13,8 @@ cases, the same gold outputs. Per engine:
   (:class:`cadlib.decoder.CopyDecoder` on the engine);
 * edit latency (seconds after the prompt prefill, and with it) and output tokens per second.
 
-Also :func:`greedy_agreement`: how often the two engines' greedy next-id decisions agree
-along the gold (fp32 ``transformers`` vs the Q4_1 GGUF on llama.cpp).
+Also :func:`greedy_agreements`: how often each llama.cpp engine's greedy next-id decisions
+agree with fp32 ``transformers`` along the gold.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from tqdm import tqdm
 
 from .corpora import load_corpus
 from .decoder import CopyDecoder, ForwardRecord, Trace
-from .engines import Engine, import_llama_cpp
+from .engines import Engine, import_llama_cpp, load_engine
 from .kernel import SpeedupMeasurement, random_ids
 from .metrics import wilson_ci
 from .models import QWEN2_SMOKE, SMOLLM2
@@ -57,6 +58,9 @@ __all__ = [
     "speed_table",
     "seconds_by_kind",
     "greedy_agreement",
+    "greedy_agreements",
+    "load_engines",
+    "is_llama",
     "llama_numbers",
     "run_summary",
 ]
@@ -69,7 +73,11 @@ __all__ = [
 #: 38.1 s pooled, 2 cores under a load of ~4); ``threads``: per engine (cpu: 2, the whole
 #: machine, as a CPU user runs llama.cpp; the engines run one at a time, so neither shares
 #: cores. Measured: 221 s under papermill against 273 s with one thread per engine, on the
-#: earlier 1015-id ProbeEdit case; 195 s with the cap and the drafted decoder).
+#: earlier 1015-id ProbeEdit case; 195 s with the cap and the drafted decoder); ``gguf_types``:
+#: the llama.cpp engines, one per weight type (``None``: the GGUF file as shipped, Q4_1 for
+#: SmolLM2; ``"f16"``: that file converted by llama.cpp, :func:`cadlib.engines.converted_gguf`).
+#: On CPU llama.cpp multiplies a batch (a splice) several times faster with F16 weights than
+#: with Q4_1 ones, and a one-id step somewhat slower: which wins depends on the method.
 PROFILES = {
     # ~3 minutes on 2 quiet cores: a ProbeEdit prompt (~900-1300 ids) costs seconds to
     # prefill, and transformers decodes its gold autoregressively at ~60 ms an id (two
@@ -80,6 +88,7 @@ PROFILES = {
         max_ids={"probeedit": 800, "heval-fix-py": 300}, repeats=1, warmup=1,
         threads=2, pld_grid=((20, 3),), kernel_P=256,
         kernel_N=(1, 2, 4, 8, 16, 32, 64), kernel_trials=2, agreement_cases=None,
+        gguf_types=(None, "f16"),
     ),
     # A CPU-engine chapter: the paper has no llama.cpp setting (serving-engine integration is
     # its future work); ``paper`` runs every case of the two corpora and the full N grid.
@@ -88,6 +97,7 @@ PROFILES = {
         repeats=3, warmup=1,
         threads=1, pld_grid=((4, 2), (10, 2), (10, 3), (20, 3)), kernel_P=1024,
         kernel_N=tuple(2**k for k in range(10)), kernel_trials=5, agreement_cases=None,
+        gguf_types=(None, "f16"),
     ),
 }  # fmt: skip
 #: CI's check of the ``paper`` path (make test-smoke), in seconds: the tiny random Qwen2
@@ -104,10 +114,24 @@ PROFILES["smoke"] = {
 #: What each profile's model is, for the chapter's labels.
 MODEL_LABELS = {
     SMOLLM2: "SmolLM2-135M-Instruct (one GGUF, Q4_1: transformers dequantizes it to fp32, "
-    "llama.cpp runs it quantized)",
-    QWEN2_SMOKE: "qwen2-smoke (a tiny random-weight Qwen2, fp32 on both engines: the smoke "
-    "check of the code path, its times mean nothing)",
+    "llama.cpp runs it as shipped and converted to F16)",
+    QWEN2_SMOKE: "qwen2-smoke (a tiny random-weight Qwen2, fp32 on both engines, F16 too on "
+    "llama.cpp: the smoke check of the code path, its times mean nothing)",
 }
+
+
+def load_engines(params: dict, device: str = "cpu") -> list[Engine]:
+    """The chapter's engines: ``transformers``, then one llama.cpp engine per GGUF weight type
+    of ``params["gguf_types"]`` (the same model file; ``None``: as shipped)."""
+    hf = load_engine(params["model"], "transformers", device=device, threads=params["threads"])
+    return [hf, *(load_engine(params["model"], "llama.cpp", device=device,
+                              threads=params["threads"], gguf_type=t)
+                  for t in params.get("gguf_types", (None,)))]  # fmt: skip
+
+
+def is_llama(engine_name: str) -> bool:
+    """Whether an engine name (a row's ``engine``) is one of the llama.cpp engines."""
+    return engine_name.startswith("llama.cpp")
 
 
 # --------------------------------------------------------------------------------------------
@@ -367,6 +391,13 @@ def seconds_by_kind(rows: pd.DataFrame) -> pd.DataFrame:
 # --------------------------------------------------------------------------------------------
 
 
+def greedy_agreements(engines: list, tokenizer, cases: list) -> dict:
+    """:func:`greedy_agreement` of each llama.cpp engine with the first engine
+    (``transformers``), by llama.cpp engine name."""
+    first, rest = engines[0], engines[1:]
+    return {e.name: greedy_agreement(first, e, tokenizer, cases) for e in rest}
+
+
 def greedy_agreement(a: Engine, b: Engine, tokenizer, cases: list) -> tuple[float, int]:
     """Share of positions along each case's gold (after its regen prompt) where the greedy
     next id of engine ``a`` equals that of ``b``: one forward of prompt + gold per engine, the
@@ -390,12 +421,11 @@ def greedy_agreement(a: Engine, b: Engine, tokenizer, cases: list) -> tuple[floa
 # --------------------------------------------------------------------------------------------
 
 
-def llama_numbers(speed: pd.DataFrame, curves: dict, agreement: tuple,
+def llama_numbers(speed: pd.DataFrame, curves: dict, agreements: dict,
                   kinds: pd.DataFrame | None = None) -> dict:  # fmt: skip
-    """The chapter's headline numbers (results/llama_cpp.json); ``kinds`` is
-    :func:`seconds_by_kind` (where Copy-as-Decode's time goes, per engine)."""
-    rate, n = agreement
-    lo, hi = wilson_ci(round(rate * n), n)
+    """The chapter's headline numbers (results/llama_cpp.json); ``agreements``:
+    :func:`greedy_agreements`; ``kinds`` is :func:`seconds_by_kind` (where Copy-as-Decode's
+    time goes, per engine)."""
     head = {}
     for _, r in speed.iterrows():
         head.setdefault(r["engine"], {}).setdefault(r["corpus"], {})[r["method"]] = dict(
@@ -406,17 +436,20 @@ def llama_numbers(speed: pd.DataFrame, curves: dict, agreement: tuple,
         )  # fmt: skip
     spent = {} if kinds is None else {
         e: {k: round(float(v), 4) for k, v in row.items()} for e, row in kinds.iterrows()}
-    agree = dict(rate=round(rate, 4), n=n, ci95=[round(lo, 4), round(hi, 4)])
+    agree = {}
+    for name, (rate, n) in agreements.items():
+        lo, hi = wilson_ci(round(rate * n), n)
+        agree[name] = dict(rate=round(rate, 4), n=n, ci95=[round(lo, 4), round(hi, 4)])
     return dict(methods=head, curves=curves, seconds_by_kind=spent, agreement=agree)
 
 
-def _where_time_goes(spent: dict | None) -> list[str]:
+def _where_time_goes(spent: dict | None, engine: str) -> list[str]:
     if not spent:
         return []
     total = sum(spent.values())
     top = sorted(spent.items(), key=lambda kv: -kv[1])[:4]
     parts = ", ".join(f"{k} {v:.2f} s ({v / total:.0%})" for k, v in top)
-    return [f"Where Copy-as-Decode's time goes on llama.cpp (all cases, with the prompt "
+    return [f"Where Copy-as-Decode's time goes on {engine} (all cases, with the prompt "
             f"prefill): {parts}."]  # fmt: skip
 
 
@@ -425,10 +458,10 @@ def run_summary(numbers: dict, where: str, goal_tps: float = 1000.0) -> str:
     method, the goal (Copy-as-Decode on llama.cpp fastest of all) and the moonshot."""
     m = numbers["methods"]
     pe = {(e, meth): v for e in m for meth, v in m[e].get("probeedit", {}).items()}
-    ours = min((k for k in pe if k[0] == "llama.cpp" and k[1] in COPY_AS_DECODE),
-               key=lambda k: pe[k]["decode_s"])  # the faster decoder as built, drafts or not
+    ours = min((k for k in pe if is_llama(k[0]) and k[1] in COPY_AS_DECODE),
+               key=lambda k: pe[k]["decode_s"])  # the fastest decoder as built, on any GGUF
     cad = pe[ours]
-    rivals = {k: v for k, v in pe.items() if k[0] != "llama.cpp" or k[1] not in COPY_AS_DECODE}
+    rivals = {k: v for k, v in pe.items() if not is_llama(k[0]) or k[1] not in COPY_AS_DECODE}
     best_k = min(rivals, key=lambda k: rivals[k]["decode_s"])
     lines = [f"On ProbeEdit ({cad['cases']} cases, {cad['T']} output tokens; {where}):", ""]
     for (e, meth), v in sorted(pe.items()):
@@ -440,13 +473,14 @@ def run_summary(numbers: dict, where: str, goal_tps: float = 1000.0) -> str:
     tps, agree = cad["tokens_per_s"], numbers["agreement"]
     lines += [
         "", "Goal (Copy-as-Decode on llama.cpp faster than every other method and engine): "
-        f"**{'met' if beats else 'missed'}** by {ours[1]}; the fastest rival is {best_k[1]} "
-        f"on {best_k[0]}, {ratio:.2f}x its latency.",
+        f"**{'met' if beats else 'missed'}** by {ours[1]} on {ours[0]}; the fastest rival is "
+        f"{best_k[1]} on {best_k[0]}, {ratio:.2f}x its latency.",
         f"Moonshot ({goal_tps:.0f} output tokens/s): "
         f"**{'met' if tps >= goal_tps else 'missed'}** at {tps:.0f} tokens/s "
         f"({tps / goal_tps:.0%} of it).",
-        *_where_time_goes(numbers.get("seconds_by_kind", {}).get("llama.cpp")),
-        f"Greedy decisions of the two engines agree at {agree['rate']:.1%} of {agree['n']} "
-        f"positions (95% CI {agree['ci95'][0]:.1%}–{agree['ci95'][1]:.1%}).",
+        *_where_time_goes(numbers.get("seconds_by_kind", {}).get(ours[0]), ours[0]),
+        *(f"Greedy decisions of {name} agree with transformers at {a['rate']:.1%} of "
+          f"{a['n']} positions (95% CI {a['ci95'][0]:.1%}–{a['ci95'][1]:.1%})."
+          for name, a in agree.items()),
     ]  # fmt: skip
     return "\n".join(lines)

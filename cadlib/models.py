@@ -50,6 +50,7 @@ __all__ = [
     "resolve_device",
     "resolve_dtype",
     "smollm2_gguf_path",
+    "cache_dir",
     "load_model",
     "load_tokenizer",
     "is_random_init",
@@ -151,7 +152,9 @@ def smollm2_gguf_path() -> Path:
     return Path(dist.locate_file(files[0]))
 
 
-def _cache_dir() -> Path:
+def cache_dir() -> Path:
+    """Where generated models live (stand-ins, converted GGUF files, a tokenizer copy):
+    ``$CADLIB_CACHE``, else ``~/.cache/cadlib``; created on first use."""
     root = Path(os.environ.get("CADLIB_CACHE", Path.home() / ".cache" / "cadlib"))
     root.mkdir(parents=True, exist_ok=True)
     return root
@@ -187,7 +190,7 @@ def stand_in_path(name: str = QWEN2_SMOKE) -> Path:
     processes that race to create it both end up reading a complete folder."""
     if name not in STAND_INS:
         raise ValueError(f"unknown stand-in {name!r}; valid: {', '.join(STAND_INS)}")
-    path = _cache_dir() / "stand-ins" / name
+    path = cache_dir() / "stand-ins" / name
     if (path / "config.json").exists() and (path / "tokenizer.json").exists():
         return path
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -345,7 +348,7 @@ def load_tokenizer(name: str = SMOLLM2):
     if name in STAND_INS:
         return AutoTokenizer.from_pretrained(str(stand_in_path(name)))
     if name in (SMOLLM2, TINY, *TINY_SHAPES):
-        cached = _cache_dir() / "smollm2-135m-instruct-tokenizer"
+        cached = cache_dir() / "smollm2-135m-instruct-tokenizer"
         if (cached / "tokenizer.json").exists():
             return AutoTokenizer.from_pretrained(str(cached))
         path = smollm2_gguf_path()

@@ -12,6 +12,7 @@ from cadlib.engines import (
     LlamaCppEngine,
     TransformersEngine,
     as_engine,
+    converted_gguf,
     load_engine,
     vocab_mismatches,
 )
@@ -111,6 +112,23 @@ def test_smoke_stand_in_exports_to_gguf_and_computes_the_same_function(one_torch
     assert torch.equal(a.argmax(-1), b.argmax(-1))
     with pytest.raises(ValueError, match="unknown stand-in"):
         stand_in_gguf("qwen2-giant")
+
+
+def test_a_gguf_converted_to_f16_computes_the_same_function(one_torch_thread):
+    """llama.cpp's own conversion (:func:`cadlib.engines.converted_gguf`) of the fp32 stand-in
+    to F16: the same logits up to F16 rounding of the weights, the same argmax; the engine is
+    named after its weights, the conversion is cached, and an unknown type is refused."""
+    fp32 = load_engine(QWEN2_SMOKE, "llama.cpp")
+    f16 = load_engine(QWEN2_SMOKE, "llama.cpp", gguf_type="f16")
+    assert (fp32.name, f16.name) == ("llama.cpp", "llama.cpp F16")
+    assert f16.path != fp32.path and f16.path.stat().st_size < fp32.path.stat().st_size
+    assert converted_gguf(stand_in_gguf(QWEN2_SMOKE), "f16") == f16.path  # cached
+    a = fp32.new_session().forward(IDS, all_logits=True)
+    b = f16.new_session().forward(IDS, all_logits=True)
+    assert 0 < float((a - b).abs().max()) <= 1e-2 * float(a.abs().max())
+    assert torch.equal(a.argmax(-1), b.argmax(-1))
+    with pytest.raises(ValueError, match="unknown GGUF type"):
+        converted_gguf(stand_in_gguf(QWEN2_SMOKE), "q3_k")
 
 
 def test_export_refuses_what_it_cannot_name(tmp_path):

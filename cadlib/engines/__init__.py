@@ -20,7 +20,14 @@ from ..models import SMOLLM2, STAND_INS, load_model, set_threads, smollm2_gguf_p
 from .base import Engine, Session
 from .gguf_export import stand_in_gguf
 from .hf import TransformersEngine, TransformersSession
-from .llamacpp import LlamaCppEngine, LlamaCppSession, import_llama_cpp, vocab_mismatches
+from .llamacpp import (
+    GGUF_TYPES,
+    LlamaCppEngine,
+    LlamaCppSession,
+    converted_gguf,
+    import_llama_cpp,
+    vocab_mismatches,
+)
 
 __all__ = [
     "ENGINE_KINDS",
@@ -30,6 +37,8 @@ __all__ = [
     "TransformersSession",
     "LlamaCppEngine",
     "LlamaCppSession",
+    "GGUF_TYPES",
+    "converted_gguf",
     "as_engine",
     "load_engine",
     "stand_in_gguf",
@@ -66,7 +75,8 @@ def load_engine(name_or_path: str = SMOLLM2, kind: str = "transformers", device:
     threads : int, optional
         CPU threads: torch's (``None`` keeps its default) or llama.cpp's (``None``: 1).
     **kwargs
-        Passed to :func:`cadlib.models.load_model` or :class:`LlamaCppEngine`.
+        Passed to :func:`cadlib.models.load_model` or :class:`LlamaCppEngine` (e.g.
+        ``gguf_type="f16"``: the file converted to F16 weights, :func:`converted_gguf`).
     """
     if kind not in ENGINE_KINDS:
         raise ValueError(f"unknown engine {kind!r}; expected one of {ENGINE_KINDS}")

@@ -15,6 +15,7 @@ a missing binding fails with a message that says how to install it.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 from pathlib import Path
@@ -22,12 +23,15 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..models import smollm2_gguf_path
+from ..models import cache_dir, smollm2_gguf_path
 from ..vocab import token_bytes
 from .base import Engine, Session
 
-__all__ = ["LlamaCppEngine", "LlamaCppSession", "gguf_piece", "vocab_mismatches",
-           "import_llama_cpp"]
+__all__ = ["LlamaCppEngine", "LlamaCppSession", "GGUF_TYPES", "converted_gguf", "gguf_piece",
+           "vocab_mismatches", "import_llama_cpp"]  # fmt: skip
+
+#: Weight types :func:`converted_gguf` writes, as llama.cpp names its file types.
+GGUF_TYPES = {"f16": "LLAMA_FTYPE_MOSTLY_F16", "f32": "LLAMA_FTYPE_ALL_F32"}
 
 INSTALL_HINT = (
     "llama.cpp's Python binding is missing: `make install` builds it, or "
@@ -42,6 +46,57 @@ def import_llama_cpp():
     except ImportError as err:
         raise ImportError(INSTALL_HINT) from err
     return llama_cpp
+
+
+def converted_gguf(path: str | Path, gguf_type: str) -> Path:
+    """``path`` rewritten with its weights in ``gguf_type`` (:data:`GGUF_TYPES`) by llama.cpp's
+    own ``llama_model_quantize``, cached beside the other generated models
+    (``$CADLIB_CACHE``).
+
+    Why: on a CPU, llama.cpp multiplies a batch of many ids far faster with float weights
+    (a tiled GEMM) than with Q4_1 ones, and a copy splice is such a batch, while a one-id step
+    reads every weight and prefers the smaller file (chapter 6b measures both). A quantized
+    file is dequantized: the same weights, rounded to ``gguf_type``.
+    """
+    if gguf_type not in GGUF_TYPES:
+        raise ValueError(f"unknown GGUF type {gguf_type!r}; use one of {sorted(GGUF_TYPES)}")
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no GGUF file at {path}")
+    stat = path.stat()
+    out = cache_dir() / "gguf" / f"{path.stem}-{stat.st_size}-{gguf_type}.gguf"
+    if out.is_file():
+        return out
+    lib = import_llama_cpp()
+    params = lib.llama_model_quantize_default_params()
+    params.ftype = getattr(lib, GGUF_TYPES[gguf_type])
+    params.allow_requantize = True
+    params.nthread = 1
+    out.parent.mkdir(parents=True, exist_ok=True)
+    part = out.with_suffix(".part")
+    with _quiet_c_output():  # llama.cpp prints every tensor it converts
+        rc = lib.llama_model_quantize(str(path).encode(), str(part).encode(), params)
+    if rc != 0 or not part.is_file():
+        part.unlink(missing_ok=True)
+        raise RuntimeError(f"llama.cpp could not convert {path.name} to {gguf_type} (code {rc})")
+    part.replace(out)
+    return out
+
+
+@contextlib.contextmanager
+def _quiet_c_output():
+    """Send what C code writes to stdout and stderr to /dev/null meanwhile."""
+    saved = [os.dup(fd) for fd in (1, 2)]
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        for fd in (1, 2):
+            os.dup2(null, fd)
+        yield
+    finally:
+        for fd, old in zip((1, 2), saved, strict=True):
+            os.dup2(old, fd)
+            os.close(old)
+        os.close(null)
 
 
 class LlamaCppSession(Session):
@@ -106,15 +161,22 @@ class LlamaCppEngine(Engine):
         Context (KV cache) size in ids.
     n_batch : int
         Largest batch of one ``llama_decode`` call (longer forwards are split).
+    gguf_type : str, optional
+        Run the file converted to these weights (:func:`converted_gguf`, e.g. ``"f16"``); the
+        engine is then named ``"llama.cpp F16"``. ``None``: the file as it is.
     """
 
     name = "llama.cpp"
 
     def __init__(self, path: str | Path | None = None, threads: int | None = 1,
-                 n_ctx: int = 8192, n_batch: int = 2048, seed: int = 0):  # fmt: skip
+                 n_ctx: int = 8192, n_batch: int = 2048, seed: int = 0,
+                 gguf_type: str | None = None):  # fmt: skip
         path = Path(smollm2_gguf_path() if path is None else path)
         if not path.is_file():
             raise FileNotFoundError(f"no GGUF file at {path}")
+        if gguf_type is not None:
+            path = converted_gguf(path, gguf_type)
+            self.name = f"llama.cpp {gguf_type.upper()}"
         if threads is not None and int(threads) < 1:
             raise ValueError(f"threads must be >= 1, got {threads}")
         self.lib = import_llama_cpp()
