@@ -76,6 +76,10 @@ def _cmd_oracle(args) -> None:
 #: The engines ``cad edit --engine`` accepts.
 ENGINES = ("transformers", "llama.cpp")
 
+#: ``cad edit --gguf-type``: :data:`cadlib.engines.GGUF_TYPES` (not imported here, as below; a
+#: test checks the two agree).
+GGUF_TYPES = ("f16", "f32")
+
 #: ``cad edit``'s default model: :data:`cadlib.models.SMOLLM2` (not imported here: cadlib.models
 #: imports torch, which the other commands do not need; a test checks the two agree).
 SMOLLM2 = "smollm2-135m-instruct"
@@ -110,12 +114,14 @@ def _positive_int(text: str) -> int:
 
 
 @functools.cache
-def _load_engine(kind: str, model: str, device: str = "auto", threads: int | None = None):
+def _load_engine(kind: str, model: str, device: str = "auto", threads: int | None = None,
+                 gguf_type: str | None = None):  # fmt: skip
     """``(model or engine, tokenizer)`` for ``cad edit``, loaded once per process.
 
     ``transformers``: :func:`cadlib.models.load_model` and :func:`~cadlib.models.load_tokenizer`
     (the packaged SmolLM2 GGUF, a hub name or a local folder). ``llama.cpp``: the engine of
-    :mod:`cadlib.engines` (imported here only: it needs the llama.cpp binding). Loading
+    :mod:`cadlib.engines` (imported here only: it needs the llama.cpp binding), on the GGUF
+    file as shipped or converted to ``gguf_type`` weights. Loading
     progress bars and library logs are kept off stderr, which holds the summary line.
     """
     from .models import load_model, load_tokenizer, quiet_transformers  # torch: only this command
@@ -129,7 +135,8 @@ def _load_engine(kind: str, model: str, device: str = "auto", threads: int | Non
                 try:  # the binding itself may be imported only when the engine loads
                     from .engines import load_engine
 
-                    runner = load_engine(model, kind=kind, device=device, threads=threads)
+                    runner = load_engine(model, kind=kind, device=device, threads=threads,
+                                         gguf_type=gguf_type)  # fmt: skip
                 except ImportError as err:
                     raise CLIError(
                         f"the llama.cpp engine is not available here ({_one_line(err)}); "
@@ -153,7 +160,8 @@ def _edit_summary(result, seconds: float, args) -> str:
     line = (
         f"cad: edit: {len(kinds)} ops ({kinds.count('copy')} copy, {kinds.count('gen')} gen), "
         f"{copied} copied / {generated} generated tokens, {result.trace.n_forwards} forwards, "
-        f"{seconds:.2f} s, {rate:.1f} tokens/s ({args.model}, {args.engine})"
+        f"{seconds:.2f} s, {rate:.1f} tokens/s ({args.model}, {args.engine}"
+        f"{' ' + args.gguf_type.upper() if args.gguf_type else ''})"
     )
     if result.agreement is not None:
         line += f"; model agreed with the program on {result.agreement:.0%} of decisions"
@@ -192,7 +200,8 @@ def _cmd_edit(args) -> None:
             raise CLIError(f"malformed program: {err}") from err
         except ResolveError as err:
             raise CLIError(f"{err} (cad resolve --mode clipped clips it)") from err
-    runner, tokenizer = _load_engine(args.engine, args.model, args.device, args.threads)
+    runner, tokenizer = _load_engine(args.engine, args.model, args.device, args.threads,
+                                     args.gguf_type)  # fmt: skip
     from .decoder import CopyDecoder  # torch: only this command
     from .drafts import composition_drafts
     from .models import set_threads  # torch
@@ -288,6 +297,10 @@ def _parser() -> argparse.ArgumentParser:
                    "for this task: see above)")  # fmt: skip
     p.add_argument("--engine", choices=ENGINES, default="transformers",
                    help="what runs the model (default: transformers)")  # fmt: skip
+    p.add_argument("--gguf-type", choices=GGUF_TYPES,
+                   help="llama.cpp: run the GGUF file converted to these weights (once, cached; "
+                   "on a CPU they make copy splices several times faster and one-id steps "
+                   "slower than the packaged Q4_1 file: chapter 6b)")  # fmt: skip
     p.add_argument("--program", metavar="FILE",
                    help="drive the decoder along this program (forced mode)")  # fmt: skip
     p.add_argument("--max-new-tokens", type=_positive_int, default=256,
@@ -333,6 +346,8 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
+    if getattr(args, "gguf_type", None) and args.engine != "llama.cpp":
+        parser.error("--gguf-type applies to --engine llama.cpp only")
     stdin_args = [v for k, v in vars(args).items() if k not in ("command", "run") and v == "-"]
     try:
         if len(stdin_args) > 1:

@@ -21,7 +21,8 @@ PROGRAM = b'<program><copy lines="1-1"/><gen>    return a + b</gen><copy lines="
 INSTRUCTION = "Fix the bug: add, do not subtract."
 SUMMARY = re.compile(
     r"^cad: edit: (\d+) ops \((\d+) copy, (\d+) gen\), (\d+) copied / (\d+) generated tokens, "
-    r"(\d+) forwards, ([\d.]+) s, ([\d.]+|inf) tokens/s \(([^,]+), (transformers|llama\.cpp)\)"
+    r"(\d+) forwards, ([\d.]+) s, ([\d.]+|inf) tokens/s \(([^,]+), "
+    r"(transformers|llama\.cpp|llama\.cpp F16|llama\.cpp F32)\)"
 )
 SMOL = ["--device", "cpu", "--max-new-tokens", "24"]
 
@@ -63,6 +64,12 @@ def test_default_model_is_the_packaged_one():
     assert cli.SMOLLM2 == models.SMOLLM2
 
 
+def test_gguf_types_are_the_engines():
+    from cadlib import engines
+
+    assert cli.GGUF_TYPES == tuple(sorted(engines.GGUF_TYPES))
+
+
 @pytest.mark.parametrize(
     "program_text, message",
     [(b"<program><gen>x</program>", "malformed program"),
@@ -84,7 +91,9 @@ def test_missing_file_is_a_one_line_error(tmp_path, capsys):
 @pytest.mark.parametrize(
     "argv",
     [["--instruction", "x", "--max-new-tokens", "0"], ["--instruction", "x", "--engine", "vllm"],
-     ["--instruction", "x", "--max-new-tokens", "x"], []],  # [] = no --instruction
+     ["--instruction", "x", "--max-new-tokens", "x"], [],  # [] = no --instruction
+     ["--instruction", "x", "--gguf-type", "f16"],  # transformers has no GGUF type
+     ["--instruction", "x", "--engine", "llama.cpp", "--gguf-type", "q4_0"]],
 )  # fmt: skip
 def test_usage_errors_exit_2(argv, doc, capsys):
     with pytest.raises(SystemExit) as exit_:
@@ -160,6 +169,18 @@ def test_drafts_print_the_same_resolution_in_fewer_forwards(doc, program, capsys
     assert drafted.out == plain.out == resolve(PROGRAM.decode(), DOC.decode()).encode()
     fewer = parse_summary(drafted.err.decode())["forwards"]
     assert fewer < parse_summary(plain.err.decode())["forwards"]
+
+
+@pytest.mark.slow
+@pytest.mark.hf_model
+def test_llama_cpp_on_an_f16_conversion_prints_the_same_resolution(doc, program, capsysbinary):
+    pytest.importorskip("llama_cpp", reason="the llama extra (llama-cpp-python) is missing")
+    argv = ["edit", str(doc), "--instruction", INSTRUCTION, "--program", str(program),
+            "--engine", "llama.cpp", "--gguf-type", "f16", "--threads", "1", *SMOL]
+    assert main(argv) == 0
+    out, err = capsysbinary.readouterr()
+    assert out.decode() == resolve(PROGRAM.decode(), DOC.decode())
+    assert parse_summary(err.decode())["engine"] == "llama.cpp F16"
 
 
 @pytest.mark.usefixtures("one_torch_thread")
