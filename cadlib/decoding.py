@@ -120,7 +120,8 @@ PROFILES = {
         grid_contexts=(128, 512, 1024, 2048, 3072), grid_trials=2,
     ),
     # The cpu profile's larger timed sample (run once, on a quiet machine; results in
-    # results/decoding.full.json): ~3.4x the timed ids of the cpu profile, ~15 minutes quiet.
+    # results/decoding.full.json): ~3.4x the timed ids of the cpu profile; 45 minutes on the
+    # 2 quiet (and slow: a decode step ~110 ms) cores that ran the committed file.
     "full": dict(
         model="smollm2-135m-instruct", dtype="float32", attn_implementation="sdpa", threads=1,
         timing_cases={"heval-fix-py": 8, "heval-fix-js": 8, "probeedit": 4},

@@ -76,6 +76,7 @@ __all__ = [
     "boundary_percent_table",
     "effect_line",
     "goals",
+    "speed_gaps_markdown",
     "case_records",
     "decoding_numbers",
     "write_decoding_results",
@@ -475,6 +476,40 @@ def goals(timing: TimedRun, every: EveryCase) -> pd.DataFrame:
     ratios = [pooled[k] for k in ("realized_over_bnd_exact", "drafts_over_bnd_exact")
               if k in pooled and pd.notna(pooled[k])]  # fmt: skip
     return CM.goals(every.summary, every.predicted, timing.speed, float(max(ratios)))
+
+
+def speed_gaps_markdown(goal_table: pd.DataFrame, every: EveryCase, grid: CM.CostGrid,
+                        n: int = 40, context: int = 1024) -> str:  # fmt: skip
+    """Why a speed goal was missed (``""`` when none was): per corpus of a missed speed goal,
+    the forwards and the ids fed (after the prompt) per gold id of the best Copy-as-Decode
+    variant (fewest forwards, as :func:`cadlib.cost_model.goals` picks it) and of the best
+    prompt lookup, counted on every case, beside what this run's grid says a forward of ``n``
+    ids costs against one of a single id at ``context``: when that is close to ``n`` times,
+    the ids fed set the time, and both methods feed every output id at least once."""
+    missed = goal_table[~goal_table.met & goal_table.goal.str.startswith("faster")]
+    if missed.empty:
+        return ""
+    one, many = (float(grid.seconds(k, context)) for k in (1, n))
+    lines = ["*Where a speed goal was missed, what the time is made of:*", ""]
+    for corpus in dict.fromkeys(missed.corpus):
+        rows, s = every.rows[every.rows.corpus == corpus], every.summary
+        s = s[(s.corpus == corpus) & (s.method == "Copy-as-Decode")]
+        setting = s.sort_values("pooled_fpt").iloc[0].setting
+        per = {}
+        for name, method, how in (("Copy-as-Decode", "Copy-as-Decode", setting),
+                                  ("prompt lookup", "prompt lookup", every.best[corpus])):
+            r = rows[(rows.method == method) & (rows.setting == how)]
+            T = r["T"].sum()
+            per[name] = (how, r.forwards.sum() / T, (r.ids_fed - r.prompt).sum() / T)
+        (cs, cf, ci), (ps, pf, pi) = per["Copy-as-Decode"], per["prompt lookup"]
+        lines.append(f"* {corpus}: Copy-as-Decode ({cs}) runs {cf:.3f} forwards and feeds "
+                     f"{ci:.2f} ids per gold id, prompt lookup ({ps}) {pf:.3f} forwards and "
+                     f"{pi:.2f} ids: {pf / cf:.1f}x the forwards, {pi / ci:.2f}x the ids.")
+    lines.append(f"* On this run's grid a forward of {n} ids at context {context} costs "
+                 f"{many / one:.1f}x one of a single id ({many / one / n:.2f}x per id): on this "
+                 "machine the ids fed, which both methods pay for every output id at least "
+                 "once, weigh more than the count of forwards.")
+    return "\n".join(lines)
 
 
 def case_records(every: EveryCase, timing: TimedRun, fr: pd.DataFrame | None,

@@ -190,6 +190,24 @@ def test_speedup_figure_draws_every_method_and_the_bound(run):
     fig.clf()
 
 
+def test_a_missed_speed_goal_is_explained_by_forwards_and_ids_fed(run):
+    timing, every = run.timing, run.every
+    goals = pd.DataFrame([dict(goal="fewer forwards than best prompt lookup", corpus="toy",
+                               met=False),
+                          dict(goal="faster than best prompt lookup (predicted)", corpus="toy",
+                               met=True)])  # fmt: skip
+    assert R.speed_gaps_markdown(goals, every, timing.grid) == ""  # only speed goals count
+    md = R.speed_gaps_markdown(goals.assign(met=False), every, timing.grid, n=8, context=16)
+    lines = md.splitlines()
+    assert len(lines) == 4 and lines[2].startswith("* toy: Copy-as-Decode (m=0")
+    rows = every.rows[(every.rows.corpus == "toy") & (every.rows.method == "prompt lookup")
+                      & (every.rows.setting == every.best["toy"])]  # fmt: skip
+    fed = (rows.ids_fed - rows.prompt).sum() / rows["T"].sum()
+    assert f"prompt lookup ({every.best['toy']}) " in lines[2] and f"{fed:.2f} ids:" in lines[2]
+    ratio = float(timing.grid.seconds(8, 16) / timing.grid.seconds(1, 16))
+    assert f"a forward of 8 ids at context 16 costs {ratio:.1f}x" in lines[3]
+
+
 def test_goals_numbers_records_and_results_file(run, tmp_path, monkeypatch):
     timing, every = run.timing, run.every
     goals = R.goals(timing, every)
