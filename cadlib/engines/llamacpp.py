@@ -85,7 +85,10 @@ def converted_gguf(path: str | Path, gguf_type: str) -> Path:
 
 @contextlib.contextmanager
 def _quiet_c_output():
-    """Send what C code writes to stdout and stderr to /dev/null meanwhile."""
+    """Send what C code writes to stdout and stderr to /dev/null meanwhile (C's own buffers
+    flushed before the descriptors come back, so nothing buffered leaks out later)."""
+    libc = ctypes.CDLL(None)
+    libc.fflush(None)
     saved = [os.dup(fd) for fd in (1, 2)]
     null = os.open(os.devnull, os.O_WRONLY)
     try:
@@ -93,6 +96,7 @@ def _quiet_c_output():
             os.dup2(null, fd)
         yield
     finally:
+        libc.fflush(None)
         for fd, old in zip((1, 2), saved, strict=True):
             os.dup2(old, fd)
             os.close(old)
