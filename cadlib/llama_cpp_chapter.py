@@ -79,10 +79,12 @@ __all__ = [
 #: On CPU llama.cpp multiplies a batch (a splice) several times faster with F16 weights than
 #: with Q4_1 ones, and a one-id step somewhat slower: which wins depends on the method.
 PROFILES = {
-    # ~3 minutes on 2 quiet cores: a ProbeEdit prompt (~900-1300 ids) costs seconds to
-    # prefill, and transformers decodes its gold autoregressively at ~60 ms an id (two
-    # threads do not speed up its single-id steps): ProbeEdit golds are 761-1047 ids, so the
-    # cap keeps its case among the shortest quarter, as chapter 6 does.
+    # ~3 minutes on 2 quiet cores with one llama.cpp engine; with the F16 one too, 439 s on
+    # the slower cores of 2026-12 (a transformers step ~110 ms). A ProbeEdit prompt
+    # (~900-1300 ids) costs seconds to prefill, and transformers decodes its gold
+    # autoregressively at ~60 ms an id there (two threads do not speed up its single-id
+    # steps): ProbeEdit golds are 761-1047 ids, so the cap keeps its case among the shortest
+    # quarter, as chapter 6 does.
     "cpu": dict(
         model=SMOLLM2, cases={"probeedit": 1, "heval-fix-py": 2},
         max_ids={"probeedit": 800, "heval-fix-py": 300}, repeats=1, warmup=1,
