@@ -150,10 +150,11 @@ TEST_RESULTS := $(abspath _build/test-results)
 NBVAL = CADLIB_FAKE_MACHINE=1 CADLIB_RESULTS_DIR=$(TEST_RESULTS) $(BIN)/pytest -p no:cacheprovider \
 	--nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
 SFT_NOTEBOOKS := notebooks/07_sft_pilot.ipynb notebooks/08_fim_constraint.ipynb
-# The second queue: 7 and 8 in order (8 loads 7's checkpoint), then the book pages that run
-# code against a model (re-run under nbval so they cannot go stale). The first queue runs
-# every other chapter, the llama.cpp one (6b) included.
-SECOND_QUEUE := $(SFT_NOTEBOOKS) book/serving.ipynb
+# The second queue: 7 and 8 in order (8 loads 7's checkpoint), the llama.cpp chapter (6b) and
+# the book pages that run code against a model (re-run under nbval so they cannot go stale).
+# The first queue runs every other chapter. The split balances the queues' times (papermill
+# on 2 slow cores: 01-06 ~22 min; 6b, 7, 8 and the serving page ~20 min).
+SECOND_QUEUE := $(SFT_NOTEBOOKS) notebooks/06b_llama_cpp.ipynb book/serving.ipynb
 
 test-notebooks: install vocab
 	$(MAKE) --no-print-directory -j2 -O nbval-chapters nbval-sft-chapters
