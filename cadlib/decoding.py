@@ -107,6 +107,7 @@ ACCOUNTED = (
 #: prints the best per corpus of each run). It was K=10 n=2 (``transformers``' default n-gram
 #: size) until the accounting showed that setting behind K=40 n=3 on every corpus.
 TIMED_PLD = (40, 3)
+_TIMED_PLD_PARAMS = dict(pld_num_tokens=TIMED_PLD[0], pld_max_ngram=TIMED_PLD[1])
 
 PROFILES = {
     "cpu": dict(
@@ -115,7 +116,7 @@ PROFILES = {
         timing_max_ids={"heval-fix-py": 300, "heval-fix-js": 300, "probeedit": 800},
         free_run_cases={"heval-fix-py": 2, "heval-fix-js": 2, "probeedit": 1},
         repeats=2, warmup=1, max_new_tokens=48, min_span=0,
-        pld_num_tokens=TIMED_PLD[0], pld_max_ngram=TIMED_PLD[1], effect_cases=3, mask_reps=3000,
+        **_TIMED_PLD_PARAMS, effect_cases=3, mask_reps=3000,
         accounting_corpora=ACCOUNTED,
         grid_contexts=(128, 512, 1024, 2048, 3072), grid_trials=2,
     ),
@@ -128,7 +129,7 @@ PROFILES = {
         timing_max_ids={"heval-fix-py": 400, "heval-fix-js": 400, "probeedit": 1000},
         free_run_cases={"heval-fix-py": 5, "heval-fix-js": 5, "probeedit": 3},
         repeats=2, warmup=1, max_new_tokens=48, min_span=0,
-        pld_num_tokens=TIMED_PLD[0], pld_max_ngram=TIMED_PLD[1], effect_cases=6, mask_reps=3000,
+        **_TIMED_PLD_PARAMS, effect_cases=6, mask_reps=3000,
         accounting_corpora=ACCOUNTED,
         grid_contexts=(128, 512, 1024, 2048, 3072, 4096), grid_trials=4,
     ),
@@ -139,7 +140,7 @@ PROFILES = {
         timing_max_ids=None,
         free_run_cases={"heval-fix-py": None, "heval-fix-js": None, "probeedit": None},
         repeats=5, warmup=2, max_new_tokens=256, min_span=0,
-        pld_num_tokens=TIMED_PLD[0], pld_max_ngram=TIMED_PLD[1], effect_cases=30, mask_reps=20000,
+        **_TIMED_PLD_PARAMS, effect_cases=30, mask_reps=20000,
         accounting_corpora=ACCOUNTED,
         grid_contexts=(128, 512, 1024, 2048, 4096, 8192), grid_trials=5,
     ),
@@ -152,7 +153,7 @@ PROFILES = {
         timing_max_ids={"heval-fix-py": 60, "heval-fix-js": 60, "probeedit": 800},
         free_run_cases={"heval-fix-py": 1, "heval-fix-js": 1, "probeedit": 1},
         repeats=1, warmup=1, max_new_tokens=16, min_span=0,
-        pld_num_tokens=TIMED_PLD[0], pld_max_ngram=TIMED_PLD[1], effect_cases=1, mask_reps=100,
+        **_TIMED_PLD_PARAMS, effect_cases=1, mask_reps=100,
         accounting_corpora=("heval-fix-py",),
         grid_contexts=(64, 256), grid_trials=1,
     ),

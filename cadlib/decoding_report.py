@@ -482,33 +482,47 @@ def speed_gaps_markdown(goal_table: pd.DataFrame, every: EveryCase, grid: CM.Cos
                         n: int = 40, context: int = 1024) -> str:  # fmt: skip
     """Why a speed goal was missed (``""`` when none was): per corpus of a missed speed goal,
     the forwards and the ids fed (after the prompt) per gold id of the best Copy-as-Decode
-    variant (fewest forwards, as :func:`cadlib.cost_model.goals` picks it) and of the best
-    prompt lookup, counted on every case, beside what this run's grid says a forward of ``n``
-    ids costs against one of a single id at ``context``: when that is close to ``n`` times,
-    the ids fed set the time, and both methods feed every output id at least once."""
+    variant (:func:`cadlib.cost_model.best_copy_as_decode`) and of the best prompt lookup,
+    counted on every case, and the share of each one's time that its ids fed account for.
+
+    The shares price a forward of ``k`` ids at ``context`` on the line through this run's
+    grid costs of 1 and ``n`` ids (a fixed cost per forward plus a cost per id); the verdict
+    on what weighs more is drawn from those shares, for both methods, not assumed."""
     missed = goal_table[~goal_table.met & goal_table.goal.str.startswith("faster")]
     if missed.empty:
         return ""
     one, many = (float(grid.seconds(k, context)) for k in (1, n))
+    per_id = (many - one) / (n - 1)
+    per_forward = one - per_id
     lines = ["*Where a speed goal was missed, what the time is made of:*", ""]
+    id_shares = []
     for corpus in dict.fromkeys(missed.corpus):
-        rows, s = every.rows[every.rows.corpus == corpus], every.summary
-        s = s[(s.corpus == corpus) & (s.method == "Copy-as-Decode")]
-        setting = s.sort_values("pooled_fpt").iloc[0].setting
+        rows = every.rows[every.rows.corpus == corpus]
+        setting = CM.best_copy_as_decode(every.summary, corpus).setting
         per = {}
-        for name, method, how in (("Copy-as-Decode", "Copy-as-Decode", setting),
-                                  ("prompt lookup", "prompt lookup", every.best[corpus])):
+        for method, how in (("Copy-as-Decode", setting), ("prompt lookup", every.best[corpus])):
             r = rows[(rows.method == method) & (rows.setting == how)]
             T = r["T"].sum()
-            per[name] = (how, r.forwards.sum() / T, (r.ids_fed - r.prompt).sum() / T)
-        (cs, cf, ci), (ps, pf, pi) = per["Copy-as-Decode"], per["prompt lookup"]
+            fw, ids = r.forwards.sum() / T, (r.ids_fed - r.prompt).sum() / T
+            share = ids * per_id / (ids * per_id + fw * per_forward)
+            per[method] = (how, fw, ids, share)
+            id_shares.append(share)
+        (cs, cf, ci, csh), (ps, pf, pi, psh) = per["Copy-as-Decode"], per["prompt lookup"]
         lines.append(f"* {corpus}: Copy-as-Decode ({cs}) runs {cf:.3f} forwards and feeds "
                      f"{ci:.2f} ids per gold id, prompt lookup ({ps}) {pf:.3f} forwards and "
-                     f"{pi:.2f} ids: {pf / cf:.1f}x the forwards, {pi / ci:.2f}x the ids.")
+                     f"{pi:.2f} ids: {pf / cf:.1f}x the forwards, {pi / ci:.2f}x the ids. The "
+                     f"ids fed make {csh:.0%} of Copy-as-Decode's time and {psh:.0%} of prompt "
+                     "lookup's.")  # fmt: skip
+    if min(id_shares) > 0.5:
+        verdict = ("the ids fed, which both methods pay for every output id at least once, "
+                   "weigh more than the count of forwards for both")  # fmt: skip
+    elif max(id_shares) < 0.5:
+        verdict = "the count of forwards weighs more than the ids fed for both"
+    else:
+        verdict = "neither the ids fed nor the count of forwards dominates for both"
     lines.append(f"* On this run's grid a forward of {n} ids at context {context} costs "
-                 f"{many / one:.1f}x one of a single id ({many / one / n:.2f}x per id): on this "
-                 "machine the ids fed, which both methods pay for every output id at least "
-                 "once, weigh more than the count of forwards.")
+                 f"{many / one:.1f}x one of a single id: a fixed {per_forward * 1e3:.1f} ms per "
+                 f"forward plus {per_id * 1e3:.2f} ms per id. Priced so, {verdict}.")
     return "\n".join(lines)
 
 

@@ -135,6 +135,8 @@ class TokenTable:
             return tuple(ids[: len(ids) - len(following)])
         return tuple(self.encode(text))
 
+    @functools.lru_cache(maxsize=1024)  # noqa: B019 -- tables live for life; drafts and
+    # the accounting's variants ask again for the same copies' ends
     def copy_end(self, copied: str | None) -> tuple[tuple[int, str], ...]:
         """``(id, kind)`` pairs from the end of a range on: ``"/>`` and the splice.
 

@@ -206,6 +206,32 @@ def test_a_missed_speed_goal_is_explained_by_forwards_and_ids_fed(run):
     assert f"prompt lookup ({every.best['toy']}) " in lines[2] and f"{fed:.2f} ids:" in lines[2]
     ratio = float(timing.grid.seconds(8, 16) / timing.grid.seconds(1, 16))
     assert f"a forward of 8 ids at context 16 costs {ratio:.1f}x" in lines[3]
+    per_id = float(timing.grid.seconds(8, 16) - timing.grid.seconds(1, 16)) / 7
+    per_fw = float(timing.grid.seconds(1, 16)) - per_id
+    fw = rows.forwards.sum() / rows["T"].sum()
+    share = fed * per_id / (fed * per_id + fw * per_fw)
+    assert f"{share:.0%} of prompt lookup's" in lines[2]
+
+
+class _LinearGrid:
+    """A cost grid stand-in: a forward of ``k`` ids costs ``fixed + per_id * k`` seconds."""
+
+    def __init__(self, fixed, per_id):
+        self.fixed, self.per_id = fixed, per_id
+
+    def seconds(self, k, context):
+        return self.fixed + self.per_id * k
+
+
+@pytest.mark.parametrize("fixed, per_id, verdict", [
+    (0.0, 1.0, "the ids fed, which both methods pay for every output id at least once, weigh"),
+    (1.0, 1e-6, "the count of forwards weighs more than the ids fed for both"),
+])  # fmt: skip
+def test_what_weighs_more_in_a_missed_goal_follows_the_grid(run, fixed, per_id, verdict):
+    goals = pd.DataFrame([dict(goal="faster than best prompt lookup (predicted)", corpus="toy",
+                               met=False)])  # fmt: skip
+    md = R.speed_gaps_markdown(goals, run.every, _LinearGrid(fixed, per_id), n=8, context=16)
+    assert f"Priced so, {verdict}" in md.splitlines()[-1]
 
 
 def test_goals_numbers_records_and_results_file(run, tmp_path, monkeypatch):
