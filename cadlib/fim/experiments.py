@@ -92,12 +92,15 @@ __all__ = [
 #: ``stdlib_cuts`` / ``stdlib_edits`` / ``sweep_files``: the standard-library differential's
 #: sample in the chapter (:mod:`cadlib.fim.stdlib`; its 2,000-cut run is ``results/fim.full.json``).
 PROFILES = {
+    # a few cases per arm, so that chapter 8 stays within ~4 minutes on 2 slow cores (a
+    # SmolLM2 decode step ~110 ms: 10 and 12 cases took 435 s, 4 and 4 take 226 s); the large
+    # run is the evidence
     "cpu": dict(
         model="smollm2-135m-instruct", checkpoint="checkpoints/sft-smollm2-135m-instruct-py-s0",
-        edit_cases=10, edit_budget=48, fim_cases=12, fim_budget=48, fim_style="hole",
+        edit_cases=4, edit_budget=48, fim_cases=4, fim_budget=48, fim_style="hole",
         fim_max_lines=2, fim_max_chars=40, diff_cases=12, diff_splits=3, diff_edits=4,
         cost_problems=4, cost_middle_chars=400, test_timeout=5.0, threads=1,
-        stdlib_cuts=40, stdlib_edits=4, sweep_files=1,
+        stdlib_cuts=24, stdlib_edits=4, sweep_files=1,
     ),
     # the cpu model with enough cases for intervals that can separate the arms (>= 100 FIM
     # problems per arm, every held-out single-<gen> edit case); about 25-30 minutes on 2 quiet
