@@ -77,6 +77,7 @@ __all__ = [
     "effect_line",
     "goals",
     "speed_gaps_markdown",
+    "forward_gaps_markdown",
     "case_records",
     "decoding_numbers",
     "write_decoding_results",
@@ -523,6 +524,41 @@ def speed_gaps_markdown(goal_table: pd.DataFrame, every: EveryCase, grid: CM.Cos
     lines.append(f"* On this run's grid a forward of {n} ids at context {context} costs "
                  f"{many / one:.1f}x one of a single id: a fixed {per_forward * 1e3:.1f} ms per "
                  f"forward plus {per_id * 1e3:.2f} ms per id. Priced so, {verdict}.")
+    return "\n".join(lines)
+
+
+def forward_gaps_markdown(goal_table: pd.DataFrame, every: EveryCase) -> str:
+    """Why a forwards goal was missed (``""`` when none was): per corpus of a missed
+    "fewer forwards" goal, case by case, where the best Copy-as-Decode variant
+    (:func:`cadlib.cost_model.best_copy_as_decode`) needs fewer forwards than the best prompt
+    lookup and where more, by how many in all, and how many ids of structure (op headers,
+    ranges, closers: transcript ids beyond the gold's) its programs spend per gold id on each
+    side; structure is named as the difference only when the numbers show it."""
+    missed = goal_table[~goal_table.met & (goal_table.goal == "fewer forwards than best prompt "
+                                           "lookup")]  # fmt: skip
+    if missed.empty:
+        return ""
+    lines = ["*Where a forwards goal was missed, case by case:*", ""]
+    for corpus in dict.fromkeys(missed.corpus):
+        rows = every.rows[every.rows.corpus == corpus]
+        setting = CM.best_copy_as_decode(every.summary, corpus).setting
+        cad = rows[(rows.method == "Copy-as-Decode") & (rows.setting == setting)].set_index("case")
+        pld = rows[(rows.method == "prompt lookup") & (rows.setting == every.best[corpus])]
+        diff = cad.forwards - pld.set_index("case").forwards.reindex(cad.index)
+        more, fewer = diff > 0, diff < 0
+        structure = cad.output - cad["T"]  # transcript ids beyond the gold's
+        s_more, s_fewer = (structure[m].sum() / max(cad["T"][m].sum(), 1) for m in (more, fewer))
+        reading = ("the cases it loses carry more structure per gold id, ids that "
+                   "prompt lookup never has to produce" if s_more > s_fewer else
+                   "structure does not separate the cases it loses from those it wins")  # fmt: skip
+        lines.append(
+            f"* {corpus}: Copy-as-Decode ({setting}) needs fewer forwards than prompt lookup "
+            f"({every.best[corpus]}) on {int(fewer.sum())} of {len(diff)} cases "
+            f"({int(-diff[fewer].sum())} fewer in all), more on {int(more.sum())} "
+            f"({int(diff[more].sum())} more), as many on {int((diff == 0).sum())}: net "
+            f"{int(diff.sum()):+d}. Its programs spend {s_more:.2f} ids of structure (op "
+            f"headers, ranges, closers) per gold id on the cases where it needs more forwards "
+            f"and {s_fewer:.2f} on those where it needs fewer: {reading}.")
     return "\n".join(lines)
 
 

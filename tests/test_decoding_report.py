@@ -213,6 +213,29 @@ def test_a_missed_speed_goal_is_explained_by_forwards_and_ids_fed(run):
     assert f"{share:.0%} of prompt lookup's" in lines[2]
 
 
+def test_a_missed_forwards_goal_is_explained_case_by_case(run):
+    every = run.every
+    goal = "fewer forwards than best prompt lookup"
+    met = pd.DataFrame([dict(goal=goal, corpus="toy", met=True),
+                        dict(goal="faster than best prompt lookup (predicted)", corpus="toy",
+                             met=False)])  # fmt: skip
+    assert R.forward_gaps_markdown(met, every) == ""  # only a missed forwards goal counts
+    md = R.forward_gaps_markdown(met.assign(met=False), every)
+    line = md.splitlines()[2]
+    setting = CM.best_copy_as_decode(every.summary, "toy").setting
+    rows = every.rows[every.rows.corpus == "toy"]
+    cad = rows[(rows.method == "Copy-as-Decode") & (rows.setting == setting)].set_index("case")
+    pld = rows[(rows.method == "prompt lookup") & (rows.setting == every.best["toy"])]
+    diff = cad.forwards - pld.set_index("case").forwards.reindex(cad.index)
+    assert line.startswith(f"* toy: Copy-as-Decode ({setting}) needs fewer forwards")
+    assert f"on {int((diff < 0).sum())} of 2 cases" in line
+    assert f"net {int(diff.sum()):+d}." in line
+    per_gold = [(cad.output - cad["T"])[m].sum() / max(cad["T"][m].sum(), 1)
+                for m in (diff > 0, diff < 0)]  # fmt: skip
+    assert f"spend {per_gold[0]:.2f} ids of structure" in line
+    assert ("carry more structure" in line) == (per_gold[0] > per_gold[1])
+
+
 class _LinearGrid:
     """A cost grid stand-in: a forward of ``k`` ids costs ``fixed + per_id * k`` seconds."""
 
