@@ -33,8 +33,10 @@ timing. :func:`model_info` returns the architecture numbers that label a measure
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.metadata
+import io
 import os
 import shutil
 import tempfile
@@ -224,7 +226,8 @@ def smollm2_checkpoint() -> Path:
     if (path / "config.json").exists() and (path / "model.safetensors").exists():
         return path
     path.parent.mkdir(parents=True, exist_ok=True)
-    model = _from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32)
+    with contextlib.redirect_stderr(io.StringIO()):  # the converter's own tqdm bar, once
+        model = _from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32)
     scratch = Path(tempfile.mkdtemp(prefix=f".{path.name}-", dir=path.parent))
     save_model(model, str(scratch / "model.safetensors"), metadata={"format": "pt"})
     model.config.save_pretrained(scratch)  # the GGUF's architecture, dtype float32
@@ -236,13 +239,30 @@ def smollm2_checkpoint() -> Path:
     return path
 
 
+@contextlib.contextmanager
+def _no_progress_bars():
+    """`transformers`' progress bars (weight loading) off meanwhile: a chapter's output must
+    not depend on how a model was loaded (e.g. whether :func:`smollm2_checkpoint` existed)."""
+    from transformers.utils import logging  # lazy: as above
+
+    enabled = logging.is_progress_bar_enabled()
+    logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if enabled:
+            logging.enable_progress_bar()
+
+
 def _from_pretrained(name: str, **kwargs):
-    """``AutoModelForCausalLM.from_pretrained(name)``, failing with a message that lists the
-    local names when ``name`` is neither a local folder nor a reachable hub model."""
+    """``AutoModelForCausalLM.from_pretrained(name)`` without progress bars, failing with a
+    message that lists the local names when ``name`` is neither a local folder nor a
+    reachable hub model."""
     from transformers import AutoModelForCausalLM  # lazy: as above
 
     try:
-        return AutoModelForCausalLM.from_pretrained(name, **kwargs)
+        with _no_progress_bars():
+            return AutoModelForCausalLM.from_pretrained(name, **kwargs)
     except OSError as err:
         raise OSError(
             f"cannot load model {name!r} as a Hugging Face hub name or local folder ({err}); "

@@ -135,6 +135,16 @@ def test_the_cached_smollm2_folder_holds_the_gguf_weights():
     assert model.lm_head.weight.data_ptr() == model.model.embed_tokens.weight.data_ptr()
 
 
+def test_loading_a_model_prints_no_progress_bar_and_restores_the_setting(capsys):
+    """A chapter's output must not depend on how its model was loaded."""
+    from transformers.utils import logging
+
+    logging.enable_progress_bar()
+    load_model(models.QWEN2_SMOKE, device="cpu")  # from_pretrained on a local folder
+    assert "Loading weights" not in capsys.readouterr().err
+    assert logging.is_progress_bar_enabled()
+
+
 def test_cache_helpers_append_crop_and_forward(tiny):
     cache = models.new_cache(tiny)
     logits = models.forward(tiny, [1, 2, 3, 4], cache, logits_to_keep=2)
