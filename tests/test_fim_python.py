@@ -42,7 +42,25 @@ AGREES = [
     "x = 1 \\\n", "x = 1 \\\n  # c", "x = 1 \\\n\n", "x = 1 \\\n  ", "x = 1\n\\\n",
 ]
 #: Documented differences (cadlib.fim.differential.KNOWN_DIFFERENCES): ours accepts.
-KNOWN = ['x = f"{"', 'x = "\\N{DASH}"']
+KNOWN = ['x = "\\N{DASH}"']
+#: Python 3.11 syntax that issue 34 found rejected (PEP 614 decorators, ``@`` as an operator
+#: on a decorator line, PEP 654 ``except*``, PEP 646 ``*args: *Ts``), and what stays an error.
+NEWER = [
+    "@property    @abstractmethod\ndef imag(self): pass", "@abstr@ctmethod\ndef f(): pass",
+    "class A:\n    @ab@abc.abstractmethod\n    async def f(self): pass", "@x[0].y\nclass A: pass",
+    "@(yield)\ndef f(): pass", "@x := y\ndef f(): pass", "@lambda f: f\ndef g(): pass",
+    "@a if b else c\ndef g(): pass", "@a,\ndef g(): pass", "@*a\ndef g(): pass", "x @= y @ z",
+    "try:\n    pass\nexcept* E:\n    pass", "try:\n    pass\nexcept *E as e:\n    pass\nelse:\n"
+    "    pass\nfinally:\n    pass", "try:\n    pass\nexcept*:\n    pass",
+    "try:\n    pass\nexcept* E:\n    pass\nexcept F:\n    pass", "def f(*args: *Ts): pass",
+    "def f(*a: *b, c): pass", "def f(*, a: *Ts): pass", "def f(**k: *Ts): pass",
+    "lambda *a: *b", "def f[T](): pass", "type X = int",
+]
+
+
+@pytest.mark.parametrize("source", NEWER)
+def test_python_311_syntax_agrees_with_cpython(source):
+    assert accepts(source) == python_accepts(source)
 
 
 @pytest.mark.parametrize("source", AGREES)

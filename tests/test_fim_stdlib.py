@@ -64,12 +64,59 @@ def test_differential_agrees_and_counts(tmp_path):
     json.dumps(R.clean(summary))  # strict JSON
 
 
-def test_disagreements_are_put_in_known_categories():
-    assert S.categorize('x = f"{a}"\n') == "f-string"
-    assert S.categorize('x = "\\N{BULLET}"\n') == "unicode escape"
-    assert S.categorize("if a:\n\tpass\n") == "tabs"
-    assert S.categorize("x = 1\r\n") == "carriage return"
-    assert S.categorize("x = 1\n") == "uncategorized"
+def test_disagreements_are_placed_and_categorized_by_the_edit():
+    program = 'x = f"a{b!r:>{w}}c" + "{d}"\n'
+    assert S.fstring_fields(program) == [(7, 17)]
+    assert S.edit_location(program, 8, 9) == "f-string field"
+    assert S.edit_location(program, 22, 23) == "elsewhere"  # braces in a plain string
+    assert S.edit_location(program, 5, 6) == "elsewhere"  # the f-string's literal text
+    # a category only for what is at the edit, not anywhere in the program
+    assert S.categorize('x = "\\N{BULLET}"\n', 8, 9) == "unicode escape"
+    assert S.categorize('x = "\\N{BULLET}"\ny = 1\n', 17, 18) == "uncategorized"
+    assert S.categorize("if a:\n\tpass\n", 7, 8) == "tabs"
+    assert S.categorize("if a:\n\tpass\nx = 1\n", 13, 14) == "uncategorized"
+    assert S.categorize("x = 1\n", 0, 1, "insert '\\t' at 0") == "tabs"
+    assert S.categorize("x = 1\r\n", 0, 1) == "carriage return"
+    assert S.categorize('x = f"{a}"\n', 7, 8) == "uncategorized"  # f-strings are checked now
+    assert S.edit_span("abcdef", "abXcdef", 2) == (1, 3)
+    assert S.edit_span("abcdef", "abdef", 2) == (2, 3)
+
+
+def test_summary_counts_false_rejections_and_uncategorized_as_failures():
+    rows = pd.DataFrame(dict(check=["true_middle", "edit", "edit", "edit"], file="a.py",
+                             left_cut="boundary", right_cut="boundary", viable=True,
+                             truth=[True, True, False, False], ours=[True, False, True, True],
+                             where=["", "elsewhere", "f-string field", "elsewhere"],
+                             category=["", "tabs", "uncategorized", "unicode escape"]))
+    rows["agree"] = rows.truth == rows.ours
+    s = S.stdlib_summary(rows)
+    assert s["disagreements"] == 3 and s["false_rejections"] == 1
+    assert s["uncategorized"] == 1 and s["failures"] == 2
+    assert s["disagreements_by_where"] == {"elsewhere": 2, "f-string field": 1}
+
+
+ISSUE_34_CUTS = [  # (file, a, b, edit at i of the middle): false rejections at e91294e
+    ("numbers.py", 1884, 2038, lambda m: m[:2] + m[3:]),  # delete '\n' at 2
+    ("numbers.py", 9724, 9734, lambda m: m[:7] + "@" + m[8:]),  # replace 'a' by '@' at 7
+    ("contextlib.py", 1323, 1545, lambda m: m[:118] + m[115:118] + m[118:]),  # duplicate '@ab'
+]
+
+
+@pytest.fixture(scope="module")
+def stdlib():
+    return S.stdlib_sources()
+
+
+@pytest.mark.parametrize("file,a,b,edit", ISSUE_34_CUTS)
+def test_the_false_rejections_of_issue_34_are_accepted(stdlib, file, a, b, edit):
+    src = stdlib[file]
+    s, e = S._window(S._boundaries(src), a, b, 1500, 1500)
+    left, middle, right = src[s:a], src[a:b], src[b:e]
+    edited = edit(middle)
+    assert edited != middle and "@" in edited
+    c = S.FIMConstraint(left, right)
+    assert c.feed(edited) and c.can_end()
+    assert S.python_accepts(left + edited + right)
 
 
 def test_the_interpreters_standard_library_is_found_and_hashed():

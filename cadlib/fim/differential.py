@@ -18,7 +18,9 @@ in all) found six disagreements, each fixed since: comprehensions with several `
 allows one), PEP 646 ``a[*b]``, a walrus in an unparenthesised tuple, ``from m import a,``, a tab
 making the indentation inconsistent (``TabError``), and a ``\\``-newline ending the file. What
 still differs is listed in :data:`KNOWN_DIFFERENCES` (never met by the edits
-above, whose alphabet :data:`EDIT_ALPHABET` has no ``f`` prefix or ``\\N``).
+above, whose alphabet :data:`EDIT_ALPHABET` has no ``\\N``). f-string replacement fields are
+parsed with 3.11's rules (:mod:`cadlib.fim.fstring`) since issue 34, and 3.11's decorators
+(PEP 614), ``except*`` and ``*args: *Ts`` are in the grammar.
 """
 
 from __future__ import annotations
@@ -43,12 +45,10 @@ CUT_KINDS = ("boundary", "mid_token", "mid_string", "mid_indent")
 
 #: Why ``can_end`` may still disagree with ``ast.parse`` (module docstrings have the details).
 KNOWN_DIFFERENCES = {
-    "f-string": "replacement fields of f-strings are not parsed (3.11 parses them after lexing)",
     "unicode escape": r"the name in \N{...} is not looked up",
     "tabs": "TabError between right-context lines and the levels or the last line of the "
             "left+middle is missed (only columns are compared across the cut)",
     "carriage return": r"\r is whitespace here, a newline for CPython",
-    "newer syntax": "PEP 614 decorators, `*args: *Ts`, except* are rejected",
 }
 
 

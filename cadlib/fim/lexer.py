@@ -25,8 +25,16 @@ CPython's observed lexing, where it differs from leftmost-longest matching (§V 
   ``\\u``, ``\\U`` and ``\\N{…}`` escapes must be complete in non-raw strings (the name inside
   ``\\N{…}`` is not looked up).
 
-Not modelled (documented disagreements): f-string replacement fields are string content (3.11
-parses them only after lexing) and ``\\r`` is whitespace.
+* f-strings: the tokenizer's string states run beside :mod:`cadlib.fim.fstring`'s parse of the
+  content (replacement fields with CPython 3.11's rules, not 3.12's PEP 701): a state
+  ``("fstr", kind, phase, fstring_state)``; the quotes that may close a triple-quoted f-string
+  are held back until a non-quote shows they were content. An f-string whose fields are
+  broken dies. Its states are many (an expression's text is part of its state), so
+  :attr:`LexemeDFA.sip_states` leaves them out: a right context ends such a symbol where the
+  plain string state of the same quotes and phase ends it, or nowhere.
+
+Not modelled (documented disagreements): the name in ``\\N{…}`` is not looked up and ``\\r``
+is whitespace.
 """
 
 from __future__ import annotations
@@ -34,6 +42,8 @@ from __future__ import annotations
 import functools
 import keyword
 from collections.abc import Iterator
+
+from . import fstring
 
 __all__ = [
     "IGNORE",
@@ -193,7 +203,9 @@ class LexemeDFA:
         """Every state some non-empty text reaches: what a middle may end inside (§V-B).
 
         Found by breadth-first search over ASCII plus three non-ASCII representatives (the
-        automaton treats all non-ASCII characters alike up to identifier-ness).
+        automaton treats all non-ASCII characters alike up to identifier-ness). f-string
+        states are left out (they are unbounded; see the module docstring): each one ends
+        in a right context where the plain string state with its quotes and phase does.
         """
         alphabet = [chr(i) for i in range(128)] + ["é", "€", "中"]
         seen = {0}
@@ -203,7 +215,7 @@ class LexemeDFA:
             for s in frontier:
                 for ch in alphabet:
                     t = self.step(s, ch)
-                    if t >= 0 and t not in seen:
+                    if t >= 0 and t not in seen and self.descs[t][0] != "fstr":
                         seen.add(t)
                         nxt.append(t)
             frontier = nxt
@@ -229,8 +241,8 @@ def _describe(desc: tuple) -> tuple:
         else:
             acc = ("NAME",)
         return acc, False, frozenset(reach)
-    if kind == "str":
-        _, (raw, mode, quote, triple), phase = desc
+    if kind in ("str", "fstr"):
+        triple, phase = desc[1][3], desc[2]
         if phase == "done":
             acc = ("LONG_STRING",) if triple else ("STRING",)
             return acc, False, frozenset(acc)
@@ -288,6 +300,8 @@ def _delta(desc: tuple, ch: str) -> tuple | None:
         return _from_name(desc[1], ch)
     if kind == "str":
         return _from_string(desc[1], desc[2], ch)
+    if kind == "fstr":
+        return _from_fstring(desc[1], desc[2], desc[3], ch)
     if kind == "num":
         return _from_number(desc[1], ch)
     if kind == "op":
@@ -324,6 +338,8 @@ def _from_name(text: str | None, ch: str) -> tuple | None:
         return _name_state(text + ch) if text is not None else ("name", None)
     if ch in "'\"" and text is not None and text.lower() in _PREFIX_TEXT:
         raw, mode = _PREFIX_TEXT[text.lower()]
+        if mode == "f":
+            return ("fstr", (raw, mode, ch, False), "open", fstring.START)
         return ("str", (raw, mode, ch, False), "open")
     return None
 
@@ -431,6 +447,32 @@ def _from_string(kind: tuple, phase, ch: str) -> tuple | None:
             return go(("hex", 4)) if ch == "u" else go(("hex", 8)) if ch == "U" else go("nbrace")
         return go("tbody" if triple else "body")
     return _string_body(kind, phase, ch)
+
+
+_HELD = {"tq1": 1, "tq2": 2}  # quotes a triple-quoted string's phase holds back
+
+
+def _from_fstring(kind: tuple, phase, fs: tuple, ch: str) -> tuple | None:
+    """The tokenizer's string step, and :func:`cadlib.fim.fstring.step` on the content (the
+    quotes a triple-quoted string may be closing are fed once a non-quote follows)."""
+    tok = _from_string(kind, phase, ch)
+    if tok is None:
+        return None
+    _, kind2, phase2 = tok
+    if phase2 == "done":
+        return ("fstr", kind2, "done", fs) if fstring.can_end(fs) else None
+    if phase == "q2" or phase2 == "q2" or phase2 in _HELD:  # no content yet, or held quotes
+        return ("fstr", kind2, phase2, fs)
+    return _feed_fstring(kind2, phase2, fs, kind[2] * _HELD.get(phase, 0) + ch)
+
+
+def _feed_fstring(kind: tuple, phase, fs: tuple, text: str) -> tuple | None:
+    """``("fstr", kind, phase, state)`` after feeding ``text`` to the content's parse."""
+    for c in text:
+        fs = fstring.step(fs, c, kind[0])
+        if fs is None:
+            return None
+    return ("fstr", kind, phase, fs)
 
 
 def _string_body(kind: tuple, phase: str, ch: str) -> tuple | None:

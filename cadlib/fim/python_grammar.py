@@ -45,6 +45,13 @@ Patches (each one makes the grammar agree with CPython 3.11's ``ast.parse``; see
     ``star_expressions`` where lark takes ``testlist``.
 ``parenthesised with``
     ``with (a as b, c as d):`` (3.10).
+``except*``
+    ``except* E:`` blocks (PEP 654, 3.11), never mixed with plain ``except`` in one ``try``.
+``star annotations``
+    ``def f(*args: *Ts)`` (PEP 646, 3.11): only the ``*`` parameter's annotation may be starred.
+``decorators``
+    PEP 614 (3.9): a decorator is any ``named_expression`` (``@a @ b``, ``@x[0].y``,
+    ``@(yield)``); lark allows only ``@dotted.name(args)``.
 ``named expressions``
     lark allows ``x := 1`` wherever an expression may stand; CPython only in conditions of
     ``if``/``elif``/``while``, ``match`` subjects, parentheses, displays, comprehension
@@ -55,9 +62,11 @@ lark's symbols (:data:`TARGET_RULES` replaces lark's rules of the same names,
 :data:`EXTRA_RULES` adds alternatives).
 
 Known differences that remain (they show up as rare differential disagreements): starred
-expressions where 3.11 forbids them only in its compiler-like "invalid_*" rules, decorators
-beyond ``@dotted.name(args)`` (PEP 614), ``*args: *Ts`` (PEP 646 annotations), ``except*``,
+expressions where 3.11 forbids them only in its compiler-like "invalid_*" rules;
 ``global``/``nonlocal`` and the like are not checked beyond syntax (neither does ``ast.parse``).
+The grammar is Python **3.11**'s (the interpreter the differential runs under): 3.12's type
+parameters and ``type`` statements are rejected, as 3.11 does, and f-strings follow 3.11's rules
+(:mod:`cadlib.fim.fstring`), not PEP 701's.
 """
 
 from __future__ import annotations
@@ -74,7 +83,7 @@ NEWLINE = "NEWLINE"
 PATCHES = ("no <>", "dots", "targets", "parameters", "arguments",
            "import comma",
            "comprehension ifs", "starred subscripts", "star expressions", "parenthesised with",
-           "named expressions")
+           "named expressions", "except*", "star annotations", "decorators")
 
 #: CPython 3.11's target rules (``Grammar/python.gram``) in lark's symbols; ``a: b c | d``.
 TARGET_RULES = """
@@ -104,8 +113,9 @@ __plain: __nd , / , __d | __nd , __d , / | __nd , __d , / , __d | __d , / | __d 
 __nd: typedparam | __nd , typedparam
 __d: __pd | __d , __pd
 __pd: typedparam = test
-__star_etc: * typedparam | * typedparam , __maybe | * , __maybe | kwparams
-__star_etc: * typedparam , kwparams | * typedparam , __maybe , kwparams | * , __maybe , kwparams
+__star_etc: * __starparam | * __starparam , __maybe | * , __maybe | kwparams
+__star_etc: * __starparam , kwparams | * __starparam , __maybe , kwparams | * , __maybe , kwparams
+__starparam: typedparam | name : star_expr
 __maybe: __pm | __maybe , __pm
 __pm: typedparam | typedparam = test
 kwparams: ** typedparam
@@ -132,6 +142,7 @@ __kwdstars: __kwdstar | __kwdstars , __kwdstar
 __kwdstar: name = test | ** test
 namedexpr_test: test | assign_expr
 named_or_star: namedexpr_test | star_expr
+decorator: @ namedexpr_test NEWLINE
 __named_more: , named_or_star | __named_more , named_or_star
 """
 #: Rules added next to lark's own (same notation).
@@ -139,6 +150,11 @@ EXTRA_RULES = """
 comp_for: comp_for comp_if
 subscript: star_expr
 with_stmt: with ( with_items ) : suite | with ( with_items , ) : suite
+try_stmt: try : suite __except_stars | try : suite __except_stars finally_rule
+try_stmt: try : suite __except_stars else : suite
+try_stmt: try : suite __except_stars else : suite finally_rule
+__except_stars: __except_star | __except_stars __except_star
+__except_star: except * test : suite | except * test as name : suite
 """
 
 

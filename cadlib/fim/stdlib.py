@@ -19,12 +19,17 @@ in that folder, the ones CPython itself parses; :func:`stdlib_sources`). Each cu
 
 :func:`stdlib_differential` then checks, per cut, that every prefix of the true middle is
 viable and that it can end, and compares ``can_end()`` with ``ast.parse`` on ``n_edits``
-perturbed middles (:func:`cadlib.fim.differential.random_edit`). Every disagreement gets a
-category (:func:`categorize`: one of :data:`cadlib.fim.differential.KNOWN_DIFFERENCES` when the
-program has that feature, else ``"uncategorized"``). Each row also times the constraint's
-construction (the right context's quotient grammar, then feeding the left context) and the
-feeding of the true middle, for the cost plots (:func:`build_cost_sweep` adds whole-module left
-contexts).
+perturbed middles (:func:`cadlib.fim.differential.random_edit`). Every disagreement is placed
+by *where the edit is* in the valid program (:func:`edit_location`: inside an f-string's
+replacement field or elsewhere) and gets a category by what is at that place
+(:func:`categorize`: one of :data:`cadlib.fim.differential.KNOWN_DIFFERENCES`, else
+``"uncategorized"``); a false rejection (valid code blocked) or an uncategorized disagreement is
+a *failure* (:func:`stdlib_summary`). The same check runs on a second codebase the grammar was
+not developed against (``--package``: the ``*.py`` files of an installed package's folder).
+
+Each row also times the constraint's construction (the right context's quotient grammar, then
+feeding the left context) and the feeding of the true middle, for the cost plots
+(:func:`build_cost_sweep` adds whole-module left contexts).
 
 The stdlib differs between patch releases of 3.11, so :func:`manifest` records the interpreter
 version, the file list and a hash of their contents; the chapter's cpu profile compares only
@@ -39,6 +44,9 @@ import argparse
 import ast
 import bisect
 import hashlib
+import importlib.metadata
+import importlib.util
+import io
 import json
 import multiprocessing
 import platform
@@ -46,6 +54,7 @@ import random
 import re
 import sysconfig
 import time
+import tokenize
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -54,11 +63,13 @@ from tqdm import tqdm
 
 from ..metrics import wilson_ci
 from ..results import hardware_info, repo_root
+from . import fstring
 from .constraint import FIMConstraint, UnconnectableContextError, _Problem
 from .differential import cut_kinds, fim_splits, python_accepts, random_edit
 from .report import rate_cell
 
-__all__ = ["stdlib_sources", "manifest", "stdlib_cuts", "stdlib_differential", "categorize",
+__all__ = ["stdlib_sources", "package_folder", "manifest", "stdlib_cuts", "stdlib_differential",
+           "categorize", "edit_location", "fstring_fields", "edit_span",
            "stdlib_summary", "build_cost_sweep", "summary_markdown", "load_full", "plot_costs",
            "sample_line", "chapter_markdown", "plot_chapter_costs", "main"]
 
@@ -81,6 +92,15 @@ def stdlib_sources(folder: str | None = None, max_chars: int | None = None) -> d
     if not out:
         raise FileNotFoundError(f"no parseable *.py file in {root}")
     return out
+
+
+def package_folder(package: str) -> Path:
+    """The folder of an installed package or subpackage (``"pandas.core"``): a second
+    codebase for the differential, written by others than the grammar's authors."""
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError(f"no installed package {package!r} with a folder")
+    return Path(list(spec.submodule_search_locations)[0])
 
 
 def manifest(sources: dict[str, str]) -> dict:
@@ -159,22 +179,69 @@ def stdlib_cuts(sources: dict[str, str], n: int, seed: int = 0, max_middle: int 
     return out
 
 
-_FSTRING = re.compile(r"(?<![\w])(?:[rRbBuU]?[fF]|[fF][rR])['\"]")
+def fstring_fields(program: str) -> list[tuple[int, int]]:
+    """``[(start, end)]``: the replacement fields (``{`` to its ``}``, format specs included) of
+    every f-string in a valid ``program``, as offsets (read with :mod:`cadlib.fim.fstring`)."""
+    starts = [0]
+    for line in program.split("\n"):
+        starts.append(starts[-1] + len(line) + 1)
+    out = []
+    for tok in tokenize.generate_tokens(io.StringIO(program).readline):
+        if tok.type != tokenize.STRING:
+            continue
+        text = tok.string
+        prefix = text[:len(text) - len(text.lstrip("rRbBuUfF"))]
+        if "f" not in prefix.lower():
+            continue
+        quote = 3 if text[len(prefix):len(prefix) + 3] in ('"""', "'''") else 1
+        base = starts[tok.start[0] - 1] + tok.start[1] + len(prefix) + quote
+        state, field = fstring.START, None
+        for k, ch in enumerate(text[len(prefix) + quote:len(text) - quote]):
+            state = fstring.step(state, ch, "r" in prefix.lower())
+            inside = state is not None and not (state[0] == "L" and state[1] == 0
+                                                and state[2] != "{")  # fmt: skip
+            if inside and field is None:
+                field = base + k
+            elif not inside and field is not None:
+                out.append((field, base + k + 1))
+                field = None
+    return out
 
 
-def categorize(program: str) -> str:
-    """The known difference (:data:`KNOWN_DIFFERENCES`) a disagreement on ``program`` can be
-    put down to, by the feature the program has, or ``"uncategorized"``."""
-    if "\r" in program:
+def edit_span(middle: str, edited: str, i: int) -> tuple[int, int]:
+    """``(start, end)`` in ``middle`` of what an edit at ``i`` changed (an insertion: the
+    characters on either side)."""
+    k = 0
+    while k < min(len(middle), len(edited)) - i and middle[-1 - k] == edited[-1 - k]:
+        k += 1
+    end = max(len(middle) - k, i)
+    return (max(i - 1, 0), min(i + 1, len(middle))) if end == i else (i, end)
+
+
+def edit_location(program: str, start: int, end: int) -> str:
+    """Where ``program[start:end]`` (an edit's span in a valid program) is: ``"f-string
+    field"`` when it touches a replacement field, else ``"elsewhere"``."""
+    touches = any(a < max(end, start + 1) and start < b for a, b in fstring_fields(program))
+    return "f-string field" if touches else "elsewhere"
+
+
+_N_ESCAPE = re.compile(r"\\N\{[^}\n]*\}?")
+
+
+def categorize(program: str, start: int, end: int, edit: str = "") -> str:
+    """The known difference (:data:`KNOWN_DIFFERENCES`) a disagreement can be put down to by
+    what is where the edit is (``program[start:end]``, the valid program's span it changed;
+    ``edit``: its description), or ``"uncategorized"`` (a failure)."""
+    if "\r" in program or "\\r" in edit:
         return "carriage return"
-    if "\\N{" in program:
+    if any(m.start() < max(end, start + 1) and start < m.end()
+           for m in _N_ESCAPE.finditer(program)):
         return "unicode escape"
-    if _FSTRING.search(program):
-        return "f-string"
-    if re.search(r"^[ ]*\t|^\t*[ ]+\t", program, re.M):
+    line_start = program.rfind("\n", 0, start) + 1
+    line_end = program.find("\n", end)
+    lines = program[line_start:len(program) if line_end < 0 else line_end]
+    if "\\t" in edit or re.search(r"^[ ]*\t|^\t*[ ]+\t", lines, re.M):
         return "tabs"
-    if re.search(r"except\s*\*|^\s*@(?![\w.]+\s*(\(|$))", program, re.M):
-        return "newer syntax"
     return "uncategorized"
 
 
@@ -184,20 +251,27 @@ def _timed(fn):
     return time.perf_counter() - t0, value
 
 
-def _row(base: dict, program: str, **fields) -> dict:
+def _row(base: dict, program: str, span: tuple, **fields) -> dict:
+    """One check's row; a disagreement is placed and categorized at ``span`` of the valid
+    ``program``."""
     agree = fields["truth"] == fields["ours"]
-    return dict(base, **fields, agree=agree, category="" if agree else categorize(program))
+    where = category = ""
+    if not agree:
+        where = edit_location(program, *span)
+        category = categorize(program, *span, fields.get("edit", ""))
+    return dict(base, **fields, agree=agree, where=where, category=category)
 
 
 def _check_cut(cut: dict, n_edits: int, rng: random.Random) -> list[dict]:
     left, middle, right = cut["left"], cut["middle"], cut["right"]
     program = left + middle + right
+    whole = (len(left), len(left) + len(middle))
     base = {k: cut[k] for k in ("file", "a", "b", "left_cut", "right_cut")}
     base.update(left_chars=len(left), middle_chars=len(middle), right_chars=len(right))
     try:
         build_s, c = _timed(lambda: FIMConstraint(left, right))
     except UnconnectableContextError:
-        return [_row(base, program, check="true_middle", edit="", truth=True, ours=False,
+        return [_row(base, program, whole, check="true_middle", edit="", truth=True, ours=False,
                      viable=False, build_s=None, feed_s=None)]  # fmt: skip
     states = [c.branches]
     t0 = time.perf_counter()
@@ -207,7 +281,7 @@ def _check_cut(cut: dict, n_edits: int, rng: random.Random) -> list[dict]:
         states.append(c.branches)
     feed_s = time.perf_counter() - t0
     viable = len(states) == len(middle) + 1
-    rows = [_row(base, program, check="true_middle", edit="", truth=True,
+    rows = [_row(base, program, whole, check="true_middle", edit="", truth=True,
                  ours=viable and c.can_end(), viable=viable, build_s=build_s, feed_s=feed_s)]
     if not viable:
         return rows
@@ -217,7 +291,8 @@ def _check_cut(cut: dict, n_edits: int, rng: random.Random) -> list[dict]:
         trial.branches = list(states[i])
         trial.feed(edited[i:])
         edited_program = left + edited + right
-        rows.append(_row(base, edited_program, check="edit", edit=what,
+        lo, hi = edit_span(middle, edited, i)
+        rows.append(_row(base, program, (len(left) + lo, len(left) + hi), check="edit", edit=what,
                          truth=python_accepts(edited_program), ours=trial.can_end(),
                          viable=None, build_s=None, feed_s=None))  # fmt: skip
     return rows
@@ -240,7 +315,8 @@ def stdlib_differential(cuts: list[dict], n_edits: int = 4, seed: int = 0,
         right_chars, check`` (``"true_middle"`` / ``"edit"``), ``edit``, ``truth``
         (``ast.parse``), ``ours`` (``can_end``), ``viable`` (true middles: every prefix),
         ``build_s`` and ``feed_s`` (true middles: seconds to build the constraint and to feed
-        the middle), ``agree``, ``category`` (disagreements only, :func:`categorize`).
+        the middle), ``agree``, ``where`` (disagreements only, :func:`edit_location`) and
+        ``category`` (disagreements only, :func:`categorize`).
     """
     work = [(k, cut, n_edits, seed) for k, cut in enumerate(cuts)]
     bar = dict(total=len(work), desc="stdlib differential", disable=not progress)
@@ -253,7 +329,10 @@ def stdlib_differential(cuts: list[dict], n_edits: int = 4, seed: int = 0,
 
 
 def stdlib_summary(frame: pd.DataFrame) -> dict:
-    """Counts of a :func:`stdlib_differential` frame, each rate with its Wilson interval."""
+    """Counts of a :func:`stdlib_differential` frame, each rate with its Wilson interval.
+
+    ``failures``: disagreements no known difference explains, i.e. false rejections (valid
+    code the constraint blocks, whatever its category) and uncategorized false accepts."""
     true_mid = frame[frame.check == "true_middle"]
     edits = frame[frame.check == "edit"]
     wrong = frame[~frame.agree]
@@ -275,7 +354,11 @@ def stdlib_summary(frame: pd.DataFrame) -> dict:
         "disagreements": int(len(wrong)),
         "disagreements_by_category": {k: int(v) for k, v in
                                       wrong.category.value_counts().sort_index().items()},
+        "disagreements_by_where": {k: int(v) for k, v in
+                                   wrong["where"].value_counts().sort_index().items()},
+        "false_rejections": int((wrong.truth & ~wrong.ours.astype(bool)).sum()),
         "uncategorized": int((wrong.category == "uncategorized").sum()),
+        "failures": int(((wrong.category == "uncategorized") | wrong.truth).sum()),
     }  # fmt: skip
 
 
@@ -316,6 +399,8 @@ def summary_markdown(summary: dict, title: str) -> str:
 
     kinds = summary["cuts_by_kind"]
     cats = ", ".join(f"{k}: {v}" for k, v in summary["disagreements_by_category"].items())
+    places = summary.get("disagreements_by_where", {})
+    where = ("; by place: " + ", ".join(f"{k}: {v}" for k, v in places.items())) if places else ""
     return (f"**{title}**: {summary['cuts']} cuts of {summary['files_cut']} modules "
             f"({len(kinds)} left | right cut-kind pairs, {min(kinds.values())} to "
             f"{max(kinds.values())} cuts each); every prefix of the true middle viable: "
@@ -323,7 +408,8 @@ def summary_markdown(summary: dict, title: str) -> str:
             f"{cell(summary['true_middles_accepted'])}; {summary['edits']} perturbed middles "
             f"({cell(summary['edits_valid'])} still valid Python), `can_end` equal to "
             f"`ast.parse`: {cell(summary['edit_agreement'])}; disagreements: "
-            f"{summary['disagreements']} ({cats or 'none'}), uncategorized: "
+            f"{summary['disagreements']} ({cats or 'none'}{where}), false rejections: "
+            f"{summary.get('false_rejections', 'n/a')}, uncategorized: "
             f"{summary['uncategorized']}.")  # fmt: skip
 
 
@@ -412,9 +498,12 @@ def main(argv=None) -> None:
     ap.add_argument("--max-right", type=int, default=1500)
     ap.add_argument("--max-window", type=int, default=5000)
     ap.add_argument("--jobs", type=int, default=1, help="worker processes (same rows)")
+    ap.add_argument("--package", default=None,
+                    help="cut this installed package's folder (e.g. pandas.core), not the stdlib")
     ap.add_argument("--out", default="results/fim.full.json")
     args = ap.parse_args(argv)
-    sources = stdlib_sources()
+    folder = package_folder(args.package) if args.package else None
+    sources = stdlib_sources(None if folder is None else str(folder))
     t0 = time.perf_counter()
     cuts = stdlib_cuts(sources, args.cuts, args.seed, max_left=args.max_left,
                        max_right=args.max_right, max_window=args.max_window)
@@ -427,13 +516,14 @@ def main(argv=None) -> None:
         "command": f"python -m cadlib.fim.stdlib --cuts {args.cuts} --edits {args.edits} "
                    f"--seed {args.seed} --max-left {args.max_left} --max-right "
                    f"{args.max_right} --max-window {args.max_window} --jobs {args.jobs} "
-                   f"--out {args.out}",
+                   + (f"--package {args.package} " if args.package else "") + f"--out {args.out}",
+        "codebase": _codebase(args.package),
         "redrawn_cuts": redraws,
         "manifest": manifest(sources),
         "params": vars(args),
         "summary": stdlib_summary(frame),
         "disagreements": wrong[["file", "a", "b", "left_cut", "right_cut", "check", "edit",
-                                "truth", "ours", "category"]].to_dict(orient="records"),
+                                "truth", "ours", "where", "category"]].to_dict(orient="records"),
         "cost": {"wall_s": round(time.perf_counter() - t0, 1), "hardware": hardware_info("cpu"),
                  "per_cut": true_mid[["left_chars", "right_chars", "middle_chars", "build_s",
                                       "feed_s"]].round(6).to_dict(orient="list"),
@@ -441,6 +531,14 @@ def main(argv=None) -> None:
     }
     Path(args.out).write_text(json.dumps(out, indent=1) + "\n")
     print(json.dumps(out["summary"], indent=1))
+
+
+def _codebase(package: str | None) -> str:
+    """What was cut: the standard library, or ``package`` with its distribution's version."""
+    if package is None:
+        return f"Python {platform.python_version()} standard library"
+    top = package.split(".")[0]
+    return f"{package} ({top} {importlib.metadata.version(top)})"
 
 
 if __name__ == "__main__":

@@ -1,0 +1,191 @@
+"""f-string replacement fields with CPython 3.11's rules, one character at a time (§V).
+
+Python 3.11 lexes an f-string as one ``STRING`` token (the tokenizer only finds its end, as
+for any string) and parses its content afterwards (``Parser/string_parser.c``:
+``fstring_find_literal``, ``fstring_find_expr``, ``fstring_compile_expr``). This module is
+that second pass as a streaming state machine over the string's *content*, which
+:mod:`cadlib.fim.lexer` runs beside the tokenizer's string states, so an f-string whose
+replacement fields are broken is no lexeme and the FIM constraint rejects it like CPython.
+
+These are **3.11's rules, not 3.12's** (PEP 701 made f-strings a grammar of tokens and lifted
+the restrictions below):
+
+* literal parts: ``{{`` and ``}}`` are braces, a single ``}`` is an error; a backslash escape
+  (non-raw strings) consumes the next character, which still counts as a brace (``\\{``), and
+  ``\\N{…}`` is skipped whole;
+* an expression runs to a ``!``, ``:``, ``=`` or ``}`` outside brackets and nested strings
+  (``!=``, ``==``, ``<=``, ``>=`` do not end it); brackets must match (at most 200 deep); it
+  may hold strings in other quotes than the f-string's (the tokenizer ends the f-string at its
+  own quote), but no backslash and no ``#`` anywhere; it must not be blank, and it must parse
+  as ``(expression)`` (CPython compiles exactly that: we ask ``ast.parse`` of this
+  interpreter, which must be 3.11, to check the finished expression);
+* after the expression: ``=`` (self-documenting, then whitespace), ``!s`` / ``!r`` / ``!a``,
+  then ``:`` and a format spec, then ``}``; a format spec is literal text and replacement
+  fields up to its ``}`` (no ``{{`` escapes there), nested one level only
+  (``f"{x:{y:{z}}}"`` is "expressions nested too deeply").
+
+States are hashable tuples (the lexer's automaton caches its transitions on them):
+``("L", level, sub)`` in literal text at nesting ``level`` (0: the f-string, 1 and 2: format
+specs), ``sub`` one of ``"" "esc" "N" "Nname" "{" "}"``; ``("E", level, text, brackets,
+quote, pending)`` inside an expression (its text so far, the open brackets, the nested
+string's ``(quote, kind)`` or ``None``, a one-character lookahead ``pending``); ``("Q", level)``
+after a self-documenting ``=``; ``("V", level)`` expecting a conversion character; ``("C",
+level)`` after one. An expression's text is part of its state, so these states are many
+(one per expression prefix met) and a finished expression is checked once per text (cached).
+Only an expression's *end* is checked by the parser: a prefix such as ``{a b`` stays alive
+until its ``}`` (or ``!``, ``:``, ``=``) arrives, where it dies.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import warnings
+
+__all__ = ["START", "step", "can_end", "valid_expression", "MAX_BRACKETS"]
+
+#: State at the start of an f-string's content.
+START = ("L", 0, "")
+#: CPython 3.11's ``MAXLEVEL`` for brackets inside one replacement field.
+MAX_BRACKETS = 200
+_OPEN = {"(": ")", "[": "]", "{": "}"}
+_CLOSE = frozenset(")]}")
+_BLANK = frozenset(" \t\n\f")  # what fstring_compile_expr skips before "empty expression"
+_SPACE = frozenset(" \t\n\r\x0b\x0c")  # Py_ISSPACE, skipped after a self-documenting "="
+
+
+@functools.lru_cache(maxsize=65536)
+def valid_expression(text: str) -> bool:
+    """Whether ``text`` is a replacement field's valid expression: not blank, and
+    ``(text)`` parses (what ``fstring_compile_expr`` asks CPython's parser)."""
+    if all(c in _BLANK for c in text):
+        return False
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            ast.parse(f"({text})", mode="eval")
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return False
+    return True
+
+
+def can_end(state: tuple) -> bool:
+    """Whether the f-string's content may end in ``state`` (top-level literal text)."""
+    return state == START
+
+
+def step(state: tuple, ch: str, raw: bool) -> tuple | None:
+    """The state after the content character ``ch`` (``None``: an error for CPython 3.11);
+    ``raw``: an ``rf``-string (a backslash is no escape in its literal text)."""
+    kind = state[0]
+    if kind == "L":
+        return _literal(state[1], state[2], ch, raw)
+    if kind == "E":
+        return _expression(state, ch)
+    level = state[1]
+    if kind == "Q":
+        if ch in _SPACE:
+            return state
+        return ("V", level) if ch == "!" else _after_conversion(level, ch)
+    if kind == "V":
+        return ("C", level) if ch in "sra" else None
+    return _after_conversion(level, ch)  # "C"
+
+
+def _after_conversion(level: int, ch: str) -> tuple | None:
+    """After the expression (and its conversion): a format spec or the field's end."""
+    if ch == ":":
+        return ("L", level + 1, "")
+    return ("L", level, "") if ch == "}" else None
+
+
+def _literal(level: int, sub: str, ch: str, raw: bool) -> tuple | None:
+    if sub == "":
+        if ch == "\\" and not raw:
+            return ("L", level, "esc")
+        if ch in "{}":
+            return _brace(level, ch)
+        return ("L", level, "")
+    if sub == "esc":
+        if ch == "N":
+            return ("L", level, "N")
+        return _brace(level, ch) if ch in "{}" else ("L", level, "")
+    if sub == "N":  # "\N" consumes the next character; "{" starts a name skipped whole
+        return ("L", level, "Nname" if ch == "{" else "")
+    if sub == "Nname":
+        return ("L", level, "" if ch == "}" else "Nname")
+    if sub == "{":  # level 0: "{{" is a brace, anything else starts an expression
+        return ("L", 0, "") if ch == "{" else _expression(("E", 0, "", (), None, ""), ch)
+    return ("L", 0, "") if ch == "}" else None  # sub "}": only "}}" is allowed
+
+
+def _brace(level: int, ch: str) -> tuple | None:
+    """A brace in literal text (escaped or not)."""
+    if ch == "{":
+        if level == 0:
+            return ("L", 0, "{")
+        return ("E", level, "", (), None, "") if level == 1 else None  # nested too deeply
+    if level == 0:
+        return ("L", 0, "}")
+    return ("L", level - 1, "")  # "}" ends the format spec and its field
+
+
+def _expression(state: tuple, ch: str) -> tuple | None:
+    _, level, text, brackets, quote, pending = state
+    if ch == "\\":
+        return None
+    if pending:
+        if pending == "!" or pending == "=":
+            if ch == "=":
+                return ("E", level, text + pending + "=", brackets, None, "")
+            if not valid_expression(text):
+                return None
+            if pending == "!":
+                return ("C", level) if ch in "sra" else None
+            return step(("Q", level), ch, False)
+        if pending == "<":
+            if ch == "=":
+                return ("E", level, text + ch, brackets, None, "")
+        elif ch == pending:  # a closed empty string and its quote again: a triple quote
+            return ("E", level, text + ch, brackets, (ch, "3"), "")
+        # otherwise (a "<" or ">" without "=", an empty string) ch is read as usual
+    if quote is not None:
+        return _in_string(level, text + ch, brackets, quote, ch)
+    if ch in "'\"":
+        return ("E", level, text + ch, brackets, (ch, "1e"), "")
+    if ch in _OPEN:
+        if len(brackets) >= MAX_BRACKETS:
+            return None
+        return ("E", level, text + ch, brackets + (_OPEN[ch],), None, "")
+    if ch == "#":
+        return None
+    if not brackets:
+        if ch in "<>":
+            return ("E", level, text + ch, brackets, None, "<")
+        if ch in "!=":
+            return ("E", level, text, brackets, None, ch)
+        if ch in ":}":
+            if not valid_expression(text):
+                return None
+            return _after_conversion(level, ch)
+        if ch in _CLOSE:
+            return None  # unmatched
+    elif ch in _CLOSE:
+        if ch != brackets[-1]:
+            return None
+        return ("E", level, text + ch, brackets[:-1], None, "")
+    return ("E", level, text + ch, brackets, None, "")
+
+
+def _in_string(level: int, text: str, brackets: tuple, quote: tuple, ch: str) -> tuple:
+    """A character inside a string nested in an expression (``text`` already has it)."""
+    q, kind = quote
+    if kind in ("1e", "1"):
+        if ch == q:  # closed; an empty one may be the start of q*3
+            return ("E", level, text, brackets, None, q if kind == "1e" else "")
+        return ("E", level, text, brackets, (q, "1"), "")
+    if ch != q:
+        return ("E", level, text, brackets, (q, "3"), "")
+    if kind == "3b":
+        return ("E", level, text, brackets, None, "")
+    return ("E", level, text, brackets, (q, "3b" if kind == "3a" else "3a"), "")
