@@ -159,8 +159,9 @@ def test_chapter_numbers_are_strict_json():
 def test_figures():
     fig = F.plot_validity(edit_rows(), fim_rows(), 2, 2, "m", "smoke")
     left, right = fig.axes
-    assert [t.get_text() for t in left.texts] == ["1/2", "2/2", "1/2", "2/2"]
-    assert [t.get_text() for t in right.texts] == ["1/2", "1/2", "2/2", "2/2"]
+    # the primary metric: the budget-closed outputs that parse do not count
+    assert [t.get_text() for t in left.texts] == ["1/2"] * 4
+    assert [t.get_text() for t in right.texts] == ["1/2"] * 4
     assert "(2 cases)" in left.get_title() and fig._suptitle.get_text().endswith("m, smoke profile")
     steps = pd.DataFrame(dict(method=["incremental", "from_scratch"] * 2,
                               middle_chars=[1, 1, 40, 40], seconds=[1e-6, 1e-3, 2e-6, 2e-3]))
@@ -242,6 +243,55 @@ def test_arm_tests_refuse_unpaired_arms():
     recs = arm_records([(True, R.ENDS[0])] * 2, [(True, R.ENDS[0])] * 3)
     with pytest.raises(ValueError, match="different cases"):
         R.arm_tests(recs)
+
+
+def test_percentages_never_round_to_0_or_100_unless_they_are():
+    assert R.percent(7970 / 8000) == "99.6" and R.percent(0.25) == "25"
+    assert R.percent(1.0) == "100" and R.percent(0.0) == "0"
+    assert R.percent(0.9999) == "99.99" and R.percent(0.002) == "0.2"
+    assert R.rate_cell(7970, 8000).startswith("7970/8000 (99.6%, CI 99.5-99.7%")
+    assert R.rate_cell(2000, 2000) == "2000/2000 (100.0%, CI 99.8-100.0%)"
+    assert R.rate_cell(3, 12) == "3/12 (25%, CI 9-53%)" and R.percent(0.5, 1) == "50.0"
+
+
+def test_the_primary_metric_leads_and_the_budget_is_reported_apart():
+    t = R.rate_table(fim_rows(), ["arm"])
+    assert list(t.columns[1:4]) == ["model ended & parses (primary)", "closed by the budget",
+                                    "ast.parse (budget-closed included)"]
+    con = t[t.arm == "FIM-constrained"].iloc[0]
+    assert con["model ended & parses (primary)"].startswith("1/2 ")
+    assert con["closed by the budget"].startswith("1/2 ")
+    assert con["ast.parse (budget-closed included)"].startswith("2/2 ")
+    assert list(R.ARM_OUTCOMES) == [R.PRIMARY, "parses", "passed"]
+
+
+def _large(con, unc):
+    recs = arm_records(con, unc)
+    numbers = {"localized_edit": {}, "fim": R.records(R.validity_table(recs.assign(em=False),
+                                                                       ["arm"]), ["arm"])}
+    return numbers, R.arm_tests(recs)
+
+
+def test_the_conclusion_follows_the_primary_metric():
+    ended, budget = R.ENDS[0], R.ENDS[2]
+    full = [{"codebase": "pandas.core (pandas 3)", "summary": {
+        "cuts": 5, "edits": 20, "disagreements": 0, "false_rejections": 0, "uncategorized": 0,
+        "failures": 0}}]
+    # parses inflated by the budget: 12 vs 3 on parses, 3 vs 3 on the primary metric
+    numbers, tests = _large([(True, ended)] * 3 + [(True, budget)] * 9,
+                            [(True, ended)] * 3 + [(False, ended)] * 9)
+    md = R.conclusion_markdown(numbers, tests, full)
+    assert "On pandas.core (pandas 3) (5 cuts, 20 perturbed middles)" in md and "no failure" in md
+    assert "FIM-constrained 3/12 (25%" in md
+    assert "no paired difference in the primary metric survives Holm" in md
+    assert "not evidence for the primary metric" in md
+    # a real gain on the primary metric
+    numbers, tests = _large([(True, ended)] * 12, [(False, ended)] * 12)
+    md = R.conclusion_markdown(numbers, tests, [])
+    assert "raises the primary metric significantly (Holm) in: fim (S, 12 vs 0/12)" in md
+    assert "not evidence" not in md
+    assert "No large run" in R.conclusion_markdown(numbers, None, [])
+    assert "Primary metric" in R.primary_tests_markdown(tests)
 
 
 def test_large_run_markdown_names_the_significant_differences():

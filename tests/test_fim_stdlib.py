@@ -149,3 +149,11 @@ def test_rates_carry_n_and_a_wilson_interval():
                                                      new_tokens=[]))
     assert [r["closed_by"] for r in recs] == ["model", "budget", "budget"]
     assert recs[1]["forwards"] == 48
+
+
+def test_the_committed_runs_are_shown_side_by_side():
+    runs = S.load_runs()
+    assert runs and runs[0]["command"].startswith("python -m cadlib.fim.stdlib")
+    table = S.runs_table(runs)
+    assert list(table.columns) == [r.get("codebase", "Python standard library") for r in runs]
+    assert {"cuts", "false rejections", "failures"} <= set(table.index)

@@ -125,3 +125,26 @@ def test_smollm2_tables_equal_naive_along_true_middles(tok):
         mask = trie.allowed(c)
         mask[tok.eos_token_id] = c.can_end()
         assert (mask == naive_allowed_mask(c, tok)).all(), (c.left[-30:], c.middle_length)
+
+
+# f-string pieces: fields, conversions, format specs, doubled braces, nested quotes
+FSTRING_PIECES = PIECES + ["{", "}", "{{", "}}", "{x", "x}", "!r", "!r}", ":>", ":>{", "{x!r}",
+                           "=}", "'}", "{'a'", "!", "!=", "f'", "f'{", "'\n", "{x:{y}}", " }"]
+FSTRING_CONTEXTS = [('s = f"a', '"\n'), ('s = f"{', '}"\n'), ("s = f'{x", "!r}'\n"),
+                    ('s = f"{x:', '}"\n'), ('s = f"""{', '}"""\n'), ("s = rf'{x}", "'\n"),
+                    ('s = f"{a[', ']}"\n'), ("", "")]
+FSTRING_FEEDS = ["", "x", "{", "}", "!", "'", "{x", ":>", "=", " "]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(FSTRING_PIECES), min_size=1, max_size=40, unique=True),
+       st.lists(st.tuples(st.sampled_from(FSTRING_CONTEXTS), st.sampled_from(FSTRING_FEEDS)),
+                min_size=1, max_size=5))
+def test_tables_equal_feeding_each_token_inside_fstrings(vocab, states):
+    """States inside f-string literals, fields, conversions and format specs (their lexical
+    states carry the field's parse): the mask is still exactly "feed each token"."""
+    trie = TokenTrie(vocab)
+    for (left, right), fed in states:
+        c = FIMConstraint(left, right)
+        if c.feed(fed):
+            assert (trie.allowed(c) == naive(c, vocab)).all(), (left, fed, right)

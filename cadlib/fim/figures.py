@@ -1,7 +1,7 @@
 """Chapter 8's figures (the standard-library cost figure is :func:`cadlib.fim.stdlib.plot_costs`).
 
-* :func:`plot_validity` — syntax validity with and without the FIM constraint, ``<gen>``
-  bodies and FIM completion side by side (section 3);
+* :func:`plot_validity` — the primary metric (the model ended it and it parses) with and
+  without the FIM constraint, ``<gen>`` bodies and FIM completion side by side (section 3);
 * :func:`plot_costs` — per-step recognition (ours vs re-parsing) and mask vs forward in
   constrained generation, against the middle's length (section 4).
 
@@ -22,8 +22,9 @@ __all__ = ["plot_validity", "plot_costs"]
 
 def plot_validity(edit_rows: pd.DataFrame, fim_rows: pd.DataFrame, n_cases: int,
                   n_problems: int, model: str, profile: str):
-    """Bars of the ``ast.parse`` rate (hatched: tests pass, ``k/n`` above) per system and arm of
-    the localized edits (``n_cases``) and per arm of FIM completion (``n_problems``)."""
+    """Bars of the primary metric, "the model ended it and it parses" (``k/n`` above; outline:
+    ``ast.parse`` with the budget-closed outputs included; hatched: tests pass) per system and
+    arm of the localized edits (``n_cases``) and per arm of FIM completion (``n_problems``)."""
     edit_table = validity_table(edit_rows, ["system", "arm"])
     fim_table = validity_table(fim_rows, ["arm"])
     fig, axes = plt.subplots(1, 2, figsize=(11, 3.8), sharey=True)
@@ -33,17 +34,20 @@ def plot_validity(edit_rows: pd.DataFrame, fim_rows: pd.DataFrame, n_cases: int,
                f"FIM completion ({n_problems} problems)")]  # fmt: skip
     for ax, t, title in panels:
         colors = ["#2ca02c" if "FIM" in a else "#7f7f7f" for a in t.arm]
-        bars = ax.bar(range(len(t)), 100 * t.parse_rate, color=colors)
+        ax.bar(range(len(t)), 100 * t.parse_rate, color="none", edgecolor="k", lw=0.8,
+               ls="--")  # fmt: skip
+        bars = ax.bar(range(len(t)), 100 * t.ended_rate, color=colors)
         ax.bar(range(len(t)), 100 * t.pass_rate, color="none", edgecolor="k", hatch="//", lw=0.5)
-        for b, k, n in zip(bars, t.parses, t.n, strict=True):
+        for b, k, n in zip(bars, t.ended_and_parses, t.n, strict=True):
             ax.text(b.get_x() + b.get_width() / 2, b.get_height() + 1, f"{k}/{n}", ha="center",
                     fontsize=8)  # fmt: skip
         ax.set_xticks(range(len(t)), t.label, fontsize=6.5)
         ax.set_title(title, fontsize=10)
-    axes[0].set_ylabel("ast.parse accepts (%)")
+    axes[0].set_ylabel("model ended & ast.parse accepts (%)")
     axes[0].set_ylim(0, 110)
-    fig.suptitle(f"Syntax validity with and without the FIM constraint (hatched: tests pass); "
-                 f"{model}, {profile} profile", fontsize=10)  # fmt: skip
+    fig.suptitle(f"Finished and valid with and without the FIM constraint (dashed: parses, "
+                 f"budget-closed included; hatched: tests pass); {model}, {profile} profile",
+                 fontsize=9)  # fmt: skip
     fig.tight_layout()
     return fig
 

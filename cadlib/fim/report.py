@@ -1,9 +1,12 @@
 """Chapter 8's tables, costs, per-case records and run summary (no model code here).
 
-Every rate is shown with its ``n`` and a 95% Wilson interval (:func:`cadlib.metrics.wilson_ci`);
-outcomes are split by how a body or middle ended (:data:`cadlib.fim.completion.ENDS`: closed by
-the model, by the post-hoc trim, or by the budget), since a body the budget closed is not one
-the model finished.
+Every rate is shown with its ``n`` and a 95% Wilson interval (:func:`cadlib.metrics.wilson_ci`),
+its percentage never rounded to 0 or 100 unless it is (:func:`percent`); outcomes are split by
+how a body or middle ended (:data:`cadlib.fim.completion.ENDS`: closed by the model, by the
+post-hoc trim, or by the budget), since a body the budget closed is not one the model finished.
+The chapter's **primary metric** is :data:`PRIMARY`, "the model ended it and it parses" (a
+finished, valid output); "parses" counts budget-closed outputs too and is reported beside it,
+with the budget-closed attempts counted apart (issue 34).
 
 The chapter's notebook calls, in its order: :func:`setting` (:func:`setting_label`);
 :func:`differential_text`, :func:`differential_by_cut` (section 1); :func:`edit_shape_table`,
@@ -42,7 +45,8 @@ from ..sft.paired import ALPHA, holm, mcnemar_exact
 from .completion import ARMS, ENDS, FIM_USER
 from .differential import summarize
 
-__all__ = ["MASK_TARGET_MS", "mask_target_markdown", "LARGE", "load_run", "arm_tests",
+__all__ = ["PRIMARY", "percent", "conclusion_markdown", "primary_tests_markdown",
+           "MASK_TARGET_MS", "mask_target_markdown", "LARGE", "load_run", "arm_tests",
            "arm_tests_table", "large_run_markdown", "validity_table", "step_costs",
            "cost_by_length", "system_labels", "rate_cell",
            "rate_table", "edit_cost_table", "case_records", "write_case_records", "clean",
@@ -53,12 +57,18 @@ __all__ = ["MASK_TARGET_MS", "mask_target_markdown", "LARGE", "load_run", "arm_t
            "write_chapter"]  # fmt: skip
 
 
+#: The primary outcome: the model ended the body or middle itself and the result parses.
+PRIMARY = "ended_and_parses"
+
+
 def validity_table(frame, by: list[str]):
     """Counts and rates per group: ``n``, ``parses``, ``em``, ``passed``,
-    ``ended_and_parses`` (the model ended it and it parses: a finished, valid output) and each
-    end of :data:`ENDS` (counts), with the rates ``parse_rate``, ``em_rate``, ``pass_rate``
-    and their 95% Wilson intervals ``*_ci95`` (``[lo, hi]``)."""
-    frame = frame.assign(ended_and_parses=(frame.end == ENDS[0]) & frame.parses.astype(bool))
+    ``ended_and_parses`` (:data:`PRIMARY`: the model ended it and it parses), ``budget_closed``
+    (attempts the token budget closed, whether or not they parse) and each end of :data:`ENDS`
+    (counts), with the rates ``parse_rate``, ``em_rate``, ``pass_rate``, ``ended_rate`` (of
+    :data:`PRIMARY`) and their 95% Wilson intervals ``*_ci95`` (``[lo, hi]``)."""
+    frame = frame.assign(ended_and_parses=(frame.end == ENDS[0]) & frame.parses.astype(bool),
+                         budget_closed=frame.end.isin(ENDS[2:]))
     g = frame.groupby(by, sort=False)
     out = g.agg(
         n=("parses", "size"),
@@ -66,14 +76,16 @@ def validity_table(frame, by: list[str]):
         em=("em", "sum"),
         passed=("passed", lambda s: int(s.fillna(False).astype(bool).sum())),
         ended_and_parses=("ended_and_parses", "sum"),
+        budget_closed=("budget_closed", "sum"),
     )
     ends = pd.crosstab([frame[k] for k in by], frame["end"]).reindex(
         columns=list(ENDS), fill_value=0
     )
     out = out.join(ends).fillna(0)
-    for k in ("parses", "em", "passed", "ended_and_parses", *ENDS):
+    for k in ("parses", "em", "passed", "ended_and_parses", "budget_closed", *ENDS):
         out[k] = out[k].astype(int)
-    for k, name in (("parses", "parse"), ("em", "em"), ("passed", "pass")):
+    for k, name in (("parses", "parse"), ("em", "em"), ("passed", "pass"),
+                    ("ended_and_parses", "ended")):
         out[f"{name}_rate"] = out[k] / out["n"]
         out[f"{name}_ci95"] = [list(wilson_ci(a, n)) for a, n in
                                zip(out[k], out["n"], strict=True)]  # fmt: skip
@@ -118,23 +130,44 @@ def system_labels(model: str) -> tuple[str, str]:
     return f"{short} untrained", f"{short} + SFT (ch. 7)"
 
 
+def _digits(x: float) -> int:
+    """The fewest decimals that show the fraction ``x`` as a percentage that is not 0 or 100
+    unless ``x`` is."""
+    for digits in range(7):
+        shown = round(100 * x, digits)
+        if not ((shown == 100 and x < 1) or (shown == 0 and x > 0)):
+            return digits
+    return 6
+
+
+def percent(x: float, digits: int = 0) -> str:
+    """``x`` (a fraction) as a percentage without the sign, with at least ``digits`` decimals
+    and as many more as it takes never to show 0 or 100 for a fraction that is not (7970/8000
+    is ``"99.6"``, not ``"100"``)."""
+    return f"{100 * x:.{max(digits, _digits(x))}f}"
+
+
 def rate_cell(k: int, n: int) -> str:
-    """``"k/n (p%, 95% CI lo-hi%)"`` (Wilson interval, :func:`cadlib.metrics.wilson_ci`)."""
+    """``"k/n (p%, 95% CI lo-hi%)"`` (Wilson interval, :func:`cadlib.metrics.wilson_ci`;
+    percentages by :func:`percent`, the three with the same decimals)."""
     if n == 0:
         return "0/0"
     lo, hi = wilson_ci(int(k), int(n))
-    return f"{k}/{n} ({100 * k / n:.0f}%, CI {100 * lo:.0f}-{100 * hi:.0f}%)"
+    d = max(_digits(k / n), _digits(lo), _digits(hi))
+    return f"{k}/{n} ({percent(k / n, d)}%, CI {percent(lo, d)}-{percent(hi, d)}%)"
 
 
 def rate_table(frame, by: list[str]) -> pd.DataFrame:
-    """:func:`validity_table` for display: each rate as :func:`rate_cell`, then the count of
-    each end (:data:`ENDS`) that occurs."""
+    """:func:`validity_table` for display: the primary metric first ("model ended & parses"),
+    then the budget-closed attempts apart, ``ast.parse`` with them included, EM and tests
+    (each rate as :func:`rate_cell`), then the count of each end (:data:`ENDS`) that occurs."""
     t = validity_table(frame, by)
     out = t[by].copy()
-    for col, label in (("parses", "ast.parse"), ("em", "EM"), ("passed", "tests pass")):
+    for col, label in ((PRIMARY, "model ended & parses (primary)"),
+                       ("budget_closed", "closed by the budget"),
+                       ("parses", "ast.parse (budget-closed included)"), ("em", "EM"),
+                       ("passed", "tests pass")):  # fmt: skip
         out[label] = [rate_cell(k, n) for k, n in zip(t[col], t.n, strict=True)]
-    out["model ended & parses"] = [rate_cell(k, n) for k, n in
-                                   zip(t["ended_and_parses"], t.n, strict=True)]  # fmt: skip
     for end in ENDS:
         if t[end].any():
             out[end] = t[end]
@@ -214,31 +247,38 @@ def _rate(entry: dict, key: str) -> str:
     return rate_cell(entry[key], entry["n"])
 
 
+def _budget(entry: dict) -> str:
+    """The budget-closed attempts of a :func:`validity_table` record, reported apart."""
+    closed = entry[ENDS[2]] + entry[ENDS[3]]
+    return f"{closed}/{entry['n']} ({entry[ENDS[3]]} not closable)"
+
+
 def run_summary(numbers: dict, where: str) -> str:
     """Markdown of this run's headline counts (what the conclusion cites), every rate with its
     n and Wilson interval, read from the chapter's ``numbers``."""
     lines = []
     d = numbers["differential"]
     lines.append(f"* **Differential, HumanEval cuts**: {d['splits']} splits, true middles viable "
-                 f"in {d['true_middles_all_prefixes_viable']:.0%} and accepted in "
-                 f"{d['true_middles_accepted']:.0%}; {d['edits']} perturbed middles, "
+                 f"in {percent(d['true_middles_all_prefixes_viable'])}% and accepted in "
+                 f"{percent(d['true_middles_accepted'])}%; {d['edits']} perturbed middles, "
                  f"{d['disagreements']} disagreement(s) with `ast.parse`.")
     s = numbers.get("stdlib_differential")
     if s:
         # only what does not depend on the interpreter's patch release (its stdlib files)
+        failures = f", {s['failures']} failure(s)" if "failures" in s else ""
         lines.append(f"* **Differential, standard-library cuts** (this profile's sample): "
                      f"{s['cuts']} cuts, {s['uncategorized']} uncategorized disagreement(s) "
-                     f"with `ast.parse` (the rest, per interpreter, in section 1).")
+                     f"with `ast.parse`{failures} (the rest, per interpreter, in section 1).")
     for key, e in numbers["localized_edit"].items():
-        lines.append(f"* **`<gen>` bodies, {key}**: parses {_rate(e, 'parses')}, ended by the "
-                     f"model and parses {_rate(e, 'ended_and_parses')}, EM {_rate(e, 'em')}, "
-                     f"tests pass {_rate(e, 'passed')}; closed by the budget "
-                     f"{e[ENDS[2]] + e[ENDS[3]]} ({e[ENDS[3]]} not closable).")
+        lines.append(f"* **`<gen>` bodies, {key}**: ended by the model and parses (primary) "
+                     f"{_rate(e, PRIMARY)}; closed by the budget {_budget(e)}; parses, "
+                     f"budget-closed included, {_rate(e, 'parses')}; EM {_rate(e, 'em')}, "
+                     f"tests pass {_rate(e, 'passed')}.")
     for key, e in numbers["fim"].items():
-        lines.append(f"* **FIM completion, {key}**: parses {_rate(e, 'parses')}, ended by the "
-                     f"model and parses {_rate(e, 'ended_and_parses')}, tests pass "
-                     f"{_rate(e, 'passed')}; trimmed {e[ENDS[1]]}, closed by the budget "
-                     f"{e[ENDS[2]] + e[ENDS[3]]} ({e[ENDS[3]]} not closable).")
+        lines.append(f"* **FIM completion, {key}**: ended by the model and parses (primary) "
+                     f"{_rate(e, PRIMARY)}; closed by the budget {_budget(e)}; parses, "
+                     f"budget-closed included, {_rate(e, 'parses')}; tests pass "
+                     f"{_rate(e, 'passed')}; trimmed {e[ENDS[1]]}.")
     return f"**This run** ({where}):\n\n" + "\n".join(lines)
 
 
@@ -481,8 +521,9 @@ LARGE = ("papermill --cwd notebooks notebooks/08_fim_constraint.ipynb "
 ARM_PAIRS = (("edit", "FIM-constrained", "unconstrained"),
              ("fim", "FIM-constrained", "unconstrained"),
              ("fim", "FIM-constrained + context trim", "unconstrained + context trim"))
-#: The outcomes compared: parses, finished and valid (ended by the model and parses), tests.
-ARM_OUTCOMES = {"parses": "parses", "ended_and_parses": "model ended & parses",
+#: The outcomes compared, the primary one (:data:`PRIMARY`) first; "parses" counts what the
+#: budget closed and is secondary.
+ARM_OUTCOMES = {PRIMARY: "model ended & parses", "parses": "parses",
                 "passed": "tests pass"}
 
 
@@ -552,5 +593,64 @@ def large_run_markdown(results: dict, tests: pd.DataFrame) -> str:
     found = ("; ".join(f"{x.part} ({x.system}), {x.outcome}: {x.a} {x.k_a}/{x.n} vs {x.b} "
                        f"{x.k_b}/{x.n}, Holm p {x.p_holm:.3g}" for x in sig.itertuples())
              if len(sig) else "none")  # fmt: skip
-    return (f"{run_summary(r['numbers'], where)}\n\n**Paired differences significant at "
-            f"{ALPHA} (Holm, {len(tests)} tests):** {found}.")
+    return (f"{run_summary(r['numbers'], where)}\n\n{primary_tests_markdown(tests)}\n\n"
+            f"**Paired differences significant at {ALPHA} (Holm, {len(tests)} tests):** "
+            f"{found}.")
+
+
+def primary_tests_markdown(tests: pd.DataFrame) -> str:
+    """The paired tests (:func:`arm_tests`) of the primary outcome, one line each."""
+    prim = tests[tests.outcome == ARM_OUTCOMES[PRIMARY]] if len(tests) else tests
+    lines = [f"* {x.part} ({x.system}): {x.a} {rate_cell(x.k_a, x.n)} vs {x.b} "
+             f"{rate_cell(x.k_b, x.n)}; discordant {x.a_only} / {x.b_only}, McNemar p "
+             f"{x.p:.3g}, Holm p {x.p_holm:.3g}: "
+             f"{'significant' if x.significant else 'not significant'}"
+             for x in prim.itertuples()]  # fmt: skip
+    return ("**Primary metric, model ended & parses (paired on the same cases):**\n\n"
+            + ("\n".join(lines) if lines else "* no paired arms"))
+
+
+def conclusion_markdown(numbers: dict, tests: pd.DataFrame | None,
+                        full_runs: list[dict]) -> str:
+    """The chapter's conclusion, generated: the differential runs' failures (``full_runs``:
+    committed :mod:`cadlib.fim.stdlib` runs), this run's primary metric per arm, and what the
+    large run's paired tests of the primary metric (``tests``: :func:`arm_tests`, or
+    ``None``) support; it follows the primary metric, never the budget-inflated "parses"."""
+    out = []
+    for run in full_runs:
+        s = run["summary"]
+        verdict = ("no failure" if s.get("failures", s["uncategorized"]) == 0 else
+                   f"{s.get('failures', s['uncategorized'])} failure(s) to fix")
+        out.append(f"On {run.get('codebase', 'the standard library')} ({s['cuts']} cuts, "
+                   f"{s['edits']} perturbed middles) the constraint disagrees with `ast.parse` "
+                   f"{s['disagreements']} time(s), false rejections "
+                   f"{s.get('false_rejections', 'not counted')}: {verdict}.")
+    for part, label in (("localized_edit", "`<gen>` bodies"), ("fim", "FIM completion")):
+        cells = "; ".join(f"{key} {_rate(e, PRIMARY)}" for key, e in numbers[part].items())
+        out.append(f"This run's primary metric (model ended & parses), {label}: {cells}.")
+    if tests is None or not len(tests):
+        out.append("No large run is committed, so no paired test of the arms is made here.")
+        return " ".join(out)
+    prim = tests[tests.outcome == ARM_OUTCOMES[PRIMARY]]
+    won = prim[prim.significant & (prim.k_a > prim.k_b)]
+    lost = prim[prim.significant & (prim.k_a < prim.k_b)]
+    if len(won):
+        out.append("In the large run the constraint raises the primary metric significantly "
+                   "(Holm) in: " + ", ".join(f"{x.part} ({x.system}, {x.k_a} vs {x.k_b}/{x.n})"
+                                             for x in won.itertuples()) + ".")  # fmt: skip
+    if len(lost):
+        out.append("It lowers it significantly in: " + ", ".join(
+            f"{x.part} ({x.system}, {x.k_a} vs {x.k_b}/{x.n})" for x in lost.itertuples()) + ".")
+    if not len(won) and not len(lost):
+        out.append(f"In the large run no paired difference in the primary metric survives "
+                   f"Holm ({len(prim)} comparisons; "
+                   + ", ".join(f"{x.part} ({x.system}) {x.k_a} vs {x.k_b}/{x.n}, p {x.p:.3g}"
+                               for x in prim.itertuples())
+                   + "): the constraint is not shown to make the model finish more valid "
+                     "middles.")  # fmt: skip
+    inflated = tests[(tests.outcome == ARM_OUTCOMES["parses"]) & tests.significant]
+    if len(inflated) and not len(won):
+        out.append(f"The significant differences in *parses* ({len(inflated)}) count middles "
+                   "the token budget closed, which the model never finished; they are not "
+                   "evidence for the primary metric.")
+    return " ".join(out)

@@ -70,7 +70,8 @@ from .report import rate_cell
 
 __all__ = ["stdlib_sources", "package_folder", "manifest", "stdlib_cuts", "stdlib_differential",
            "categorize", "edit_location", "fstring_fields", "edit_span",
-           "stdlib_summary", "build_cost_sweep", "summary_markdown", "load_full", "plot_costs",
+           "stdlib_summary", "build_cost_sweep", "summary_markdown", "load_full", "load_runs",
+           "RUN_FILES", "runs_table", "plot_costs",
            "sample_line", "chapter_markdown", "plot_chapter_costs", "main"]
 
 
@@ -413,6 +414,41 @@ def summary_markdown(summary: dict, title: str) -> str:
             f"{summary['uncategorized']}.")  # fmt: skip
 
 
+#: The committed differential runs: the standard library, then the second codebase.
+RUN_FILES = ("fim.full.json", "fim.thirdparty.json")
+
+
+def load_runs() -> list[dict]:
+    """The committed runs of :data:`RUN_FILES` that exist, in that order."""
+    runs = (load_full(repo_root() / "results" / name) for name in RUN_FILES)
+    return [run for run in runs if run is not None]
+
+
+def runs_table(runs: list[dict]) -> pd.DataFrame:
+    """The committed differential runs side by side (one column per codebase): modules, cuts,
+    perturbed middles, agreement, disagreements by place, false rejections, uncategorized
+    disagreements and failures."""
+    cols = {}
+    for run in runs:
+        s = run["summary"]
+
+        def cell(entry):
+            return rate_cell(entry["k"], entry["n"])
+
+        places = s.get("disagreements_by_where", {})
+        cols[run.get("codebase", "Python standard library")] = {
+            "modules cut": s["files_cut"], "cuts": s["cuts"],
+            "true middle viable and accepted": cell(s["true_middles_accepted"]),
+            "perturbed middles": s["edits"], "still valid Python": cell(s["edits_valid"]),
+            "can_end = ast.parse": cell(s["edit_agreement"]),
+            "disagreements": s["disagreements"],
+            "of them in f-string fields": places.get("f-string field", 0),
+            "false rejections": s.get("false_rejections", "n/a"),
+            "uncategorized": s["uncategorized"], "failures": s.get("failures", "n/a"),
+        }  # fmt: skip
+    return pd.DataFrame(cols)
+
+
 def load_full(path: str | Path | None = None) -> dict | None:
     """``results/fim.full.json`` (the ``full`` run of :func:`main`), or ``None`` if absent."""
     path = Path(path) if path else repo_root() / "results" / "fim.full.json"
@@ -459,10 +495,11 @@ def sample_line(summary: dict) -> str:
 
 
 def chapter_markdown(sources: dict[str, str], summary: dict, full: dict | None,
-                     profile: str) -> str:
+                     profile: str, second: dict | None = None) -> str:
     """The chapter's Markdown: the interpreter and the :func:`manifest` of ``sources``, this
     run's sample (:func:`summary_markdown`) and the committed full run (:func:`load_full`:
-    ``full``), or that none is committed."""
+    ``full``), or that none is committed; then the second codebase's run (``second``), if
+    given."""
     man = manifest(sources)
     text = [f"*Python {man['python']} ({man['implementation']}), {man['files']} modules, "
             f"sha256 {man['sha256'][:12]}.*",
@@ -474,6 +511,11 @@ def chapter_markdown(sources: dict[str, str], summary: dict, full: dict | None,
                     + f" Command: `{full['command']}`.")  # fmt: skip
     else:
         text.append("*No full run committed (`results/fim.full.json` is absent).*")
+    if second is not None:
+        text.append(summary_markdown(second["summary"], f"Second codebase, "
+                                     f"{second['codebase']}, sha256 "
+                                     f"{second['manifest']['sha256'][:12]}")
+                    + f" Command: `{second['command']}`.")  # fmt: skip
     return "\n\n".join(text)
 
 
