@@ -130,6 +130,8 @@ TOLERANCES: dict[str, list[tuple[str, Tolerance]]] = {
         ("numbers.mask_stages*", TIMING),
         ("numbers.stdlib_differential.cuts", EXACT),
         ("numbers.stdlib_differential.uncategorized", EXACT),
+        ("numbers.stdlib_differential.false_rejections", EXACT),
+        ("numbers.stdlib_differential.failures", EXACT),
         ("numbers.stdlib_differential.*", STDLIB),
     ],
 }
