@@ -334,3 +334,20 @@ def test_a_committed_run_is_found_when_results_go_elsewhere(tmp_path, monkeypatc
     got = R.load_run("large")
     assert got is not None and got[0]["profile"] == "large" and len(got[1])
     assert R.load_run("no-such-profile") is None
+
+
+def test_a_committed_runs_rates_are_recomputed_from_its_case_records():
+    ended, budget = R.ENDS[0], R.ENDS[3]
+    recs = arm_records([(True, ended), (True, budget)], [(False, ended), (True, ended)])
+    recs["em"] = False
+    got = R.rates_from_cases(recs)
+    assert got["localized_edit"] == {}
+    con = got["fim"]["FIM-constrained"]
+    assert (con["n"], con["parses"], con[R.PRIMARY], con["budget_closed"]) == (2, 2, 1, 1)
+    stale = {"profile": "large", "model": "m", "params": {"seed": 0, "fim_cases": 2,
+             "edit_cases": 1}, "hardware": {"cpu": "C", "cores": 2},
+             "numbers": {"differential": {"splits": 1, "true_middles_all_prefixes_viable": 1,
+                                          "true_middles_accepted": 1, "edits": 0,
+                                          "disagreements": 0}, "localized_edit": {}, "fim": {}}}
+    md = R.large_run_markdown(stale, R.arm_tests(recs), recs)
+    assert "FIM completion, FIM-constrained**: ended by the model and parses (primary) 1/2" in md

@@ -46,6 +46,7 @@ from .completion import ARMS, ENDS, FIM_USER
 from .differential import summarize
 
 __all__ = ["PRIMARY", "percent", "conclusion_markdown", "primary_tests_markdown",
+           "rates_from_cases", "records_of",
            "MASK_TARGET_MS", "mask_target_markdown", "LARGE", "load_run", "arm_tests",
            "arm_tests_table", "large_run_markdown", "validity_table", "step_costs",
            "cost_by_length", "system_labels", "rate_cell",
@@ -579,10 +580,29 @@ def arm_tests_table(tests: pd.DataFrame) -> pd.DataFrame:
               "significant"]]  # fmt: skip
 
 
-def large_run_markdown(results: dict, tests: pd.DataFrame) -> str:
+def rates_from_cases(records: pd.DataFrame) -> dict:
+    """``{"localized_edit": ..., "fim": ...}``: :func:`validity_table` records recomputed from
+    a run's case records (:func:`case_records`), so a committed run's rates follow the
+    current definitions (the primary metric, the budget-closed attempts)."""
+    recs = records.assign(em=records.em.astype(bool))
+    edit, fim = recs[recs.part == "edit"], recs[recs.part == "fim"]
+    return {"localized_edit": records_of(edit, ["system", "arm"]) if len(edit) else {},
+            "fim": records_of(fim, ["arm"]) if len(fim) else {}}
+
+
+def records_of(frame: pd.DataFrame, by: list[str]) -> dict:
+    """:func:`records` of :func:`validity_table` of ``frame`` grouped ``by``."""
+    return records(validity_table(frame, by), by)
+
+
+def large_run_markdown(results: dict, tests: pd.DataFrame,
+                       cases: pd.DataFrame | None = None) -> str:
     """What the committed large run found, generated from its numbers: its setting, each
-    arm's rates (:func:`run_summary`) and which paired differences are significant."""
+    arm's rates (:func:`run_summary`; recomputed from its case records ``cases`` when given,
+    :func:`rates_from_cases`) and the paired tests, the primary metric's first."""
     r = results
+    if cases is not None:
+        r = {**results, "numbers": {**results["numbers"], **rates_from_cases(cases)}}
     p = r["params"]
     edits = ("every held-out single-`<gen>` edit case" if p["edit_cases"] is None
              else f"{p['edit_cases']} held-out single-`<gen>` edit cases")  # fmt: skip
