@@ -26,6 +26,32 @@ def ours(source: str) -> bool:
     return c.feed(source) and c.can_end()
 
 
+#: CPython 3.11's f-string errors that the lexer checks (everything but the expression's syntax).
+STRUCTURAL = ("single '}'", "expecting '}'", "empty expression", "expression required",
+              "unmatched", "closing parenthesis", "invalid conversion", "nested too deeply",
+              "unterminated", "cannot include", "too many nested")
+
+
+def expected(source: str):
+    """``ast.parse``'s verdict, or ``None`` when CPython reports an error in an f-string
+    expression's own syntax: the documented difference (KNOWN_DIFFERENCES["f-string
+    expression"]); CPython reports only its first error, so the rest of such a source is not
+    judged."""
+    import ast
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            ast.parse(source)
+            return True
+        except SyntaxError as err:
+            msg = err.msg or ""
+            if msg.startswith("f-string") and not any(k in msg for k in STRUCTURAL):
+                return None
+            return False
+
+
 #: Hand-picked cases, each one of 3.11's rules (valid and invalid alike).
 CASES = [
     r'f"\{6}"', r'f"\{{6}"', r'f"{6\}"', r'f"{x!r:>{w}}"', r'f"{x:{y:{z}}}"', r'f"{x:{{}}}"',
@@ -46,7 +72,10 @@ CASES = [
 @pytest.mark.parametrize("literal", CASES)
 def test_hand_picked_fstrings_agree_with_cpython(literal):
     source = f"x = {literal}\n"
-    assert ours(source) == python_accepts(source), source
+    want = expected(source)
+    assert want is None or ours(source) == want, source
+    if python_accepts(source):
+        assert ours(source)  # never a false rejection
 
 
 _PIECES = ["{", "}", "{{", "}}", "a", "b1", " ", "!r", "!s", "!a", "!", ":", "=", "==", "!=",
@@ -68,7 +97,8 @@ def test_generated_fstrings_agree_with_cpython():
         source = f"x = {_fstring(rng)}\n"
         truth = python_accepts(source)
         valid += truth
-        assert ours(source) == truth, source
+        want = expected(source)
+        assert want is None or ours(source) == want, source
     assert 300 < valid < 3700  # both verdicts are exercised
 
 
@@ -78,7 +108,8 @@ def test_generated_fstrings_agree_with_cpython():
 def test_any_body_agrees_with_cpython(body, opening):
     quote = opening.lstrip("rf")
     source = f"x = {opening}{body}{quote}\n"
-    assert ours(source) == python_accepts(source), source
+    want = expected(source)
+    assert want is None or ours(source) == want, source
 
 
 def test_fstrings_cut_into_fim_problems_agree():
@@ -97,7 +128,8 @@ def test_fstrings_cut_into_fim_problems_agree():
         for edited in (middle + "}", middle + "{", middle + "!x", "{" + middle):
             program = source[:a] + edited + source[b:]
             trial = FIMConstraint(source[:a], source[b:])
-            assert (trial.feed(edited) and trial.can_end()) == python_accepts(program), program
+            want = expected(program)
+            assert want is None or (trial.feed(edited) and trial.can_end()) == want, program
         checked += 1
     assert checked > 50
 
@@ -107,6 +139,8 @@ def test_lexer_keeps_fstrings_one_lexeme_and_rejects_broken_fields():
     with pytest.raises(LexError):
         list(lex_text('f"{a!x}"'))
     assert dfa.run(0, 'f"{a') >= 0 and dfa.run(0, 'f"{a\\') < 0
+    # an expression's states do not grow with its text (the mask's tables are shared)
+    assert dfa.run(0, 'f"{abc') == dfa.run(0, 'f"{abcdef')
 
 
 def test_fstring_states_stay_out_of_sip_states():

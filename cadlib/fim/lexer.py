@@ -29,9 +29,10 @@ CPython's observed lexing, where it differs from leftmost-longest matching (§V 
   content (replacement fields with CPython 3.11's rules, not 3.12's PEP 701): a state
   ``("fstr", kind, phase, fstring_state)``; the quotes that may close a triple-quoted f-string
   are held back until a non-quote shows they were content. An f-string whose fields are
-  broken dies. Its states are many (an expression's text is part of its state), so
-  :attr:`LexemeDFA.sip_states` leaves them out: a right context ends such a symbol where the
-  plain string state of the same quotes and phase ends it, or nowhere.
+  broken dies (an expression's own syntax is not checked: see that module). Its states grow
+  with the brackets open in a field, so :attr:`LexemeDFA.sip_states` leaves them out: a right
+  context ends such a symbol where the plain string state of the same quotes and phase ends
+  it, or nowhere.
 
 Not modelled (documented disagreements): the name in ``\\N{…}`` is not looked up and ``\\r``
 is whitespace.
@@ -204,8 +205,9 @@ class LexemeDFA:
 
         Found by breadth-first search over ASCII plus three non-ASCII representatives (the
         automaton treats all non-ASCII characters alike up to identifier-ness). f-string
-        states are left out (they are unbounded; see the module docstring): each one ends
-        in a right context where the plain string state with its quotes and phase does.
+        states are left out (bracket nesting makes them unbounded; see the module
+        docstring): each one ends in a right context where the plain string state with its
+        quotes and phase does.
         """
         alphabet = [chr(i) for i in range(128)] + ["é", "€", "中"]
         seen = {0}
