@@ -25,7 +25,7 @@ export PYTHONHASHSEED := 0
 export TOKENIZERS_PARALLELISM := false
 
 .PHONY: install lock chromium book notebooks html test test-fast test-unit test-notebooks \
-	nbval-chapters nbval-sft-chapters test-smoke test-results lab clean vocab lint
+	nbval-chapters nbval-sft-chapters test-smoke test-results lab clean vocab lint record record-args
 
 install: $(VENV)/.installed
 
@@ -86,6 +86,28 @@ html: install mathjax
 	$(BIN)/python -c "from cadlib import plotting; plotting.save_book_figures()"
 	$(BIN)/jupyter-book build . --warningiserror
 	@echo "open _build/html/index.html"
+
+# Record an evidence run (CONTRIBUTING, "Evidence runs"): one chapter at a larger profile, run
+# once on a quiet machine; its numbers go to results/<chapter>.<profile>.json with their
+# provenance (commit; the load sampled while it ran, cadlib.provenance), the executed notebook
+# to _build/record/. It warns before starting (a 5-second sample of the other processes' load)
+# and after (the load recorded during the run) when the machine is busy.
+#   make record CHAPTER=06_decoding PROFILE=full
+CHAPTER ?=
+record-args:
+	@test -n "$(CHAPTER)" -a -f "notebooks/$(CHAPTER).ipynb" || { \
+	  echo "usage: make record CHAPTER=<notebook name, e.g. 06_decoding> PROFILE=<full|large|...>"; exit 2; }
+	@test "$(PROFILE)" != cpu || { \
+	  echo "make record writes an evidence run: pass PROFILE=full, large, ... (make notebooks re-runs cpu)"; exit 2; }
+
+record: record-args install vocab
+	-@$(BIN)/python -m cadlib.provenance check 5
+	@mkdir -p _build/record && touch _build/record/.started
+	$(BIN)/papermill --cwd notebooks "notebooks/$(CHAPTER).ipynb" \
+	  "_build/record/$(CHAPTER).$(PROFILE).ipynb" -p profile $(PROFILE) -p device $(DEVICE) \
+	  --log-level WARNING
+	$(BIN)/python -m cadlib.provenance report \
+	  $$(find results -name '*.$(PROFILE).json' -newer _build/record/.started)
 
 # MathJax 3 for math that renders offline (issue 15): the npm tarball, pinned by version and by
 # the sha512 the registry publishes for it (`npm view mathjax@3.2.2 dist.integrity`, base64 ->

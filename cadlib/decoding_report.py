@@ -75,6 +75,7 @@ __all__ = [
     "boundary_table",
     "boundary_percent_table",
     "effect_line",
+    "boundary_effect_numbers",
     "goals",
     "speed_gaps_markdown",
     "forward_gaps_markdown",
@@ -576,6 +577,20 @@ _SPEED_KEYS = ("T", "forwards", "forwards_per_token", "forward_ratio", "decode_s
                "decode_s_min", "decode_s_max", "speedup", "speedup_min", "speedup_max")  # fmt: skip
 
 
+def boundary_effect_numbers(effect: pd.DataFrame) -> dict:
+    """``numbers.boundary_effect`` of ``results/decoding.json``: the counts of
+    :func:`cadlib.token_boundaries.boundary_effect`'s table and its KL divergences (model
+    floats, compared within :data:`cadlib.rerun_check.MODEL_FLOAT`)."""
+    differ = effect[~effect.same_prefix]
+    return {
+        "boundaries": len(effect), "different_prefix": len(differ),
+        "fsm_choice_agree": int(effect.fsm_choice_agree.sum()),
+        "top1_agree": int(effect.top1_agree.sum()),
+        "max_kl": float(effect.kl.max()) if len(effect) else None,
+        "kl_differing": [float(k) for k in differ.kl],
+    }  # fmt: skip
+
+
 def decoding_numbers(timing: TimedRun, every: EveryCase, fr: pd.DataFrame, masks: pd.DataFrame,
                      boundaries: pd.DataFrame, effect: pd.DataFrame,
                      runtime_s: float) -> dict:  # fmt: skip
@@ -584,7 +599,6 @@ def decoding_numbers(timing: TimedRun, every: EveryCase, fr: pd.DataFrame, masks
     teacher-forced agreement, fixed and mask costs, the boundary counts and their effect, and
     the accounting of every case."""
     by = timing.speed.set_index(["corpus", "method"])
-    differ = effect[~effect.same_prefix]
     return {
         "speed": {f"{c}/{m}": {k: by.loc[(c, m), k] for k in _SPEED_KEYS} for c, m in by.index},
         "timed_cases": {x.case.id: x.corpus for x in timing.inputs},
@@ -602,13 +616,7 @@ def decoding_numbers(timing: TimedRun, every: EveryCase, fr: pd.DataFrame, masks
         "boundaries": _records(boundaries),
         "free_run_closed_by_budget": int(fr.budget_closed.sum()),
         "free_run_ended_by_model": int((~fr.budget_closed).sum()),
-        "boundary_effect": {
-            "boundaries": len(effect), "different_prefix": len(differ),
-            "fsm_choice_agree": int(effect.fsm_choice_agree.sum()),
-            "top1_agree": int(effect.top1_agree.sum()),
-            "max_kl": float(effect.kl.max()) if len(effect) else None,
-            "kl_differing": [float(k) for k in differ.kl],
-        },
+        "boundary_effect": boundary_effect_numbers(effect),
         "accounting": {
             "summary": _records(every.summary), "best_prompt_lookup": every.best.to_dict(),
             "setting_grid": {s: row.to_dict() for s, row in A.setting_grid(every.rows).iterrows()},

@@ -45,6 +45,7 @@ from pathlib import Path
 import torch
 
 from .cache import crop_cache, forward, new_cache, sync_device
+from .provenance import monitor as monitor_load
 
 __all__ = [
     "SMOLLM2",
@@ -359,6 +360,7 @@ def load_model(
         raise ValueError(f"model name must be a non-empty string, e.g. one of {MODEL_NAMES}")
     dev = resolve_device(device)
     dt = resolve_dtype(dtype, dev)
+    monitor_load()  # every timed part of a chapter follows a model load: its load is recorded
     if name in STAND_INS:  # a hub model's code path, from a local folder
         name = str(stand_in_path(name))
     if is_random_init(name):
