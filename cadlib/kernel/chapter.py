@@ -56,6 +56,15 @@ PROFILES = {
         shared_ar_run=False, logits_to_keep=0, min_tokens=1, mask_reps=2000, forward_reps=20,
         check_model=SMOLLM2, check_P=64, check_N=32,
     ),
+    # The first GPU evidence (make gpu-check, issue 30 §3): the paper's shapes and dtype, N up to
+    # 512 and 3 trials, so that it fits ~3 minutes of one H200 beside chapter 6's timing; the
+    # splice check on the 1.5B shape (no SmolLM2 there: its package is not on the GPU runner).
+    "gpu": dict(
+        models=("qwen2.5-1.5b-random", "qwen2.5-7b-random"), attn_implementation="eager",
+        dtype="bfloat16", P=1024, N_grid=N_GRID[:10], threads=None, trials=3, warmup=1,
+        shared_ar_run=False, logits_to_keep=0, min_tokens=1, mask_reps=2000, forward_reps=10,
+        check_model="qwen2.5-1.5b-random", check_P=64, check_N=32,
+    ),
     # CI's check of the paper path (make test-smoke): the paper profile's branches (a
     # random-init Qwen2 model, bf16, eager, per-model trials, no shared AR run, min_tokens=1)
     # on a 2-layer toy Qwen2, P=64, N up to 32, in seconds; timings are meaningless.
