@@ -36,11 +36,14 @@ from ..cache import cache_length, forward_with_cache, new_cache, restore_cache
 from ..speedup_curve import curve_label, load_curve
 from ..speedup_curve import speedup_at as interpolate_speedup
 from .chapter import (
+    GPU_PAIRS,
     PAPER_CURVES,
     PAPER_FIXED_COSTS,
     PAPER_M_STAR,
     PROFILES,
     benchmark_models,
+    gpu_evidence,
+    gpu_evidence_markdown,
     kernel_numbers,
     paper_numbers,
     run_summary,
@@ -72,6 +75,9 @@ from .timing import (
 )
 
 __all__ = [
+    "GPU_PAIRS",
+    "gpu_evidence",
+    "gpu_evidence_markdown",
     "PROFILES",
     "N_GRID",
     "PAPER_CURVES",

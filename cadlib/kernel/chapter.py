@@ -10,18 +10,24 @@ reads back; :func:`run_summary` is the generated prose of the chapter's conclusi
 from __future__ import annotations
 
 import gc
+import json
 from collections.abc import Mapping
 from pathlib import Path
 
+import pandas as pd
 import torch
 
 from .. import paper as _paper
 from ..models import SMOLLM2, is_random_init, load_model, model_info
-from ..results import hardware_info, write_results
+from ..provenance import load_caption
+from ..results import find_results_file, hardware_info, write_results
 from .fixed_costs import m_star, measure_fixed_costs
 from .timing import N_GRID, measure_speedup
 
 __all__ = [
+    "GPU_PAIRS",
+    "gpu_evidence",
+    "gpu_evidence_markdown",
     "PROFILES",
     "PAPER_CURVES",
     "PAPER_FIXED_COSTS",
@@ -197,3 +203,44 @@ def write_kernel_results(bench: Mapping, check: Mapping | None, params: Mapping,
         model=numbers["primary"], tokenizer="none (random token ids)",
         params=dict(params), device=device,
     )  # fmt: skip
+
+
+#: The GPU check's shapes beside the paper's A100 curves of the same shapes (§4.1).
+GPU_PAIRS = {"qwen2.5-1.5b-random": "paper:qwen2.5-1.5b", "qwen2.5-7b-random": "paper:qwen2.5-7b"}
+
+
+def gpu_evidence(record: Mapping | None = None):
+    """s(N) of the committed GPU check (``results/kernel.gpu.json``, ``make gpu-check``) at
+    the paper's two N beside the paper's A100 figures, one row per shape and N; ``None`` when
+    no GPU run is committed."""
+    if record is None:
+        path = find_results_file("kernel.gpu.json")
+        if not path.exists():
+            return None
+        record = json.loads(path.read_text())
+    rows = []
+    for name, paper_name in GPU_PAIRS.items():
+        curve, paper = record["numbers"]["curves"].get(name), PAPER_CURVES[paper_name]
+        if curve is None:
+            continue
+        ours = dict(zip(curve["N"], curve["s"], strict=True))
+        for n, theirs in zip(paper["N"], paper["s"], strict=True):
+            rows.append({"shape (random init)": name, "N": n, "s(N) ours": ours.get(n),
+                         "s(N) paper, A100": theirs,
+                         "ours / paper": ours[n] / theirs if n in ours else None})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def gpu_evidence_markdown(record: Mapping | None = None) -> str:
+    """One paragraph on the GPU check: where it ran and under what load, or how to record it."""
+    path = find_results_file("kernel.gpu.json")
+    if record is None and not path.exists():
+        return ("**GPU evidence: not recorded yet.** `make gpu-check` measures this chapter's "
+                "s(N) at the paper's 1.5B and 7B shapes on one GPU in a few minutes (the "
+                "reproduce page says how); its results are shown here once committed.")  # fmt: skip
+    record = record or json.loads(path.read_text())
+    hw = record["hardware"]
+    return (f"**GPU evidence** (`make gpu-check`, random-init weights with the published "
+            f"shapes, {record['params']['dtype']}, {record['params']['attn_implementation']}; "
+            f"{hw.get('gpu', 'no GPU named')}; {record['created'][:10]}). "
+            + load_caption(record))  # fmt: skip
