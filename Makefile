@@ -62,23 +62,31 @@ lock:
 
 # Re-execute every chapter with papermill (cpu profile unless PROFILE=..., on DEVICE), then
 # build HTML. On a GPU runner: `make book PROFILE=paper DEVICE=cuda` (book/reproduce.md).
-# The cpu profile rewrites the committed chapters in place; any other profile writes its
-# executed copies to book/<profile>/ and its numbers to results/<chapter>.<profile>.json
-# (cadlib.results.results_name), so the committed cpu chapters stay as they are. First
-# `cad check-models` checks every model the profile loads: a hub model that is neither cached
-# nor reachable stops the run before papermill starts, with a line saying how to supply it.
+# The cpu profile rewrites the committed chapters in place but sends their numbers to
+# _build/reproduction/results, so the committed results/ (the evidence the summary reads) stay
+# as they are; cadlib.reproduction then compares the two, number by number, into the
+# reproduction report (_build/reproduction/report.json and the page book/reproduction.ipynb):
+# does the book reproduce on this machine? Any other profile writes its executed copies to
+# book/<profile>/ and its numbers to results/<chapter>.<profile>.json
+# (cadlib.results.results_name). First `cad check-models` checks every model the profile
+# loads: a hub model that is neither cached nor reachable stops the run before papermill
+# starts, with a line saying how to supply it.
 book: notebooks html
 
 NB_OUT = $(if $(filter cpu,$(PROFILE)),notebooks,book/$(PROFILE))
+REPRODUCTION := $(abspath _build/reproduction)
+NB_RESULTS = $(if $(filter cpu,$(PROFILE)),CADLIB_RESULTS_DIR=$(REPRODUCTION)/results)
 notebooks: install vocab
 	$(BIN)/cad check-models --profile $(PROFILE)
 	@mkdir -p $(NB_OUT)
 	@for nb in $(NOTEBOOKS); do \
 	  echo "== $$nb ($(PROFILE), device $(DEVICE))"; \
-	  $(BIN)/papermill --cwd notebooks "$$nb" "$(NB_OUT)/$$(basename $$nb)" -p profile $(PROFILE) \
-	    -p device $(DEVICE) --log-level WARNING || exit 1; \
+	  $(NB_RESULTS) $(BIN)/papermill --cwd notebooks "$$nb" "$(NB_OUT)/$$(basename $$nb)" \
+	    -p profile $(PROFILE) -p device $(DEVICE) --log-level WARNING || exit 1; \
 	done
-	for page in summary coverage serving; do \
+	$(if $(filter cpu,$(PROFILE)),-$(BIN)/python -m cadlib.reproduction $(REPRODUCTION)/results \
+	  --out $(REPRODUCTION)/report.json)
+	for page in summary coverage serving reproduction; do \
 	  $(BIN)/papermill --cwd book book/$$page.ipynb book/$$page.ipynb --log-level WARNING || exit 1; \
 	done
 

@@ -27,8 +27,11 @@ from dataclasses import dataclass
 __all__ = [
     "COMPARED_FIELDS",
     "Difference",
+    "Field",
+    "TIMING",
     "TOLERANCES",
     "Tolerance",
+    "compare_fields",
     "compare_records",
     "declared_tolerance",
     "tolerance_for",
@@ -217,32 +220,26 @@ def undeclared_floats(chapter: str, record: dict) -> list[str]:
     """The paths of the floats under ``numbers`` in ``record`` (a results file) that have no
     declared tolerance: each would be compared exactly by omission, which is right for a ratio
     of counts and wrong for a model float, so each must be declared."""
-    leaves = _leaves(record.get("numbers"), "numbers", chapter)
-    return [
-        path
-        for path, value in leaves
-        if _needs_declaring(path, value) and declared_tolerance(chapter, path) is None
-    ]
+    numbers = {"numbers": record.get("numbers")}
+    return [f.path for f in compare_fields(chapter, numbers, numbers) if f.tolerance is UNDECLARED]
 
 
-def _leaves(value, path: str, chapter: str) -> Iterator[tuple[str, object]]:
-    """``(path, leaf)`` of every leaf of ``value`` outside the ignored paths."""
-    tolerance = declared_tolerance(chapter, path)
-    if tolerance is not None and tolerance.kind == "ignore":
-        return
-    if isinstance(value, dict):
-        for key, item in value.items():
-            yield from _leaves(item, _join(path, key), chapter)
-    elif isinstance(value, list):
-        for i, item in enumerate(value):
-            yield from _leaves(item, _join(path, i), chapter)
-    else:
-        yield path, value
+@dataclass(frozen=True)
+class Field:
+    """One leaf of a results file compared with its re-run: ``verdict`` is ``same``,
+    ``within tolerance``, ``differs``, ``timing`` (not compared: see :data:`TIMING`) or
+    ``not compared`` (another ignored field)."""
+
+    path: str
+    committed: object
+    rerun: object
+    tolerance: Tolerance
+    verdict: str
 
 
-def _walk(committed, rerun, path: str, chapter: str) -> Iterator[Difference]:
+def _walk(committed, rerun, path: str, chapter: str) -> Iterator[Field]:
     tolerance = tolerance_for(chapter, path)
-    if tolerance.kind == "ignore" or (committed is _MISSING and rerun is _MISSING):
+    if committed is _MISSING and rerun is _MISSING:
         return
     if isinstance(committed, dict) and isinstance(rerun, dict):
         for key in [*committed, *(k for k in rerun if k not in committed)]:
@@ -257,16 +254,32 @@ def _walk(committed, rerun, path: str, chapter: str) -> Iterator[Difference]:
                 _join(path, i),
                 chapter,
             )
-    elif committed is _MISSING or rerun is _MISSING:
-        yield Difference(
-            path, None if committed is _MISSING else committed,
-            None if rerun is _MISSING else rerun, tolerance,
-        )  # fmt: skip
-    elif declared_tolerance(chapter, path) is None and (
-            _needs_declaring(path, committed) or _needs_declaring(path, rerun)):
-        yield Difference(path, committed, rerun, UNDECLARED)
-    elif not tolerance.accepts(committed, rerun):
-        yield Difference(path, committed, rerun, tolerance)
+    else:
+        yield _leaf(committed, rerun, path, chapter, tolerance)
+
+
+def _leaf(committed, rerun, path: str, chapter: str, tolerance: Tolerance) -> Field:
+    a = None if committed is _MISSING else committed
+    b = None if rerun is _MISSING else rerun
+    if tolerance.kind == "ignore":
+        return Field(path, a, b, tolerance, "timing" if tolerance is TIMING else "not compared")
+    if committed is _MISSING or rerun is _MISSING:
+        return Field(path, a, b, tolerance, "differs")
+    if declared_tolerance(chapter, path) is None and (
+            _needs_declaring(path, committed) or _needs_declaring(path, rerun)):  # fmt: skip
+        return Field(path, a, b, UNDECLARED, "differs")
+    if not tolerance.accepts(committed, rerun):
+        return Field(path, a, b, tolerance, "differs")
+    same = committed == rerun or EXACT.accepts(committed, rerun)
+    return Field(path, a, b, tolerance, "same" if same else "within tolerance")
+
+
+def compare_fields(chapter: str, committed: dict, rerun: dict) -> Iterator[Field]:
+    """Every leaf of :data:`COMPARED_FIELDS` of two results files of ``chapter``, with its
+    tolerance and verdict (what the reproduction report of ``make book`` counts)."""
+    for field in COMPARED_FIELDS:
+        yield from _walk(committed.get(field, _MISSING), rerun.get(field, _MISSING), field,
+                         chapter)  # fmt: skip
 
 
 def _join(path: str, key) -> str:
@@ -277,9 +290,7 @@ def compare_records(chapter: str, committed: dict, rerun: dict) -> list[Differen
     """Every field of :data:`COMPARED_FIELDS` where ``rerun`` differs from ``committed``
     beyond the tolerance declared for it (an empty list: the re-run reproduces the file)."""
     return [
-        difference
-        for field in COMPARED_FIELDS
-        for difference in _walk(
-            committed.get(field, _MISSING), rerun.get(field, _MISSING), field, chapter
-        )
+        Difference(f.path, f.committed, f.rerun, f.tolerance)
+        for f in compare_fields(chapter, committed, rerun)
+        if f.verdict == "differs"
     ]

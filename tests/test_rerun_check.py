@@ -6,8 +6,10 @@ import pytest
 
 from cadlib.rerun_check import (
     COMPARED_FIELDS,
+    TIMING,
     TOLERANCES,
     Tolerance,
+    compare_fields,
     compare_records,
     tolerance_for,
     undeclared_floats,
@@ -31,6 +33,7 @@ def chapter_x(monkeypatch):
         ("numbers.timing.*", Tolerance("ignore", "clock")),
         ("numbers.loss", Tolerance("close", "model float", rel=1e-3)),
         ("numbers.f", Tolerance("exact", "a ratio of counts")),
+        ("numbers.clock.*", TIMING),
     ])  # fmt: skip
 
 
@@ -111,3 +114,13 @@ def test_every_chapter_with_committed_results_declares_its_tolerances():
 def test_unknown_tolerance_kind_is_rejected():
     with pytest.raises(ValueError, match="exact, close or ignore"):
         Tolerance("roughly", "no")
+
+
+def test_every_leaf_gets_a_verdict_for_the_reproduction_report():
+    committed = record(n=3, loss=2.0, f=0.5, clock={"s": 1.0}, timing={"t": 1.0})
+    rerun = record(n=3, loss=2.001, f=0.6, clock={"s": 2.0}, timing={"t": 9.0})
+    verdicts = {f.path: f.verdict for f in compare_fields("x", committed, rerun)
+                if f.path.startswith("numbers.")}  # fmt: skip
+    assert verdicts == {"numbers.n": "same", "numbers.loss": "within tolerance",
+                        "numbers.f": "differs", "numbers.clock.s": "timing",
+                        "numbers.timing.t": "not compared"}  # fmt: skip
