@@ -111,7 +111,7 @@ def test_unloadable_model_is_a_one_line_error(doc, tmp_path, capsys):
     empty = tmp_path / "no-model"  # a folder without config.json: fails without the network
     empty.mkdir()
     assert main(["edit", str(doc), "--instruction", "x", "--model", str(empty)]) == 1
-    one_line_error(capsys.readouterr().err, "cannot load model")
+    one_line_error(capsys.readouterr().err, "no-model has no config.json")
 
 
 def test_help_says_what_the_untrained_model_does(capsys):
