@@ -110,7 +110,7 @@ def _cmd_oracle(args) -> None:
         raise CLIError(f"{_one_line(err)} (--align difflib needs no git)") from err
     _write(str(program) + "\n")
     if how != args.align:
-        what = "one <gen> of GOLD" if how == "gen" else "the program with its short copies written out"
+        what = "one <gen> of GOLD" if how == "gen" else "its program with short copies inlined"
         print(f"cad: note: the {args.align} alignment's program costs more tokens than GOLD "
               f"itself; printed {what} instead", file=sys.stderr)  # fmt: skip
 
@@ -184,11 +184,14 @@ def _check_model(kind: str, model: str, device: str) -> None:
     if kind == "llama.cpp":
         if device not in ("auto", "cpu"):
             raise CLIError(f"the llama.cpp engine runs on the CPU here, got --device {device}")
-    else:
-        try:
-            models.resolve_device(device)
-        except ValueError as err:  # no CUDA here: say so before any weights load
-            raise CLIError(_one_line(err)) from err
+        if model not in (models.SMOLLM2, *models.STAND_INS) and models.gguf_in(model) is None:
+            raise CLIError(f"the llama.cpp engine loads a .gguf file (or a folder holding "
+                           f"one), got {model!r}")  # fmt: skip
+        return
+    try:
+        models.resolve_device(device)
+    except ValueError as err:  # no CUDA here: say so before any weights load
+        raise CLIError(_one_line(err)) from err
     if models.is_random_init(model) and model not in models.TOKENIZED_NAMES:
         raise CLIError(
             f"{model} is a timing-only random model without a tokenizer: cad edit "
