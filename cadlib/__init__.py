@@ -44,7 +44,8 @@ report / chapter), ``fim.experiments`` (8; ``fim.report`` and ``fim.figures``: i
 figures and results numbers), ``summary`` (the summary page, a package: spec / headlines /
 tables / render), ``diff_overhead`` (the unified-diff settings probe), ``portability``
 (App. K, chapter 1), ``appendix_estimates`` (App. L and M, chapter 3),
-``perturb_prose`` (chapter 5's generated prose), ``plotting``, ``cli``. ``execution`` runs
+``perturb_prose`` (chapter 5's generated prose), ``plotting``, ``cli`` (with ``cpu_threads``:
+threads that hold up on a busy CPU, and ``thread_bench``, which checks them). ``execution`` runs
 model-written programs against unit tests, guarded. Names that moved
 to a shared home stay importable where they were
 (``corpora.EditCase``, ``kernel.load_curve``, ``models.new_cache``, ``sft.outputs_equal``, ...).

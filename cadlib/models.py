@@ -134,13 +134,16 @@ def offline_names() -> str:
             "a local folder written by save_pretrained, or a .gguf file")  # fmt: skip
 
 
-@functools.cache
 def hub_reachable(host: str = "huggingface.co", timeout: float = 3.0) -> bool:
     """Whether the Hugging Face hub can be reached now: ``False`` at once when
-    ``HF_HUB_OFFLINE`` is set, else one TCP connection (``timeout`` seconds at most), instead
-    of the 25-50 s of retries a load of an unknown name spends offline. Cached per process."""
-    if _hub_offline():
-        return False
+    ``HF_HUB_OFFLINE`` is set, else one TCP connection (``timeout`` seconds at most, its
+    answer cached per process), instead of the 25-50 s of retries a load of an unknown name
+    spends offline."""
+    return not _hub_offline() and _can_connect(host, timeout)
+
+
+@functools.cache
+def _can_connect(host: str, timeout: float) -> bool:
     try:
         socket.create_connection((host, 443), timeout=timeout).close()
         return True
