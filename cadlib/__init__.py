@@ -84,8 +84,29 @@ _warnings.filterwarnings("ignore", category=_TqdmWarning)
 
 __version__ = "0.1.0"
 
+#: Names importable from ``cadlib`` that need torch, loaded on first use (``import cadlib``
+#: and the ``cad`` commands that run no model stay free of torch).
+_LAZY = {
+    "CopyDecoder": "decoder",
+    "DecodeResult": "decoder",
+    "GrammarLogitsProcessor": "decoder",
+    "CUSTOM_GENERATE_DIR": "custom_generate",
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    raise AttributeError(f"module 'cadlib' has no attribute {name!r}")
+
 __all__ = [
+    "CUSTOM_GENERATE_DIR",
     "Copy",
+    "CopyDecoder",
+    "DecodeResult",
+    "GrammarLogitsProcessor",
     "Corpus",
     "EditCase",
     "Gen",
