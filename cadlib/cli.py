@@ -399,9 +399,9 @@ def _check_edit_input(args, doc: str):
         raise CLIError(f"{err}{_line_hint(doc)} (cad resolve --mode clipped clips it)") from err
 
 
-def _cmd_edit(args) -> None:
-    doc = _read(args.doc)
-    program, program_text, expected = _check_edit_input(args, doc)
+def _edit_engine(args, doc: str, program_text, expected):
+    """``(model or engine, tokenizer, threads label)`` for ``cad edit``, every check that can
+    fail done before the weights load."""
     if "torch" not in sys.modules:  # effective only before the OpenMP runtime loads
         passive_openmp()
     threads = args.threads or default_threads()
@@ -414,6 +414,30 @@ def _cmd_edit(args) -> None:
     with _loading(args.model):
         runner = _load_runner(args.engine, args.model, args.device, threads, args.gguf_type,
                               n_ctx)  # fmt: skip
+    return runner, tokenizer, how
+
+
+def _check_result(args, result, expected) -> None:
+    """Refuse a run without a valid program, a forced run that left its program, and (unless
+    --allow-partial) a run that the budget closed (exit status 3)."""
+    if result.text is None:  # the grammar's mask rules this out
+        raise CLIError(f"the decoder produced no valid program ({result.error})")
+    if expected is not None and result.text != expected:
+        raise CLIError("forced decoding did not reproduce the program's resolution")
+    if result.budget_closed and not args.allow_partial:
+        printed = "the text printed above is incomplete" if args.stream else "nothing printed"
+        raise CLIError(
+            f"incomplete edit: the budget of --max-new-tokens {args.max_new_tokens} model "
+            f"decisions ran out before the model closed its program; {printed} (raise "
+            "--max-new-tokens, or --allow-partial prints the closed prefix)",
+            EXIT_PARTIAL,
+        )
+
+
+def _cmd_edit(args) -> None:
+    doc = _read(args.doc)
+    program, program_text, expected = _check_edit_input(args, doc)
+    runner, tokenizer, how = _edit_engine(args, doc, program_text, expected)
     from .decoder import CopyDecoder  # torch: only this command
     from .drafts import composition_drafts
     from .strategies import DRAFTED_SETTING  # torch
@@ -429,18 +453,7 @@ def _cmd_edit(args) -> None:
     except ValueError as err:  # e.g. llama.cpp: the cache outgrew n_ctx
         raise CLIError(f"the run stopped: {_one_line(err)}") from err
     seconds = time.perf_counter() - start
-    if result.text is None:  # the grammar's mask rules this out
-        raise CLIError(f"the decoder produced no valid program ({result.error})")
-    if expected is not None and result.text != expected:
-        raise CLIError("forced decoding did not reproduce the program's resolution")
-    if result.budget_closed and not args.allow_partial:
-        printed = "the text printed above is incomplete" if args.stream else "nothing printed"
-        raise CLIError(
-            f"incomplete edit: the budget of --max-new-tokens {args.max_new_tokens} model "
-            f"decisions ran out before the model closed its program; {printed} (raise "
-            "--max-new-tokens, or --allow-partial prints the closed prefix)",
-            EXIT_PARTIAL,
-        )
+    _check_result(args, result, expected)
     if not args.stream:
         _write(result.text)
     if sys.stdout.isatty() and not result.text.endswith("\n"):

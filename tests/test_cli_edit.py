@@ -24,7 +24,7 @@ SUMMARY = re.compile(
     r"(\d+) forwards, ([\d.]+) s, ([\d.]+|inf) tokens/s \(([^,]+), "
     r"(transformers|llama\.cpp|llama\.cpp F16|llama\.cpp F32), (\d+) threads?( \(idle cores\))?\)"
 )
-SMOL = ["--device", "cpu", "--max-new-tokens", "24"]
+SMOL = ["--device", "cpu", "--max-new-tokens", "24", "--threads", "1"]  # in-process: 1 thread
 
 
 @pytest.fixture
@@ -195,7 +195,7 @@ def test_free_run_prints_the_resolution_of_a_valid_program(doc, capsysbinary):
     summary = parse_summary(err.decode())
     assert summary["model"] == models.SMOLLM2 and summary["engine"] == "transformers"
     # the same greedy run in-process: its program is valid and resolves to what was printed
-    model, tokenizer = cli._load_engine("transformers", models.SMOLLM2, "cpu")
+    model, tokenizer = cli._load_engine("transformers", models.SMOLLM2, "cpu", 1)
     result = CopyDecoder(model, tokenizer, max_new_tokens=24).decode(DOC.decode(), INSTRUCTION)
     assert result.error is None and out.decode() == result.text
     assert resolve(parse_program(result.program_text), DOC.decode()) == out.decode()
