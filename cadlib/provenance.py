@@ -30,6 +30,7 @@ __all__ = [
     "LoadMonitor",
     "busy",
     "check_quiet",
+    "evidence_caption",
     "git_commit",
     "load_caption",
     "monitor",
@@ -194,6 +195,15 @@ def report(paths: list[Path]) -> bool:
         print("warning: a run above was recorded on a busy machine; re-record it on a quiet one",
               file=sys.stderr)  # fmt: skip
     return quiet
+
+
+def evidence_caption(record: dict, name: str) -> str:
+    """One line under an evidence run a chapter shows: which file, profile, when and at which
+    commit it was recorded, and the load while it ran (:func:`load_caption`)."""
+    prov = record.get("provenance") or {}
+    commit = f" at commit `{prov['commit'][:10]}`" if prov.get("commit") else ""
+    return (f"*Evidence run `{name}`: profile {record.get('profile')}, recorded "
+            f"{str(record.get('created', '?'))[:10]}{commit}. {load_caption(record)}*")
 
 
 def main(argv: list[str] | None = None) -> int:

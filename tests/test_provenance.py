@@ -86,3 +86,14 @@ def test_the_report_warns_about_a_run_recorded_busy(tmp_path, capsys):
     out = capsys.readouterr()
     assert "a quiet machine" in out.out and "recorded on a busy machine" in out.err
     assert prov.main(["bogus"]) == 2
+
+
+def test_an_evidence_run_is_captioned_with_its_file_date_commit_and_load():
+    record = {"profile": "full", "created": "2026-11-20T10:00:00+00:00",
+              "provenance": {"commit": "0123456789abcdef", "load": load(0.01), "busy": False}}
+    caption = prov.evidence_caption(record, "decoding.full.json")
+    assert caption.startswith("*Evidence run `decoding.full.json`: profile full, recorded "
+                              "2026-11-20 at commit `0123456789`.")
+    assert caption.endswith("a quiet machine.*")
+    old = prov.evidence_caption({"profile": "large", "created": "2026-11-01"}, "fim.large.json")
+    assert "not recorded" in old and "commit" not in old
