@@ -213,7 +213,10 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if args[:1] == ["check"] and len(args) <= 2:
         return 0 if check_quiet(float(args[1]) if len(args) == 2 else 5.0) else 1
-    if args[:1] == ["report"] and len(args) >= 2:
+    if args[:1] == ["report"]:
+        if len(args) == 1:
+            print("provenance: error: the run wrote no results file", file=sys.stderr)
+            return 1
         return 0 if report([Path(a) for a in args[1:]]) else 1
     print("usage: python -m cadlib.provenance check [SECONDS] | report RESULTS.json ...",
           file=sys.stderr)  # fmt: skip

@@ -86,6 +86,7 @@ def test_the_report_warns_about_a_run_recorded_busy(tmp_path, capsys):
     out = capsys.readouterr()
     assert "a quiet machine" in out.out and "recorded on a busy machine" in out.err
     assert prov.main(["bogus"]) == 2
+    assert prov.main(["report"]) == 1 and "wrote no results file" in capsys.readouterr().err
 
 
 def test_an_evidence_run_is_captioned_with_its_file_date_commit_and_load():
