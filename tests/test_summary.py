@@ -140,12 +140,60 @@ def test_chapter_pages_are_the_notebooks_that_write_each_results_file():
     assert {h.chapter for h in S.HEADLINES} <= set(S.CHAPTER_PAGES)
 
 
-def test_load_all_reads_only_the_cpu_results(tmp_path):
+def test_load_all_reads_the_largest_evidence_run_never_paper_or_smoke(tmp_path):
     from cadlib.summary import load_all
 
-    (tmp_path / "kernel.json").write_text('{"chapter": "kernel"}')
-    (tmp_path / "kernel.paper.json").write_text('{"chapter": "kernel"}')
-    assert list(load_all(tmp_path)) == ["kernel"]
+    (tmp_path / "kernel.json").write_text('{"chapter": "kernel", "profile": "cpu"}')
+    (tmp_path / "kernel.paper.json").write_text('{"chapter": "kernel", "profile": "paper"}')
+    (tmp_path / "decoding.json").write_text('{"profile": "cpu", "numbers": {}}')
+    (tmp_path / "decoding.full.json").write_text('{"profile": "full", "numbers": {}}')
+    got = load_all(tmp_path)
+    assert list(got) == ["decoding", "kernel"]
+    assert got["kernel"]["profile"] == "cpu" and got["decoding"]["profile"] == "full"
+
+
+def _n_by_label(results):
+    table = S.headline_table(results)
+    return dict(zip(table.figure, table.n, strict=True)), table
+
+
+def test_no_summary_row_reads_a_smaller_run_than_its_chapter_shows():
+    """Issue 30: each model chapter's row is read from its largest committed run, and every
+    committed run of another evidence profile is one the summary knows about."""
+    import json
+
+    folder = repo_root() / "results"
+    read = S.load_all(folder)
+    n_read, table = _n_by_label(read)
+    chapters = {h.chapter for h in S.HEADLINES}
+    for path in sorted(folder.glob("*.*.json")):
+        chapter, profile = path.stem.split(".", 1)
+        record = json.loads(path.read_text())
+        if chapter not in chapters or "numbers" not in record or profile in ("paper", "smoke"):
+            continue
+        assert profile in tables.EVIDENCE_RUNS.get(chapter, ()), path.name  # not ignored
+        n_other, _ = _n_by_label({**read, chapter: record})
+        rows = [h.label for h in S.HEADLINES if h.chapter == chapter]
+        for label in rows:
+            if not math.isnan(n_other[label] or math.nan):
+                assert n_read[label] >= n_other[label], (label, path.name)
+    for chapter, profiles in tables.EVIDENCE_RUNS.items():
+        if (folder / f"{chapter}.{profiles[0]}.json").exists():
+            assert set(table[table.chapter == chapter].profile) == {profiles[0]}, chapter
+
+
+def test_a_row_read_from_the_cpu_run_when_a_larger_one_is_committed_is_caught(tmp_path):
+    """The check above fails on the old behaviour (cpu runs only)."""
+    import json
+
+    folder = repo_root() / "results"
+    cpu = {c: json.loads((folder / f"{c}.json").read_text()) for c in tables.EVIDENCE_RUNS}
+    larger = {c: S.load_all(folder)[c] for c in tables.EVIDENCE_RUNS}
+    n_cpu, _ = _n_by_label(cpu)
+    n_large, _ = _n_by_label(larger)
+    smaller = [k for k in n_cpu if not math.isnan(n_cpu[k] or math.nan)
+               and not math.isnan(n_large[k] or math.nan) and n_cpu[k] < n_large[k]]
+    assert smaller  # the cpu runs are smaller: reading them would fail the test above
 
 
 def test_the_package_keeps_every_name_importable_from_cadlib_summary():
