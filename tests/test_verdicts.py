@@ -1,4 +1,4 @@
-"""Verdicts are computed from ours / paper / n under a tolerance declared beforehand."""
+"""Verdicts are computed from ours / paper / n under a tolerance declared in code."""
 
 import dataclasses
 import inspect

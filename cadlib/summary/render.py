@@ -72,8 +72,9 @@ def plot_ratios(table: pd.DataFrame):
                         fontsize="small")  # fmt: skip
     if len(like) and len(other):
         ax.axhline(len(other) - 0.5, color="grey", lw=0.8, ls="--")
-        ax.text(1.0, len(other) - 0.5, " not comparable below: other model, hardware or corpus ",
-                fontsize="x-small", va="bottom", ha="center", color="grey")  # fmt: skip
+        ax.text(0.99, len(other) - 0.5, "not comparable below: other model, hardware or corpus",
+                transform=ax.get_yaxis_transform(), fontsize="x-small", va="top", ha="right",
+                color="grey")  # fmt: skip
     ax.axvline(1.0, color="black", lw=0.8)
     ax.set_xscale("log")
     ax.set_yticks(ys, [f"{c}: {f}" for c, f in zip(shown.chapter, shown.figure, strict=True)])
@@ -83,7 +84,7 @@ def plot_ratios(table: pd.DataFrame):
             hollow = status == NOT_COMPARABLE
             ax.scatter([], [], facecolors="none" if hollow else colour, edgecolors=colour,
                        label=status)  # fmt: skip
-    ax.legend(loc="lower right", fontsize="small")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small")
     return fig
 
 
