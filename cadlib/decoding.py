@@ -229,14 +229,15 @@ def speed_table(rows: pd.DataFrame) -> pd.DataFrame:
             free = free + rows[col].fillna(0)
     rows = rows.assign(free=free)
     per = rows.groupby(["corpus", "method", "repeat"]).agg(
-        T=("T", "sum"), forwards=("forwards", "sum"), decode_s=("decode_s", "sum"),
-        free=("free", "sum"),
+        cases=("case", "nunique"), T=("T", "sum"), forwards=("forwards", "sum"),
+        decode_s=("decode_s", "sum"), free=("free", "sum"),
     )  # fmt: skip
     ar = per.xs("autoregressive", level="method")
     speed = per["decode_s"].rdiv(ar["decode_s"].reindex(per.index.droplevel("method")).values)
     per = per.assign(speedup=speed.values)
     out = per.groupby(["corpus", "method"]).agg(
-        T=("T", "first"), forwards=("forwards", "first"), free=("free", "first"),
+        cases=("cases", "first"), T=("T", "first"), forwards=("forwards", "first"),
+        free=("free", "first"),
         decode_s=("decode_s", "median"), decode_s_min=("decode_s", "min"),
         decode_s_max=("decode_s", "max"), speedup=("speedup", "median"),
         speedup_min=("speedup", "min"), speedup_max=("speedup", "max"),

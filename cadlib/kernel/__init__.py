@@ -19,9 +19,9 @@ uses for ``bnd_exact`` (:func:`load_curve`, :func:`interpolate_speedup`; both **
 living in :mod:`cadlib.speedup_curve` with :func:`curve_label`).
 
 Reading CPU numbers: speed does not depend on weight values, so random-init models of the
-published shapes time exactly like the trained ones. On CPU, ``transformers`` spends a large
-share of each decode step in Python overhead, so "one forward instead of N steps" looks better
-there than it would in a lean engine (llama.cpp decodes the same GGUF ~6x faster per token).
+published shapes time exactly like the trained ones. CPU ratios are not GPU ratios, nor a lean
+engine's: here a decode step reads fp32 weights, where llama.cpp reads the same model's Q4_1
+weights (chapter 6b); the work between forwards is measured in chapter 6 and is small.
 
 The package is split along these seams: :mod:`.timing` (the s(N) sweep and its timers),
 :mod:`.fixed_costs` (App. H costs and ``m*``), :mod:`.splice_check` (splice equals AR),
