@@ -434,7 +434,7 @@ def load_model(
 
 def model_info(model) -> dict:
     """Architecture, parameter count, dtype, device and attention implementation of a model:
-    the label every timing carries (DESIGN.md, "Measuring honestly")."""
+    the label every timing carries (book/design.md, "Measuring honestly")."""
     config = model.config
     keys = ("model_type", "num_hidden_layers", "hidden_size", "intermediate_size",
             "num_attention_heads", "num_key_value_heads", "vocab_size")  # fmt: skip

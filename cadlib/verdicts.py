@@ -21,7 +21,7 @@ corpus),
 **not run here** (needs a GPU or a hub model). A figure the paper does not report is
 **beyond the paper**; one whose chapter has not written its results is **not yet run**.
 There is deliberately no way to declare the *outcome*: a reason can explain a contradiction,
-never turn it into agreement (DESIGN.md, "Verdicts are earned").
+never turn it into agreement (book/design.md, "Evidence and verification").
 """
 
 from __future__ import annotations
