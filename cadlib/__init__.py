@@ -44,7 +44,8 @@ report / chapter), ``fim.experiments`` (8; ``fim.report`` and ``fim.figures``: i
 figures and results numbers), ``summary`` (the summary page, a package: spec / headlines /
 tables / render), ``diff_overhead`` (the unified-diff settings probe), ``portability``
 (App. K, chapter 1), ``appendix_estimates`` (App. L and M, chapter 3),
-``perturb_prose`` (chapter 5's generated prose), ``plotting``, ``cli``. ``execution`` runs
+``perturb_prose`` (chapter 5's generated prose), ``plotting``, ``cli`` (with ``cpu_threads``:
+threads that hold up on a busy CPU, and ``thread_bench``, which checks them). ``execution`` runs
 model-written programs against unit tests, guarded. Names that moved
 to a shared home stay importable where they were
 (``corpora.EditCase``, ``kernel.load_curve``, ``models.new_cache``, ``sft.outputs_equal``, ...).
@@ -83,8 +84,29 @@ _warnings.filterwarnings("ignore", category=_TqdmWarning)
 
 __version__ = "0.1.0"
 
+#: Names importable from ``cadlib`` that need torch, loaded on first use (``import cadlib``
+#: and the ``cad`` commands that run no model stay free of torch).
+_LAZY = {
+    "CopyDecoder": "decoder",
+    "DecodeResult": "decoder",
+    "GrammarLogitsProcessor": "decoder",
+    "CUSTOM_GENERATE_DIR": "custom_generate",
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    raise AttributeError(f"module 'cadlib' has no attribute {name!r}")
+
 __all__ = [
+    "CUSTOM_GENERATE_DIR",
     "Copy",
+    "CopyDecoder",
+    "DecodeResult",
+    "GrammarLogitsProcessor",
     "Corpus",
     "EditCase",
     "Gen",

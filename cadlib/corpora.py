@@ -3,7 +3,8 @@
 HumanEvalFix (HumanEvalPack, Muennighoff et al. 2024): doc = ``buggy_solution``, gold =
 ``canonical_solution``, as in the paper. Source: the Hugging Face hub (``bigcode/humanevalpack``)
 when it is reachable, else a local mirror named by the environment variable
-``CADLIB_HUMANEVALPACK_DIR`` (or the ``local_dir`` argument). The source used is reported on
+``CADLIB_HUMANEVALPACK_DIR`` (or the ``local_dir`` argument), else ``../shared/data/humanevalpack``
+beside the repository root. The source used is reported on
 the returned :class:`Corpus` (``.source``), and never chosen silently.
 
 ProbeEdit: our own prose corpus, generated deterministically by :mod:`cadlib.probeedit`.
@@ -41,6 +42,7 @@ __all__ = [
     "REALEDITS_ENV",
     "REALEDITS_PROJECTS",
     "CorpusUnavailable",
+    "humanevalpack_default_dir",
     "split_key",
     "case_rank",
     "seeded_subset",
@@ -100,15 +102,27 @@ def _humanevalpack_file(language: str, local_dir: str | os.PathLike | None) -> t
         path = hf_hub_download(HUMANEVALPACK_REPO, filename, repo_type="dataset")
         return Path(path), f"hub:{HUMANEVALPACK_REPO}/{filename}"
     folder = local_dir or os.environ.get(HUMANEVALPACK_ENV)
+    how = f"{HUMANEVALPACK_ENV}={folder}" if folder and not local_dir else "local_dir"
     if not folder:
-        raise CorpusUnavailable(
-            f"the hub is not reachable and no local HumanEvalPack is configured: set "
-            f"{HUMANEVALPACK_ENV} to a folder holding <language>.jsonl files"
-        )
+        folder, how = humanevalpack_default_dir(), "default folder"
+        if not folder.is_dir():
+            raise CorpusUnavailable(
+                f"the hub is not reachable and no local HumanEvalPack is configured: set "
+                f"{HUMANEVALPACK_ENV} to a folder holding <language>.jsonl files (default: "
+                f"{folder}, which does not exist)"
+            )
     path = Path(folder).expanduser().resolve() / f"{language}.jsonl"
     if not path.is_file():
-        raise CorpusUnavailable(f"{path} does not exist ({HUMANEVALPACK_ENV}={folder})")
+        raise CorpusUnavailable(f"{path} does not exist ({how})")
     return path, f"local:{path}"
+
+
+def humanevalpack_default_dir() -> Path:
+    """The HumanEvalPack mirror read when the hub is unreachable and neither ``local_dir`` nor
+    ``$CADLIB_HUMANEVALPACK_DIR`` names one: ``../shared/data/humanevalpack`` beside the
+    repository root (where the Makefile points the variable), so a chapter re-run as the
+    README writes it works from a clean clone."""
+    return (repo_root() / ".." / "shared" / "data" / "humanevalpack").resolve()
 
 
 def _load_humanevalfix(name: str, local_dir) -> Corpus:

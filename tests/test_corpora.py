@@ -32,10 +32,26 @@ def test_unknown_corpus_lists_valid_names():
         load_corpus("heval-fix-cobol")
 
 
-def test_no_hub_and_no_mirror_is_a_clear_error(offline, monkeypatch):
+def test_no_hub_and_no_mirror_is_a_clear_error(offline, monkeypatch, tmp_path):
     monkeypatch.delenv(corpora.HUMANEVALPACK_ENV, raising=False)
+    monkeypatch.setattr(corpora, "humanevalpack_default_dir", lambda: tmp_path / "none")
     with pytest.raises(CorpusUnavailable, match=corpora.HUMANEVALPACK_ENV):
         load_corpus("heval-fix-py")
+
+
+def test_the_mirror_beside_the_repository_is_the_default(offline, monkeypatch, tmp_path):
+    """The README's chapter command runs without the Makefile's variable (issue 36.8)."""
+    monkeypatch.delenv(corpora.HUMANEVALPACK_ENV, raising=False)
+    monkeypatch.setenv("CADLIB_ROOT", str(tmp_path / "repo"))
+    assert corpora.humanevalpack_default_dir() == tmp_path / "shared" / "data" / "humanevalpack"
+    mirror = corpora.humanevalpack_default_dir()
+    mirror.mkdir(parents=True)
+    (mirror / "python.jsonl").write_text(
+        '{"task_id": "Python/0", "buggy_solution": "a", "canonical_solution": "b", '
+        '"entry_point": "f", "prompt": "", "test": ""}\n'
+    )
+    corpus = load_corpus("heval-fix-py")
+    assert corpus.source == f"local:{mirror / 'python.jsonl'}" and len(corpus) == 1
 
 
 def test_missing_mirror_file_is_named(offline, tmp_path):

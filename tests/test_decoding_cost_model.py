@@ -93,10 +93,12 @@ def test_predicted_speedups_and_goals(tok):
     assert "bnd_exact (same grid)" in set(sp.method)
     assert (sp.lo <= sp.median_speedup + 1e-12).all() and (sp.median_speedup <= sp.hi + 1e-12).all()
     summary = A.forwards_summary(rows, best, seed=0)
-    goals = CM.goals(summary, sp, None, 0.9)
+    bounds = pd.Series({"realized_over_bnd_exact": 0.9, "drafts_over_bnd_exact": 1.4})
+    goals = CM.goals(summary, sp, None, bounds)
     assert set(goals.corpus) == {"probeedit", "timed"}
+    assert set(goals.set) == {"development"}
     text = CM.goals_markdown(goals, "toy")
-    assert text.count("\n* ") == len(goals) and "goals met" in text
+    assert text.count("\n* ") == len(goals) and "development set:" in text
     with pytest.raises(ValueError, match="predicted_s"):
         CM.predicted_speedups(rows.drop(columns="predicted_s"), best)
 
@@ -148,3 +150,46 @@ def test_forward_cost_grid_on_the_tiny_model(model):
     CM.CostGrid(grid).seconds([2], [16])
     with pytest.raises(ValueError):
         K.measure_forward_costs(model, (), trials=1)
+
+
+def test_a_goal_is_judged_on_the_quantity_it_names():
+    """The bound goal names plain Copy-as-Decode: a drafted decoder above the bound cannot
+    meet it for a plain one below it."""
+    summary = pd.DataFrame([
+        dict(corpus="heval-fix-py", method="Copy-as-Decode", setting="m=0", pooled_fpt=0.2),
+        dict(corpus="heval-fix-py", method="prompt lookup", setting="K=40 n=3", pooled_fpt=0.3),
+    ])  # fmt: skip
+    speedups = pd.DataFrame(columns=["corpus", "method", "setting", "pooled_speedup"])
+    bounds = pd.Series({"realized_over_bnd_exact": 0.785, "drafts_over_bnd_exact": 1.44})
+    goals = CM.goals(summary, speedups, None, bounds).set_index("goal")
+    row = goals.loc[CM.BOUND_GOAL]
+    assert row.ours == pytest.approx(0.785) and row.outcome == CM.MISSED and not row.met
+    assert "plain" in CM.BOUND_GOAL
+    with pytest.raises(ValueError, match="realized_over_bnd_exact"):
+        CM.bound_ratio(pd.Series({"drafts_over_bnd_exact": 1.44}))
+
+
+def test_a_predicted_goal_within_the_models_error_is_undecided_and_sets_are_declared():
+    summary = pd.DataFrame([
+        dict(corpus=c, method=m, setting=s, pooled_fpt=f)
+        for c in ("heval-fix-py", "heval-fix-rust")
+        for m, s, f in (("Copy-as-Decode", "m=0", 0.2), ("prompt lookup", "K=40 n=3", 0.3))
+    ])  # fmt: skip
+    speedups = pd.DataFrame([
+        dict(corpus="heval-fix-py", method="Copy-as-Decode", setting="m=0", pooled_speedup=3.68),
+        dict(corpus="heval-fix-py", method="prompt lookup", setting="best", pooled_speedup=3.45),
+        dict(corpus="heval-fix-rust", method="Copy-as-Decode", setting="m=0",
+             pooled_speedup=5.0),
+        dict(corpus="heval-fix-rust", method="prompt lookup", setting="best",
+             pooled_speedup=3.0),
+    ])  # fmt: skip
+    goals = CM.goals(summary, speedups, None, None, model_error_pct=19.4)
+    pred = goals[goals.goal.str.contains("predicted")].set_index("corpus")
+    assert pred.loc["heval-fix-py", "outcome"] == CM.UNDECIDED  # 1.07x, inside 19.4 %
+    assert pred.loc["heval-fix-rust", "outcome"] == CM.MET  # 1.67x, outside it
+    assert not pred.loc["heval-fix-py", "met"]
+    assert dict(zip(goals.corpus, goals.set, strict=True)) == {
+        "heval-fix-py": "development", "heval-fix-rust": "test"}
+    assert not set(CM.DEVELOPMENT_CORPORA) & set(CM.TEST_CORPORA)
+    with pytest.raises(ValueError, match="neither"):
+        CM.corpus_set("unknown")

@@ -55,8 +55,7 @@ def test_names_and_random_init_flags():
     assert all(models.is_random_init(n) for n in models.QWEN25_SHAPES)
     assert not models.is_random_init(models.SMOLLM2)
     assert models.QWEN25_SHAPES["qwen2.5-7b-random"]["num_hidden_layers"] == 28
-    with pytest.raises(ValueError, match="timing-only random model"):
-        models.load_tokenizer("qwen2.5-0.5b-random")
+    assert len(models.load_tokenizer("qwen2.5-0.5b-random")) == 151665  # the Qwen2.5 BPE
     with pytest.raises(ValueError, match="non-empty string"):
         load_model("", device="cpu")
 
@@ -204,3 +203,54 @@ def test_check_available_names_the_model_and_how_to_supply_it(tmp_path, monkeypa
     (snapshot / "refs" / "main").write_text("abc")
     (snapshot / "snapshots" / "abc" / "config.json").write_text("{}")
     assert models.check_available(name) == "hub cache"
+
+
+# -- issue 36: checks before anything heavy loads -------------------------------------------------
+
+
+def test_a_missing_gpu_is_refused_before_loading():
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    with pytest.raises(ValueError, match="device 'cuda'.*use --device cpu"):
+        models.resolve_device("cuda")
+    with pytest.raises(ValueError, match="unknown device 'tpu9'"):
+        models.resolve_device("tpu9")
+
+
+def test_offline_names_fail_at_once_in_one_line(tmp_path, monkeypatch):
+    """HF_HUB_OFFLINE: no retries; one line that lists the names working offline."""
+    import huggingface_hub.constants as hub
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(hub, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    assert not models.hub_reachable()
+    for load in (models.load_tokenizer, models.check_available):
+        with pytest.raises(models.ModelUnavailableError) as err:
+            load("no-such-org/no-such-model-xyz")
+        message = str(err.value)
+        assert "\n" not in message and "names that work offline" in message
+        assert models.SMOLLM2 in message and "HF_HUB_OFFLINE" in message
+
+
+def test_gguf_in_names_a_file_or_the_only_one_in_a_folder(tmp_path):
+    assert models.gguf_in(tmp_path) is None and models.gguf_in("Qwen/Qwen2.5-7B") is None
+    (tmp_path / "a.gguf").write_bytes(b"")
+    assert models.gguf_in(tmp_path) == tmp_path / "a.gguf"
+    assert models.gguf_in(tmp_path / "a.gguf") == tmp_path / "a.gguf"
+    (tmp_path / "b.gguf").write_bytes(b"")
+    with pytest.raises(ValueError, match="2 GGUF files .*a.gguf, b.gguf"):
+        models.gguf_in(tmp_path)
+    (tmp_path / "config.json").write_text("{}")  # a transformers folder: not a GGUF one
+    assert models.gguf_in(tmp_path) is None
+    assert models.check_available(str(tmp_path / "a.gguf")) == "local GGUF file"
+
+
+def test_model_context_reads_configs_not_weights():
+    assert models.model_context("tiny-random") == 4096
+    assert models.model_context("qwen2.5-7b-random") == 32768
+
+
+@pytest.mark.hf_model
+def test_the_packaged_gguf_says_its_context():
+    assert models.model_context(models.SMOLLM2) == 8192
+    assert models.model_context(str(models.smollm2_gguf_path())) == 8192

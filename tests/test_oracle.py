@@ -61,3 +61,33 @@ def test_copies_are_in_range_and_ordered_by_gold(doc, gold):
     n = len(doc.split("\n"))
     for op in oracle_program(doc, gold).copies:
         assert 1 <= op.start <= op.end <= n
+
+
+def shuffled_blank_file(n_lines=4000, seed=0):
+    """Issue 36.9's case, smaller: 70 % blank lines, 100-line blocks shuffled."""
+    import random
+
+    rng = random.Random(seed)
+    lines = ["" if rng.random() < 0.7 else f"x = {rng.randrange(50)}" for _ in range(n_lines)]
+    blocks = [lines[i : i + 100] for i in range(0, n_lines, 100)]
+    rng.shuffle(blocks)
+    return "\n".join(lines), "\n".join(line for b in blocks for line in b)
+
+
+def test_an_alignment_dearer_than_the_gold_falls_back():
+    from cadlib.oracle import cheapest_program
+    from cadlib.tokenizers import qwen25_tokenizer
+
+    count = qwen25_tokenizer().count
+    doc, gold = shuffled_blank_file()
+    aligned = oracle_program(doc, gold, align="histogram")
+    whole = f"<program><gen>\n{gold}\n</gen></program>"
+    assert count(str(aligned)) > count(whole)  # the case the fallback is for
+    program, how = cheapest_program(doc, gold, count, align="histogram")
+    assert how in ("histogram+inlined", "gen") and count(str(program)) <= count(whole)
+    assert resolve(str(program), doc) == gold
+    # an ordinary edit keeps its aligned program
+    doc = "def f(mid):\n    return mid\n" * 5
+    gold = doc.replace("return mid\n", "return mid + 1\n", 1)
+    assert cheapest_program(doc, gold, count) == (oracle_program(doc, gold, "histogram"),
+                                                  "histogram")  # fmt: skip

@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from cadlib.params import check_choice, choose
+from cadlib.params import check_choice, check_injected_parameters, choose
 from cadlib.results import load_results, write_results
 
 PROFILES = {"cpu": {"n": 2, "model": "small"}, "paper": {"n": 9, "model": "big"}}
@@ -20,6 +20,59 @@ def test_unknown_profile_and_parameter_list_valid_ones():
         choose(PROFILES, "cpu", epochs=3)
     with pytest.raises(ValueError, match="unknown device 'tpu'"):
         check_choice("device", "tpu", ["auto", "cpu", "cuda"])
+
+
+PARAMETERS_CELL = 'profile = "cpu"  # cpu or paper\nn_fuzz = None\nseed: int = 0\n'
+
+
+def test_a_mistyped_papermill_parameter_name_fails():
+    """``-p n_fuz 10`` (issue 36.8): papermill injects it after the parameters cell."""
+    check_injected_parameters([PARAMETERS_CELL])  # nothing injected (nbval, an editor)
+    check_injected_parameters(["", PARAMETERS_CELL, '# Parameters\nprofile = "paper"\n',
+                               "import cadlib"])  # fmt: skip
+    with pytest.raises(ValueError, match=r"unknown parameter\(s\) n_fuz \(papermill -p\); "
+                       r"this notebook's parameters are: n_fuzz, profile, seed"):  # fmt: skip
+        check_injected_parameters([PARAMETERS_CELL, "# Parameters\nn_fuz = 10\nseed = 1\n"])
+    with pytest.raises(ValueError, match="unknown parameter"):  # the last injected cell counts
+        check_injected_parameters([PARAMETERS_CELL, "# Parameters\nseed = 1\n",
+                                   "# Parameters\nsede = 1\n"])  # fmt: skip
+
+
+def test_choose_checks_the_kernel_history(monkeypatch):
+    """In a kernel, ``choose`` reads the cells run so far from IPython's ``In``."""
+    from types import SimpleNamespace
+
+    import IPython
+
+    history = ["", PARAMETERS_CELL, "# Parameters\nn_fuz = 10\n"]
+    shell = SimpleNamespace(user_ns={"In": history})
+    monkeypatch.setattr(IPython, "get_ipython", lambda: shell)
+    with pytest.raises(ValueError, match="n_fuz"):
+        choose(PROFILES, "cpu")
+    history[2] = "# Parameters\nn_fuzz = 10\n"
+    assert choose(PROFILES, "cpu")["n"] == 2
+
+
+@pytest.mark.slow
+def test_papermill_with_an_unknown_parameter_name_fails(tmp_path):
+    """End to end: papermill -p with a mistyped name stops at the chapter's ``choose``."""
+    import nbformat
+    import papermill
+
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "language": "python", "display_name": "Py"}
+    nb.metadata["language_info"] = {"name": "python"}
+    params = nbformat.v4.new_code_cell('profile = "cpu"\nn = None\n')
+    params.metadata["tags"] = ["parameters"]
+    nb.cells = [params, nbformat.v4.new_code_cell(
+        "from cadlib.params import choose\n"
+        "P = choose({'cpu': {'n': 2}}, profile, n=n)\nprint(P['n'])")]  # fmt: skip
+    nbformat.write(nb, tmp_path / "in.ipynb")
+    run = dict(input_path=str(tmp_path / "in.ipynb"), output_path=str(tmp_path / "out.ipynb"),
+               kernel_name="python3", progress_bar=False, cwd=str(tmp_path))  # fmt: skip
+    papermill.execute_notebook(**run, parameters={"n": 5})
+    with pytest.raises(papermill.PapermillExecutionError, match="unknown parameter.*nn"):
+        papermill.execute_notebook(**run, parameters={"nn": 5})
 
 
 def test_results_round_trip(tmp_path, monkeypatch):

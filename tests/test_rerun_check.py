@@ -1,14 +1,24 @@
 """The comparison of a re-run's results with the committed ones (cadlib.rerun_check)."""
 
+import json
+
 import pytest
 
 from cadlib.rerun_check import (
     COMPARED_FIELDS,
+    TIMING,
     TOLERANCES,
     Tolerance,
+    compare_fields,
     compare_records,
     tolerance_for,
+    undeclared_floats,
 )
+from cadlib.results import repo_root
+
+#: Every committed results file of a chapter (cpu runs and larger evidence runs alike).
+RESULTS = sorted(p for p in (repo_root() / "results").glob("*.json")
+                 if "chapter" in json.loads(p.read_text()))  # fmt: skip
 
 
 def record(**numbers):
@@ -22,6 +32,8 @@ def chapter_x(monkeypatch):
     monkeypatch.setitem(TOLERANCES, "x", [
         ("numbers.timing.*", Tolerance("ignore", "clock")),
         ("numbers.loss", Tolerance("close", "model float", rel=1e-3)),
+        ("numbers.f", Tolerance("exact", "a ratio of counts")),
+        ("numbers.clock.*", TIMING),
     ])  # fmt: skip
 
 
@@ -72,9 +84,27 @@ def test_nan_equals_nan_only():
     assert len(compare_records("x", record(f=float("nan")), record(f=1.0))) == 1
 
 
-def test_every_chapter_with_committed_results_declares_its_tolerances():
-    from cadlib.results import repo_root
+def test_an_undeclared_float_is_a_difference_even_when_equal():
+    """A model float compared exactly by omission failed CI on the next CPU model (a KL
+    divergence, issue 30): a float under ``numbers`` must have a declared tolerance."""
+    (diff,) = compare_records("x", record(kl=8.82), record(kl=8.82))
+    assert diff.path == "numbers.kl" and "no declared tolerance" in str(diff)
+    assert undeclared_floats("x", record(kl=8.82, f=0.5, n=3, s="a")) == ["numbers.kl"]
 
+
+def test_an_undeclared_float_under_an_ignored_path_needs_no_declaration():
+    assert undeclared_floats("x", record(timing={"decode_s": 1.5})) == []
+    assert compare_records("x", record(timing={"t": 1.5}), record(timing={"t": 2.5})) == []
+
+
+@pytest.mark.parametrize("path", RESULTS, ids=lambda p: p.name)
+def test_every_float_of_every_committed_results_file_has_a_declared_tolerance(path):
+    """Exact is for counts, strings and ratios of counts, and each such float says so."""
+    result = json.loads(path.read_text())
+    assert undeclared_floats(result["chapter"], result) == []
+
+
+def test_every_chapter_with_committed_results_declares_its_tolerances():
     chapters = {p.stem for p in (repo_root() / "results").glob("*.json") if "." not in p.stem}
     assert chapters <= set(TOLERANCES)
     with pytest.raises(KeyError, match="no tolerances declared"):
@@ -84,3 +114,13 @@ def test_every_chapter_with_committed_results_declares_its_tolerances():
 def test_unknown_tolerance_kind_is_rejected():
     with pytest.raises(ValueError, match="exact, close or ignore"):
         Tolerance("roughly", "no")
+
+
+def test_every_leaf_gets_a_verdict_for_the_reproduction_report():
+    committed = record(n=3, loss=2.0, f=0.5, clock={"s": 1.0}, timing={"t": 1.0})
+    rerun = record(n=3, loss=2.001, f=0.6, clock={"s": 2.0}, timing={"t": 9.0})
+    verdicts = {f.path: f.verdict for f in compare_fields("x", committed, rerun)
+                if f.path.startswith("numbers.")}  # fmt: skip
+    assert verdicts == {"numbers.n": "same", "numbers.loss": "within tolerance",
+                        "numbers.f": "differs", "numbers.clock.s": "timing",
+                        "numbers.timing.t": "not compared"}  # fmt: skip

@@ -20,13 +20,26 @@ def test_lookup_follows_dotted_paths_and_keys_with_spaces():
         S.lookup(tree, "a.missing")
 
 
+_LITERALS = "App. K: Qwen2.5 short literals (App. A) that are one token"
+_GEN_CLOSE = "App. I: Qwen2.5 </gen> detector ids equal to the paper's (522 4370 29)"
+_ROUND_TRIP = "oracle round trip, byte-exact (pooled 3 corpora)"
+
+
+def _qwen(gen_close, short_single=10):
+    return {"portability": {"qwen2.5": {
+        "literals": {"short_single": short_single, "short_total": 10},
+        "fsm": {"gen_close": gen_close}}}}  # fmt: skip
+
+
 def test_verdicts_are_computed_from_the_results():
     results = {
         "losslessness": record({"round_trip": {"pooled (paper's three)": {"byte-exact": 481}},
-                                "escape_fuzz": {"round_trip": 9999}}),
+                                "escape_fuzz": {"round_trip": 9999}, **_qwen([522, 4370], 9)}),
     }  # fmt: skip
     table = S.headline_table(results).set_index("figure")
-    assert table.loc["oracle round trip, byte-exact (pooled 3 corpora)", "status"] == S.CONTRADICTS
+    assert table.loc[_LITERALS, "status"] == S.CONTRADICTS
+    # the resolver round-trips every input by construction: shown, never counted
+    assert table.loc[_ROUND_TRIP, "status"] == S.BY_CONSTRUCTION
     # the escape cannot fail on fuzz strings: shown, never counted, whatever the number
     assert table.loc["escape fuzz round trips (of 10,000)", "status"] == S.BY_CONSTRUCTION
     assert (table[table.chapter == "ceiling"].status == S.NOT_RUN).all()
@@ -127,12 +140,60 @@ def test_chapter_pages_are_the_notebooks_that_write_each_results_file():
     assert {h.chapter for h in S.HEADLINES} <= set(S.CHAPTER_PAGES)
 
 
-def test_load_all_reads_only_the_cpu_results(tmp_path):
+def test_load_all_reads_the_largest_evidence_run_never_paper_or_smoke(tmp_path):
     from cadlib.summary import load_all
 
-    (tmp_path / "kernel.json").write_text('{"chapter": "kernel"}')
-    (tmp_path / "kernel.paper.json").write_text('{"chapter": "kernel"}')
-    assert list(load_all(tmp_path)) == ["kernel"]
+    (tmp_path / "kernel.json").write_text('{"chapter": "kernel", "profile": "cpu"}')
+    (tmp_path / "kernel.paper.json").write_text('{"chapter": "kernel", "profile": "paper"}')
+    (tmp_path / "decoding.json").write_text('{"profile": "cpu", "numbers": {}}')
+    (tmp_path / "decoding.full.json").write_text('{"profile": "full", "numbers": {}}')
+    got = load_all(tmp_path)
+    assert list(got) == ["decoding", "kernel"]
+    assert got["kernel"]["profile"] == "cpu" and got["decoding"]["profile"] == "full"
+
+
+def _n_by_label(results):
+    table = S.headline_table(results)
+    return dict(zip(table.figure, table.n, strict=True)), table
+
+
+def test_no_summary_row_reads_a_smaller_run_than_its_chapter_shows():
+    """Issue 30: each model chapter's row is read from its largest committed run, and every
+    committed run of another evidence profile is one the summary knows about."""
+    import json
+
+    folder = repo_root() / "results"
+    read = S.load_all(folder)
+    n_read, table = _n_by_label(read)
+    chapters = {h.chapter for h in S.HEADLINES}
+    for path in sorted(folder.glob("*.*.json")):
+        chapter, profile = path.stem.split(".", 1)
+        record = json.loads(path.read_text())
+        if chapter not in chapters or "numbers" not in record or profile in ("paper", "smoke"):
+            continue
+        assert profile in tables.EVIDENCE_RUNS.get(chapter, ()), path.name  # not ignored
+        n_other, _ = _n_by_label({**read, chapter: record})
+        rows = [h.label for h in S.HEADLINES if h.chapter == chapter]
+        for label in rows:
+            if not math.isnan(n_other[label] or math.nan):
+                assert n_read[label] >= n_other[label], (label, path.name)
+    for chapter, profiles in tables.EVIDENCE_RUNS.items():
+        if (folder / f"{chapter}.{profiles[0]}.json").exists():
+            assert set(table[table.chapter == chapter].profile) == {profiles[0]}, chapter
+
+
+def test_a_row_read_from_the_cpu_run_when_a_larger_one_is_committed_is_caught(tmp_path):
+    """The check above fails on the old behaviour (cpu runs only)."""
+    import json
+
+    folder = repo_root() / "results"
+    cpu = {c: json.loads((folder / f"{c}.json").read_text()) for c in tables.EVIDENCE_RUNS}
+    larger = {c: S.load_all(folder)[c] for c in tables.EVIDENCE_RUNS}
+    n_cpu, _ = _n_by_label(cpu)
+    n_large, _ = _n_by_label(larger)
+    smaller = [k for k in n_cpu if not math.isnan(n_cpu[k] or math.nan)
+               and not math.isnan(n_large[k] or math.nan) and n_cpu[k] < n_large[k]]
+    assert smaller  # the cpu runs are smaller: reading them would fail the test above
 
 
 def test_the_package_keeps_every_name_importable_from_cadlib_summary():
@@ -141,3 +202,73 @@ def test_the_package_keeps_every_name_importable_from_cadlib_summary():
     assert S.HEADLINES is headlines.HEADLINES and S.Headline is spec.Headline
     assert S.headline_table is tables.headline_table and S.headline_html is render.headline_html
     assert S.judge_headline is tables.judge_headline and S.NOT_RUN == S.NOT_YET_RUN
+
+
+# --- issue 31: verdicts that can fail, on the quantity they name -----------------------------
+
+
+def _status(results, label):
+    return S.headline_table(results).set_index("figure").loc[label, "status"]
+
+
+def test_gen_detector_is_compared_id_by_id_not_by_length():
+    same = {"losslessness": record(_qwen([522, 4370, 29]))}
+    merged = {"losslessness": record(_qwen([522, 4370, 397]))}
+    assert _status(same, _GEN_CLOSE) == S.EXACT
+    assert _status(merged, _GEN_CLOSE) == S.CONTRADICTS  # same length, another last id
+
+
+def test_literal_ids_are_compared_with_the_papers():
+    audit = [{"agrees": i < 8} for i in range(10)]
+    row = S.headline_table({"losslessness": record({"literal_audit": audit})}).set_index(
+        "figure").loc["App. A: Qwen2.5 literal ids equal to the paper's"]  # fmt: skip
+    assert row.status == S.CONTRADICTS and row.ours == 8 and row.n == 10
+
+
+def test_figures_of_another_tokenizer_model_or_unidentified_subset_are_not_comparable():
+    by_label = {h.label: h for h in S.HEADLINES}
+    for label in ("App. K: Llama 3 short literals (App. A) that are one token",
+                  "HEvalFix-Py unified diff token overhead vs Copy-as-Decode",
+                  "HEvalFix-JS unified diff token overhead vs Copy-as-Decode",
+                  "FSM-constrained untrained model: held-out EM"):  # fmt: skip
+        assert by_label[label].tolerance.kind == S.NOT_COMPARABLE, label
+
+
+def test_round_trips_true_for_every_input_are_by_construction():
+    by_label = {h.label: h for h in S.HEADLINES}
+    for label in (_ROUND_TRIP, "Copy-as-Decode round-trip EM (pooled)"):
+        assert by_label[label].tolerance.kind == S.BY_CONSTRUCTION, label
+
+
+def test_the_papers_inconsistent_derived_figures_get_their_own_verdict():
+    """App. L's printed 0.15 does not follow from the paper's own formula and curve."""
+    from cadlib import paper as P
+
+    label = "App. L: pointer's advantage per copy op, paper's curve (pooled)"
+    row = {"corpus": "pooled", "curve": "paper 7B (reconstructed)", "K": 954,
+           "advantage per op (mean)": P.APPENDIX_L["pointer_advantage_per_op"] * 15}
+    results = {"ceiling": record({"appendix_l": [row]})}
+    assert _status(results, label) == S.PAPER_DISAGREES
+    row["advantage per op (mean)"] = P.APPENDIX_L["pointer_advantage_per_op"]
+    assert _status(results, label) == S.DERIVED
+
+
+def test_the_ratio_plot_keeps_zeros_and_sets_not_comparable_rows_apart():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import pandas as pd
+
+    table = pd.DataFrame([
+        _rows(figure="zero", ours=0.0, ratio=0.0, status=S.NOT_COMPARABLE),
+        _rows(figure="same", status=S.EXACT),
+        _rows(figure="other", ours=3.0, ratio=3.0, status=S.NOT_COMPARABLE),
+        _rows(figure="none", ours=None, ratio=None, status=S.NOT_YET_RUN),
+    ])  # fmt: skip
+    like, other = render.ratio_rows(table)
+    assert list(like.figure) == ["same"] and list(other.figure) == ["zero", "other"]
+    fig = S.plot_ratios(table)
+    ax = fig.axes[0]
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    ticks = sorted(zip(ax.get_yticks(), labels, strict=True))
+    assert [t for _, t in ticks] == ["ceiling: other", "ceiling: zero", "ceiling: same"]

@@ -36,3 +36,34 @@ def test_qwen25_round_trips_text_and_ignores_special_token_text():
 def test_count_tokens_defaults_to_qwen25():
     assert count_tokens("</gen>") == 3
     assert get_tokenizer("qwen2.5") is qwen25_tokenizer()
+
+
+def test_the_hf_build_of_qwen25_gives_the_same_ids_on_ordinary_text():
+    """The random-init Qwen2.5 shapes' tokenizer object (built offline from the same file)."""
+    import random
+    from pathlib import Path
+
+    from cadlib.tokenizers import QWEN25_SPECIAL, qwen25_hf_tokenizer
+
+    hf, ours = qwen25_hf_tokenizer(), qwen25_tokenizer()
+    source = (Path(__file__).parent.parent / "cadlib" / "decoder.py").read_text()
+    rng = random.Random(0)
+    for _ in range(200):
+        start = rng.randrange(len(source))
+        text = source[start : start + rng.randrange(1, 300)]
+        assert hf.encode(text, add_special_tokens=False) == ours.encode(text)
+    assert hf.encode("héllo 中文 \t\r\n 12345", add_special_tokens=False) == ours.encode(
+        "héllo 中文 \t\r\n 12345")  # fmt: skip
+    assert hf.convert_tokens_to_ids(list(QWEN25_SPECIAL)) == list(range(151643, 151665))
+    assert hf.eos_token == "<|im_end|>"
+
+
+def test_the_hf_build_of_qwen25_renders_qwen25s_chat_format():
+    from cadlib.models import load_tokenizer
+
+    messages = [{"role": "user", "content": "hi"}]
+    tokenizer = load_tokenizer("qwen2.5-7b-random")
+    chat = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    assert chat == ("<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a "
+                    "helpful assistant.<|im_end|>\n<|im_start|>user\nhi<|im_end|>\n"
+                    "<|im_start|>assistant\n")  # fmt: skip

@@ -1,4 +1,4 @@
-"""Verdicts are computed from ours / paper / n under a tolerance declared beforehand."""
+"""Verdicts are computed from ours / paper / n under a tolerance declared in code."""
 
 import dataclasses
 import inspect
@@ -29,9 +29,11 @@ def test_noise_is_a_two_proportion_z_test_and_shows_its_standard_error():
 
 
 def test_kinds_that_are_not_evidence_never_agree_or_contradict():
-    for tol in (V.by_construction("FSM"), V.derived("paper's curve"), V.not_comparable("CPU")):
+    for tol in (V.by_construction("FSM"), V.not_comparable("CPU")):
         for ours in (1.0, 1e6):
             assert V.judge(tol, ours, 1.0).verdict == tol.kind
+    for ours in (1.0, 1e6):
+        assert V.judge(V.derived("paper's curve"), ours, 1.0).verdict not in V.EVIDENCE
     nr = V.not_run_here("needs a GPU", "papermill ... -p profile paper")
     assert V.judge(nr, None, 1.0).verdict == V.NOT_RUN_HERE and "papermill" in V.judge(
         nr, None, 1.0).detail  # fmt: skip
@@ -72,3 +74,34 @@ def test_count_line_puts_evidence_first():
     line = V.count_line([V.EXACT, V.EXACT, V.BY_CONSTRUCTION, V.CONTRADICTS])
     assert line.startswith("**2** exact, **1** contradicts the paper, **1** by construction")
     assert "of 4 figures; 3 count as evidence" in line
+
+
+def test_a_consistency_check_of_the_papers_numbers_can_fail():
+    """A figure derived from the paper's own numbers is consistent within its rtol; beyond it
+    the verdict says the paper disagrees with itself, with the factor (never evidence)."""
+    tol = V.derived("paper's curve", rtol=0.05)
+    assert V.judge(tol, 3.441, 3.45).verdict == V.DERIVED
+    off = V.judge(tol, 2.23, 0.15)
+    assert off.verdict == V.PAPER_DISAGREES and "15×" in off.detail
+    assert V.judge(tol, 1.3 * 3.4, 3.4).verdict == V.PAPER_DISAGREES
+    assert V.PAPER_DISAGREES in V.VERDICTS and V.PAPER_DISAGREES not in V.EVIDENCE
+
+
+def test_count_line_lists_the_papers_inconsistencies_and_does_not_count_them():
+    line = V.count_line([V.EXACT, V.PAPER_DISAGREES, V.DERIVED])
+    assert "**1** the paper's numbers disagree with each other" in line
+    assert "of 3 figures; 1 count as evidence" in line
+    assert line.index(V.DERIVED) < line.index(V.PAPER_DISAGREES)
+
+
+def test_declarations_do_not_claim_to_precede_the_results():
+    """The tolerances were written with the results known: no text says 'before'."""
+    from pathlib import Path
+
+    import cadlib
+
+    root = Path(cadlib.__file__).parent
+    for path in (root / "verdicts.py", *sorted((root / "summary").glob("*.py"))):
+        text = path.read_text()
+        assert "declared before" not in text and "before it is made" not in text, path
+        assert "proved by property" not in text and "proved with property" not in text, path

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..models import SMOLLM2, STAND_INS, load_model, set_threads, smollm2_gguf_path
+from ..models import SMOLLM2, STAND_INS, gguf_in, load_model, set_threads, smollm2_gguf_path
 from .base import Engine, Session
 from .gguf_export import stand_in_gguf
 from .hf import TransformersEngine, TransformersSession
@@ -41,6 +41,7 @@ __all__ = [
     "converted_gguf",
     "as_engine",
     "load_engine",
+    "gguf_path",
     "stand_in_gguf",
     "import_llama_cpp",
     "vocab_mismatches",
@@ -65,8 +66,9 @@ def load_engine(name_or_path: str = SMOLLM2, kind: str = "transformers", device:
     ----------
     name_or_path : str
         ``transformers``: a name :func:`cadlib.models.load_model` knows, or a model folder.
-        ``llama.cpp``: a ``.gguf`` file, :data:`cadlib.models.SMOLLM2` for the packaged GGUF,
-        or a local stand-in (:data:`cadlib.models.QWEN2_SMOKE`, exported to GGUF on first use).
+        ``llama.cpp``: a ``.gguf`` file (any model whose GGUF carries its tokenizer; a folder
+        holding one), :data:`cadlib.models.SMOLLM2` for the packaged GGUF, or a local
+        stand-in (:data:`cadlib.models.QWEN2_SMOKE`, exported to GGUF on first use).
     kind : str
         ``"transformers"`` or ``"llama.cpp"``.
     device : str
@@ -85,12 +87,20 @@ def load_engine(name_or_path: str = SMOLLM2, kind: str = "transformers", device:
         return TransformersEngine(load_model(name_or_path, device=device, **kwargs))
     if device not in ("auto", "cpu"):
         raise ValueError(f"the llama.cpp engine runs on the CPU here, got device={device!r}")
+    return LlamaCppEngine(gguf_path(name_or_path), threads=threads or 1, **kwargs)
+
+
+def gguf_path(name_or_path: str) -> Path:
+    """The GGUF file the llama.cpp engine runs for ``name_or_path``: the packaged SmolLM2's,
+    a stand-in's (exported on first use), a ``.gguf`` file, or the only one in a folder."""
     if name_or_path == SMOLLM2:
-        path = smollm2_gguf_path()
-    elif name_or_path in STAND_INS:
-        path = stand_in_gguf(name_or_path)
-    else:
-        path = Path(name_or_path)
-    if path.suffix != ".gguf":
-        raise ValueError(f"the llama.cpp engine loads a .gguf file, got {name_or_path!r}")
-    return LlamaCppEngine(path, threads=threads or 1, **kwargs)
+        return smollm2_gguf_path()
+    if name_or_path in STAND_INS:
+        return stand_in_gguf(name_or_path)
+    path = gguf_in(name_or_path)
+    if path is None:
+        raise ValueError(
+            f"the llama.cpp engine loads a .gguf file (or a folder holding one), got "
+            f"{name_or_path!r}"
+        )
+    return path

@@ -10,18 +10,24 @@ reads back; :func:`run_summary` is the generated prose of the chapter's conclusi
 from __future__ import annotations
 
 import gc
+import json
 from collections.abc import Mapping
 from pathlib import Path
 
+import pandas as pd
 import torch
 
 from .. import paper as _paper
 from ..models import SMOLLM2, is_random_init, load_model, model_info
-from ..results import hardware_info, write_results
+from ..provenance import load_caption
+from ..results import find_results_file, hardware_info, write_results
 from .fixed_costs import m_star, measure_fixed_costs
 from .timing import N_GRID, measure_speedup
 
 __all__ = [
+    "GPU_PAIRS",
+    "gpu_evidence",
+    "gpu_evidence_markdown",
     "PROFILES",
     "PAPER_CURVES",
     "PAPER_FIXED_COSTS",
@@ -55,6 +61,15 @@ PROFILES = {
         trials={"qwen2.5-1.5b-random": 7, "qwen2.5-7b-random": 5}, warmup=1,
         shared_ar_run=False, logits_to_keep=0, min_tokens=1, mask_reps=2000, forward_reps=20,
         check_model=SMOLLM2, check_P=64, check_N=32,
+    ),
+    # The first GPU evidence (make gpu-check, issue 30 §3): the paper's shapes and dtype, N up to
+    # 512 and 3 trials, so that it fits ~3 minutes of one H200 beside chapter 6's timing; the
+    # splice check on the 1.5B shape (no SmolLM2 there: its package is not on the GPU runner).
+    "gpu": dict(
+        models=("qwen2.5-1.5b-random", "qwen2.5-7b-random"), attn_implementation="eager",
+        dtype="bfloat16", P=1024, N_grid=N_GRID[:10], threads=None, trials=3, warmup=1,
+        shared_ar_run=False, logits_to_keep=0, min_tokens=1, mask_reps=2000, forward_reps=10,
+        check_model="qwen2.5-1.5b-random", check_P=64, check_N=32,
     ),
     # CI's check of the paper path (make test-smoke): the paper profile's branches (a
     # random-init Qwen2 model, bf16, eager, per-model trials, no shared AR run, min_tokens=1)
@@ -188,3 +203,44 @@ def write_kernel_results(bench: Mapping, check: Mapping | None, params: Mapping,
         model=numbers["primary"], tokenizer="none (random token ids)",
         params=dict(params), device=device,
     )  # fmt: skip
+
+
+#: The GPU check's shapes beside the paper's A100 curves of the same shapes (§4.1).
+GPU_PAIRS = {"qwen2.5-1.5b-random": "paper:qwen2.5-1.5b", "qwen2.5-7b-random": "paper:qwen2.5-7b"}
+
+
+def gpu_evidence(record: Mapping | None = None):
+    """s(N) of the committed GPU check (``results/kernel.gpu.json``, ``make gpu-check``) at
+    the paper's two N beside the paper's A100 figures, one row per shape and N; ``None`` when
+    no GPU run is committed."""
+    if record is None:
+        path = find_results_file("kernel.gpu.json")
+        if not path.exists():
+            return None
+        record = json.loads(path.read_text())
+    rows = []
+    for name, paper_name in GPU_PAIRS.items():
+        curve, paper = record["numbers"]["curves"].get(name), PAPER_CURVES[paper_name]
+        if curve is None:
+            continue
+        ours = dict(zip(curve["N"], curve["s"], strict=True))
+        for n, theirs in zip(paper["N"], paper["s"], strict=True):
+            rows.append({"shape (random init)": name, "N": n, "s(N) ours": ours.get(n),
+                         "s(N) paper, A100": theirs,
+                         "ours / paper": ours[n] / theirs if n in ours else None})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def gpu_evidence_markdown(record: Mapping | None = None) -> str:
+    """One paragraph on the GPU check: where it ran and under what load, or how to record it."""
+    path = find_results_file("kernel.gpu.json")
+    if record is None and not path.exists():
+        return ("**GPU evidence: not recorded yet.** `make gpu-check` measures this chapter's "
+                "s(N) at the paper's 1.5B and 7B shapes on one GPU in a few minutes (the "
+                "reproduce page says how); its results are shown here once committed.")  # fmt: skip
+    record = record or json.loads(path.read_text())
+    hw = record["hardware"]
+    return (f"**GPU evidence** (`make gpu-check`, random-init weights with the published "
+            f"shapes, {record['params']['dtype']}, {record['params']['attn_implementation']}; "
+            f"{hw.get('gpu', 'no GPU named')}; {record['created'][:10]}). "
+            + load_caption(record))  # fmt: skip

@@ -54,15 +54,18 @@ from .chapter import (  # noqa: F401
     crp_vs_fsm_example,
     example_attempt,
     full_profile_outputs,
+    held_out_docs,
     paired_comparisons,
     paper_numbers,
     plot_losses,
     preview_examples,
     program_systems,
     recipe_differences,
+    regenerated_conclusion,
     setting_markdown,
     setup_chapter,
     split_overview,
+    strata_outputs,
     table22_outputs,
     tests_table,
     training_table,
@@ -161,6 +164,14 @@ from .split import (  # noqa: F401
     split_cases,
     split_path,
     training_cases,
+)
+from .strata import (  # noqa: F401
+    ONE_LINE,
+    SEVERAL_LINES,
+    code_lines,
+    strata_markdown,
+    strata_table,
+    stratum,
 )
 from .tables import (  # noqa: F401
     BND_EXACT_PY,

@@ -18,7 +18,7 @@ import pandas as pd
 from ..corpora import load_corpus, seeded_subset
 from ..execution import sandbox_report, sandbox_summary
 from ..models import load_tokenizer, resolve_device, set_threads
-from ..results import repo_root, setting_label, write_results
+from ..results import find_results_file, repo_root, results_name, setting_label, write_results
 from .examples import build_examples, target_program
 from .paired import compare, rates_table
 from .pilot import (
@@ -31,9 +31,18 @@ from .pilot import (
     sft_system,
     split_for,
 )
-from .report import conclusion, profile_record, profile_summary, write_cases
+from .report import (
+    REGENERATE,
+    case_record,
+    conclusion,
+    profile_record,
+    profile_summary,
+    read_cases,
+    write_cases,
+)
 from .scoring import CaseResult, summarize, summary_record, taxonomy
 from .split import SPLIT_CORPORA, TRAIN_SET_LABELS, split_cases, training_cases
+from .strata import strata_markdown, strata_table
 from .tables import (
     PAPER_REGEN,
     PAPER_TABLE6,
@@ -68,6 +77,9 @@ __all__ = [
     "wall_table",
     "chapter_numbers",
     "paper_numbers",
+    "held_out_docs",
+    "strata_outputs",
+    "regenerated_conclusion",
 ]
 
 
@@ -208,6 +220,9 @@ def chapter_numbers(P: Mapping, split: Mapping, ours: Mapping, pilot: Pilot,
     paired tests, training runs, expected speedups and the generated conclusion."""
     trained = sft_system(P["train_sets"][0])
     summaries = {k: summarize(v) for k, v in ours.items()}
+    records = [case_record(r) for results in ours.values() for r in results]
+    strata = strata_markdown(records, held_out_docs(), trained=trained,
+                             untrained=FSM_UNTRAINED, label=label)  # fmt: skip
     return {
         "split": {n: {k: e[k] for k in ("n_train", "n_held_out")}
                   for n, e in split["corpora"].items()},
@@ -226,8 +241,57 @@ def chapter_numbers(P: Mapping, split: Mapping, ours: Mapping, pilot: Pilot,
         "conclusion": conclusion(ours, comparisons, trained=trained, untrained=FSM_UNTRAINED,
                                  prompt_level=CRP,
                                  localized=localized_system(P["train_sets"][0]), label=label,
-                                 summaries=summaries),
+                                 summaries=summaries, strata=strata),
     }  # fmt: skip
+
+
+def held_out_docs() -> dict[str, str]:
+    """The documents of the held-out corpus (HEvalFix-Py), by case id, for the strata."""
+    return {c.id: c.doc for c in load_corpus("heval-fix-py")}
+
+
+def strata_outputs(ours: Mapping[str, Sequence[CaseResult]], trained: str,
+                   label: str) -> tuple[pd.DataFrame, str]:  # fmt: skip
+    """This run's :func:`cadlib.sft.strata.strata_table` and its reading."""
+    records = [case_record(r) for results in ours.values() for r in results]
+    docs = held_out_docs()
+    return (strata_table(records, docs),
+            strata_markdown(records, docs, trained=trained, untrained=FSM_UNTRAINED,
+                            label=label))  # fmt: skip
+
+
+class _Attempt:
+    """The two fields :func:`cadlib.sft.report.conclusion` reads of an attempt, from its
+    per-case record."""
+
+    def __init__(self, record: Mapping):
+        self.em, self.parsed = bool(record["em"]), bool(record["parsed"])
+
+
+def regenerated_conclusion(profile: str) -> str | None:
+    """A committed run's conclusion regenerated from its results file and per-case records
+    under this module's current rules (strata included), or None when it was not run: a
+    conclusion stored by an older rule is not quoted as it stood."""
+    record = profile_record(profile)
+    if record is None or "comparisons" not in record["numbers"]:
+        return None
+    n, records = record["numbers"], read_cases(_cases_file(profile))
+    train_set = record["params"].get("train_sets", ["py"])[0]
+    trained = sft_system(train_set)
+    systems: dict[str, list] = {}
+    for r in records:
+        systems.setdefault(r["system"], []).append(_Attempt(r))
+    label = f"ours ({record['model']}, CPU, profile {profile})"
+    strata = strata_markdown(records, held_out_docs(), trained=trained,
+                             untrained=FSM_UNTRAINED, label=f"profile {profile}")  # fmt: skip
+    return conclusion(systems, n["comparisons"], trained=trained, untrained=FSM_UNTRAINED,
+                      prompt_level=CRP, localized=localized_system(train_set), label=label,
+                      summaries=n["table6"], strata=strata)  # fmt: skip
+
+
+def _cases_file(profile: str) -> Path:
+    """The committed per-case records of ``profile``'s run."""
+    return find_results_file(results_name("sft_pilot", profile).replace(".json", ".cases.jsonl"))
 
 
 def paper_numbers() -> dict:
@@ -325,8 +389,12 @@ def full_profile_outputs(profile: str) -> tuple[str, object, pd.DataFrame | None
     record = profile_record("full")
     if record is None:
         return profile_summary("full"), None, None
+    summary = (f"*Profile full, model {record['model']}, run {record['created'][:10]}; "
+               f"regenerate with* `{REGENERATE['full']}`. *Its conclusion, regenerated from its "
+               f"committed results and per-case records under this chapter's current rules:*"
+               f"\n\n{regenerated_conclusion('full')}")  # fmt: skip
     ax = plot_losses({f"{r['train_set']}, seed {r['seed']}": r["losses"]
                       for r in record["numbers"]["training"]},
                      title=f"{record['model']}, profile full", ylabel="training loss")  # fmt: skip
     plt.close(ax.figure)
-    return profile_summary("full"), ax.figure, pd.DataFrame(record["numbers"]["rates"]).T
+    return summary, ax.figure, pd.DataFrame(record["numbers"]["rates"]).T

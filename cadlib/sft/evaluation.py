@@ -55,7 +55,7 @@ def evaluate_fsm(model, tokenizer, cases: Sequence[EditCase], *, system: str,
     greedy decoding"; App. "Deterministic decoding": argmax over the allowed set).
 
     The prompt is :func:`prompt_ids`, the one the model was trained on. One untimed warm-up
-    decode (4 decisions) precedes the timed ones (DESIGN.md, "Measuring honestly");
+    decode (4 decisions) precedes the timed ones (book/design.md, "Measuring honestly");
     ``wall_s`` is the whole decode of a case, prompt prefill included. ``extra`` (e.g.
     ``seed=0``) is stored on every result; ``test_timeout=None`` skips the unit tests.
     """

@@ -110,7 +110,8 @@ def _count(c: dict, side: str) -> str:
 def conclusion(systems: Mapping[str, Sequence[CaseResult]], comparisons: Sequence[dict], *,
                trained: str, untrained: str, prompt_level: str | None = None,
                localized: str | None = None, label: str = "",
-               summaries: Mapping[str, Mapping] | None = None) -> str:  # fmt: skip
+               summaries: Mapping[str, Mapping] | None = None,
+               strata: str = "") -> str:  # fmt: skip
     """The chapter's conclusion as Markdown, every figure taken from ``comparisons`` (the
     records of :func:`cadlib.sft.compare`) and ``systems``.
 
@@ -118,6 +119,8 @@ def conclusion(systems: Mapping[str, Sequence[CaseResult]], comparisons: Sequenc
     ``prompt_level`` the untrained prompt-level CRP system, ``localized`` the SFT model in
     localized-edit mode. The first sentence answers "did the model learn to select spans?":
     yes only when span-only EM of ``trained`` beats ``untrained`` significantly (Holm).
+    ``strata`` (:func:`cadlib.sft.strata.strata_markdown`) follows that answer: what the
+    one-line and multi-line documents show apart, which the pooled test does not.
     """
     span = _find(comparisons, trained, untrained, "span_em")
     iou = _find(comparisons, trained, untrained, "span_iou")
@@ -133,7 +136,10 @@ def conclusion(systems: Mapping[str, Sequence[CaseResult]], comparisons: Sequenc
         f"{answer}, by the test declared for it: span-only EM (every op and copy range equal to "
         f"the oracle's, whatever the `<gen>` text) is {_count(span, 'a')} for {trained} against "
         f"{_count(span, 'b')} for {untrained} on the same held-out cases ({_pv(span)})."
+        + (" Pooled over all documents, though; the strata say where it comes from." if strata
+           else "")
     )
+    out.append(strata)
     moved = iou["ci"][0] > 0 or iou["ci"][1] < 0
     out.append(
         f"Mean per-op span IoU goes from {iou['b']:.2f} to {iou['a']:.2f} (paired bootstrap "
@@ -166,11 +172,13 @@ def conclusion(systems: Mapping[str, Sequence[CaseResult]], comparisons: Sequenc
         k = sum(r.em for r in loc)
         out.append(
             f"With the oracle's spans given and only the `<gen>` bodies written by the model "
-            f"(localized edit), EM is {k}/{len(loc)}: "
+            f"(localized edit), EM is {k}/{len(loc)} against {_count(em, 'a')} with its own "
+            "spans: "
             + (
-                "bug fixing, not span selection, is what this model cannot do."
+                "with every span right it still fixes no bug, so bug fixing is a limit here "
+                "whatever the spans."
                 if k == 0
-                else "the remaining gap to full EM is span selection."
+                else "what the rest of the gap to full EM consists of is not tested here."
             )  # fmt: skip
         )
     if prompt_level and prompt_level in systems:

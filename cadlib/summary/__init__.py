@@ -1,7 +1,7 @@
 """The book's summary page: the paper's headline figures beside ours, read from ``results/``.
 
 Nothing here is typed by hand except where each figure lives (a dotted path into a chapter's
-results file) and, for each, the comparison it declares before it is made: a
+results file) and, for each, the comparison it declares in code (with the results known): a
 :class:`cadlib.verdicts.Tolerance` with its reason. The paper's figures come from
 :mod:`cadlib.paper`; the verdict of each row is computed by :func:`cadlib.verdicts.judge`
 from ours, the paper's and n. A missing results file or key is shown as "not yet run". A test
@@ -29,16 +29,18 @@ from ..verdicts import (  # noqa: F401
     NOT_COMPARABLE,
     NOT_RUN_HERE,
     NOT_YET_RUN,
+    PAPER_DISAGREES,
     WITHIN_NOISE,
     Tolerance,
 )
 from .headlines import BEYOND_THE_PAPER, HEADLINES
-from .render import (
+from .render import (  # noqa: F401 (ratio_rows: public, not in __all__)
     CHAPTER_PAGES,
     beyond_markdown,
     format_value,
     headline_html,
     plot_ratios,
+    ratio_rows,
     setting_html,
 )
 from .spec import Headline, lookup

@@ -2,8 +2,8 @@
 
 Nothing here is typed by hand except where each figure lives (a dotted path into a chapter's
 results file, or a getter of :mod:`cadlib.summary.spec`) and, for each, the comparison it
-declares before it is made: a :class:`cadlib.verdicts.Tolerance` with its reason (shared
-reasons are named once below). The paper's figures come from :mod:`cadlib.paper`.
+declares in code, with the results known: a :class:`cadlib.verdicts.Tolerance` with its
+reason (shared reasons are named once below). The paper's figures come from :mod:`cadlib.paper`.
 """
 
 from __future__ import annotations
@@ -35,18 +35,29 @@ _CPU = V.not_comparable("measured on 2 CPU cores with small models; the paper's 
 _REMADE = V.not_comparable("our ProbeEdit is a re-made corpus (the paper's is not public)")
 _FSM_PARSES = V.by_construction("the FSM only admits programs of the grammar, so every "
                                 "output parses; shown, not counted")  # fmt: skip
+_ROUND_TRIP = V.by_construction(
+    "the resolver reproduces the gold byte for byte from its oracle program for every input, "
+    "by construction of the resolver and the oracle (chapter 1 says so and checks it with "
+    "property tests), so the count cannot fall short; shown, not counted"
+)
 _SFT_SCALE = V.not_comparable(
     "a scaled-down run in the cpu profile (SmolLM2-135M, a subset, one short epoch) against "
     "the paper's Qwen2.5-Coder-1.5B, 8 epochs, 3 seeds (SFT chapter)"
 )
-_FROM_PAPER_CURVE = V.derived("computed on the paper's own s(N) points (two quoted, two "
-                              "assumed): a consistency check of its arithmetic (ceiling "
-                              "chapter)")  # fmt: skip
+_FROM_PAPER_CURVE = V.derived(
+    "computed on a reconstruction of the paper's 7B s(N) curve whose 8 points are 2 quoted "
+    "(§4.1), 2 assumed (s(1), s(2)) and 4 implied by the paper's own bnd_mean for the same "
+    "corpora, so agreement here is partly circular: a consistency check of the paper's "
+    "arithmetic, not an independent reproduction (ceiling chapter)"
+)
 _SUBSET = V.not_comparable("the paper counts a subset of 33 cases it does not identify; "
                            "ours counts all 164 (formats chapter)")  # fmt: skip
-_UDIFF = ("ours is diff -u (3 context lines, file and hunk headers) on every case; the paper "
-          "states neither its settings nor its subset, and no setting tried reproduces all "
-          "three corpora (coverage page)")  # fmt: skip
+_UDIFF = V.not_comparable(
+    "the paper counts a subset of 33 cases it does not identify, with diff settings it does not "
+    "state; ours is diff -u (3 context lines, file and hunk headers) on all 164 cases, and the "
+    "settings grid on the coverage page brackets the paper's figures (e.g. context 1, file "
+    "headers, no hunk numbers comes closest), so no setting is the paper's (formats chapter)"
+)
 _P50 = ("a recount over the same spans (n, mean and every total agree); no percentile "
         "definition tried gives the paper's figure (ceiling chapter)")  # fmt: skip
 _EPS = ("5 seeded trials per case on both sides; our SE is clustered by case "
@@ -98,6 +109,49 @@ def _udiff(corpus: str, tolerance: Tolerance) -> Headline:
                     n=f"table3.{corpus}.unified-diff.n")  # fmt: skip
 
 
+def _timed_cases(numbers: dict) -> int:
+    """The cases of chapter 6's timed sample."""
+    return len(numbers["timed_cases"])
+
+
+def _accounted(table: str, column: str, method: str, setting: str,
+               invert: bool = False) -> Callable[[dict], float]:  # fmt: skip
+    """``column`` of chapter 6's every-case accounting (``accounting.summary``) or predicted
+    speedups (``cost_model.predicted_speedups``), pooled over every accounted corpus, for one
+    method and setting (``invert``: 1 / the value, e.g. forwards per gold id -> forwards saved)."""
+
+    def get(numbers):
+        rows = lookup(numbers, table)
+        value = next(r[column] for r in rows if r["corpus"] == "pooled"
+                     and r["method"] == method and r["setting"] == setting)  # fmt: skip
+        return 1 / value if invert else value
+
+    return get
+
+
+_DRAFTED = "m=0 +cursor +headers"  # the drafted decoder chapter 6 times (CopyDecoder drafts)
+
+
+def _every_case_rows() -> tuple[Headline, ...]:
+    """Chapter 6's forwards and predicted speedups counted on every case of every accounted
+    corpus (no model, so no timing noise and no small sample), pooled."""
+    acc, pred = "accounting.summary", "cost_model.predicted_speedups"
+    rows = []
+    for name, method, setting in (("Copy-as-Decode", "Copy-as-Decode", "m=0"),
+                                  ("Copy-as-Decode with drafts", "Copy-as-Decode", _DRAFTED),
+                                  ("prompt lookup (best setting)", "prompt lookup", "best")):
+        n = _accounted(acc, "cases", method, setting)
+        rows += [
+            Headline("decoding", f"forced-oracle {name}: forwards saved vs AR, every case "
+                     "(pooled)", "§2.4", None, _accounted(acc, "pooled_fpt", method, setting,
+                                                          invert=True), "×", V.beyond(), n=n),
+            Headline("decoding", f"forced-oracle {name}: predicted speedup over AR, every case "
+                     "(pooled)", "§4.6", None, _accounted(pred, "pooled_speedup", method,
+                                                          setting), "×", V.beyond(), n=n),
+        ]  # fmt: skip
+    return tuple(rows)
+
+
 _T2, _T3, _T6 = P.TABLE2, P.TABLE3, P.TABLE6
 _LOSSLESS = P.LOSSLESSNESS["cases"]["pooled"]
 _FSM_ROW, _PY = "FSM-constrained (untrained)", "SFT+FSM, Py-only"
@@ -146,6 +200,19 @@ def _n_ids(name: str, literals) -> Callable[[dict], float]:
     )
 
 
+def _same_ids(port: str, paper_ids) -> Callable[[dict], float]:
+    """How many ids of our ``</gen>`` detector equal the paper's, position by position (a
+    detector of another length agrees on none: it is another id sequence)."""
+
+    def count(numbers):
+        ours = lookup(numbers, port)["fsm"]["gen_close"]
+        if len(ours) != len(paper_ids):
+            return 0
+        return sum(a == b for a, b in zip(ours, paper_ids, strict=True))
+
+    return count
+
+
 def _common_single(names) -> Callable[[dict], float]:
     """Literals that are one token under every tokenizer of ``names`` (chapter 1; as
     ``cadlib.portability.single_token_everywhere``, without importing it: it needs torch)."""
@@ -177,11 +244,32 @@ def _appendix_rows() -> tuple[Headline, ...]:
         ),
         Headline(
             "losslessness",
-            "App. K: Qwen2.5 </gen> detector length",
+            "App. A: Qwen2.5 literal ids equal to the paper's",
+            "App. A",
+            float(len(P.LITERAL_IDS)),
+            lambda n: sum(bool(r["agrees"]) for r in n["literal_audit"]),
+            "literals",
+            V.exact(
+                0,
+                "a recount with the same tokenizer; the paper's id for '\"/>' (9685) decodes to "
+                "'/>' and its id for '/>' (2577) to 'af' (losslessness chapter)",
+            ),
+            n=lambda n: len(n["literal_audit"]),
+        ),
+        Headline(
+            "losslessness",
+            "App. I: Qwen2.5 </gen> detector ids equal to the paper's (522 4370 29)",
             "App. I",
             float(len(P.APPENDIX_K["gen_close_ids"])),
-            lambda n: len(lookup(n, port)["fsm"]["gen_close"]),
+            _same_ids(port, P.APPENDIX_K["gen_close_ids"]),
             "ids",
+            V.exact(
+                0,
+                "ours is 522 4370 397: in every transcript '</gen>' is followed by a newline, "
+                "which Qwen2.5 merges with '>' into one id ('>\\n', 397), so the paper's 29 "
+                "('>' alone) never occurs where the detector looks (losslessness chapter)",
+            ),
+            n=len(P.APPENDIX_K["gen_close_ids"]),
         ),
         Headline(
             "losslessness",
@@ -204,10 +292,9 @@ def _appendix_rows() -> tuple[Headline, ...]:
             float(len(P.LITERAL_IDS)),
             "portability.llama-3.literals.short_single",
             "literals",
-            V.exact(
-                0,
-                "the paper's 'CodeLlama (Llama-3)' BPE read as Llama 3's "
-                "(llama.cpp's copy): every short literal one token",
+            V.not_comparable(
+                "the paper's figure is CodeLlama's; ours is Llama 3's BPE (llama.cpp's copy), "
+                "a different tokenizer; CodeLlama itself is not run here (losslessness chapter)"
             ),
             n="portability.llama-3.literals.short_total",
         ),
@@ -293,13 +380,14 @@ def _appendix_rows() -> tuple[Headline, ...]:
 HEADLINES: tuple[Headline, ...] = (
     # --- losslessness (§4.3, Appendix I, Table 4)
     Headline("losslessness", "oracle round trip, byte-exact (pooled 3 corpora)", "§4.3", _LOSSLESS,
-             "round_trip.pooled (paper's three).byte-exact", "cases",
+             "round_trip.pooled (paper's three).byte-exact", "cases", _ROUND_TRIP,
              n="round_trip.pooled (paper's three).cases"),
     Headline("losslessness", "escape fuzz round trips (of 10,000)", "App. I", P.QUOTED["App. I"][0],
              "escape_fuzz.round_trip", "strings",
-             V.by_construction("our escape is a bijection on entity-free text (proved by "
-                               "property tests in chapter 1), so no fuzz string can fail; our "
-                               "fuzz strings are not the paper's"), n="escape_fuzz.n"),
+             V.by_construction("our escape is a bijection on entity-free text (by its "
+                               "construction, checked by property tests in chapter 1), so no "
+                               "fuzz string can fail; our fuzz strings are not the paper's"),
+             n="escape_fuzz.n"),
     *_kernel_rows(),
     # --- ceiling (§4.2, Table 2, App. D)
     *_appendix_rows(),
@@ -331,7 +419,7 @@ HEADLINES: tuple[Headline, ...] = (
     # --- formats (§4.4, Table 3)
     Headline("formats", "Copy-as-Decode round-trip EM (pooled)", "Table 3",
              _T3["pooled"]["cad"]["rt_em"],
-             "table3.pooled.cad.rt_em", paper_key="table3.pooled.cad.rt_em",
+             "table3.pooled.cad.rt_em", tolerance=_ROUND_TRIP, paper_key="table3.pooled.cad.rt_em",
              n="table3.pooled.cad.n"),
     Headline("formats", "unified diff round-trip EM (pooled)", "Table 3",
              _T3["pooled"]["unified-diff"]["rt_em"],
@@ -348,8 +436,8 @@ HEADLINES: tuple[Headline, ...] = (
              _T3["heval-fix-py"]["cad"]["mean"],
              "table3.heval-fix-py.cad.mean", "tokens", _SUBSET,
              paper_key="table3.heval-fix-py.cad.mean", n="table3.heval-fix-py.cad.n"),
-    _udiff("heval-fix-py", V.exact(_PRINTED, _UDIFF)),
-    _udiff("heval-fix-js", V.exact(_PRINTED, _UDIFF)),
+    _udiff("heval-fix-py", _UDIFF),
+    _udiff("heval-fix-js", _UDIFF),
     _udiff("probeedit", _REMADE),
     # --- perturbation (§5, Table 8)
     _pct("perturbation", "pooled trimmed EM at ε = 1", "Table 8", _pc(P.TABLE8["pooled"][1]),
@@ -371,18 +459,16 @@ HEADLINES: tuple[Headline, ...] = (
     _pct("decoding", "free-run FSM decoding: strict-resolve rate (pooled)", "§2.3", None,
          _row("free_run", "corpus", "pooled", "strict-resolve rate"), V.beyond(),
          n=_row("free_run", "corpus", "pooled", "cases")),
-    Headline("decoding", "forced-oracle Copy-as-Decode: forwards saved vs AR (pooled)", "§2.4",
-             None, "speed.pooled/Copy-as-Decode.forward_ratio", "×", V.beyond()),
-    Headline("decoding", "forced-oracle Copy-as-Decode: wall-clock speedup (pooled)", "§4.6",
-             None, "speed.pooled/Copy-as-Decode.speedup", "×", V.beyond()),
-    Headline("decoding", "forced-oracle Copy-as-Decode with drafts: forwards saved vs AR "
-             "(pooled)", "App. M", None, "speed.pooled/Copy-as-Decode +drafts.forward_ratio",
-             "×", V.beyond()),
-    Headline("decoding", "forced-oracle Copy-as-Decode with drafts: wall-clock speedup "
-             "(pooled)", "App. M", None, "speed.pooled/Copy-as-Decode +drafts.speedup", "×",
-             V.beyond()),
-    Headline("decoding", "prompt lookup on the same outputs: wall-clock speedup (pooled)",
-             "Table 9", None, "speed.pooled/prompt lookup.speedup", "×", V.beyond()),
+    *_every_case_rows(),
+    Headline("decoding", "forced-oracle Copy-as-Decode: wall-clock speedup, timed sample "
+             "(pooled; led by its longest case, chapter 6 §1)", "§4.6",
+             None, "speed.pooled/Copy-as-Decode.speedup", "×", V.beyond(), n=_timed_cases),
+    Headline("decoding", "forced-oracle Copy-as-Decode with drafts: wall-clock speedup, timed "
+             "sample (pooled)", "App. M", None, "speed.pooled/Copy-as-Decode +drafts.speedup",
+             "×", V.beyond(), n=_timed_cases),
+    Headline("decoding", "prompt lookup on the same outputs: wall-clock speedup, timed sample "
+             "(pooled)", "Table 9", None, "speed.pooled/prompt lookup.speedup", "×", V.beyond(),
+             n=_timed_cases),
     Headline("decoding", "c_mask (decoder): FSM work per masked step", "App. H",
              P.FIXED_COSTS["c_mask_ms"][0],
              _row("fixed_costs", "quantity", "c_mask: FSM work per masked step", "median"),
@@ -391,8 +477,9 @@ HEADLINES: tuple[Headline, ...] = (
     _pct("sft_pilot", "FSM-constrained untrained model: held-out EM", "Table 6",
          _pc(_T6[_FSM_ROW]["em"] / _T6[_FSM_ROW]["n"]),
          f"{_FSM}.em_rate",
-         V.by_construction("an untrained model has not learnt to select spans; 0 % is what "
-                           "such a model scores, shown, not counted"), n=f"{_FSM}.n"),
+         V.not_comparable("an empirical outcome of another untrained model (SmolLM2-135M "
+                          "against the paper's Qwen2.5-Coder-1.5B), not a property of the FSM; "
+                          "shown, not counted (SFT chapter)"), n=f"{_FSM}.n"),
     _pct("sft_pilot", "FSM-constrained untrained model: parse rate", "Table 6", _FSM_PARSE_RATE,
          _ratio(f"{_FSM}.parsed", f"{_FSM}.n"), _FSM_PARSES, n=f"{_FSM}.n"),
     _pct("sft_pilot", "SFT+FSM Py-only: held-out EM", "Table 6", _SFT_EM,
@@ -438,7 +525,7 @@ HEADLINES: tuple[Headline, ...] = (
 #: What this book adds beyond the paper, by chapter (shown on the summary page).
 BEYOND_THE_PAPER: tuple[tuple[str, str], ...] = (
     ("01_losslessness", "a byte-exact round trip for every pair of strings (not up to a trailing "
-     "newline), proved with property tests; an escape that is injective on all text"),
+     "newline), checked with property tests; an escape that is injective on all text"),
     ("01_losslessness", "the four other HumanEvalPack languages (Java, Go, C++, Rust)"),
     ("02_kernel", "the splice checked against step-by-step decoding (logits and positions), and "
      "the cache restored between trials, shown"),

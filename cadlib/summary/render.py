@@ -17,6 +17,7 @@ from ..verdicts import (
     NOT_COMPARABLE,
     NOT_RUN_HERE,
     NOT_YET_RUN,
+    PAPER_DISAGREES,
     WITHIN_NOISE,
 )
 from .headlines import BEYOND_THE_PAPER
@@ -24,6 +25,7 @@ from .tables import setting_table
 
 __all__ = [
     "plot_ratios",
+    "ratio_rows",
     "beyond_markdown",
     "CHAPTER_PAGES",
     "format_value",
@@ -32,28 +34,57 @@ __all__ = [
 ]
 
 _COLOURS = {EXACT: "#2ca02c", WITHIN_NOISE: "#8fd175", CONTRADICTS: "#d62728",
-            BY_CONSTRUCTION: "#9467bd", DERIVED: "#8c564b", NOT_COMPARABLE: "#7f7f7f",
-            NOT_RUN_HERE: "#bcbd22", BEYOND: "#1f77b4", NOT_YET_RUN: "#bbbbbb"}  # fmt: skip
+            BY_CONSTRUCTION: "#9467bd", DERIVED: "#8c564b", PAPER_DISAGREES: "#ff7f0e",
+            NOT_COMPARABLE: "#7f7f7f", NOT_RUN_HERE: "#bcbd22", BEYOND: "#1f77b4",
+            NOT_YET_RUN: "#bbbbbb"}  # fmt: skip
+#: Verdicts whose ratio compares like with like (the plot's upper panel); a not-comparable
+#: row is drawn apart, hollow, so it is never read as a comparison.
+_LIKE_WITH_LIKE = (EXACT, WITHIN_NOISE, CONTRADICTS, BY_CONSTRUCTION, DERIVED, PAPER_DISAGREES)
+
+
+def ratio_rows(table: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The rows :func:`plot_ratios` draws: (like with like, not comparable), each holding every
+    headline with both figures, a zero ratio included (drawn at the axis' floor)."""
+    has = table[table["ratio"].notna()]
+    return (has[has["status"].isin(_LIKE_WITH_LIKE)],
+            has[has["status"] == NOT_COMPARABLE])  # fmt: skip
 
 
 def plot_ratios(table: pd.DataFrame):
-    """Ours / paper for every headline that has both, coloured by status (log scale)."""
+    """Ours / paper for every headline that has both, coloured by status (log scale): the
+    comparable rows above, the not-comparable ones below a rule and hollow; a ratio of 0 is
+    drawn as a left arrow at the axis' floor and labelled "0"."""
     import matplotlib.pyplot as plt  # heavy; only the summary page plots
 
-    shown = table[table["ratio"].fillna(0) > 0].iloc[::-1]  # a log axis cannot show 0
-    fig, ax = plt.subplots(figsize=(8, 0.28 * len(shown) + 1))
-    ax.scatter(shown["ratio"], range(len(shown)), c=[_COLOURS[s] for s in shown["status"]],
-               zorder=3)  # fmt: skip
+    like, other = ratio_rows(table)
+    shown = pd.concat([like, other])
+    positive = shown["ratio"][shown["ratio"] > 0]
+    floor = float(positive.min()) / 3 if len(positive) else 0.1
+    fig, ax = plt.subplots(figsize=(8, 0.28 * len(shown) + 1.2))
+    ys = list(range(len(shown)))[::-1]  # first row at the top
+    for y, r in zip(ys, shown.itertuples(index=False), strict=True):
+        colour, zero = _COLOURS.get(r.status, "#bbbbbb"), r.ratio <= 0
+        hollow = r.status == NOT_COMPARABLE
+        ax.scatter([floor if zero else r.ratio], [y], marker="<" if zero else "o", zorder=3,
+                   facecolors="none" if hollow else colour, edgecolors=colour)  # fmt: skip
+        if zero:
+            ax.annotate("0", (floor, y), xytext=(6, -3), textcoords="offset points",
+                        fontsize="small")  # fmt: skip
+    if len(like) and len(other):
+        ax.axhline(len(other) - 0.5, color="grey", lw=0.8, ls="--")
+        ax.text(0.99, len(other) - 0.5, "not comparable below: other model, hardware or corpus",
+                transform=ax.get_yaxis_transform(), fontsize="x-small", va="top", ha="right",
+                color="grey")  # fmt: skip
     ax.axvline(1.0, color="black", lw=0.8)
     ax.set_xscale("log")
-    ax.set_yticks(
-        range(len(shown)), [f"{c}: {f}" for c, f in zip(shown.chapter, shown.figure, strict=True)]
-    )
-    ax.set_xlabel("ours / paper (log scale; 1 = identical)")
+    ax.set_yticks(ys, [f"{c}: {f}" for c, f in zip(shown.chapter, shown.figure, strict=True)])
+    ax.set_xlabel("ours / paper (log scale; 1 = identical; ◀ = ours is 0)")
     for status, colour in _COLOURS.items():
         if status in set(shown["status"]):
-            ax.scatter([], [], c=colour, label=status)
-    ax.legend(loc="lower right", fontsize="small")
+            hollow = status == NOT_COMPARABLE
+            ax.scatter([], [], facecolors="none" if hollow else colour, edgecolors=colour,
+                       label=status)  # fmt: skip
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small")
     return fig
 
 
@@ -81,7 +112,8 @@ CHAPTER_PAGES: dict[str, str] = {
 }  # fmt: skip
 
 #: Badge text where the status itself is long; the full status is the badge's tooltip.
-_BADGE_TEXT = {CONTRADICTS: "contradicts", DERIVED: "from paper", BEYOND: "beyond paper"}
+_BADGE_TEXT = {CONTRADICTS: "contradicts", DERIVED: "from paper", BEYOND: "beyond paper",
+               PAPER_DISAGREES: "paper inconsistent"}  # fmt: skip
 
 _UNITS_INLINE = ("%", "×")  # shown right after the number; other units in small type
 
@@ -186,8 +218,9 @@ def _n_html(n) -> str:
 
 
 def _detail_html(status: str, detail: str) -> str:
-    """The test's arithmetic, shown where it decided something (noise, contradiction)."""
-    if status not in (WITHIN_NOISE, CONTRADICTS) or not detail:
+    """The test's arithmetic, shown where it decided something (noise, contradiction, a
+    consistency check of the paper's own numbers)."""
+    if status not in (WITHIN_NOISE, CONTRADICTS, DERIVED, PAPER_DISAGREES) or not detail:
         return ""
     return f'<span class="sub">{html.escape(detail)}</span>'
 

@@ -28,7 +28,7 @@ class Headline:
     ``numbers``; ``n`` (our sample size) and ``se`` (our standard error, in the figure's unit)
     likewise, or ``n`` a plain int. ``paper_key`` is a dotted path into the results file's
     ``paper`` section, used only by the consistency test. ``scale`` multiplies our raw value
-    (100 for a fraction shown in percent). ``tolerance`` is declared here, before comparison.
+    (100 for a fraction shown in percent). ``tolerance`` is declared here, in code.
     """
 
     chapter: str

@@ -14,11 +14,12 @@ from pathlib import Path
 import pandas as pd
 
 from .. import verdicts as V
-from ..results import repo_root, results_dir
+from ..results import find_results_file, repo_root, results_dir, results_name
 from .headlines import HEADLINES
 from .spec import Headline, _get
 
 __all__ = [
+    "EVIDENCE_RUNS",
     "load_all",
     "judge_headline",
     "headline_table",
@@ -28,12 +29,39 @@ __all__ = [
 ]
 
 
+#: The largest committed evidence run of each model chapter, largest first: the summary reads
+#: ``<chapter>.<profile>.json`` where one is committed (the chapter shows it beside its cpu
+#: run), so a row never quotes a smaller sample than its chapter has. A chapter not named here
+#: (or without such a file) is read from its cpu run.
+EVIDENCE_RUNS: dict[str, tuple[str, ...]] = {
+    "decoding": ("full",), "sft_pilot": ("full",), "fim": ("large",),
+}  # fmt: skip
+
+
 def load_all(folder: Path | None = None) -> dict[str, dict]:
-    """Every ``results/<chapter>.json`` (the cpu profile's), by chapter name; the results of
-    other profiles (``<chapter>.<profile>.json``) are shown in their chapters, not here."""
+    """Every chapter's results by chapter name: its largest committed evidence run
+    (:data:`EVIDENCE_RUNS`, through :func:`cadlib.results.find_results_file` when ``folder``
+    is not given) where one exists, else ``<chapter>.json`` (the cpu profile's). Results of
+    other profiles (``paper``, ``smoke``, ...) are not read here."""
+    given = folder is not None
     folder = folder or results_dir()
-    paths = sorted(p for p in folder.glob("*.json") if "." not in p.stem)
-    return {p.stem: json.loads(p.read_text()) for p in paths}
+    rows = {}
+    for path in sorted(p for p in folder.glob("*.json") if "." not in p.stem):
+        rows[path.stem] = _largest(path.stem, folder, given) or json.loads(path.read_text())
+    return rows
+
+
+def _largest(chapter: str, folder: Path, only_here: bool) -> dict | None:
+    """The chapter's largest committed evidence run in ``folder`` (``only_here`` false: else
+    where :func:`cadlib.results.find_results_file` finds it), or None."""
+    for profile in EVIDENCE_RUNS.get(chapter, ()):
+        name = results_name(chapter, profile)
+        path = folder / name if only_here else find_results_file(name)
+        if path.exists():
+            record = json.loads(path.read_text())
+            if "numbers" in record:  # a chapter's results file, not another tool's report
+                return record
+    return None
 
 
 def _our_value(h: Headline, record: dict | None) -> float | None:
