@@ -1,6 +1,6 @@
 """The FIM chapter's two experiments: constrained ``<gen>`` bodies, and FIM completion (ch. 8).
 
-The companion paper (Fulton et al., "Constrained Decoding for Fill-in-the-Middle Code Language
+The companion paper (Melcer et al., "Constrained Decoding for Fill-in-the-Middle Code Language
 Models via Efficient Left and Right Quotienting of Context-Sensitive Grammars") evaluates its
 recognizer on FIM completion of Python 3 with syntax constraints. Our copy of the paper stops in
 §VI-A, before its evaluation, so the protocol below is designed from the chapter's issue, not

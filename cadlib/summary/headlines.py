@@ -377,6 +377,14 @@ def _appendix_rows() -> tuple[Headline, ...]:
     return tuple(rows)
 
 
+
+def _fim_ended(what: str, arm: str) -> Headline:
+    """Chapter 8's primary metric for one arm: the model ended the middle and the result
+    parses (attempts closed by the token budget do not count; issue 34)."""
+    label = arm.split(".", 1)[1].removeprefix("SmolLM2 untrained / ")
+    return _pct("fim", f"{what}: ended and parses, {label}", "ch. 8", None,
+                _ratio(f"{arm}.ended_and_parses", f"{arm}.n"), V.beyond(), n=f"{arm}.n")
+
 HEADLINES: tuple[Headline, ...] = (
     # --- losslessness (§4.3, Appendix I, Table 4)
     Headline("losslessness", "oracle round trip, byte-exact (pooled 3 corpora)", "§4.3", _LOSSLESS,
@@ -503,22 +511,14 @@ HEADLINES: tuple[Headline, ...] = (
          "differential.edit_agreement", V.beyond(), n="differential.edits"),
     _pct("fim", "true middles: every prefix viable", "companion §IV-VI", None,
          "differential.true_middles_all_prefixes_viable", V.beyond(), n="differential.splits"),
-    _pct("fim", "localized edits, untrained model: parse rate unconstrained", "ch. 8", None,
-         "localized_edit.SmolLM2 untrained / unconstrained.parse_rate", V.beyond(),
-         n="localized_edit.SmolLM2 untrained / unconstrained.n"),
-    _pct("fim", "localized edits, untrained model: parse rate FIM-constrained", "ch. 8", None,
-         "localized_edit.SmolLM2 untrained / FIM-constrained.parse_rate", V.beyond(),
-         n="localized_edit.SmolLM2 untrained / FIM-constrained.n"),
-    _pct("fim", "FIM completion: parse rate unconstrained", "ch. 8", None,
-         "fim.unconstrained.parse_rate", V.beyond(), n="fim.unconstrained.n"),
-    _pct("fim", "FIM completion: parse rate FIM-constrained", "ch. 8", None,
-         "fim.FIM-constrained.parse_rate", V.beyond(), n="fim.FIM-constrained.n"),
-    _pct("fim", "FIM completion: parse rate unconstrained + context trim", "ch. 8", None,
-         "fim.unconstrained + context trim.parse_rate", V.beyond(),
-         n="fim.unconstrained + context trim.n"),
-    _pct("fim", "FIM completion: parse rate FIM-constrained + context trim", "ch. 8", None,
-         "fim.FIM-constrained + context trim.parse_rate", V.beyond(),
-         n="fim.FIM-constrained + context trim.n"),
+    *(_fim_ended(what, arm) for what, arm in (
+        ("localized edits, untrained model", "localized_edit.SmolLM2 untrained / unconstrained"),
+        ("localized edits, untrained model", "localized_edit.SmolLM2 untrained / FIM-constrained"),
+        ("FIM completion", "fim.unconstrained"),
+        ("FIM completion", "fim.FIM-constrained"),
+        ("FIM completion", "fim.unconstrained + context trim"),
+        ("FIM completion", "fim.FIM-constrained + context trim"),
+    )),
 )  # fmt: skip
 
 
