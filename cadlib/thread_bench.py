@@ -8,9 +8,12 @@ model load included). "Busy" means one spinning background process, which the OS
 one of the cores, as any other program on a laptop would. Timings depend on the machine and
 on whatever else runs: run it on an otherwise quiet machine, e.g.::
 
-    python -m cadlib.thread_bench --out _build/thread_bench.json
+    python -m cadlib.thread_bench --out results/cli.threads.json
 
-and read the JSON (one record per load x setting x case, each with its seconds).
+and read the JSON (one record per load x setting x case, each with its seconds, and the
+provenance of the run: commit and the load of processes other than the benchmark and its
+spinner, :mod:`cadlib.provenance`). The serving page shows the committed run
+(:func:`thread_table`).
 """
 
 from __future__ import annotations
@@ -25,12 +28,21 @@ import subprocess
 import sys
 import tempfile
 import time
+from datetime import UTC, datetime
 from pathlib import Path
+
+import pandas as pd
 
 from .cpu_threads import usable_cores
 from .oracle import oracle_program
+from .provenance import monitor, provenance
+from .results import find_results_file, repo_root
 
-__all__ = ["SETTINGS", "bench_cases", "busy_core", "run_edit", "thread_benchmark", "main"]
+__all__ = ["COMMITTED", "SETTINGS", "bench_cases", "busy_core", "committed", "run_edit",
+           "thread_benchmark", "thread_table", "main"]  # fmt: skip
+
+#: The committed run the serving page shows.
+COMMITTED = "cli.threads.json"
 
 #: The thread settings compared: ``cad edit``'s default, and one thread.
 SETTINGS = {"default": [], "threads 1": ["--threads", "1"]}
@@ -94,6 +106,7 @@ def thread_benchmark(out: str | Path, repeats: int = 3, extra_args=(), command=N
     """Time every case under every load and :data:`SETTINGS` (``repeats`` runs each) and write
     the records to the JSON file ``out``; returns what it wrote."""
     records = []
+    monitor()  # the load of everything but this benchmark and its spinner, for the provenance
     with tempfile.TemporaryDirectory() as tmp:
         cases = cases or bench_cases(Path(tmp))
         for load in loads:
@@ -104,16 +117,38 @@ def thread_benchmark(out: str | Path, repeats: int = 3, extra_args=(), command=N
                                 for _ in range(repeats)]  # fmt: skip
                         records.append(dict(load=load, setting=setting, case=case, runs=runs))
     report = dict(cores=len(usable_cores()), omp_wait_policy=os.environ.get("OMP_WAIT_POLICY"),
-                  repeats=repeats, extra_args=list(extra_args), records=records)  # fmt: skip
+                  repeats=repeats, extra_args=list(extra_args), records=records,
+                  profile="threads", created=datetime.now(UTC).isoformat(timespec="seconds"),
+                  provenance=provenance(repo_root()))  # fmt: skip
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=1) + "\n")
     return report
 
 
+def committed() -> dict | None:
+    """The committed run (``results/cli.threads.json``), or ``None``."""
+    path = find_results_file(COMMITTED)
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def thread_table(report: dict) -> pd.DataFrame:
+    """Median decode and wall seconds per load, case and setting, the threads used, and the
+    default's time over one thread's (below 1: the default is faster)."""
+    rows = [{"load": r["load"], "case": r["case"], "setting": r["setting"],
+             "threads": r["runs"][0]["threads"],
+             "decode s": pd.Series([x["decode_s"] for x in r["runs"]]).median(),
+             "wall s": pd.Series([x["wall_s"] for x in r["runs"]]).median()}
+            for r in report["records"]]  # fmt: skip
+    table = pd.DataFrame(rows).set_index(["load", "case", "setting"]).sort_index()
+    one = table.xs("threads 1", level="setting")["decode s"]
+    ratio = table["decode s"] / one.reindex(table.index.droplevel("setting")).to_numpy()
+    return table.assign(**{"decode / one thread's": ratio.round(2)})
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m cadlib.thread_bench", description=__doc__)
-    parser.add_argument("--out", default="_build/thread_bench.json", help="the JSON written")
+    parser.add_argument("--out", default=f"_build/{COMMITTED}", help="the JSON written")
     parser.add_argument("--repeats", type=int, default=3, help="runs per setting (default 3)")
     parser.add_argument("--engine", default="transformers", help="transformers or llama.cpp")
     args = parser.parse_args(argv)

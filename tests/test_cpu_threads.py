@@ -61,6 +61,26 @@ def test_benchmark_writes_every_load_setting_and_case(tmp_path):
         assert len(record["runs"]) == 2
         want = 1 if record["setting"] == "threads 1" else 2
         assert all(run["threads"] == want and run["decode_s"] == 0.25 for run in record["runs"])
+    assert set(report["provenance"]) == {"commit", "load", "busy"}
+
+
+def test_the_table_compares_the_default_with_one_thread_per_load_and_case():
+    def record(load, setting, case, seconds, threads):
+        return {"load": load, "setting": setting, "case": case,
+                "runs": [{"decode_s": s, "wall_s": s + 4, "threads": threads} for s in seconds]}
+
+    report = {"records": [
+        record("busy", "default", "rename", [30.0, 32.0, 90.0], 1),
+        record("busy", "threads 1", "rename", [15.0, 16.0, 17.0], 1),
+        record("quiet", "default", "rename", [5.0, 5.0, 5.0], 2),
+        record("quiet", "threads 1", "rename", [10.0, 10.0, 10.0], 1),
+    ]}  # fmt: skip
+    table = thread_bench.thread_table(report)
+    assert table.loc[("busy", "rename", "default"), "decode s"] == 32.0  # the median
+    assert table.loc[("busy", "rename", "default"), "decode / one thread's"] == 2.0
+    assert table.loc[("quiet", "rename", "default"), "decode / one thread's"] == 0.5
+    assert table.loc[("quiet", "rename", "threads 1"), "decode / one thread's"] == 1.0
+    assert table.loc[("quiet", "rename", "default"), "wall s"] == 9.0
 
 
 def test_benchmark_cases_are_valid_programs(tmp_path):
