@@ -109,12 +109,12 @@ record-args:
 	  echo "make record writes an evidence run: pass PROFILE=full, large, ... (make notebooks re-runs cpu)"; exit 2; }
 
 record: record-args install vocab
-	-@$(BIN)/python -m cadlib.provenance check 5
+	-@$(BIN)/python -W ignore::RuntimeWarning -m cadlib.provenance check 5
 	@mkdir -p _build/record && touch _build/record/.started
 	$(BIN)/papermill --cwd notebooks "notebooks/$(CHAPTER).ipynb" \
 	  "_build/record/$(CHAPTER).$(PROFILE).ipynb" -p profile $(PROFILE) -p device $(DEVICE) \
 	  --log-level WARNING
-	$(BIN)/python -m cadlib.provenance report \
+	$(BIN)/python -W ignore::RuntimeWarning -m cadlib.provenance report \
 	  $$(find results -name '*.$(PROFILE).json' -newer _build/record/.started)
 
 # The GPU check (issue 30 §3; book/reproduce.md): chapter 2's kernel at the 1.5B and 7B shapes

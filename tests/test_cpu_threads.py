@@ -81,6 +81,10 @@ def test_the_table_compares_the_default_with_one_thread_per_load_and_case():
     assert table.loc[("quiet", "rename", "default"), "decode / one thread's"] == 0.5
     assert table.loc[("quiet", "rename", "threads 1"), "decode / one thread's"] == 1.0
     assert table.loc[("quiet", "rename", "default"), "wall s"] == 9.0
+    assert thread_bench.thread_reading(table) == (
+        "With idle-core threads and OpenMP's passive wait, on a quiet machine the default ran "
+        "2 thread(s) and took 0.50–0.50× one thread's decode time; on a busy machine the "
+        "default ran 1 thread(s) and took 2.00–2.00× one thread's decode time.")  # fmt: skip
 
 
 def test_benchmark_cases_are_valid_programs(tmp_path):
