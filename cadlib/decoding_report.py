@@ -76,6 +76,7 @@ __all__ = [
     "boundary_percent_table",
     "effect_line",
     "boundary_effect_numbers",
+    "speed_numbers",
     "goals",
     "model_error",
     "goals_from_numbers",
@@ -649,6 +650,13 @@ def boundary_effect_numbers(effect: pd.DataFrame) -> dict:
     }  # fmt: skip
 
 
+def speed_numbers(speed: pd.DataFrame) -> dict:
+    """``numbers.speed`` of a decoding results file: per ``corpus/method``, the speed table's
+    counts, forward ratios and times (cell by cell, so counts stay integers)."""
+    by = speed.set_index(["corpus", "method"])
+    return {f"{c}/{m}": {k: by.loc[(c, m), k] for k in _SPEED_KEYS} for c, m in by.index}
+
+
 def decoding_numbers(timing: TimedRun, every: EveryCase, fr: pd.DataFrame, masks: pd.DataFrame,
                      boundaries: pd.DataFrame, effect: pd.DataFrame,
                      runtime_s: float) -> dict:  # fmt: skip
@@ -656,9 +664,8 @@ def decoding_numbers(timing: TimedRun, every: EveryCase, fr: pd.DataFrame, masks
     model (grid, validation, bounds, predicted speedups), the goals, the free run, the
     teacher-forced agreement, fixed and mask costs, the boundary counts and their effect, and
     the accounting of every case."""
-    by = timing.speed.set_index(["corpus", "method"])
     return {
-        "speed": {f"{c}/{m}": {k: by.loc[(c, m), k] for k in _SPEED_KEYS} for c, m in by.index},
+        "speed": speed_numbers(timing.speed),
         "timed_cases": {x.case.id: x.corpus for x in timing.inputs},
         "cost_model": {
             "grid": _records(timing.grid.table), "validation": _records(timing.validation),

@@ -56,9 +56,8 @@ def run_kernel(profile: str, device: str, seed: int = 0) -> Path:
 def decoding_gpu_numbers(timing: R.TimedRun) -> dict:
     """The ``numbers`` of ``results/decoding.gpu.json``: the timed speed table, the timed
     cases, the forward-cost grid with its validation and bounds, and the fixed costs."""
-    speed = timing.speed.set_index(["corpus", "method"])
     return {
-        "speed": {f"{c}/{m}": speed.loc[(c, m)].to_dict() for c, m in speed.index},
+        "speed": R.speed_numbers(timing.speed),
         "timed_cases": {x.case.id: x.corpus for x in timing.inputs},
         "cost_model": {"grid": timing.grid.table, "validation": timing.validation,
                        "timed_bounds": timing.bounds},  # fmt: skip

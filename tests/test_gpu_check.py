@@ -10,6 +10,7 @@ from cadlib import decoding as D
 from cadlib import gpu_check
 from cadlib import kernel as K
 from cadlib.decoding import TIMED
+from cadlib.rerun_check import undeclared_floats
 
 
 def test_the_gpu_profiles_time_the_papers_shapes_in_bf16_eager():
@@ -45,6 +46,8 @@ def test_the_smoke_form_writes_both_evidence_files(tmp_path, monkeypatch, capsys
     corpora = set(decoding["numbers"]["timed_cases"].values())
     assert corpora == set(D.PROFILES["smoke"]["timing_cases"])
     assert decoding["numbers"]["cost_model"]["grid"] and decoding["profile"] == "smoke"
+    for record in (kernel, decoding):  # committed as evidence, every float is declared
+        assert undeclared_floats(record["chapter"], record) == []
     assert "wrote" in capsys.readouterr().out
 
 
