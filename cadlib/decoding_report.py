@@ -36,6 +36,7 @@ from .models import (
     resolve_device,
     set_threads,
 )
+from .replay import Recorder, with_record
 from .results import hardware_info, load_results, setting_label, write_results
 from .strategies import CaseInputs
 from .tokenizers import qwen25_tokenizer
@@ -55,6 +56,7 @@ __all__ = [
     "transcript_counts",
     "transcript_runs",
     "timed_setting",
+    "measure_timing",
     "time_methods",
     "timed_run",
     "forwards_table",
@@ -219,17 +221,28 @@ def timed_setting(params: dict) -> str:
     return f"K={params['pld_num_tokens']} n={params['pld_max_ngram']}"
 
 
-def time_methods(model, tokenizer, inputs: list[CaseInputs], params: dict) -> TimedRun:
+def time_methods(model, tokenizer, inputs: list[CaseInputs], params: dict,
+                 record: Recorder | None = None) -> TimedRun:  # fmt: skip
     """Time the three methods on ``inputs`` (:func:`cadlib.decoding.time_on_gold`) between
     two halves of the forward-cost grid's trials (``grid_contexts``, ``grid_trials``), then
-    price the timed runs on that grid (:func:`timed_run`)."""
+    price the timed runs on that grid (:func:`timed_run`). With a ``record``
+    (:class:`cadlib.replay.Recorder`), the measurements (:func:`measure_timing`) are recorded
+    as ``timing``, or replayed from the committed record without timing anything."""
+    raw = with_record(record, "timing", lambda: measure_timing(model, tokenizer, inputs, params))
+    return timed_run(inputs, raw["rows"], raw["forced"], CM.CostGrid(raw["grid"]), tokenizer,
+                     params)  # fmt: skip
+
+
+def measure_timing(model, tokenizer, inputs: list[CaseInputs], params: dict) -> dict:
+    """What :func:`time_methods` measures: ``rows`` and ``forced`` of
+    :func:`cadlib.decoding.time_on_gold`, and ``grid``, the forward-cost grid's table, half of
+    its trials before the timed runs and half after."""
     trials = max(1, params["grid_trials"] // 2)
     grid_runs = [measure_forward_costs(model, params["grid_contexts"], trials=trials)]
     rows, forced = D.time_on_gold(model, tokenizer, inputs, params)
     grid_runs.append(measure_forward_costs(model, params["grid_contexts"], trials=trials,
                                            warmup=0))  # fmt: skip
-    grid = CM.CostGrid(pd.concat(grid_runs, ignore_index=True))
-    return timed_run(inputs, rows, forced, grid, tokenizer, params)
+    return dict(rows=rows, forced=forced, grid=pd.concat(grid_runs, ignore_index=True))
 
 
 def timed_run(inputs: list[CaseInputs], rows: pd.DataFrame, forced: dict, grid: CM.CostGrid,

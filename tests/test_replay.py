@@ -1,0 +1,98 @@
+"""cadlib.replay: a measurement is recorded with its run and replayed, not re-measured, under
+$CADLIB_REPLAY; records round-trip exactly."""
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from test_decoding_report import CASES, PARAMS
+
+from cadlib import decoding as D
+from cadlib import decoding_report as R
+from cadlib import replay
+from cadlib.decoder import ForwardRecord, Trace
+from cadlib.fsm import Transcript
+from cadlib.grammar import Copy, Gen, Program
+from cadlib.replay import REPLAY_ENV, Recorder, decode, encode, measured
+
+
+@pytest.fixture()
+def dirs(tmp_path, monkeypatch):
+    """Records written to tmp/written; replay reads tmp/committed (set by each test)."""
+    monkeypatch.setenv("CADLIB_RESULTS_DIR", str(tmp_path / "written"))
+    monkeypatch.delenv(REPLAY_ENV, raising=False)
+    return tmp_path
+
+
+def roundtrip(value):
+    return decode(json.loads(json.dumps(encode(value))))
+
+
+def test_frames_round_trip_with_dtypes_and_exact_floats():
+    df = pd.DataFrame(dict(n=[1, 2], x=[0.1 + 0.2, 1 / 3], ok=[True, False], s=["a", "b"],
+                           nan=[math.nan, 1.0], obj=[{"k": 1}, [1, 2]]))  # fmt: skip
+    back = roundtrip(df)
+    pd.testing.assert_frame_equal(back, df)
+    assert back.x[0] == 0.1 + 0.2  # repr round trip, not 10 digits
+
+
+def test_dataclasses_tuples_and_keys_round_trip():
+    value = dict(
+        program=Program((Copy(1, 3), Gen("x = 1\n"))),
+        transcript=Transcript(ids=(1, 2), kinds=("choice", "splice")),
+        trace=Trace(forwards=[ForwardRecord("prefill", 5, 0.25)], mask_s=[1e-5], wall_s=0.5),
+        keys={1: "int key", ("a", 2): "tuple key"}, scalar=np.float64(2.5), pair=(1, (2, 3)),
+    )  # fmt: skip
+    assert roundtrip(value) == value
+
+
+def test_what_is_not_cadlibs_or_not_data_is_refused():
+    with pytest.raises(TypeError, match="default index"):
+        encode(pd.DataFrame({"a": [1]}, index=[5]))
+    with pytest.raises(TypeError, match="cannot record a set"):
+        encode({1, 2})
+    with pytest.raises(ValueError, match="only cadlib's"):
+        decode({"__type__": "os:system", "fields": {}})
+
+
+def test_measured_records_then_replays_without_measuring(dirs, monkeypatch):
+    assert measured("toy", "cpu", "m", lambda: {"s": 1.5}) == {"s": 1.5}
+    written = dirs / "written" / "records" / "toy" / "m.json"
+    assert written.exists()
+    assert measured("toy", "full", "m", lambda: 2) == 2  # another profile, another folder
+    assert (dirs / "written" / "records" / "toy.full" / "m.json").exists()
+
+    monkeypatch.setenv(REPLAY_ENV, str(dirs / "written" / "records"))
+    assert replay.replaying()
+
+    def never():
+        raise AssertionError("a replay must not measure")
+
+    assert measured("toy", "cpu", "m", never) == {"s": 1.5}
+    with pytest.raises(FileNotFoundError, match="at profile 'cpu' without \\$CADLIB_REPLAY"):
+        measured("toy", "cpu", "missing", never)
+    assert "replaying the committed records in" in Recorder("toy", "cpu").describe()
+
+
+def test_replay_1_reads_the_committed_records(monkeypatch):
+    monkeypatch.setenv(REPLAY_ENV, "1")
+    path = replay.record_path("decoding", "full", "timing")
+    assert path.parts[-4:] == ("results", "records", "decoding.full", "timing.json")
+
+
+def test_a_replayed_timing_is_the_recorded_one(dirs, monkeypatch, model, tok, one_torch_thread):
+    """The chapter's timing recorded on the tiny model, then replayed: every derived table
+    equals the measured run's, and nothing is timed."""
+    timed = [D.prepare("toy", case, tok) for case in CASES]
+    rec = Recorder("toy", "cpu")
+    measured_run = R.time_methods(model, tok, timed, PARAMS, record=rec)
+    monkeypatch.setenv(REPLAY_ENV, str(dirs / "written" / "records"))
+    monkeypatch.setattr(R, "measure_timing", lambda *a: pytest.fail("timed under replay"))
+    replayed = R.time_methods(model, tok, timed, PARAMS, record=rec)
+    pd.testing.assert_frame_equal(replayed.speed, measured_run.speed)
+    pd.testing.assert_frame_equal(replayed.validation, measured_run.validation)
+    fixed = D.fixed_costs(measured_run.forced)
+    pd.testing.assert_frame_equal(D.fixed_costs(replayed.forced), fixed)
+    assert R.agreement_line(replayed.forced) == R.agreement_line(measured_run.forced)
