@@ -66,6 +66,12 @@ def test_the_untested_span_selection_gap_is_no_longer_claimed():
                           localized="loc", strata="*By stratum:* toy")  # fmt: skip
     assert "remaining gap to full EM is span selection" not in text
     assert "not tested here" in text and "*By stratum:* toy" in text
+    # a pooled No is not qualified with "though": the strata repeat the comparison
+    assert "**No**" in text and "though" not in text and "strata below show" in text
+    yes = [{**c, "significant": True} for c in comps]
+    text = sft.conclusion({"loc": [A(True), A(False)]}, yes, trained="t", untrained="u",
+                          localized="loc", strata="*By stratum:* toy")  # fmt: skip
+    assert "**Yes**" in text and "pooled over all documents" in text
 
 
 def test_the_full_runs_conclusion_is_regenerated_with_its_strata():

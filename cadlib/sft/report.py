@@ -107,6 +107,16 @@ def _count(c: dict, side: str) -> str:
     return f"{c[side]}/{c['n']}"
 
 
+def _strata_pointer(learned: bool, has_strata: bool) -> str:
+    """The sentence leading from the pooled answer to the strata: a pooled **Yes** may be
+    carried by one stratum; a **No** is read stratum by stratum too."""
+    if not has_strata:
+        return ""
+    if learned:
+        return " That is pooled over all documents; the strata say where it comes from."
+    return " The strata below show the same comparison on one-line and multi-line documents."
+
+
 def conclusion(systems: Mapping[str, Sequence[CaseResult]], comparisons: Sequence[dict], *,
                trained: str, untrained: str, prompt_level: str | None = None,
                localized: str | None = None, label: str = "",
@@ -136,8 +146,7 @@ def conclusion(systems: Mapping[str, Sequence[CaseResult]], comparisons: Sequenc
         f"{answer}, by the test declared for it: span-only EM (every op and copy range equal to "
         f"the oracle's, whatever the `<gen>` text) is {_count(span, 'a')} for {trained} against "
         f"{_count(span, 'b')} for {untrained} on the same held-out cases ({_pv(span)})."
-        + (" Pooled over all documents, though; the strata say where it comes from." if strata
-           else "")
+        + _strata_pointer(learned, bool(strata))
     )
     out.append(strata)
     moved = iou["ci"][0] > 0 or iou["ci"][1] < 0
