@@ -1,0 +1,35 @@
+"""cadlib.summary.forward_costs: the one-id forward of SmolLM2 across chapters 2, 6 and 6b."""
+
+import pandas as pd
+
+from cadlib.summary import forward_costs as FC
+
+
+def table(*rows):
+    cols = ["chapter", "context", "one_id_forward_ms", "torch_threads", "load"]
+    return pd.DataFrame([dict(zip(cols, r, strict=True)) for r in rows])
+
+
+def test_reading_agrees_only_within_the_band():
+    quiet = "quiet (0.01 other cores)"
+    agree = table(("2 (kernel)", 256, 40.0, 1, quiet), ("6 (decoding)", 256, 48.0, 1, quiet))
+    assert "they agree (ratio 1.20" in FC.forward_cost_reading(agree)
+    apart = table(("2 (kernel)", 256, 40.0, 1, quiet), ("6 (decoding)", 256, 60.0, 1, quiet))
+    assert "they do not agree (ratio 1.50" in FC.forward_cost_reading(apart)
+
+
+def test_reading_sets_apart_other_threads_and_names_a_busy_run():
+    t = table(("2 (kernel)", 256, 40.0, 1, "quiet (0.01 other cores)"),
+              ("6 (decoding)", 256, 45.0, 1, "busy (1.90 other cores)"),
+              ("6b (llama.cpp)", 256, 30.0, 2, "not recorded"))  # fmt: skip
+    text = FC.forward_cost_reading(t)
+    assert "Chapter 6b runs 2 torch threads" in text and "not compared" in text
+    assert "busy machine: chapter(s) 6" in text
+    assert "Fewer than two" in FC.forward_cost_reading(t.iloc[:1])
+
+
+def test_the_committed_runs_give_one_row_per_timing_chapter():
+    t = FC.one_id_forward_table()
+    assert set(t.chapter) <= {"2 (kernel)", "6 (decoding)", "6b (llama.cpp)"}
+    assert "2 (kernel)" in set(t.chapter)
+    assert (t.one_id_forward_ms > 0).all() and (t.context > 0).all()
