@@ -28,12 +28,14 @@ from dataclasses import dataclass
 
 from .prompts import number_lines
 
-__all__ = ["COPY_KV_MODES", "Policy", "parse_policy", "PromptIndex", "feed_sources",
-           "line_starts"]  # fmt: skip
+__all__ = ["COPY_KV_MODES", "REUSE_ENGINES", "Policy", "parse_policy", "check_copy_kv",
+           "PromptIndex", "feed_sources", "line_starts"]  # fmt: skip
 
 #: Copy modes of :class:`cadlib.decoder.CopyDecoder`: ``prefill`` (the exact splice, default)
 #: and ``reuse`` (prompt KV entries moved to the copy's positions).
 COPY_KV_MODES = ("prefill", "reuse")
+#: Engines that can run the reuse mode (llama.cpp cannot: ``LlamaCppEngine.check_copy_kv``).
+REUSE_ENGINES = ("transformers",)
 
 
 @dataclass(frozen=True)
@@ -82,6 +84,22 @@ def parse_policy(spec: str | Policy) -> Policy:
                              "'first=K', 'last=K' or 'first=K,last=M'")  # fmt: skip
         fields[m.group(1)] = int(m.group(2))
     return Policy(**fields)
+
+
+def check_copy_kv(copy_kv: str, engine: str, drafts: bool = False, min_span: int = 0,
+                  recompute="none") -> Policy:  # fmt: skip
+    """Check a copy mode's options before any model loads (what ``cad edit`` calls): raise
+    ``ValueError`` with one line saying what is wrong; return the parsed policy."""
+    if copy_kv not in COPY_KV_MODES:
+        raise ValueError(f"unknown copy mode {copy_kv!r}; expected one of {COPY_KV_MODES}")
+    policy = parse_policy(recompute)
+    if copy_kv == "reuse":
+        if engine not in REUSE_ENGINES:
+            raise ValueError(f"copy mode 'reuse' runs on {', '.join(REUSE_ENGINES)} only: "
+                             f"{engine} cannot copy KV cells to new positions")  # fmt: skip
+        if drafts or min_span:
+            raise ValueError("copy mode 'reuse' needs min_span 0 and no drafts")
+    return policy
 
 
 def line_starts(ids, token_bytes) -> list[int]:

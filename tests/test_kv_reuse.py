@@ -121,3 +121,23 @@ def test_reuse_forwards_match_the_accounting_on_code_cases(model, tok, humaneval
     for name in ("heval-fix-py", "heval-fix-js"):
         cases = sorted(load_corpus(name, local_dir=humanevalpack_dir), key=lambda c: len(c.doc))
         assert_reuse_matches_accounting(model, tok, name, cases[len(cases) // 2])
+
+
+def test_llama_cpp_refuses_reuse_in_one_line_and_says_why():
+    from cadlib.engines import LlamaCppEngine  # the class only: no GGUF loads
+
+    LlamaCppEngine.check_copy_kv(None, "prefill")
+    with pytest.raises(NotImplementedError, match="cannot copy KV cells") as err:
+        LlamaCppEngine.check_copy_kv(None, "reuse")
+    assert "\n" not in str(err.value)
+    assert "Y = X + 1" in LlamaCppEngine.check_copy_kv.__doc__
+
+
+def test_options_are_checked_without_a_model():
+    from cadlib.kv_reuse import check_copy_kv
+
+    assert check_copy_kv("reuse", "transformers", recompute="first=2") == Policy(first=2)
+    for args in (("reuse", "llama.cpp"), ("share", "transformers"),
+                 ("reuse", "transformers", True)):  # fmt: skip
+        with pytest.raises(ValueError):
+            check_copy_kv(*args)
