@@ -98,13 +98,22 @@ PROFILES = {
         policies=("none", "first=2", "first=2,last=16"), timing_cases=0, repeats=0,
         timing_policies=(),
     ),
-    # The larger run (quiet machine, ~40 minutes on 2 cores): shares on every case,
+    # The larger run (quiet machine, ~1 hour on 2 cores): shares on every case,
     # agreement on 3 cases per corpus and every policy, and the interleaved timing of chapter
     # 6's four methods and reuse at three policies on the first agreement case per corpus.
     "full": dict(
         model=SMOLLM2, share_cases=None, agreement_cases={c: 3 for c in _EVERY},
         max_prompt={**{c: 1200 for c in _EVERY}, "probeedit": 1300}, policies=POLICIES,
         timing_cases=1, repeats=3, timing_policies=("none", "first=2", "first=2,last=16"),
+    ),
+    # Speed only (quiet machine, ~20 minutes on 2 cores): the cpu profile's shares and
+    # agreement plus one ProbeEdit case, and the interleaved timing on the first case of each
+    # corpus (make record CHAPTER=06c_kv_reuse PROFILE=timing).
+    "timing": dict(
+        model=SMOLLM2, share_cases=40, agreement_cases={c: 1 for c in _EVERY},
+        max_prompt={**{c: 500 for c in _EVERY}, "probeedit": 1300},
+        policies=("none", "first=2", "first=2,last=16"), timing_cases=1, repeats=3,
+        timing_policies=("none", "first=2", "first=2,last=16"),
     ),
     # CI's check of the code path: a tiny random Qwen2 (its decisions mean nothing).
     "smoke": dict(
