@@ -110,7 +110,7 @@ PROFILES = {
         max_prompt={**{c: 1200 for c in _EVERY}, "probeedit": 1300}, policies=POLICIES,
         timing_cases=1, repeats=3, timing_policies=("none", "first=2", "first=2,last=16"),
     ),
-    # Speed only (quiet machine, ~20 minutes on 2 cores): the cpu profile's shares and
+    # Speed only (quiet machine, ~25 minutes on 2 cores): the cpu profile's shares and
     # agreement plus one ProbeEdit case, and the interleaved timing on the first case of each
     # corpus (make record CHAPTER=06c_kv_reuse PROFILE=timing).
     "timing": dict(
