@@ -208,8 +208,9 @@ SFT_NOTEBOOKS := notebooks/07_sft_pilot.ipynb notebooks/08_fim_constraint.ipynb
 # The second queue: 7 and 8 in order (8 loads 7's checkpoint), the llama.cpp chapter (6b) and
 # the book pages that run code against a model (re-run under nbval so they cannot go stale).
 # The first queue runs every other chapter. The split balances the queues' times (papermill
-# on 2 slow cores: 01-06 ~22 min; 6b, 7, 8 and the serving page ~20 min).
-SECOND_QUEUE := $(SFT_NOTEBOOKS) notebooks/06b_llama_cpp.ipynb book/serving.ipynb
+# on 2 slow cores: 01-06 ~22 min; 6b, 6c (~3-4 min), 7, 8 and the serving page ~24 min).
+SECOND_QUEUE := $(SFT_NOTEBOOKS) notebooks/06b_llama_cpp.ipynb notebooks/06c_kv_reuse.ipynb \
+	book/serving.ipynb
 
 test-notebooks: install vocab
 	$(MAKE) --no-print-directory -j2 -O nbval-chapters nbval-sft-chapters
@@ -225,7 +226,8 @@ nbval-sft-chapters:
 # local stand-in for a hub model, qwen2-smoke), through papermill into _build/smoke/ (outputs
 # are not compared; each run's seconds are printed). Chapter 7's run writes the checkpoint
 # chapter 8's smoke profile loads, under _build/smoke/checkpoints (cadlib.sft.SMOKE_CHECKPOINTS).
-SMOKE_NOTEBOOKS := notebooks/02_kernel.ipynb notebooks/06_decoding.ipynb notebooks/06b_llama_cpp.ipynb $(SFT_NOTEBOOKS)
+SMOKE_NOTEBOOKS := notebooks/02_kernel.ipynb notebooks/06_decoding.ipynb notebooks/06b_llama_cpp.ipynb \
+	notebooks/06c_kv_reuse.ipynb $(SFT_NOTEBOOKS)
 test-smoke: install
 	@mkdir -p _build/smoke
 	@for nb in $(SMOKE_NOTEBOOKS); do \

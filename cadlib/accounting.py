@@ -15,7 +15,10 @@ case of a corpus, in seconds:
 * :func:`copy_as_decode`: every forward of :class:`cadlib.decoder.CopyDecoder` in
   forced-program mode with minimum span ``m`` (Appendix J), from the program's transcript
   (:func:`cadlib.fsm.transcript`) and the decoder's own split of a feed into forwards
-  (:func:`cadlib.decoder.forward_chunks`).
+  (:func:`cadlib.decoder.forward_chunks`);
+* :func:`copy_reuse`: the same decoder with ``copy_kv="reuse"`` (issue 32): each copy's feed
+  is one ``reuse`` forward of the ids it computes, after the matched ids it takes from the
+  prompt's cache (:mod:`cadlib.kv_reuse`).
 
 :func:`corpus_forwards` tabulates them per case, :func:`best_prompt_lookup` picks the one
 prompt-lookup setting per corpus that fares best (the rival's best, fairly chosen), and
@@ -35,6 +38,8 @@ from tqdm import tqdm
 from .decoder import forward_chunks
 from .drafts import BODY_PLD, Drafter, composition_drafts, lookup_draft, ngram_index
 from .fsm import DECISION_KINDS, Transcript, token_table, transcript
+from .grammar import Copy
+from .kv_reuse import PromptIndex, feed_sources, parse_policy
 from .strategies import prepare
 from .token_boundaries import _op_starts
 
@@ -47,6 +52,8 @@ __all__ = [
     "autoregressive",
     "prompt_lookup",
     "copy_as_decode",
+    "copy_reuse",
+    "copy_sources",
     "BOUND",
     "BODY_PLD",
     "COMPOSITIONS",
@@ -103,6 +110,7 @@ class Accounting:
     T: int
     prompt: int
     output: int
+    reused: int = 0  # ids whose cache entries were reused, not computed (copy_kv="reuse")
 
     @property
     def n_forwards(self) -> int:
@@ -203,6 +211,51 @@ def copy_as_decode(n_prompt: int, tr: Transcript, min_span: int = 0,
         T = tr.count("splice") + tr.count("gen")
     return Accounting("Copy-as-Decode", f"m={min_span}", _sequential(pieces), T, n_prompt,
                       len(tr))  # fmt: skip
+
+
+def copy_sources(prompt_ids: Sequence[int], tr: Transcript, program, doc: str, tokenizer,
+                 policy="none") -> list[tuple[list, list, list]]:  # fmt: skip
+    """Every fed decision feed of ``tr`` (as :func:`copy_as_decode` cuts it, the first one
+    without the prompt) as ``(ids, kinds, sources)``: ``sources`` as
+    :func:`cadlib.kv_reuse.feed_sources` gives them for the reuse decoder (``None``: computed).
+    The k-th run of spliced ids belongs to the k-th copy of ``program`` (every copy splices
+    at least the newlines around its lines, :meth:`cadlib.literal_ids.TokenTable.copy_end`)."""
+    table = token_table(tokenizer)
+    index, policy = PromptIndex(prompt_ids, doc, table.token_bytes), parse_policy(policy)
+    copies = iter(op for op in program if isinstance(op, Copy))  # each splices its newlines
+    out = []
+    for ids, kinds in _feeds(tr)[:-1]:
+        lines = None
+        if "splice" in kinds:
+            op = next(copies)
+            lines = (op.start, op.end)
+        out.append((ids, kinds, feed_sources(ids, kinds, lines, index, policy) if lines
+                    else [None] * len(ids)))  # fmt: skip
+    return out
+
+
+def copy_reuse(prompt_ids: Sequence[int], tr: Transcript, program, doc: str, tokenizer,
+               policy="none", T: int | None = None) -> Accounting:  # fmt: skip
+    """The forwards of ``CopyDecoder(copy_kv="reuse", recompute=policy)`` forced along
+    ``program`` (transcript ``tr``): as :func:`copy_as_decode` at m = 0, but a feed with
+    spliced ids is one ``reuse`` forward of the ids it computes, whose context counts the
+    reused entries placed before it. ``Accounting.reused`` totals the ids not computed."""
+    out, context, reused = [], 0, 0
+    for k, (ids, kinds, sources) in enumerate(copy_sources(prompt_ids, tr, program, doc,
+                                                           tokenizer, policy)):  # fmt: skip
+        n_reused = sum(s is not None for s in sources)
+        if k == 0:
+            out.append(Forward("prefill", len(prompt_ids) + len(ids), 0))
+        elif "splice" in kinds:
+            out.append(Forward("reuse", len(ids) - n_reused, context + n_reused))
+        else:
+            out.append(Forward(forward_chunks(ids, kinds)[0][1], len(ids), context))
+        context += len(ids) + (len(prompt_ids) if k == 0 else 0)
+        reused += n_reused
+    if T is None:
+        T = tr.count("splice") + tr.count("gen")
+    return Accounting("Copy-as-Decode", f"reuse {parse_policy(policy).name}", tuple(out), T,
+                      len(prompt_ids), len(tr), reused)  # fmt: skip
 
 
 # --------------------------------------------------------------------------------------------

@@ -9,7 +9,9 @@ One home for what both need from ``transformers``' ``DynamicCache``:
   step) and :func:`forward_with_cache` (tensor in, the model's output out: the benchmark's
   timed call);
 * :func:`cache_kwarg` — the keyword under which a model class takes its cache;
-* :func:`sync_device` — wait for queued GPU work (timing bookends).
+* :func:`sync_device` — wait for queued GPU work (timing bookends);
+* :func:`forward_reusing` and :func:`rerotate_keys` — a forward that takes some ids' entries
+  from earlier cache positions, keys re-rotated (issue 32's reuse copy, :mod:`cadlib.kv_reuse`).
 
 ``cadlib.models`` and ``cadlib.kernel`` re-export these names (API).
 """
@@ -30,6 +32,8 @@ __all__ = [
     "forward",
     "forward_with_cache",
     "sync_device",
+    "rerotate_keys",
+    "forward_reusing",
 ]
 
 
@@ -114,3 +118,57 @@ def sync_device(device) -> None:
     """Wait for queued GPU work (timing bookends); nothing to do on a CPU."""
     if torch.device(device).type == "cuda":
         torch.cuda.synchronize(device)
+
+
+def _rotate_half(x: torch.Tensor) -> torch.Tensor:
+    """RoPE's ``rotate_half`` (the Llama / Qwen2 layout: halves, not interleaved pairs)."""
+    x1, x2 = x[..., : x.shape[-1] // 2], x[..., x.shape[-1] // 2 :]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+def rerotate_keys(model, keys: torch.Tensor, delta: torch.Tensor) -> torch.Tensor:
+    """Keys ``(batch, heads, r, head_dim)`` rotated by RoPE ``delta`` more positions (``r``
+    ints): ``R(p + d) = R(d) R(p)``, so a key cached at position ``p`` becomes the key of the
+    same input at ``p + d`` (issue 32's reuse copy). Uses the model's own rotary embedding,
+    its attention scaling divided out (a pure rotation)."""
+    rope = model.model.rotary_emb
+    cos, sin = rope(keys, delta.view(1, -1).to(keys.device))
+    scale = float(getattr(rope, "attention_scaling", 1.0) or 1.0)
+    cos, sin = (cos / scale)[:, None], (sin / scale)[:, None]
+    return keys * cos + _rotate_half(keys) * sin
+
+
+def forward_reusing(model, ids: list[int], sources: list, cache) -> torch.Tensor:
+    """Append ``ids`` to ``cache``, reusing cached entries: ``sources[k]`` is the cache position
+    whose keys and values id ``k`` takes (keys re-rotated by :func:`rerotate_keys`), or
+    ``None`` where id ``k`` is computed. The computed ids (the last one must be among them)
+    run in ONE forward at their own positions under a 4-D mask (each sees the cache, and the
+    reused and computed ids before it); the cache ends in position order, as if ``ids`` had
+    been fed whole. Returns the last id's logits, shape (1, V)."""
+    if len(ids) != len(sources) or sources[-1] is not None:
+        raise ValueError("one source per id, and the last id must be computed")
+    held, dev = cache_length(cache), model.device
+    reused = [k for k, s in enumerate(sources) if s is not None]
+    computed = [k for k, s in enumerate(sources) if s is None]
+    if reused:
+        src = torch.tensor([sources[k] for k in reused], device=dev)
+        delta = torch.tensor([held + k - sources[k] for k in reused], device=dev)
+        for layer in cache.layers:
+            keys = rerotate_keys(model, layer.keys[:, :, src], delta)
+            layer.keys = torch.cat([layer.keys, keys], dim=-2)
+            layer.values = torch.cat([layer.values, layer.values[:, :, src]], dim=-2)
+    order = torch.tensor(reused + computed, device=dev)  # new entries, in cache order
+    col = torch.cat([torch.arange(held, device=dev), held + order])  # position of each key
+    row = held + torch.tensor(computed, device=dev)
+    mask = (col[None, :] <= row[:, None])[None, None]
+    x = torch.tensor([[ids[k] for k in computed]], dtype=torch.long, device=dev)
+    kw = {cache_kwarg(type(model)): cache}
+    with torch.inference_mode():
+        out = model(input_ids=x, position_ids=row[None], attention_mask=mask, use_cache=True,
+                    logits_to_keep=1, **kw)  # fmt: skip
+    if reused:
+        perm = held + torch.argsort(order)
+        keep = torch.cat([torch.arange(held, device=dev), perm])
+        for layer in cache.layers:
+            layer.keys, layer.values = layer.keys[:, :, keep], layer.values[:, :, keep]
+    return out.logits[0]

@@ -32,6 +32,7 @@ from .alignment import AlignmentError
 from .cpu_threads import default_threads, passive_openmp
 from .escape import decode_gen_body
 from .grammar import GEN_OPEN, Copy, ProgramSyntaxError, StreamingParser, parse_program
+from .kv_reuse import COPY_KV_MODES, check_copy_kv
 from .oracle import ALIGNMENTS, cheapest_program
 from .resolver import MODES, ResolveError, doc_lines, resolve
 from .tokenizers import get_tokenizer, qwen25_tokenizer
@@ -307,6 +308,9 @@ def _edit_summary(result, seconds: float, args, threads: str) -> str:
         f"{seconds:.2f} s, {rate:.1f} tokens/s ({args.model}, {args.engine}"
         f"{' ' + args.gguf_type.upper() if args.gguf_type else ''}, {threads})"
     )
+    if args.copy_kv == "reuse":
+        line += (f"; copies reused {result.trace.info.get('reused_ids', 0)} prompt KV entries "
+                 f"(approximate: recompute {args.recompute})")  # fmt: skip
     if result.agreement is not None:
         line += f"; model agreed with the program on {result.agreement:.0%} of decisions"
     if result.budget_closed:
@@ -437,13 +441,18 @@ def _check_result(args, result, expected) -> None:
 def _cmd_edit(args) -> None:
     doc = _read(args.doc)
     program, program_text, expected = _check_edit_input(args, doc)
+    try:  # before the weights load
+        check_copy_kv(args.copy_kv, args.engine, args.drafts, recompute=args.recompute)
+    except ValueError as err:
+        raise CLIError(_one_line(err)) from err
     runner, tokenizer, how = _edit_engine(args, doc, program_text, expected)
     from .decoder import CopyDecoder  # torch: only this command
     from .drafts import composition_drafts
     from .strategies import DRAFTED_SETTING  # torch
 
     drafts = composition_drafts(DRAFTED_SETTING) if args.drafts else ()
-    decoder = CopyDecoder(runner, tokenizer, max_new_tokens=args.max_new_tokens, drafts=drafts)
+    decoder = CopyDecoder(runner, tokenizer, max_new_tokens=args.max_new_tokens, drafts=drafts,
+                          copy_kv=args.copy_kv, recompute=args.recompute)  # fmt: skip
     start = time.perf_counter()
     try:
         if args.stream:
@@ -588,6 +597,13 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--drafts", action="store_true",
                    help="verify guessed ids (the document's lines inside bodies, guessed op "
                    "headers) in one forward: the same greedy output in fewer forwards")  # fmt: skip
+    p.add_argument("--copy-kv", choices=COPY_KV_MODES, default="prefill",
+                   help="prefill (default): copied lines fed in one forward, exact; reuse "
+                   "(transformers only, approximate, beyond the paper): copied ids take the "
+                   "prompt's KV entries, only unmatched ids are computed (chapter 6c)")  # fmt: skip
+    p.add_argument("--recompute", default="none", metavar="POLICY",
+                   help="--copy-kv reuse: matched ids computed anyway: none (default), "
+                   "first=K (each line's first K ids), last=K, first=K,last=M, all")  # fmt: skip
     p.add_argument("--device", default="auto", help="auto (CUDA when present, default), cpu, cuda")
     p.add_argument("--threads", type=_positive_int,
                    help="CPU threads of torch or llama.cpp (default: the idle cores now, at "

@@ -48,6 +48,7 @@ from .drafts import BODY_PLD, Drafter
 from .engines import as_engine
 from .fsm import DECISION_KINDS, CopyGenFSM, Transcript, token_table, transcript
 from .grammar import Copy, Program, StreamingParser, parse_program
+from .kv_reuse import COPY_KV_MODES, PromptIndex, feed_sources, parse_policy
 from .processors import GrammarMask
 from .prompts import edit_prompt_ids
 from .resolver import resolve
@@ -298,10 +299,24 @@ class CopyDecoder:
         draft that the masked argmax (forced mode: the program) would have produced, plus
         the id after it: the output never changes, only the forwards. Needs
         ``min_span=0``; not in localized-edit mode.
+    copy_kv : str
+        ``"prefill"`` (default): the exact splice, copied ids fed in one forward.
+        ``"reuse"`` (issue 32, beyond the paper; approximate): each copied id that matches the
+        prompt's numbered document takes the prompt's cache entries, moved to its output
+        position (:mod:`cadlib.kv_reuse`); the other ids of the feed run in one forward (a
+        ``"reuse"`` forward; the trace's ``info["reused_ids"]`` counts the ids not computed).
+        Needs ``min_span=0``, no drafts and an engine that can move cache entries.
+    recompute : str or cadlib.kv_reuse.Policy
+        Reuse mode: which matched ids are computed anyway (:func:`cadlib.kv_reuse.parse_policy`:
+        ``"none"``, ``"first=K"``, ``"last=K"``, ``"first=K,last=M"``, ``"all"``).
+    on_decision : callable, optional
+        ``on_decision(allowed, logits)`` at every masked decision, before the argmax (the
+        :class:`cadlib.fsm.Allowed` set and the (V,) logits): what the reuse chapter compares.
     """
 
     def __init__(self, model, tokenizer, max_new_tokens: int = 256, min_span: int = 0,
-                 drafts=(), body_pld=BODY_PLD):  # fmt: skip
+                 drafts=(), body_pld=BODY_PLD, copy_kv: str = "prefill", recompute="none",
+                 on_decision=None):  # fmt: skip
         self.model, self.tokenizer = model, tokenizer
         self.engine = as_engine(model)
         self.table = token_table(tokenizer)
@@ -311,6 +326,13 @@ class CopyDecoder:
         if self.drafts and min_span:
             raise ValueError("drafts are verified with whole splices: they need min_span=0")
         Drafter(self.drafts, self.table, "", [], body_pld)  # unknown names fail here
+        if copy_kv not in COPY_KV_MODES:
+            raise ValueError(f"unknown copy_kv {copy_kv!r}; expected one of {COPY_KV_MODES}")
+        if copy_kv == "reuse" and (min_span or self.drafts):
+            raise ValueError("copy_kv='reuse' needs min_span=0 and no drafts")
+        self.engine.check_copy_kv(copy_kv)
+        self.copy_kv, self.recompute = copy_kv, parse_policy(recompute)
+        self.on_decision, self._index = on_decision, None
 
     def fsm(self, doc: str) -> CopyGenFSM:
         return CopyGenFSM(self.table, doc, vocab_size=self.vocab_size, device=self.engine.device)
@@ -395,6 +417,8 @@ class CopyDecoder:
                free_gen: bool = False, gen_processor=None):  # fmt: skip
         """Generator: yields the run after each forward; returns the :class:`DecodeResult`."""
         fsm, run, cache = self.fsm(doc), _Run(), self.engine.new_session()
+        self._index = (PromptIndex(prompt, doc, self.table.token_bytes)
+                       if self.copy_kv == "reuse" else None)  # fmt: skip
         plan = transcript(program, doc, self.table) if program is not None else None
         body = _FreeBodies(plan, program, doc, gen_processor) if free_gen else None
         plan = plan.ids if plan is not None else None
@@ -507,6 +531,9 @@ class CopyDecoder:
         else:
             chunks = self._chunks(feed, kinds)
         for ids, kind in chunks:
+            if kind == "splice" and self._index is not None:
+                logits = self._forward_reuse(ids, kinds, session, run, op)
+                continue
             t0 = time.perf_counter()
             logits = session.forward(ids, keep=1 + len(draft) if draft else 1)
             self.engine.sync()
@@ -515,6 +542,23 @@ class CopyDecoder:
             run.ops[op]["forwards"] += 1
             run.ops[op]["seconds"] += dt
         return logits if draft is not None else logits[-1]
+
+    def _forward_reuse(self, ids, kinds, session, run, op: int) -> torch.Tensor:
+        """A splice feed in reuse mode (``min_span=0``: the feed is one chunk): the copied ids
+        that match the prompt take its cache entries (plan and timing both inside the timed
+        window), the rest run in one ``"reuse"`` forward of the computed ids."""
+        t0 = time.perf_counter()
+        lines = run.ops[op]["lines"]
+        sources = feed_sources(ids, kinds, lines, self._index, self.recompute)
+        logits = session.forward_reuse(ids, sources)
+        self.engine.sync()
+        dt = time.perf_counter() - t0
+        reused = sum(s is not None for s in sources)
+        run.trace.forwards.append(ForwardRecord("reuse", len(ids) - reused, dt, op))
+        run.trace.info["reused_ids"] = run.trace.info.get("reused_ids", 0) + reused
+        run.ops[op]["forwards"] += 1
+        run.ops[op]["seconds"] += dt
+        return logits
 
     def _choose(self, fsm, state, logits, plan, run, body=None) -> int:
         """Masked argmax; the plan's id in forced mode (outside free bodies).
@@ -528,6 +572,8 @@ class CopyDecoder:
             return body.choose(fsm, state, logits, run)
         t0 = time.perf_counter()
         allowed = fsm.allowed(state)
+        if self.on_decision is not None:
+            self.on_decision(allowed, logits)
         scores = logits[allowed.ids] if allowed.ids is not None else logits
         t1 = time.perf_counter()
         k = int(scores.argmax())

@@ -152,6 +152,17 @@ TOLERANCES: dict[str, list[tuple[str, Tolerance]]] = {
             "close", "greedy decisions of two engines at near-ties: another CPU's kernels may "
             "round a near-tie the other way", abs=0.02)),
     ],
+    "kv_reuse": [
+        ("numbers.shares.*", COUNT_RATIO),  # no model: matched ids of the oracle programs
+        ("numbers.agreement.*.kl_*", MODEL_FLOAT),
+        ("numbers.agreement.*.recomputed", COUNT_RATIO),  # reused / spliced ids: counts
+        ("numbers.agreement.*", DECISION_RATIO),  # rates and intervals of greedy decisions
+        ("numbers.verdict.threshold", Tolerance(
+            "exact", "the acceptance threshold declared in cadlib.kv_reuse_chapter")),
+        ("numbers.verdict.rates.*", DECISION_RATIO),
+        ("numbers.timing*", TIMING),
+        ("numbers.runtime_s", TIMING),
+    ],
     "sft_pilot": [
         ("numbers.*wall_ms*", TIMING),
         ("numbers.*seconds*", TIMING),

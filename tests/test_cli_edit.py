@@ -398,3 +398,28 @@ def test_stream_writes_generated_text_before_its_op_closes(body):
     assert written.startswith("one")
     if "<" not in body:  # held back: at most a tail that could be an entity or "\n</gen>"
         assert len(written) >= len("one\n") + len(body) - cli._TextStream.HOLD
+
+
+# -- the reuse copy mode (issue 32) -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [(["--copy-kv", "reuse", "--engine", "llama.cpp"], "cannot copy KV cells"),
+     (["--copy-kv", "reuse", "--drafts"], "no drafts"),
+     (["--copy-kv", "reuse", "--recompute", "some"], "unknown recompute policy")],
+)  # fmt: skip
+def test_reuse_options_are_checked_before_a_model_loads(extra, message, doc, capsys):
+    assert main(["edit", str(doc), "--instruction", "x", *extra]) == 1
+    one_line_error(capsys.readouterr().err, message)
+
+
+@pytest.mark.usefixtures("one_torch_thread")
+@pytest.mark.slow
+@pytest.mark.hf_model
+def test_reuse_prints_the_same_resolution_and_says_what_it_reused(doc, program, capsysbinary):
+    argv = ["edit", str(doc), "--instruction", INSTRUCTION, "--program", str(program), *SMOL]
+    assert main([*argv, "--copy-kv", "reuse"]) == 0
+    out, err = capsysbinary.readouterr()
+    assert out == resolve(PROGRAM.decode(), DOC.decode()).encode()
+    assert "prompt KV entries (approximate: recompute none)" in err.decode()

@@ -80,7 +80,7 @@ def markdown_of(path) -> str:
 
 
 BLOCKING = ["README.md", "book/intro.md", *(f"notebooks/0{i}_" for i in range(1, 9)),
-            "notebooks/06b_"]
+            "notebooks/06b_", "notebooks/06c_"]
 
 
 def _path(prefix: str):

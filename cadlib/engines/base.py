@@ -40,6 +40,13 @@ class Session(ABC):
     def __len__(self) -> int:
         """Ids held by the cache."""
 
+    def forward_reuse(self, ids: list[int], sources: list) -> torch.Tensor:
+        """Append ``ids``, taking the cache entries of id ``k`` from cache position
+        ``sources[k]`` (moved to its new position) where it is not ``None``, computing the
+        others in one forward; return the last id's logits, shape ``(1, V)`` (the reuse copy
+        of :mod:`cadlib.kv_reuse`). Engines that cannot move cache entries raise."""
+        raise NotImplementedError(f"{type(self).__name__} cannot reuse cache entries")
+
     def _check_ids(self, ids, keep: int = 1) -> list[int]:
         ids = [int(i) for i in ids]
         if not ids:
@@ -69,6 +76,12 @@ class Engine(ABC):
     @abstractmethod
     def new_session(self) -> Session:
         """A session with an empty KV cache."""
+
+    def check_copy_kv(self, mode: str) -> None:
+        """Raise when this engine cannot run copy mode ``mode`` (``"prefill"`` always runs;
+        ``"reuse"`` needs :meth:`Session.forward_reuse`)."""
+        if mode != "prefill":
+            raise NotImplementedError(f"the {self.name} engine supports copy_kv='prefill' only")
 
     def sync(self) -> None:  # noqa: B027 (a CPU engine has nothing to wait for)
         """Wait until queued work is done (timing bookends); nothing to do on a CPU."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from ..cache import cache_length, crop_cache, forward, new_cache, sync_device
+from ..cache import cache_length, crop_cache, forward, forward_reusing, new_cache, sync_device
 from ..models import model_info, model_vocab_size
 from .base import Engine, Session
 
@@ -20,6 +20,10 @@ class TransformersSession(Session):
     def forward(self, ids, all_logits: bool = False, keep: int = 1) -> torch.Tensor:
         ids = self._check_ids(ids, keep)
         return forward(self.model, ids, self.cache, len(ids) if all_logits else keep)
+
+    def forward_reuse(self, ids, sources) -> torch.Tensor:
+        ids = self._check_ids(ids)
+        return forward_reusing(self.model, ids, list(sources), self.cache)
 
     def truncate(self, length: int) -> None:
         crop_cache(self.cache, int(length))
@@ -42,6 +46,11 @@ class TransformersEngine(Engine):
 
     def new_session(self) -> TransformersSession:
         return TransformersSession(self)
+
+    def check_copy_kv(self, mode: str) -> None:
+        """Both copy modes run here (reuse: :func:`cadlib.cache.forward_reusing`)."""
+        if mode not in ("prefill", "reuse"):
+            raise ValueError(f"unknown copy_kv {mode!r}; expected 'prefill' or 'reuse'")
 
     def sync(self) -> None:
         sync_device(self.device)

@@ -199,6 +199,33 @@ class LlamaCppEngine(Engine):
         """Clear the context's KV cache and start a session on it (earlier ones end)."""
         return LlamaCppSession(self)
 
+    def check_copy_kv(self, mode: str) -> None:
+        """Only ``copy_kv="prefill"`` runs on llama.cpp: the reuse copy (issue 32) cannot be
+        built cleanly on llama-cpp-python 0.3.36's API (``llama_memory_*``), for two reasons.
+
+        * No cell duplication: ``llama_memory_seq_cp`` does not copy a cell's K/V rows; in the
+          unified cache it adds the destination sequence to the *same* cell, which has one
+          position. ``llama_memory_seq_add`` (the K-shift) then moves that cell for every
+          sequence holding it, so a prompt cell cannot stay at its position and also appear
+          at a copy's output position in sequence 0. What is missing: a call that copies the
+          cells of ``[p0, p1)`` of one sequence to new cells at ``p0 + delta`` (keys
+          re-rotated, as the K-shift does).
+        * No gaps: ``llama_decode`` requires a sequence's new positions to continue its last
+          cached one ("it is required that the sequence positions remain consecutive:
+          Y = X + 1"), so the ids a copy must compute (line starts) cannot be decoded at
+          positions between reused cells.
+
+        The only route left is the raw state blob (``llama_state_seq_get_data`` /
+        ``set_data``): editing its positions and re-rotating F16 keys by hand, tied to an
+        undocumented layout. The reuse mode therefore stays on ``transformers``.
+        """
+        if mode != "prefill":
+            raise NotImplementedError(
+                f"copy_kv={mode!r} runs on the transformers engine only: llama.cpp cannot "
+                "copy KV cells to new positions within one sequence (see "
+                "LlamaCppEngine.check_copy_kv)"
+            )
+
     def info(self) -> dict:
         return dict(super().info(), threads=self.threads, gguf=self.path.name,
                     llama_cpp_python=self.lib.__version__)  # fmt: skip

@@ -1,0 +1,52 @@
+"""Chapter 6c's measurements on the tiny random model: shares, agreement, the verdict and the
+results numbers (every float declared in cadlib.rerun_check)."""
+
+import pytest
+
+import cadlib.kv_reuse_chapter as K
+from cadlib.corpora import EditCase
+from cadlib.rerun_check import undeclared_floats
+from cadlib.strategies import prepare
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
+DOC = "def add(a, b):\n    return a - b\n\n\nprint(add(1, 2))\nprint(add(3, 4))\n"
+GOLD = DOC.replace("    return a - b", "    total = a + b\n    return total")
+
+
+@pytest.fixture(scope="module")
+def inputs(tok):
+    x = prepare("heval-fix-py", EditCase("toy", DOC, GOLD, "Fix add."), tok)
+    y = prepare("heval-fix-java", EditCase("toy2", GOLD, DOC, "Subtract."), tok)
+    return {"heval-fix-py": [x], "heval-fix-java": [y]}
+
+
+def test_the_threshold_is_declared_with_its_reason():
+    assert 0.9 < K.AGREEMENT_THRESHOLD < 1 and "chapter 6b" in K.THRESHOLD_REASON
+    assert not set(K.DEV) & set(K.TEST)
+
+
+def test_shares_count_reused_ids_per_policy(inputs, tok):
+    rows = K.reuse_shares(inputs, tok, ("none", "first=1", "all"), "SmolLM2", progress=False)
+    table = K.share_table(rows).set_index(["corpus", "policy"])
+    for corpus in inputs:
+        assert 0 < table.loc[(corpus, "none"), "reused"] <= table.loc[(corpus, "none"), "splice"]
+        assert table.loc[(corpus, "first=1"), "reused"] <= table.loc[(corpus, "none"), "reused"]
+        assert table.loc[(corpus, "all"), "reused"] == 0
+
+
+def test_agreement_of_the_control_is_total_and_numbers_are_declared(model, tok, inputs):
+    rows = K.agreement_rows(model, tok, inputs, ("none", "all"), progress=False)
+    table = K.agreement_table(rows)
+    assert set(table.split) == {"dev", "test"}
+    control = table[table.policy == "all"]
+    assert (control.rate == 1).all() and (control.kl_max < 1e-6).all()
+    assert (control.recomputed == 1).all()
+    verdict = K.threshold_verdict(table)
+    assert verdict["best"] is not None and set(verdict["rates"]) == {"none", "all"}
+    shares = K.share_table(K.reuse_shares(inputs, tok, ("none", "all"), "SmolLM2",
+                                          progress=False))  # fmt: skip
+    numbers = K.kv_numbers(shares, table, verdict)
+    record = {"numbers": {**numbers, "runtime_s": 1.5, "timing": {"x": {"decode_s": 0.5}}}}
+    assert undeclared_floats("kv_reuse", record) == []
+    assert "Reusable share" in K.run_summary(shares, table, verdict)
