@@ -129,6 +129,7 @@ def test_mask_stages_compose_the_mask(tok):
     c = FIMConstraint("def f(x):\n    return x", "\n")
     mask = np.zeros(trie.size, dtype=bool)
     trie._cover(mask, trie.tables.allowed(c._problem.lexer, c.branches))
+    trie._fstring_fields(mask, c)
     trie._byte_tokens(mask, c)
     assert (mask == trie.allowed(c)).all()
 
@@ -230,3 +231,19 @@ def test_body_mask_takes_both_calls(tok):
     assert hook.middle_chars == batch.middle_chars
     with pytest.raises(ValueError, match="batch size 1"):
         batch(torch.tensor([ids, ids]), torch.zeros(2, len(tok)))
+
+
+def test_smollm2_mask_equals_naive_inside_fstring_fields(tok):
+    """Where a token may end an f-string field, the expression's syntax decides (checked with
+    its text, beside the tables): inside a field, after a pending ``!``, after an invalid
+    expression's pending ``!`` (every token is re-checked), in a format spec, and before an
+    f-string opens."""
+    states = [('x = f"{a', '"\n'), ('x = f"{a b', '}"\n'), ('x = f"{a!', '"\n'),
+              ('x = f"{a b!', '"\n'), ('x = f"{a:', '}"\n'), ("x = f", '"{a}"\n')]
+    for left, right in states:
+        c = FIMConstraint(left, right)
+        assert (allowed_mask(c, tok) == naive_allowed_mask(c, tok)).all(), left
+    texts = token_texts(tok)
+    closes = [i for i, t in enumerate(texts) if isinstance(t, str) and t.startswith("}")]
+    good, bad = FIMConstraint('x = f"{a', '"\n'), FIMConstraint('x = f"{a b', '"\n')
+    assert allowed_mask(good, tok)[closes].any() and not allowed_mask(bad, tok)[closes].any()

@@ -252,6 +252,7 @@ def mask_stages(cases, tokenizer, n_problems: int = 4, seed: int = 0,
     the tables: :meth:`cadlib.fim.tokenlex.LexTables.allowed`) split into the parser's
     operations they replay on the branch's real chart (Earley scans and completions) and the
     lexical rest (walks, filing, evaluation bookkeeping), the numpy cover of their token ids,
+    the f-string fields (tokens that may end a field, re-checked with the expression's text),
     the byte tokens, and ``can_end`` for the end tokens.
 
     Returns
@@ -271,11 +272,13 @@ def mask_stages(cases, tokenizer, n_problems: int = 4, seed: int = 0,
             parser.seconds = 0.0
             walk_s, found = _time(lambda cur=c, p=parser: trie.tables.allowed(p, cur.branches))
             cover_s, _ = _time(lambda m=mask, f=found: trie._cover(m, f))
+            field_s, _ = _time(lambda m=mask, cur=c: trie._fstring_fields(m, cur))
             byte_s, _ = _time(lambda m=mask, cur=c: trie._byte_tokens(m, cur))
             end_s, _ = _time(c.can_end)
             for stage, seconds in (("parser operations (Earley)", parser.seconds),
                                    ("lexical tables (walks, filing)", walk_s - parser.seconds),
-                                   ("numpy cover", cover_s), ("byte tokens", byte_s),
+                                   ("numpy cover", cover_s), ("f-string fields", field_s),
+                                   ("byte tokens", byte_s),
                                    ("can_end", end_s)):
                 rows.append(dict(problem=pid, step=k, middle_chars=length, stage=stage,
                                  seconds=seconds))

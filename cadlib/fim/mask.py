@@ -19,7 +19,13 @@ character steps per decoding step; :class:`TokenTrie` shares the work:
   tries of the branches' keys on their charts (memoised scans and set tests) and takes the
   tokens of the nodes that succeed. These tables are shared by every constraint and step, and
   grow lazily, as charts need them;
-* byte tokens are grouped by their whole characters once, at construction.
+* byte tokens are grouped by their whole characters once, at construction;
+* an f-string field's expression is checked where it ends, with its text
+  (:mod:`cadlib.fim.fstring`), which the chart-free tables cannot see: so where a token could
+  end a field (:meth:`TokenTrie._field_candidates`: inside an f-string, a token holding ``}``,
+  ``:``, ``!`` or ``=``; elsewhere, one that also opens an f-string and a field) the tables'
+  answer is re-checked by feeding the token (:meth:`TokenTrie._fstring_fields`). Everywhere
+  else no field can end within a token and the tables are exact.
 
 Byte-level BPE tokens that are not valid UTF-8 on their own carry pieces of a multi-byte
 character. The decoder keeps the *pending* bytes of an unfinished character and feeds the
@@ -43,7 +49,9 @@ import torch
 
 from ..processors import MaskProcessor, as_tensor
 from ..vocab import token_texts, token_texts_cached
+from . import fstring
 from .constraint import FIMConstraint
+from .lexer import dfa
 from .tokenlex import LexTables, char_bit
 
 __all__ = ["TokenTrie", "token_texts", "allowed_mask", "naive_allowed_mask", "FIMLogitsProcessor",
@@ -51,6 +59,7 @@ __all__ = ["TokenTrie", "token_texts", "allowed_mask", "naive_allowed_mask", "FI
            "byte_token_viable", "PendingBytes"]
 
 _PARTIAL = "é"
+_FIELD_END = "}:!="  # the characters that may end an f-string field's expression
 
 
 class TokenTrie:
@@ -95,6 +104,12 @@ class TokenTrie:
                 groups.setdefault((split[0], bool(split[1])), []).append(tid)
         self.byte_groups = [(key, np.array(tids, dtype=np.int64))
                             for key, tids in groups.items()]  # fmt: skip
+        self.texts = texts
+        # tokens that may end an f-string field: inside an f-string, and from outside one
+        self.field_enders = np.array([isinstance(t, str) and any(c in t for c in _FIELD_END)
+                                      for t in texts], dtype=bool)  # fmt: skip
+        opens = [isinstance(t, str) and "{" in t and ("'" in t or '"' in t) for t in texts]
+        self.field_openers = np.array(opens, dtype=bool) & self.field_enders
 
     def _number(self) -> None:
         """Depth-first token order, subtree ranges and subtree character masks."""
@@ -140,8 +155,45 @@ class TokenTrie:
                 mask[tid] = byte_token_viable(constraint, raw, pending)
             return mask
         self._cover(mask, self.tables.allowed(constraint._problem.lexer, constraint.branches))
+        self._fstring_fields(mask, constraint)
         self._byte_tokens(mask, constraint)
         return mask
+
+    def _field_candidates(self, constraint: FIMConstraint) -> np.ndarray | None:
+        """The tokens that may end an f-string field's expression from ``constraint``'s state
+        (what the chart-free tables cannot judge), or ``None`` when none can. From a branch
+        inside an f-string: tokens with ``}``, ``:``, ``!`` or ``=``; from one whose ``!`` or
+        ``=`` may end the expression at the token's first character (``{a!`` then ``r}``):
+        those too if the expression so far is valid, else every token; from any other
+        branch: tokens that also hold ``{`` and a quote (they would open an f-string)."""
+        out = None
+        for branch in constraint.branches:
+            sip, ftext = branch[1], branch[5]
+            if not dfa.fstr[sip]:
+                got = self.field_openers
+            elif dfa.fstr[sip] == 2 and dfa.descs[sip][3][5] in ("!", "="):
+                pending = dfa.descs[sip][3][5]
+                probe = ftext + ("r" if pending == "!" else "}")
+                got = self.field_enders if fstring.last_field_valid(probe) else None
+                if got is None:
+                    return np.ones(self.size, dtype=bool)
+            else:
+                got = self.field_enders
+            out = got if out is None else out | got
+        return out
+
+    def _fstring_fields(self, mask: np.ndarray, constraint: FIMConstraint) -> None:
+        """Stage 2b of :meth:`allowed`: the tokens the tables allow that may end an f-string
+        field are fed on their own (the expression's syntax needs its text; see the module
+        docstring)."""
+        candidates = self._field_candidates(constraint)
+        if candidates is None:
+            return
+        texts = self.texts
+        for tid in np.flatnonzero(mask & candidates):
+            text = texts[tid]
+            if isinstance(text, str):
+                mask[tid] = constraint.fork().feed(text)
 
     def _cover(self, mask: np.ndarray, parts: list) -> None:
         """Stage 2 of :meth:`allowed`: the token ids of :meth:`LexTables.allowed
