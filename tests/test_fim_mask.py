@@ -247,3 +247,40 @@ def test_smollm2_mask_equals_naive_inside_fstring_fields(tok):
     closes = [i for i, t in enumerate(texts) if isinstance(t, str) and t.startswith("}")]
     good, bad = FIMConstraint('x = f"{a', '"\n'), FIMConstraint('x = f"{a b', '"\n')
     assert allowed_mask(good, tok)[closes].any() and not allowed_mask(bad, tok)[closes].any()
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.sampled_from(PIECES), min_size=1, max_size=25, unique=True),
+       st.sampled_from(STATES),
+       st.lists(st.sampled_from(PIECES + ["-", "(", "[", "- -"]), max_size=5))
+def test_lean_charts_give_the_previous_mask(vocab, state, fed):
+    """The mask with lean charts (issue 34 §5: finished entries dropped, push chains built
+    directly) equals the mask of the previous implementation on the same states, token by
+    token along a fed middle."""
+    from cadlib.fim.benchmark import _constraint
+
+    left, right = state
+    new, old = _constraint(left, right, True), _constraint(left, right, False)
+    vocab = [*vocab, "-" * 9, "(((", "((((x", "- -", "[[[[", "~~~~"]  # chains of pushes
+    trie_new, trie_old = TokenTrie(vocab), TokenTrie(vocab)
+    for piece in ["", *fed]:
+        new.feed(piece)
+        old.feed(piece)
+        assert (trie_new.allowed(new) == trie_old.allowed(old)).all()
+        assert new.can_end() == old.can_end()
+
+
+@pytest.mark.slow
+def test_compare_masks_runs_both_arms_alternating_with_equal_masks(tok, humanevalpack_dir):
+    from cadlib.corpora import load_corpus
+    from cadlib.fim.benchmark import MASK_ARMS, compare_masks, mask_speed_summary
+
+    corpus = load_corpus("heval-fix-py", local_dir=humanevalpack_dir)
+    frame = compare_masks(corpus[:10], tok, n_problems=1, middle_chars=30, repeats=1,
+                          gc_modes=("default", "disabled"), progress=False)
+    assert set(frame.arm) == set(MASK_ARMS) and frame.equal.all()
+    first = frame[frame.step == 1].arm.tolist()  # step 1 runs the arms in reverse order
+    assert first[:2] == list(reversed(MASK_ARMS))
+    summary = mask_speed_summary(frame)
+    assert len(summary) == 2 * len(MASK_ARMS) and all(s["all_equal"] for s in summary)
+    assert (frame[frame.gc == "disabled"].gc_collections == 0).all()

@@ -24,6 +24,31 @@ state computed from the nonterminals the chart waits for. So a chart holds one e
 origin (the nesting depth), not hundreds of items, and scanner/completer steps are cached
 ``goto(state, symbol)`` look-ups: an Earley item ``[E → α • β (i)]`` is "dotted rule in
 ``entries[c_i]``".
+
+Lean charts (issue 34 §5). SmolLM2's vocabulary holds tokens such as 64 dashes, ``((((`` or
+``++++``: each character is one more unary operator or bracket, so a mask that evaluates such
+a token scans dozens of new charts, one deeper than the other, at nearly every step (measured
+along true middles: about half of a mask's new charts). ``lean_charts=True`` (the default,
+:data:`LEAN_CHARTS`) makes them cheaper in two ways:
+
+* *finished entries*: an entry whose items are all complete (with a right context, the
+  quotient rules make ``factor`` complete at every level of ``- - - -``) takes no further step
+  once the chart's completions are done (no ``goto`` on any symbol, nothing predicted, nothing
+  scannable), yet it was kept, so every chart of a chain held one entry per level and each
+  scan walked them all. They are dropped, except the root origin's, which
+  :meth:`Recognizer.accepts` reads. (The completions of a scan still walk down such a chain,
+  level by level: what remains of its cost.)
+* *push chains*: a scan that leaves exactly two entries, nothing dropped, is a *pure push*:
+  when ``B = scan(A, t)`` holds exactly ``{A: x, B: p}`` and ``A`` holds ``{A': x, A: p}``
+  (same states ``x`` and ``p``), then ``scan(B, t)`` is ``{B: x, C: p}`` again — the kernel,
+  the completions and the prediction read only the states ``x`` and ``p``, and the missing
+  ``A'`` entry in ``B`` shows that ``x`` takes no step on ``t`` nor on what completes.
+  :meth:`Recognizer.scan` records that on ``B`` (``Chart.push``) and builds the next charts of
+  the chain directly (``((((``, ``[[[[``), sharing their ``scannable`` set and the lexer's
+  ``viable`` memo (equal for equal states).
+
+``lean_charts=False`` keeps every entry and scans every chart the long way (the previous
+implementation, which the tests and the mask benchmark compare it with).
 """
 
 from __future__ import annotations
@@ -33,7 +58,11 @@ from collections.abc import Hashable, Iterable
 
 from .cfg import Grammar
 
-__all__ = ["CompiledGrammar", "Chart", "Recognizer", "NFAChart", "parse_nfa"]
+__all__ = ["CompiledGrammar", "Chart", "Recognizer", "NFAChart", "parse_nfa", "LEAN_CHARTS"]
+
+#: Default of :class:`Recognizer`'s ``lean_charts`` (see the module docstring); the mask
+#: benchmark builds its "previous" arm with it off.
+LEAN_CHARTS = True
 
 
 class CompiledGrammar:
@@ -220,7 +249,7 @@ class Chart:
     ``viable`` is a memo for the lexer (symbol in progress → can this chart still scan it).
     """
 
-    __slots__ = ("entries", "succ", "waits", "scannable", "depth", "viable")
+    __slots__ = ("entries", "succ", "waits", "scannable", "depth", "viable", "push")
 
     def __init__(self, entries: dict, depth: int):
         self.entries = entries
@@ -229,6 +258,7 @@ class Chart:
         self.scannable: frozenset | None = None
         self.depth = depth
         self.viable: dict = {}
+        self.push: tuple | None = None  # (tclass, x, p, scannable, viable) of a push chain
 
     def __repr__(self) -> str:
         return f"<Chart depth={self.depth} origins={len(self.entries)}>"
@@ -245,11 +275,15 @@ class Recognizer:
     starts
         Start nonterminals; several are allowed at once (the constraint uses one per right-context
         branch, §V-B) and :meth:`accepts` asks about one of them.
+    lean_charts
+        Drop finished entries and build the charts of a push chain directly (see the module
+        docstring); default :data:`LEAN_CHARTS`.
     """
 
     def __init__(self, grammar: Grammar | CompiledGrammar,
-                 starts: Iterable[Hashable] | None = None):
+                 starts: Iterable[Hashable] | None = None, lean_charts: bool | None = None):
         self.cg = grammar if isinstance(grammar, CompiledGrammar) else CompiledGrammar(grammar)
+        self.lean_charts = LEAN_CHARTS if lean_charts is None else lean_charts
         starts = [self.cg.grammar.start] if starts is None else list(starts)
         self.start_ids = {s: self.cg.sym_id[s] for s in starts}
         self.root = Chart({}, 0)
@@ -268,6 +302,13 @@ class Recognizer:
         succ = chart.succ
         if tclass in succ:
             return succ[tclass]
+        push = chart.push
+        if push is not None and push[0] == tclass:
+            new = Chart({chart: push[1]}, chart.depth + 1)
+            new.entries[new] = push[2]
+            new.scannable, new.viable, new.push = push[3], push[4], push
+            succ[tclass] = new
+            return new
         cg = self.cg
         goto, union = cg.goto, cg.union
         kernel: dict = {}
@@ -285,8 +326,28 @@ class Recognizer:
         wanted = frozenset().union(*[cg.wants[s] for s in kernel.values()])
         if wanted:
             kernel[new] = cg.predicted(wanted)
+        if self.lean_charts:
+            by_next, root = cg.by_next, self.root
+            finished = [o for o, s in kernel.items() if not by_next[s] and o is not root]
+            for o in finished:
+                del kernel[o]  # finished: no step, completion or prediction reads it again
+            if not finished and len(kernel) == 2:
+                self._mark_push(chart, new, tclass)
         succ[tclass] = new
         return new
+
+    def _mark_push(self, chart: Chart, new: Chart, tclass: tuple) -> None:
+        """Record on ``new`` that scanning ``tclass`` from it is a pure push (see the module
+        docstring): ``new`` holds exactly ``{chart: x, new: p}`` (nothing was dropped) and
+        ``chart`` holds ``{A': x, chart: p}`` (its dropped entries were finished, so they took
+        no part in making ``new``)."""
+        x, p = new.entries.get(chart), new.entries.get(new)
+        if x is None or p is None or len(chart.entries) != 2 or chart.entries.get(chart) != p:
+            return
+        if not any(o is not chart and s == x for o, s in chart.entries.items()):
+            return
+        scannable = self.scannable(new)
+        new.push = (tclass, x, p, scannable, new.viable)
 
     def _complete(self, chart: Chart) -> None:
         """Completer: propagate every finished ``E`` (origin ``o``) to the items of ``o`` waiting
