@@ -284,3 +284,13 @@ def test_compare_masks_runs_both_arms_alternating_with_equal_masks(tok, humaneva
     summary = mask_speed_summary(frame)
     assert len(summary) == 2 * len(MASK_ARMS) and all(s["all_equal"] for s in summary)
     assert (frame[frame.gc == "disabled"].gc_collections == 0).all()
+
+
+def test_smollm2_mask_equals_naive_where_a_token_opens_an_fstring(tok):
+    """A token that opens an f-string and ends a field (``f"{``… ``}``) after a name that a
+    quote would make its prefix, or anywhere: the expression is checked there too."""
+    for left, right in [("x = f", "\n"), ("x = r", "\n"), ("x = ", "\n"), ("x = [1, ", "]\n")]:
+        c = FIMConstraint(left, right)
+        assert (allowed_mask(c, tok) == naive_allowed_mask(c, tok)).all(), left
+    trie = TokenTrie.for_tokenizer(tok)
+    assert set(trie.field_openers_inside) <= set(trie.field_openers) <= set(trie.field_enders)

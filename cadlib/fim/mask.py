@@ -23,9 +23,10 @@ character steps per decoding step; :class:`TokenTrie` shares the work:
 * an f-string field's expression is checked where it ends, with its text
   (:mod:`cadlib.fim.fstring`), which the chart-free tables cannot see: so where a token could
   end a field (:meth:`TokenTrie._field_candidates`: inside an f-string, a token holding ``}``,
-  ``:``, ``!`` or ``=``; elsewhere, one that also opens an f-string and a field) the tables'
-  answer is re-checked by feeding the token (:meth:`TokenTrie._fstring_fields`). Everywhere
-  else no field can end within a token and the tables are exact.
+  ``:``, ``!`` or ``=``; elsewhere, one that also opens an f-string and a field, a handful of
+  SmolLM2's tokens) the tables' answer is re-checked by feeding the token
+  (:meth:`TokenTrie._fstring_fields`). Everywhere else no field can end within a token and the
+  tables are exact.
 
 Byte-level BPE tokens that are not valid UTF-8 on their own carry pieces of a multi-byte
 character. The decoder keeps the *pending* bytes of an unfinished character and feeds the
@@ -43,6 +44,7 @@ the base and call convention of the copy/gen grammar's :class:`~cadlib.processor
 from __future__ import annotations
 
 import functools
+import re
 
 import numpy as np
 import torch
@@ -60,6 +62,8 @@ __all__ = ["TokenTrie", "token_texts", "allowed_mask", "naive_allowed_mask", "FI
 
 _PARTIAL = "é"
 _FIELD_END = "}:!="  # the characters that may end an f-string field's expression
+_OPENS_FSTRING = re.compile(r"[fF][rR]?['\"]|[rR][fF]['\"]")  # an f-string's prefix and quote
+_FSTRING_PREFIXES = frozenset({"f", "r", "fr", "rf"})  # a name that a quote may make one
 
 
 class TokenTrie:
@@ -105,11 +109,16 @@ class TokenTrie:
         self.byte_groups = [(key, np.array(tids, dtype=np.int64))
                             for key, tids in groups.items()]  # fmt: skip
         self.texts = texts
-        # tokens that may end an f-string field: inside an f-string, and from outside one
-        self.field_enders = np.array([isinstance(t, str) and any(c in t for c in _FIELD_END)
-                                      for t in texts], dtype=bool)  # fmt: skip
-        opens = [isinstance(t, str) and "{" in t and ("'" in t or '"' in t) for t in texts]
-        self.field_openers = np.array(opens, dtype=bool) & self.field_enders
+        # token ids that may end an f-string field (see _field_candidates)
+        strs = [t if isinstance(t, str) else "" for t in texts]
+        ends = [any(c in t for c in _FIELD_END) for t in strs]
+        quoted = [e and "{" in t and ("'" in t or '"' in t)
+                  for t, e in zip(strs, ends, strict=True)]  # fmt: skip
+        inside = [q and _OPENS_FSTRING.search(t) is not None
+                  for t, q in zip(strs, quoted, strict=True)]  # fmt: skip
+        self.field_enders = np.flatnonzero(ends)
+        self.field_openers = np.flatnonzero(quoted)
+        self.field_openers_inside = np.flatnonzero(inside)
 
     def _number(self) -> None:
         """Depth-first token order, subtree ranges and subtree character masks."""
@@ -159,38 +168,39 @@ class TokenTrie:
         self._byte_tokens(mask, constraint)
         return mask
 
-    def _field_candidates(self, constraint: FIMConstraint) -> np.ndarray | None:
-        """The tokens that may end an f-string field's expression from ``constraint``'s state
-        (what the chart-free tables cannot judge), or ``None`` when none can. From a branch
-        inside an f-string: tokens with ``}``, ``:``, ``!`` or ``=``; from one whose ``!`` or
-        ``=`` may end the expression at the token's first character (``{a!`` then ``r}``):
-        those too if the expression so far is valid, else every token; from any other
-        branch: tokens that also hold ``{`` and a quote (they would open an f-string)."""
-        out = None
+    def _field_candidates(self, constraint: FIMConstraint) -> np.ndarray:
+        """The ids of the tokens that may end an f-string field's expression from
+        ``constraint``'s state (what the chart-free tables cannot judge). From a branch inside
+        an f-string: tokens with ``}``, ``:``, ``!`` or ``=``; from one whose ``!`` or ``=``
+        may end the expression at the token's first character (``{a!`` then ``r}``): those
+        too if the expression so far is valid, else every token; from a name that a quote
+        would make an f-string's prefix (``f``, ``r``, ``fr``, ``rf``): tokens that also hold
+        ``{`` and a quote; from any other branch: tokens that also open an f-string
+        themselves (``f"``, ``rf'`` …)."""
+        parts = []
         for branch in constraint.branches:
             sip, ftext = branch[1], branch[5]
-            if not dfa.fstr[sip]:
-                got = self.field_openers
-            elif dfa.fstr[sip] == 2 and dfa.descs[sip][3][5] in ("!", "="):
-                pending = dfa.descs[sip][3][5]
-                probe = ftext + ("r" if pending == "!" else "}")
-                got = self.field_enders if fstring.last_field_valid(probe) else None
-                if got is None:
-                    return np.ones(self.size, dtype=bool)
+            kind = dfa.fstr[sip]
+            if not kind:
+                desc = dfa.descs[sip]
+                prefix = desc[0] == "name" and (desc[1] or "").lower() in _FSTRING_PREFIXES
+                parts.append(self.field_openers if prefix else self.field_openers_inside)
+            elif kind == 2 and dfa.descs[sip][3][5] in ("!", "="):
+                probe = ftext + ("r" if dfa.descs[sip][3][5] == "!" else "}")
+                if not fstring.last_field_valid(probe):
+                    return np.arange(self.size)
+                parts.append(self.field_enders)
             else:
-                got = self.field_enders
-            out = got if out is None else out | got
-        return out
+                parts.append(self.field_enders)
+        return parts[0] if len(parts) == 1 else np.unique(np.concatenate(parts))
 
     def _fstring_fields(self, mask: np.ndarray, constraint: FIMConstraint) -> None:
         """Stage 2b of :meth:`allowed`: the tokens the tables allow that may end an f-string
         field are fed on their own (the expression's syntax needs its text; see the module
         docstring)."""
         candidates = self._field_candidates(constraint)
-        if candidates is None:
-            return
         texts = self.texts
-        for tid in np.flatnonzero(mask & candidates):
+        for tid in candidates[mask[candidates]]:
             text = texts[tid]
             if isinstance(text, str):
                 mask[tid] = constraint.fork().feed(text)
