@@ -16,7 +16,15 @@ tokenizer) and times, at every step,
 (:class:`cadlib.fim.mask.TokenTrie`) against forking and feeding tokens one by one, after
 checking on a sample that both give the same mask and that the true next token is allowed.
 
-Both return tidy ``pandas.DataFrame`` rows for the FIM chapter to plot; nothing here asserts a
+:func:`compare_masks` (``python -m cadlib.fim.benchmark --compare --out
+results/fim.maskspeed.json``, issue 34 §5) times the whole mask beside its previous
+implementation (:data:`MASK_ARMS`: lean Earley charts or full ones), alternating on identical
+states, checks that the two masks are equal at every step, and records the garbage collector's
+time inside each mask under default, frozen and disabled gc and with a larger heap (the
+chapter's masks run in a notebook holding a model and earlier cells' data; its stage timings
+also go through :class:`_ParserClock`, whose per-operation clock adds to the whole).
+
+All return tidy ``pandas.DataFrame`` rows for the FIM chapter to plot; nothing here asserts a
 speed. Timings are wall-clock ``time.perf_counter`` on whatever machine runs them: label them
 with the hardware; on a shared 2-core machine they are noisy, so compare medians.
 
