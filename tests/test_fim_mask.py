@@ -283,6 +283,8 @@ def test_compare_masks_runs_both_arms_alternating_with_equal_masks(tok, humaneva
     assert first[:2] == list(reversed(MASK_ARMS))
     summary = mask_speed_summary(frame)
     assert len(summary) == 2 * len(MASK_ARMS) and all(s["all_equal"] for s in summary)
+    assert all(("median_ratio_to_first" in s) == (s["arm"] != list(MASK_ARMS)[0])
+               for s in summary)  # fmt: skip
     assert (frame[frame.gc == "disabled"].gc_collections == 0).all()
 
 

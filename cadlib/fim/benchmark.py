@@ -439,18 +439,30 @@ def compare_masks(cases, tokenizer, n_problems: int = 12, seed: int = 0,
 
 def mask_speed_summary(frame: pd.DataFrame) -> list[dict]:
     """Per heap size, gc mode and arm: steps, median / p90 / mean milliseconds per mask, the
-    share of the time spent in the garbage collector, and whether every step's masks were
-    equal between the arms."""
+    share of the time spent in the garbage collector, the largest collector pause inside one
+    mask, whether every step's masks were equal between the arms, and (arms after the first)
+    the median over steps of this arm's time over the first arm's on the same state (paired,
+    so slow drifts of the machine cancel)."""
     out = []
     keys = ["ballast_millions", "gc", "arm"]
+    first = list(MASK_ARMS)[0]
     for (millions, mode, arm), g in frame.groupby(keys, sort=False):
         ms = g.seconds * 1e3
-        out.append(dict(ballast_millions=millions, gc=mode, arm=arm, steps=len(g),
-                        median_ms=round(float(ms.median()), 4),
-                        p90_ms=round(float(ms.quantile(0.9)), 4),
-                        mean_ms=round(float(ms.mean()), 4),
-                        gc_share=round(float(g.gc_seconds.sum() / g.seconds.sum()), 4),
-                        all_equal=bool(g.equal.all())))
+        row = dict(ballast_millions=millions, gc=mode, arm=arm, steps=len(g),
+                   median_ms=round(float(ms.median()), 4),
+                   p90_ms=round(float(ms.quantile(0.9)), 4),
+                   mean_ms=round(float(ms.mean()), 4),
+                   gc_share=round(float(g.gc_seconds.sum() / g.seconds.sum()), 4),
+                   max_gc_pause_ms=round(float(g.gc_seconds.max() * 1e3), 4),
+                   all_equal=bool(g.equal.all()))
+        if arm != first:
+            base = frame[(frame.ballast_millions == millions) & (frame.gc == mode)
+                         & (frame.arm == first)]  # fmt: skip
+            pair = ["repeat", "problem", "step"]
+            both = g.merge(base, on=pair, suffixes=("", "_first"))
+            row["median_ratio_to_first"] = round(float((both.seconds / both.seconds_first)
+                                                       .median()), 4)  # fmt: skip
+        out.append(row)
     return out
 
 
@@ -471,6 +483,8 @@ def main(argv=None) -> None:
                     help="comma-separated gc modes: default, frozen, disabled")
     ap.add_argument("--ballast", default="0,3",
                     help="comma-separated heap sizes, in millions of small live objects")
+    ap.add_argument("--steps", action="store_true",
+                    help="also write every step's record (a few MB at the defaults)")
     ap.add_argument("--out", default="results/fim.maskspeed.json")
     args = ap.parse_args(argv)
     monitor()  # the other processes' load while it runs, for the provenance
@@ -481,14 +495,15 @@ def main(argv=None) -> None:
                           ballast_millions=tuple(float(b) for b in args.ballast.split(",")))
     command = ("python -m cadlib.fim.benchmark --compare "
                + " ".join(f"--{k.replace('_', '-')} {v}" for k, v in vars(args).items()
-                          if k != "compare"))  # fmt: skip
+                          if k not in ("compare", "steps"))
+               + (" --steps" if args.steps else ""))  # fmt: skip
     report = dict(profile="maskspeed", command=command,
                   created=datetime.now(UTC).isoformat(timespec="seconds"),
                   hardware=hardware_info("cpu"), threads=os.environ.get("OMP_NUM_THREADS"),
                   tokenizer=args.tokenizer, params=vars(args), arms=list(MASK_ARMS),
                   goals_ms={"median": 1.0, "p90": 5.0},
                   summary=mask_speed_summary(frame),
-                  steps=frame.round(7).to_dict(orient="list"),
+                  steps=frame.round(7).to_dict(orient="list") if args.steps else None,
                   provenance=provenance(repo_root()))  # fmt: skip
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
