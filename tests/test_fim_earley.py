@@ -155,3 +155,74 @@ def test_grammar_validation_names_the_problem():
         Grammar({"a"}, [R("S", ("b",))], "S")
     with pytest.raises(ValueError, match="both as terminal and nonterminal"):
         Grammar({"S"}, [R("S", ())], "S")
+
+
+
+
+def _entries(rec, chart) -> list:
+    """A chart's live content (to compare the charts of two recognizers of one compiled
+    grammar): per origin, named by its depth, the dotted rules not yet complete (all of them
+    at the root's, which ``accepts`` reads); finished entries other than the root's are left
+    out (a lean chart may hold the live part of a state where the full one holds its union
+    with a finished one)."""
+    cg = rec.cg
+    out = []
+    for o, s in chart.entries.items():
+        live = tuple(sorted(d for d in cg.items[s] if cg.nxt[d] >= 0 or o is rec.root))
+        if live:
+            out.append((o.depth, live))
+    return sorted(out)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(["calls", "brackets"]), st.lists(st.integers(0, 3), max_size=16))
+def test_lean_charts_equal_full_charts(name, picks):
+    """Lean charts (issue 34 §5: finished entries dropped, push chains built directly) hold
+    the live entries of the full charts, symbol by symbol, until both reject (runs of one
+    symbol are frequent), and accept and scan alike."""
+    g = {"calls": CALLS, "brackets": BRACKETS}[name]
+    cg = CompiledGrammar(g)
+    lean, full = Recognizer(cg, lean_charts=True), Recognizer(cg, lean_charts=False)
+    alphabet = ALPHABET[id(g)]
+    a, b = lean.root, full.root
+    for k in picks:
+        for _ in range(1 + k % 3):
+            sym = (cg.sym_id[alphabet[k % len(alphabet)]],)
+            a, b = lean.scan(a, sym), full.scan(b, sym)
+            assert (a is None) == (b is None)
+            if a is None:
+                return
+            assert all(lean.cg.by_next[s] or o is lean.root for o, s in a.entries.items())
+            assert _entries(lean, a) == _entries(full, b) and lean.accepts(a) == full.accepts(b)
+            assert lean.scannable(a) == full.scannable(b)
+
+
+def test_lean_charts_equal_full_charts_on_python():
+    """Along real programs with a right context (whose quotient rules finish entries at every
+    level of ``- - - -``), every branch's chart, character by character, holds the full
+    chart's live entries and the verdicts agree; brackets become push chains, built directly
+    from the third on, and a chain of unary minus keeps three entries."""
+    from cadlib.fim.constraint import FIMConstraint
+
+    sources = ["x = - - - - - - 1\n", "y = ((((((a))))))[[[[1]]]]\n", "z = ~~~~+-+-~a\n",
+               "def f(x):\n    return [a for a in x if a](1, *b, **c)\n",
+               "x = {1: (2, 3), **d}[a:b, ::2].c.d(e=f)\nwhile not not not a < b <= c: pass\n"]
+    for source in sources:
+        for cut in (len(source) // 2, len(source)):
+            lean = FIMConstraint("", source[cut:])
+            twin = lean._problem.fresh()  # the same compiled grammar: state ids compare
+            twin.rec.lean_charts = False
+            full = FIMConstraint("", source[cut:], _problem=twin,
+                                 _branches=twin.lexer.initial())
+            for ch in source[:cut]:
+                lean.feed(ch)
+                full.feed(ch)
+                assert [(_entries(lean._problem.rec, b[0]), b[1:]) for b in lean.branches] == \
+                    [(_entries(twin.rec, b[0]), b[1:]) for b in full.branches], source
+            assert lean.can_end() and full.can_end(), source
+    c = FIMConstraint("x = ", "1\n")
+    c.feed("((((")
+    assert c.branches[0][0].push is not None  # built directly from the third bracket on
+    c = FIMConstraint("x = ", "1\n")
+    c.feed("- - - - ")
+    assert len(c.branches[0][0].entries) == 3  # root, the last level and its prediction

@@ -129,6 +129,7 @@ def test_mask_stages_compose_the_mask(tok):
     c = FIMConstraint("def f(x):\n    return x", "\n")
     mask = np.zeros(trie.size, dtype=bool)
     trie._cover(mask, trie.tables.allowed(c._problem.lexer, c.branches))
+    trie._fstring_fields(mask, c)
     trie._byte_tokens(mask, c)
     assert (mask == trie.allowed(c)).all()
 
@@ -230,3 +231,68 @@ def test_body_mask_takes_both_calls(tok):
     assert hook.middle_chars == batch.middle_chars
     with pytest.raises(ValueError, match="batch size 1"):
         batch(torch.tensor([ids, ids]), torch.zeros(2, len(tok)))
+
+
+def test_smollm2_mask_equals_naive_inside_fstring_fields(tok):
+    """Where a token may end an f-string field, the expression's syntax decides (checked with
+    its text, beside the tables): inside a field, after a pending ``!``, after an invalid
+    expression's pending ``!`` (every token is re-checked), in a format spec, and before an
+    f-string opens."""
+    states = [('x = f"{a', '"\n'), ('x = f"{a b', '}"\n'), ('x = f"{a!', '"\n'),
+              ('x = f"{a b!', '"\n'), ('x = f"{a:', '}"\n'), ("x = f", '"{a}"\n')]
+    for left, right in states:
+        c = FIMConstraint(left, right)
+        assert (allowed_mask(c, tok) == naive_allowed_mask(c, tok)).all(), left
+    texts = token_texts(tok)
+    closes = [i for i, t in enumerate(texts) if isinstance(t, str) and t.startswith("}")]
+    good, bad = FIMConstraint('x = f"{a', '"\n'), FIMConstraint('x = f"{a b', '"\n')
+    assert allowed_mask(good, tok)[closes].any() and not allowed_mask(bad, tok)[closes].any()
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.sampled_from(PIECES), min_size=1, max_size=25, unique=True),
+       st.sampled_from(STATES),
+       st.lists(st.sampled_from(PIECES + ["-", "(", "[", "- -"]), max_size=5))
+def test_lean_charts_give_the_previous_mask(vocab, state, fed):
+    """The mask with lean charts (issue 34 §5: finished entries dropped, push chains built
+    directly) equals the mask of the previous implementation on the same states, token by
+    token along a fed middle."""
+    from cadlib.fim.benchmark import _constraint
+
+    left, right = state
+    new, old = _constraint(left, right, True), _constraint(left, right, False)
+    vocab = [*vocab, "-" * 9, "(((", "((((x", "- -", "[[[[", "~~~~"]  # chains of pushes
+    trie_new, trie_old = TokenTrie(vocab), TokenTrie(vocab)
+    for piece in ["", *fed]:
+        new.feed(piece)
+        old.feed(piece)
+        assert (trie_new.allowed(new) == trie_old.allowed(old)).all()
+        assert new.can_end() == old.can_end()
+
+
+@pytest.mark.slow
+def test_compare_masks_runs_both_arms_alternating_with_equal_masks(tok, humanevalpack_dir):
+    from cadlib.corpora import load_corpus
+    from cadlib.fim.benchmark import MASK_ARMS, compare_masks, mask_speed_summary
+
+    corpus = load_corpus("heval-fix-py", local_dir=humanevalpack_dir)
+    frame = compare_masks(corpus[:10], tok, n_problems=1, middle_chars=30, repeats=1,
+                          gc_modes=("default", "disabled"), progress=False)
+    assert set(frame.arm) == set(MASK_ARMS) and frame.equal.all()
+    first = frame[frame.step == 1].arm.tolist()  # step 1 runs the arms in reverse order
+    assert first[:2] == list(reversed(MASK_ARMS))
+    summary = mask_speed_summary(frame)
+    assert len(summary) == 2 * len(MASK_ARMS) and all(s["all_equal"] for s in summary)
+    assert all(("median_ratio_to_first" in s) == (s["arm"] != list(MASK_ARMS)[0])
+               for s in summary)  # fmt: skip
+    assert (frame[frame.gc == "disabled"].gc_collections == 0).all()
+
+
+def test_smollm2_mask_equals_naive_where_a_token_opens_an_fstring(tok):
+    """A token that opens an f-string and ends a field (``f"{``… ``}``) after a name that a
+    quote would make its prefix, or anywhere: the expression is checked there too."""
+    for left, right in [("x = f", "\n"), ("x = r", "\n"), ("x = ", "\n"), ("x = [1, ", "]\n")]:
+        c = FIMConstraint(left, right)
+        assert (allowed_mask(c, tok) == naive_allowed_mask(c, tok)).all(), left
+    trie = TokenTrie.for_tokenizer(tok)
+    assert set(trie.field_openers_inside) <= set(trie.field_openers) <= set(trie.field_enders)

@@ -77,7 +77,7 @@ def test_disagreements_are_placed_and_categorized_by_the_edit():
     assert S.categorize("if a:\n\tpass\nx = 1\n", 13, 14) == "uncategorized"
     assert S.categorize("x = 1\n", 0, 1, "insert '\\t' at 0") == "tabs"
     assert S.categorize("x = 1\r\n", 0, 1) == "carriage return"
-    assert S.categorize('x = f"{a}"\n', 7, 8) == "f-string expression"  # in a field
+    assert S.categorize('x = f"{a}"\n', 7, 8) == "uncategorized"  # fields' syntax is checked
     assert S.categorize('x = f"{a}" + b\n', 13, 14) == "uncategorized"  # not in a field
     assert S.edit_span("abcdef", "abXcdef", 2) == (1, 3)
     assert S.edit_span("abcdef", "abdef", 2) == (2, 3)

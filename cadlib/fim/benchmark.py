@@ -16,7 +16,15 @@ tokenizer) and times, at every step,
 (:class:`cadlib.fim.mask.TokenTrie`) against forking and feeding tokens one by one, after
 checking on a sample that both give the same mask and that the true next token is allowed.
 
-Both return tidy ``pandas.DataFrame`` rows for the FIM chapter to plot; nothing here asserts a
+:func:`compare_masks` (``python -m cadlib.fim.benchmark --compare --out
+results/fim.maskspeed.json``, issue 34 §5) times the whole mask beside its previous
+implementation (:data:`MASK_ARMS`: lean Earley charts or full ones), alternating on identical
+states, checks that the two masks are equal at every step, and records the garbage collector's
+time inside each mask under default, frozen and disabled gc and with a larger heap (the
+chapter's masks run in a notebook holding a model and earlier cells' data; its stage timings
+also go through :class:`_ParserClock`, whose per-operation clock adds to the whole).
+
+All return tidy ``pandas.DataFrame`` rows for the FIM chapter to plot; nothing here asserts a
 speed. Timings are wall-clock ``time.perf_counter`` on whatever machine runs them: label them
 with the hardware; on a shared 2-core machine they are noisy, so compare medians.
 
@@ -38,18 +46,31 @@ and 59.9-61.7 ms.
 
 from __future__ import annotations
 
+import argparse
+import gc
+import json
+import os
 import random
 import time
+from datetime import UTC, datetime
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
+from tqdm import tqdm
 
+from ..corpora import load_corpus
+from ..models import load_tokenizer
+from ..provenance import monitor, provenance
+from ..results import hardware_info, repo_root
+from . import earley
 from .constraint import FIMConstraint
 from .differential import python_accepts
 from .mask import TokenTrie, naive_allowed_mask, token_texts_cached
 
-__all__ = ["fim_problems", "per_step_cost", "mask_cost", "mask_stages"]
+__all__ = ["fim_problems", "per_step_cost", "mask_cost", "mask_stages", "compare_masks",
+           "mask_speed_summary", "MASK_ARMS"]
 
 
 class _ParserClock:
@@ -252,6 +273,7 @@ def mask_stages(cases, tokenizer, n_problems: int = 4, seed: int = 0,
     the tables: :meth:`cadlib.fim.tokenlex.LexTables.allowed`) split into the parser's
     operations they replay on the branch's real chart (Earley scans and completions) and the
     lexical rest (walks, filing, evaluation bookkeeping), the numpy cover of their token ids,
+    the f-string fields (tokens that may end a field, re-checked with the expression's text),
     the byte tokens, and ``can_end`` for the end tokens.
 
     Returns
@@ -271,11 +293,13 @@ def mask_stages(cases, tokenizer, n_problems: int = 4, seed: int = 0,
             parser.seconds = 0.0
             walk_s, found = _time(lambda cur=c, p=parser: trie.tables.allowed(p, cur.branches))
             cover_s, _ = _time(lambda m=mask, f=found: trie._cover(m, f))
+            field_s, _ = _time(lambda m=mask, cur=c: trie._fstring_fields(m, cur))
             byte_s, _ = _time(lambda m=mask, cur=c: trie._byte_tokens(m, cur))
             end_s, _ = _time(c.can_end)
             for stage, seconds in (("parser operations (Earley)", parser.seconds),
                                    ("lexical tables (walks, filing)", walk_s - parser.seconds),
-                                   ("numpy cover", cover_s), ("byte tokens", byte_s),
+                                   ("numpy cover", cover_s), ("f-string fields", field_s),
+                                   ("byte tokens", byte_s),
                                    ("can_end", end_s)):
                 rows.append(dict(problem=pid, step=k, middle_chars=length, stage=stage,
                                  seconds=seconds))
@@ -285,3 +309,207 @@ def mask_stages(cases, tokenizer, n_problems: int = 4, seed: int = 0,
             c.feed(text)
             length += len(text)
     return pd.DataFrame(rows)
+
+
+# ----- the mask beside its previous implementation (issue 34 §5) -----------------------------
+
+#: The arms of :func:`compare_masks`: the mask as built now, and the previous implementation
+#: (charts keep their finished entries and every chart of a push chain is scanned the long
+#: way, :data:`cadlib.fim.earley.LEAN_CHARTS` off); both run the same lexical tables' code on
+#: their own trie, so the difference is the parser's.
+MASK_ARMS = {"lean charts": True, "previous (full charts)": False}
+
+
+class _GcClock:
+    """Seconds spent in the garbage collector (``gc.callbacks``) while installed."""
+
+    def __init__(self):
+        self.seconds, self.collections, self._t = 0.0, 0, None
+
+    def __call__(self, phase, info):
+        if phase == "start":
+            self._t = time.perf_counter()
+        elif self._t is not None:
+            self.seconds += time.perf_counter() - self._t
+            self.collections += 1
+            self._t = None
+
+
+def _arm(texts, lean: bool) -> SimpleNamespace:
+    """One arm: its own trie (own lexical tables) and whether its recognizers make lean
+    charts."""
+    return SimpleNamespace(trie=TokenTrie(texts), lean=lean)
+
+
+def _constraint(left: str, right: str, lean: bool) -> FIMConstraint:
+    """A fresh constraint (own recognizer and charts) whose recognizer makes lean charts or
+    not (the switch is read when a recognizer is made)."""
+    before, earley.LEAN_CHARTS = earley.LEAN_CHARTS, lean
+    try:
+        return FIMConstraint(left, right)
+    finally:
+        earley.LEAN_CHARTS = before
+
+
+def compare_masks(cases, tokenizer, n_problems: int = 12, seed: int = 0,
+                  middle_chars: int = 400, repeats: int = 3, gc_modes=("default",),
+                  ballast_millions=(0,), progress: bool = True) -> pd.DataFrame:
+    """Time the whole mask (:func:`cadlib.fim.mask.allowed_mask`'s trie mask and end-token
+    decision) of each arm of :data:`MASK_ARMS` on identical states, alternating.
+
+    Along the true middles of ``n_problems`` FIM problems (:func:`fim_problems`; one more is
+    run first to build the tables and is not recorded), token by token, both arms' masks are
+    computed at every step, in alternating order (ABBA…), each on its own fresh constraint,
+    and compared (they must be equal); the true token is then fed to both. ``repeats`` passes
+    each start from fresh constraints (new charts; the tables stay warm, as in decoding). Each
+    pass runs under every ``gc`` mode (``"default"``, ``"frozen"``: ``gc.freeze()`` after
+    setup, ``"disabled"``) and heap size (``ballast_millions`` million small live objects, to
+    mimic a notebook's larger heap), and the time the collector took inside each mask is
+    recorded beside it.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``ballast_millions, gc, repeat, problem, step, arm, seconds, gc_seconds,
+        gc_collections, n_allowed, equal`` (``equal``: this step's masks of the two arms are
+        identical).
+    """
+    texts = token_texts_cached(tokenizer)
+    arms = {name: _arm(texts, lean) for name, lean in MASK_ARMS.items()}
+    end_ids = [tokenizer.eos_token_id]
+    problems = fim_problems(cases, n_problems + 1, seed, middle_chars)
+    steps = [[tid for tid in tokenizer.encode(m, add_special_tokens=False)]
+             for _, _, m, _ in problems]  # fmt: skip
+    clock = _GcClock()
+    rows: list = []
+    ballast: list = []
+
+    def one_pass(problem_ids, record: dict | None):
+        for p in problem_ids:
+            pid, left, _, right = problems[p]
+            live = {name: _constraint(left, right, arm.lean) for name, arm in arms.items()}
+            for k, tid in enumerate(steps[p]):
+                order = list(arms) if k % 2 == 0 else list(reversed(arms))
+                masks = {}
+                for name in order:
+                    c, trie = live[name], arms[name].trie
+                    g0, n0 = clock.seconds, clock.collections
+                    seconds, masks[name] = _time(lambda c=c, t=trie: _trie_mask(t, c, end_ids))
+                    if record is not None:
+                        rows.append(dict(record, problem=pid, step=k, arm=name,
+                                         seconds=seconds, gc_seconds=clock.seconds - g0,
+                                         gc_collections=clock.collections - n0,
+                                         n_allowed=int(masks[name].sum())))
+                first, *rest = masks.values()
+                if record is not None:
+                    for row in rows[-len(arms):]:
+                        row["equal"] = all((first == m).all() for m in rest)
+                text = texts[tid]
+                if not isinstance(text, str):
+                    break
+                for c in live.values():
+                    c.feed(text)
+
+    one_pass([0], None)  # warm-up: builds both arms' tables
+    gc.callbacks.append(clock)
+    total = len(ballast_millions) * len(gc_modes) * repeats
+    try:
+        with tqdm(total=total, desc="mask passes", disable=not progress) as bar:
+            for millions in ballast_millions:
+                ballast[:] = [{"i": i} for i in range(int(millions * 1_000_000))]
+                for mode in gc_modes:
+                    for r in range(repeats):
+                        gc.collect()
+                        if mode == "frozen":
+                            gc.freeze()
+                        elif mode == "disabled":
+                            gc.disable()
+                        try:
+                            one_pass(range(1, len(problems)),
+                                     dict(ballast_millions=millions, gc=mode, repeat=r))
+                        finally:
+                            gc.enable()
+                            gc.unfreeze()
+                        bar.update()
+    finally:
+        gc.callbacks.remove(clock)
+        ballast.clear()
+    return pd.DataFrame(rows)
+
+
+def mask_speed_summary(frame: pd.DataFrame) -> list[dict]:
+    """Per heap size, gc mode and arm: steps, median / p90 / mean milliseconds per mask, the
+    share of the time spent in the garbage collector, the largest collector pause inside one
+    mask, whether every step's masks were equal between the arms, and (arms after the first)
+    the median over steps of this arm's time over the first arm's on the same state (paired,
+    so slow drifts of the machine cancel)."""
+    out = []
+    keys = ["ballast_millions", "gc", "arm"]
+    first = list(MASK_ARMS)[0]
+    for (millions, mode, arm), g in frame.groupby(keys, sort=False):
+        ms = g.seconds * 1e3
+        row = dict(ballast_millions=millions, gc=mode, arm=arm, steps=len(g),
+                   median_ms=round(float(ms.median()), 4),
+                   p90_ms=round(float(ms.quantile(0.9)), 4),
+                   mean_ms=round(float(ms.mean()), 4),
+                   gc_share=round(float(g.gc_seconds.sum() / g.seconds.sum()), 4),
+                   max_gc_pause_ms=round(float(g.gc_seconds.max() * 1e3), 4),
+                   all_equal=bool(g.equal.all()))
+        if arm != first:
+            base = frame[(frame.ballast_millions == millions) & (frame.gc == mode)
+                         & (frame.arm == first)]  # fmt: skip
+            pair = ["repeat", "problem", "step"]
+            both = g.merge(base, on=pair, suffixes=("", "_first"))
+            row["median_ratio_to_first"] = round(float((both.seconds / both.seconds_first)
+                                                       .median()), 4)  # fmt: skip
+        out.append(row)
+    return out
+
+
+def main(argv=None) -> None:
+    """``python -m cadlib.fim.benchmark --compare --out results/fim.maskspeed.json``: the mask
+    beside its previous implementation, alternating on identical states, with the run's
+    provenance (run it on a quiet machine)."""
+    ap = argparse.ArgumentParser(prog="python -m cadlib.fim.benchmark", description=main.__doc__)
+    ap.add_argument("--compare", action="store_true", required=True,
+                    help="time the mask beside its previous implementation (compare_masks)")
+    ap.add_argument("--corpus", default="heval-fix-py")
+    ap.add_argument("--tokenizer", default="smollm2-135m-instruct")
+    ap.add_argument("--problems", type=int, default=12)
+    ap.add_argument("--middle-chars", type=int, default=400)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--gc", default="default,frozen,disabled",
+                    help="comma-separated gc modes: default, frozen, disabled")
+    ap.add_argument("--ballast", default="0,3",
+                    help="comma-separated heap sizes, in millions of small live objects")
+    ap.add_argument("--steps", action="store_true",
+                    help="also write every step's record (a few MB at the defaults)")
+    ap.add_argument("--out", default="results/fim.maskspeed.json")
+    args = ap.parse_args(argv)
+    monitor()  # the other processes' load while it runs, for the provenance
+    tok = load_tokenizer(args.tokenizer)
+    frame = compare_masks(load_corpus(args.corpus), tok, n_problems=args.problems,
+                          seed=args.seed, middle_chars=args.middle_chars, repeats=args.repeats,
+                          gc_modes=tuple(args.gc.split(",")),
+                          ballast_millions=tuple(float(b) for b in args.ballast.split(",")))
+    command = ("python -m cadlib.fim.benchmark --compare "
+               + " ".join(f"--{k.replace('_', '-')} {v}" for k, v in vars(args).items()
+                          if k not in ("compare", "steps"))
+               + (" --steps" if args.steps else ""))  # fmt: skip
+    report = dict(profile="maskspeed", command=command,
+                  created=datetime.now(UTC).isoformat(timespec="seconds"),
+                  hardware=hardware_info("cpu"), threads=os.environ.get("OMP_NUM_THREADS"),
+                  tokenizer=args.tokenizer, params=vars(args), arms=list(MASK_ARMS),
+                  goals_ms={"median": 1.0, "p90": 5.0},
+                  summary=mask_speed_summary(frame),
+                  steps=frame.round(7).to_dict(orient="list") if args.steps else None,
+                  provenance=provenance(repo_root()))  # fmt: skip
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=1) + "\n")
+    print(json.dumps(report["summary"], indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -10,7 +10,7 @@ the chart can scan (Fig. 5 lines 10-12, ``st'``). Comments and ``\\``-newline ar
 feed nothing; whitespace and newlines are handled at symbol boundaries together with Python's
 line structure (NEWLINE, INDENT/DEDENT, brackets: :mod:`cadlib.fim.indent`).
 
-A :data:`Branch` is an immutable tuple ``(chart, sip, guards, follow, line)``:
+A :data:`Branch` is an immutable tuple ``(chart, sip, guards, follow, line, ftext)``:
 
 ``chart``
     the :class:`~cadlib.fim.earley.Chart` after the symbols already ended;
@@ -23,7 +23,14 @@ A :data:`Branch` is an immutable tuple ``(chart, sip, guards, follow, line)``:
 ``line``
     ``(depth, at_line_start, col, altcol, stack)``: bracket depth, whether no symbol is on this
     line yet, the column so far (tabs to 8, and tabs as 1 for CPython's ``TabError`` check), and
-    the indentation stack as ``((col, altcol, band), …)``.
+    the indentation stack as ``((col, altcol, band), …)``;
+``ftext``
+    the text of the symbol in progress when it is an f-string (else ``None``), kept beside its
+    automaton state rather than in it: when a step leaves a replacement field's expression
+    (:attr:`~cadlib.fim.lexer.LexemeDFA.fstr` goes from 2 to 1), the expression just closed
+    must parse (:func:`cadlib.fim.fstring.last_field_valid`, CPython 3.11's rule), else the
+    branch dies. The automaton's states stay few (the mask's tables are keyed on them,
+    :mod:`cadlib.fim.tokenlex`), and the text costs only while an f-string is open.
 
 Branches share charts and never mutate, so a set of branches is the whole lexer+parser state and
 copying it is copying a short list.
@@ -34,6 +41,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 
 from .earley import Chart, Recognizer
+from .fstring import last_field_valid
 from .indent import BASE, advance_column
 from .lexer import CLOSE_BRACKETS, IGNORE, NUMBER_TERMINALS, OPEN_BRACKETS, dfa, number_follow
 from .python_grammar import NEWLINE, dedent, indent
@@ -73,7 +81,7 @@ class BranchingLexer:
 
     def initial(self) -> list[Branch]:
         """The branches at the start of a file: one, at the root chart."""
-        return [(self.rec.root, 0, (), (), START_LINE)]
+        return [(self.rec.root, 0, (), (), START_LINE, None)]
 
     def sip_viable(self, sip: int, chart: Chart) -> bool:
         """Whether the symbol in progress can still become a terminal ``chart`` can scan."""
@@ -125,8 +133,8 @@ class BranchingLexer:
     def step(self, branches: list[Branch], ch: str) -> list[Branch]:
         """Fig. 5's loop body for one character: every branch extends, ends or dies."""
         out: list[Branch] = []
-        step, accept, commit = dfa.step, dfa.accept, dfa.commit
-        for chart, sip, guards, follow, line in branches:
+        step, accept, commit, fstr = dfa.step, dfa.accept, dfa.commit, dfa.fstr
+        for chart, sip, guards, follow, line, ftext in branches:
             if guards:
                 guards = self._advance_guards(guards, ch)
                 if guards is None:
@@ -140,7 +148,12 @@ class BranchingLexer:
                 continue
             nxt = step(sip, ch)
             if nxt >= 0 and self.sip_viable(nxt, chart):
-                out.append((chart, nxt, guards, follow, line))
+                if fstr[nxt]:
+                    text = _fstring_text(sip, ftext, ch)
+                    if fstr[nxt] == 2 or fstr[sip] != 2 or last_field_valid(text):
+                        out.append((chart, nxt, guards, follow, line, text))
+                else:
+                    out.append((chart, nxt, guards, follow, line, None))
             names = accept[sip]
             if names is None or (nxt >= 0 and (accept[nxt] is not None or commit[nxt])):
                 continue
@@ -173,7 +186,7 @@ class BranchingLexer:
         if ch in _WHITESPACE:
             if bol:
                 line = (depth, bol, *advance_column(col, alt, ch), stack)
-            out.append((chart, 0, guards, follow, line))
+            out.append((chart, 0, guards, follow, line, None))
             return
         if ch == "\n":
             if depth == 0:
@@ -182,7 +195,7 @@ class BranchingLexer:
                     if chart is None:
                         return
                 line = (0, True, 0, 0, stack)
-            out.append((chart, 0, guards, follow, line))
+            out.append((chart, 0, guards, follow, line, None))
             return
         sip = dfa.step(0, ch)
         if sip < 0:
@@ -194,7 +207,7 @@ class BranchingLexer:
             chart, stack = done
             line = (0, False, 0, 0, stack)
         if self.sip_viable(sip, chart):
-            out.append((chart, sip, guards, follow, line))
+            out.append((chart, sip, guards, follow, line, None))
 
     def feed(self, branches: list[Branch], text: str) -> list[Branch]:
         """Step through ``text``; stops early (returning ``[]``) once every branch died."""
@@ -204,3 +217,11 @@ class BranchingLexer:
             if not branches:
                 break
         return branches
+
+
+def _fstring_text(sip: int, ftext: str | None, ch: str) -> str:
+    """An f-string's text after ``ch``: ``ftext`` and ``ch``, or, when ``ch`` is the opening
+    quote, the prefix (the name state's text, ``f``, ``rf`` …) and ``ch``."""
+    if ftext is None:
+        return dfa.descs[sip][1] + ch
+    return ftext + ch

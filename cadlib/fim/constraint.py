@@ -18,7 +18,7 @@ memoised, so per-character work does not grow with the middle (the paper's linea
 
 Exactness. ``can_end`` follows CPython 3.11's tokenizer and the grammar of
 :mod:`cadlib.fim.python_grammar` exactly, up to the differences listed there and in
-:mod:`cadlib.fim.lexer` (f-string replacement fields, ``\\N{…}`` names, ``\\r``, tab/space
+:mod:`cadlib.fim.lexer` (``\\N{…}`` names, ``\\r``, tab/space
 consistency across the cut: only columns are compared there). ``viable`` never
 rejects a prefix of a valid middle; it may accept a prefix that only over-approximated
 completions would finish: the end condition of a right-context branch (which lexeme the middle
@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from .branching import Branch, BranchingLexer
 from .earley import Recognizer
+from .fstring import lexeme_fields_valid
 from .lexer import CONTINUATION, dfa
 from .python_grammar import dedent, python_grammar
 from .quotient import TOP
@@ -144,7 +145,7 @@ class FIMConstraint:
         return any(self._branch_can_end(b) for b in self.branches)
 
     def _branch_can_end(self, branch: Branch) -> bool:
-        chart, sip, guards, follow, line = branch
+        chart, sip, guards, follow, line, ftext = branch
         problem = self._problem
         lexer, right = problem.lexer, problem.right
         if not right.prefix_ok(guards, follow):
@@ -157,6 +158,8 @@ class FIMConstraint:
             j, state = tail
             if state == CONTINUATION and j == len(right.text):
                 return False  # "unexpected EOF while parsing"
+            if ftext is not None and not lexeme_fields_valid(ftext + right.text[:j]):
+                return False  # an f-string finished by the right context: its fields' syntax
             ended = lexer.emit(chart, line, dfa.accept[state])
             if ended is None:
                 return False

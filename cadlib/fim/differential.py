@@ -19,8 +19,8 @@ allows one), PEP 646 ``a[*b]``, a walrus in an unparenthesised tuple, ``from m i
 making the indentation inconsistent (``TabError``), and a ``\\``-newline ending the file. What
 still differs is listed in :data:`KNOWN_DIFFERENCES` (never met by the edits
 above, whose alphabet :data:`EDIT_ALPHABET` has no ``\\N``). f-string replacement fields are
-parsed with 3.11's rules (:mod:`cadlib.fim.fstring`, all but the expression's own syntax) since
-issue 34, and 3.11's decorators
+parsed with 3.11's rules (:mod:`cadlib.fim.fstring`; since issue 34 the expression's own syntax
+too, checked where the expression ends), and 3.11's decorators
 (PEP 614), ``except*`` and ``*args: *Ts`` are in the grammar.
 """
 
@@ -46,8 +46,6 @@ CUT_KINDS = ("boundary", "mid_token", "mid_string", "mid_indent")
 
 #: Why ``can_end`` may still disagree with ``ast.parse`` (module docstrings have the details).
 KNOWN_DIFFERENCES = {
-    "f-string expression": "an f-string field's expression is checked for brackets, quotes, "
-                           "backslashes, comments and blankness, not parsed (cadlib.fim.fstring)",
     "unicode escape": r"the name in \N{...} is not looked up",
     "tabs": "TabError between right-context lines and the levels or the last line of the "
             "left+middle is missed (only columns are compared across the cut)",

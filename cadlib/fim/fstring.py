@@ -22,13 +22,18 @@ the restrictions below):
   fields up to its ``}`` (no ``{{`` escapes there), nested one level only
   (``f"{x:{y:{z}}}"`` is "expressions nested too deeply").
 
-**Not checked** (a documented difference, ``KNOWN_DIFFERENCES["f-string expression"]``):
-whether the expression itself parses (CPython compiles ``(expression)``: ``{a b}``, ``{,a}``,
-``{*a}``, ``{lambda x: x}`` are errors there, accepted here). Checking it exactly needs the
-expression's text in the lexical state, which made every character of an expression a new
-state: the mask's lexical tables (:mod:`cadlib.fim.tokenlex`) then walked the whole vocabulary
-at every step inside a field (about two minutes a mask and millions of states, measured with
-SmolLM2's tokenizer). :func:`valid_expression` is that check, for the tests.
+**The expression's own syntax** (CPython compiles ``(expression)``: ``{a b}``, ``{,a}``,
+``{*a}``, ``{lambda x: x}`` are errors) is checked when a field's expression *ends* (its ``}``,
+``:``, ``!`` + conversion or ``=`` is read), not in these states: keeping the expression's text
+in the state made every character of an expression a new state, and the mask's lexical tables
+(:mod:`cadlib.fim.tokenlex`) then walked the whole vocabulary at every step inside a field
+(about two minutes a mask and millions of states with SmolLM2's tokenizer). Instead the
+branching lexer keeps the f-string's text so far *beside* its automaton state (a branch's sixth
+element, :mod:`cadlib.fim.branching`) and, when a step leaves an expression, asks
+:func:`last_field_valid` (:func:`valid_expression` on the expression just closed); a right
+context that finishes an f-string is checked whole (:func:`lexeme_fields_valid`). A prefix such
+as ``{a b`` stays alive until its field ends (``{a b if c else d}`` is no more valid, but
+``{x if y`` may still become ``{x if y != 1 else z}``), so no completable prefix is rejected.
 
 States are hashable tuples (the lexer's automaton caches its transitions on them), few:
 ``("L", level, sub)`` in literal text at nesting ``level`` (0: the f-string, 1 and 2: format
@@ -45,7 +50,8 @@ import ast
 import functools
 import warnings
 
-__all__ = ["START", "step", "can_end", "valid_expression", "MAX_BRACKETS"]
+__all__ = ["START", "step", "can_end", "valid_expression", "MAX_BRACKETS", "closed_expressions",
+           "last_field_valid", "lexeme_fields_valid", "split_lexeme"]
 
 #: State at the start of an f-string's content.
 START = ("L", 0, "")
@@ -193,3 +199,50 @@ def _in_string(level: int, seen: bool, brackets: tuple, quote: tuple, ch: str) -
     if kind == "3b":
         return ("E", level, seen, brackets, None, "")
     return ("E", level, seen, brackets, (q, "3b" if kind == "3a" else "3a"), "")
+
+
+def closed_expressions(content: str, raw: bool) -> list[str] | None:
+    """The expressions of the replacement fields that end in an f-string's ``content`` (its
+    text between the quotes, or a prefix of it), in order; ``None`` when the content breaks a
+    structural rule (:func:`step` fails). An expression starts after its field's ``{`` and ends
+    before the character that ends it (a ``!`` or ``=`` that turned out not to be ``!=`` /
+    ``==`` is not part of it)."""
+    state, start, out = START, 0, []
+    for i, ch in enumerate(content):
+        prev, state = state, step(state, ch, raw)
+        if state is None:
+            return None
+        if state[0] == "E" and prev[0] != "E":
+            start = i if prev == ("L", 0, "{") else i + 1
+        elif prev[0] == "E" and state[0] != "E":
+            out.append(content[start:i - 1 if prev[5] in ("!", "=") else i])
+    return out
+
+
+def split_lexeme(text: str) -> tuple[bool, str, str]:
+    """``(raw, quote, content)`` of an f-string lexeme's text (finished or not): its prefix
+    says raw or not, ``quote`` is its opening quote (one or three characters), ``content``
+    what follows it (with the closing quote, when finished)."""
+    prefix = text[:len(text) - len(text.lstrip("rRfF"))]
+    rest = text[len(prefix):]
+    quote = rest[:3] if rest[:3] in ('"""', "'''") else rest[:1]
+    return "r" in prefix.lower(), quote, rest[len(quote):]
+
+
+def last_field_valid(text: str) -> bool:
+    """Whether the field that the last character of ``text`` (an f-string lexeme so far, inside
+    its quotes) ended has a valid expression (:func:`valid_expression`); the lexer asks this
+    when a step leaves an expression, so the earlier fields were asked already."""
+    raw, _, content = split_lexeme(text)
+    found = closed_expressions(content, raw)
+    return bool(found) and valid_expression(found[-1])
+
+
+def lexeme_fields_valid(text: str) -> bool:
+    """Whether every replacement field of a finished f-string lexeme ``text`` has a valid
+    expression (and the fields' structure holds)."""
+    raw, quote, content = split_lexeme(text)
+    if not content.endswith(quote) or len(content) < len(quote):
+        return False
+    found = closed_expressions(content[:len(content) - len(quote)], raw)
+    return found is not None and all(valid_expression(e) for e in found)

@@ -29,7 +29,9 @@ CPython's observed lexing, where it differs from leftmost-longest matching (§V 
   content (replacement fields with CPython 3.11's rules, not 3.12's PEP 701): a state
   ``("fstr", kind, phase, fstring_state)``; the quotes that may close a triple-quoted f-string
   are held back until a non-quote shows they were content. An f-string whose fields are
-  broken dies (an expression's own syntax is not checked: see that module). Its states grow
+  broken dies; an expression's own syntax is checked by the branching lexer when the
+  expression ends (:attr:`LexemeDFA.fstr` marks the states inside one; see that module and
+  :mod:`cadlib.fim.branching`), not by this automaton. Its states grow
   with the brackets open in a field, so :attr:`LexemeDFA.sip_states` leaves them out: a right
   context ends such a symbol where the plain string state of the same quotes and phase ends
   it, or nowhere.
@@ -167,6 +169,8 @@ class LexemeDFA:
         self.commit: list[bool] = []
         self.reach: list = []
         self.trans: list[dict] = []
+        #: per state: 0 no f-string, 1 an f-string outside a field's expression, 2 inside one
+        self.fstr: list[int] = []
         self.state(("start",))
 
     def state(self, desc: tuple) -> int:
@@ -180,6 +184,7 @@ class LexemeDFA:
             self.commit.append(commit)
             self.reach.append(reach)
             self.trans.append({})
+            self.fstr.append(0 if desc[0] != "fstr" else 2 if desc[3][0] == "E" else 1)
         return sid
 
     def step(self, sid: int, ch: str) -> int:

@@ -19,7 +19,14 @@ character steps per decoding step; :class:`TokenTrie` shares the work:
   tries of the branches' keys on their charts (memoised scans and set tests) and takes the
   tokens of the nodes that succeed. These tables are shared by every constraint and step, and
   grow lazily, as charts need them;
-* byte tokens are grouped by their whole characters once, at construction.
+* byte tokens are grouped by their whole characters once, at construction;
+* an f-string field's expression is checked where it ends, with its text
+  (:mod:`cadlib.fim.fstring`), which the chart-free tables cannot see: so where a token could
+  end a field (:meth:`TokenTrie._field_candidates`: inside an f-string, a token holding ``}``,
+  ``:``, ``!`` or ``=``; elsewhere, one that also opens an f-string and a field, a handful of
+  SmolLM2's tokens) the tables' answer is re-checked by feeding the token
+  (:meth:`TokenTrie._fstring_fields`). Everywhere else no field can end within a token and the
+  tables are exact.
 
 Byte-level BPE tokens that are not valid UTF-8 on their own carry pieces of a multi-byte
 character. The decoder keeps the *pending* bytes of an unfinished character and feeds the
@@ -37,13 +44,16 @@ the base and call convention of the copy/gen grammar's :class:`~cadlib.processor
 from __future__ import annotations
 
 import functools
+import re
 
 import numpy as np
 import torch
 
 from ..processors import MaskProcessor, as_tensor
 from ..vocab import token_texts, token_texts_cached
+from . import fstring
 from .constraint import FIMConstraint
+from .lexer import dfa
 from .tokenlex import LexTables, char_bit
 
 __all__ = ["TokenTrie", "token_texts", "allowed_mask", "naive_allowed_mask", "FIMLogitsProcessor",
@@ -51,6 +61,9 @@ __all__ = ["TokenTrie", "token_texts", "allowed_mask", "naive_allowed_mask", "FI
            "byte_token_viable", "PendingBytes"]
 
 _PARTIAL = "é"
+_FIELD_END = "}:!="  # the characters that may end an f-string field's expression
+_OPENS_FSTRING = re.compile(r"[fF][rR]?['\"]|[rR][fF]['\"]")  # an f-string's prefix and quote
+_FSTRING_PREFIXES = frozenset({"f", "r", "fr", "rf"})  # a name that a quote may make one
 
 
 class TokenTrie:
@@ -95,6 +108,17 @@ class TokenTrie:
                 groups.setdefault((split[0], bool(split[1])), []).append(tid)
         self.byte_groups = [(key, np.array(tids, dtype=np.int64))
                             for key, tids in groups.items()]  # fmt: skip
+        self.texts = texts
+        # token ids that may end an f-string field (see _field_candidates)
+        strs = [t if isinstance(t, str) else "" for t in texts]
+        ends = [any(c in t for c in _FIELD_END) for t in strs]
+        quoted = [e and "{" in t and ("'" in t or '"' in t)
+                  for t, e in zip(strs, ends, strict=True)]  # fmt: skip
+        inside = [q and _OPENS_FSTRING.search(t) is not None
+                  for t, q in zip(strs, quoted, strict=True)]  # fmt: skip
+        self.field_enders = np.flatnonzero(ends)
+        self.field_openers = np.flatnonzero(quoted)
+        self.field_openers_inside = np.flatnonzero(inside)
 
     def _number(self) -> None:
         """Depth-first token order, subtree ranges and subtree character masks."""
@@ -140,8 +164,46 @@ class TokenTrie:
                 mask[tid] = byte_token_viable(constraint, raw, pending)
             return mask
         self._cover(mask, self.tables.allowed(constraint._problem.lexer, constraint.branches))
+        self._fstring_fields(mask, constraint)
         self._byte_tokens(mask, constraint)
         return mask
+
+    def _field_candidates(self, constraint: FIMConstraint) -> np.ndarray:
+        """The ids of the tokens that may end an f-string field's expression from
+        ``constraint``'s state (what the chart-free tables cannot judge). From a branch inside
+        an f-string: tokens with ``}``, ``:``, ``!`` or ``=``; from one whose ``!`` or ``=``
+        may end the expression at the token's first character (``{a!`` then ``r}``): those
+        too if the expression so far is valid, else every token; from a name that a quote
+        would make an f-string's prefix (``f``, ``r``, ``fr``, ``rf``): tokens that also hold
+        ``{`` and a quote; from any other branch: tokens that also open an f-string
+        themselves (``f"``, ``rf'`` …)."""
+        parts = []
+        for branch in constraint.branches:
+            sip, ftext = branch[1], branch[5]
+            kind = dfa.fstr[sip]
+            if not kind:
+                desc = dfa.descs[sip]
+                prefix = desc[0] == "name" and (desc[1] or "").lower() in _FSTRING_PREFIXES
+                parts.append(self.field_openers if prefix else self.field_openers_inside)
+            elif kind == 2 and dfa.descs[sip][3][5] in ("!", "="):
+                probe = ftext + ("r" if dfa.descs[sip][3][5] == "!" else "}")
+                if not fstring.last_field_valid(probe):
+                    return np.arange(self.size)
+                parts.append(self.field_enders)
+            else:
+                parts.append(self.field_enders)
+        return parts[0] if len(parts) == 1 else np.unique(np.concatenate(parts))
+
+    def _fstring_fields(self, mask: np.ndarray, constraint: FIMConstraint) -> None:
+        """Stage 2b of :meth:`allowed`: the tokens the tables allow that may end an f-string
+        field are fed on their own (the expression's syntax needs its text; see the module
+        docstring)."""
+        candidates = self._field_candidates(constraint)
+        texts = self.texts
+        for tid in candidates[mask[candidates]]:
+            text = texts[tid]
+            if isinstance(text, str):
+                mask[tid] = constraint.fork().feed(text)
 
     def _cover(self, mask: np.ndarray, parts: list) -> None:
         """Stage 2 of :meth:`allowed`: the token ids of :meth:`LexTables.allowed

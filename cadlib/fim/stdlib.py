@@ -238,8 +238,6 @@ def categorize(program: str, start: int, end: int, edit: str = "") -> str:
     if any(m.start() < max(end, start + 1) and start < m.end()
            for m in _N_ESCAPE.finditer(program)):
         return "unicode escape"
-    if edit_location(program, start, end) == "f-string field":
-        return "f-string expression"
     line_start = program.rfind("\n", 0, start) + 1
     line_end = program.find("\n", end)
     lines = program[line_start:len(program) if line_end < 0 else line_end]

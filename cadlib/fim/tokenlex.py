@@ -130,7 +130,7 @@ class LexTables:
         tables it routes first characters to (:func:`_route`); ``keep`` (a boolean mask over
         token ids, or ``None``) restricts the latter to the first characters routed there."""
         parts = []
-        for chart, sip, guards, follow, line in branches:
+        for chart, sip, guards, follow, line, _ in branches:
             key = (sip, guards, follow, line[1])
             own = self.table(key)
             parts.append((own.allowed(lexer, chart, line), None))
