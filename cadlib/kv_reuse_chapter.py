@@ -21,6 +21,8 @@ Policies are tuned on the development corpora (:data:`DEV`); held-out numbers co
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 import torch
@@ -42,7 +44,8 @@ from .models import (
     resolve_device,
     set_threads,
 )
-from .results import setting_label
+from .provenance import evidence_caption
+from .results import find_results_file, setting_label
 from .strategies import METHODS, TIMED, CopyAsDecode, make_methods, prepare
 
 __all__ = [
@@ -66,6 +69,10 @@ __all__ = [
     "timed_methods",
     "time_modes",
     "timing_table",
+    "TIMING_COMMAND",
+    "load_timing_run",
+    "timing_run_table",
+    "timing_run_markdown",
     "kv_numbers",
     "run_summary",
 ]
@@ -372,6 +379,46 @@ def timing_table(timing: pd.DataFrame) -> pd.DataFrame:
     corpus = med.index.get_level_values("corpus")
     med["vs_exact_splice"] = exact.reindex(corpus).values / med.decode_s
     return med.reset_index()
+
+
+#: The command that records the chapter's timed run (a quiet machine; ``results/
+#: kv_reuse.timing.json``, its records under ``results/records/kv_reuse.timing/``).
+TIMING_COMMAND = ("papermill --cwd notebooks notebooks/06c_kv_reuse.ipynb "
+                  "_build/06c_kv_reuse.timing.ipynb -p profile timing")
+
+
+def load_timing_run(profile: str = "timing") -> dict | None:
+    """The committed timed run (``kv_reuse.<profile>.json``), or ``None``."""
+    path = find_results_file(f"kv_reuse.{profile}.json")
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def timing_run_table(record: dict) -> pd.DataFrame:
+    """The timed run's medians per corpus and method (:func:`timing_table`, as committed)."""
+    return pd.DataFrame([dict(corpus=CORPUS_LABELS.get(c, c), method=m, **v)
+                         for c, methods in record["numbers"]["timing"].items()
+                         for m, v in methods.items()])  # fmt: skip
+
+
+def timing_run_markdown(record: dict) -> str:
+    """Per corpus, the fastest reuse policy's median decode time against the exact splice's
+    and autoregressive decoding's (both on the same case and repeats), then the run's
+    provenance (:func:`cadlib.provenance.evidence_caption`)."""
+    lines = []
+    for corpus, methods in record["numbers"]["timing"].items():
+        reuse = {m: v for m, v in methods.items() if m.startswith("reuse ")}
+        if not reuse:
+            continue
+        best = max(reuse, key=lambda m: reuse[m]["vs_exact_splice"])
+        ar = methods[METHODS[0]]["decode_s"] / reuse[best]["decode_s"]
+        lines.append(f"- {CORPUS_LABELS.get(corpus, corpus)}: `{best}` decodes in "
+                     f"{reuse[best]['decode_s']:.2f} s, {reuse[best]['vs_exact_splice']:.2f}× "
+                     f"as fast as the exact splice and {ar:.1f}× autoregressive decoding.")
+    cases = record["params"].get("timing_cases")
+    head = (f"**The timed run** ({cases} case(s) per corpus, {record['params']['repeats']} "
+            f"interleaved repeats; medians):")  # fmt: skip
+    caption = evidence_caption(record, f"kv_reuse.{record['profile']}.json")
+    return "\n".join([head, "", *lines, "", caption])
 
 
 # --------------------------------------------------------------------------------------------

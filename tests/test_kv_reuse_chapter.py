@@ -50,3 +50,21 @@ def test_agreement_of_the_control_is_total_and_numbers_are_declared(model, tok, 
     record = {"numbers": {**numbers, "runtime_s": 1.5, "timing": {"x": {"decode_s": 0.5}}}}
     assert undeclared_floats("kv_reuse", record) == []
     assert "Reusable share" in K.run_summary(shares, table, verdict)
+
+
+def test_the_timed_run_reads_the_fastest_reuse_policy_against_both_baselines():
+    def t(decode_s, vs):
+        return dict(forwards=10.0, ids_computed=20.0, decode_s=decode_s, gold_ids_per_s=1.0,
+                    vs_exact_splice=vs)
+
+    record = dict(profile="timing", created="2026-12-03T09:00:00", provenance=None,
+                  params={"timing_cases": 1, "repeats": 3},
+                  numbers={"timing": {"probeedit": {
+                      "autoregressive": t(12.0, 0.25), "Copy-as-Decode": t(3.0, 1.0),
+                      "reuse none": t(2.0, 1.5), "reuse first=2": t(2.5, 1.2)}}})  # fmt: skip
+    text = K.timing_run_markdown(record)
+    assert "`reuse none` decodes in 2.00 s, 1.50× as fast as the exact splice" in text
+    assert "6.0× autoregressive" in text and "Evidence run `kv_reuse.timing.json`" in text
+    assert "not recorded" in text  # no provenance: the caption says so
+    table = K.timing_run_table(record)
+    assert len(table) == 4 and set(table.method) >= {"reuse none", "Copy-as-Decode"}
