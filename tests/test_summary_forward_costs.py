@@ -33,3 +33,11 @@ def test_the_committed_runs_give_one_row_per_timing_chapter():
     assert set(t.chapter) <= {"2 (kernel)", "6 (decoding)", "6b (llama.cpp)"}
     assert "2 (kernel)" in set(t.chapter)
     assert (t.one_id_forward_ms > 0).all() and (t.context > 0).all()
+
+
+def test_the_html_table_fits_the_column_and_keeps_every_row():
+    t = table(("2 (kernel)", 256, 40.04, 1, "quiet (0.01 other cores)"),
+              ("6 (decoding)", 256, 45.0, 1, "quiet (0.01 other cores)"))
+    t = t.assign(source="x", attention="eager", recorded="2026-12-03")
+    html = FC.forward_cost_html(t)
+    assert 'class="cad-fit' in html and html.count("<tr>") == 3 and ">40.0<" in html

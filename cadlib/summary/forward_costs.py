@@ -18,8 +18,9 @@ import pandas as pd
 from ..cost_model import CostGrid
 from ..replay import decode, record_path
 from ..results import find_results_file
+from .render import fit_table_html
 
-__all__ = ["AGREEMENT_BAND", "forward_cost_reading", "one_id_forward_table"]
+__all__ = ["AGREEMENT_BAND", "forward_cost_html", "forward_cost_reading", "one_id_forward_table"]
 
 #: Two harnesses "agree" when the slower one-id forward is at most this many times the faster
 #: at the same context: 1.25 allows for a different attention kernel and timer, not for a busy
@@ -118,3 +119,12 @@ def forward_cost_reading(table: pd.DataFrame) -> str:
         parts.append(f"Recorded on a busy machine: chapter(s) "
                      f"{', '.join(c.split()[0] for c in busy.chapter)}; their times are high.")
     return " ".join(parts)
+
+
+def forward_cost_html(table: pd.DataFrame) -> str:
+    """:func:`one_id_forward_table` as a table that fits the summary's article column."""
+    view = table.assign(one_id_forward_ms=table.one_id_forward_ms.round(1)).rename(
+        columns={"one_id_forward_ms": "ms", "torch_threads": "threads"})
+    widths = {"chapter": 12, "source": 24, "context": 8, "ms": 7, "attention": 9,
+              "threads": 8, "load": 20, "recorded": 12}  # fmt: skip
+    return fit_table_html(view, widths)

@@ -31,6 +31,7 @@ __all__ = [
     "format_value",
     "headline_html",
     "setting_html",
+    "fit_table_html",
 ]
 
 _COLOURS = {EXACT: "#2ca02c", WITHIN_NOISE: "#8fd175", CONTRADICTS: "#d62728",
@@ -246,11 +247,17 @@ def setting_html(results: dict[str, dict] | None = None) -> str:
     table = table.drop(columns=shared)
     widths = {"chapter": 16, "profile": 9, "model": 24, "tokenizer": 24, "hardware": 20,
               "torch": 12, "created": 19}  # fmt: skip
+    return lead + fit_table_html(table, widths)
+
+
+def fit_table_html(table: pd.DataFrame, widths: dict[str, float]) -> str:
+    """``table`` (every column named in ``widths``, its relative width) as an HTML table that
+    wraps its cells inside the article column instead of scrolling sideways."""
     cols = list(table.columns)
     share = [widths[c] for c in cols]
     rows = "".join("<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in r) + "</tr>"
                    for r in table.itertuples(index=False))  # fmt: skip
-    return (f'{_style()}{lead}<table class="cad-fit cad-setting">'
+    return (f'{_style()}<table class="cad-fit cad-setting">'
             f"{_cols([round(100 * w / sum(share), 1) for w in share])}"
             "<thead><tr>" + "".join(f"<th>{html.escape(c)}</th>" for c in cols) + "</tr></thead>"
             f"<tbody>{rows}</tbody></table>")  # fmt: skip
