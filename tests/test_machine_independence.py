@@ -22,7 +22,9 @@ NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9]*.ipynb"))
 
 #: What names a machine: CPU families, core counts, timestamps, and this machine's own CPU
 #: name and library versions.
-GENERIC = r"AMD EPYC|Intel\(R\)|Xeon|Ryzen|Apple M\d|\b\d+ cores?\b|20\d\d-\d\d-\d\d[ T]\d\d:\d\d"
+# "N cores" is a machine's core count; "0.01 cores" (a decimal) is a recorded load, not one.
+GENERIC = (r"AMD EPYC|Intel\(R\)|Xeon|Ryzen|Apple M\d|(?<![\d.])\d+ cores?\b"
+           r"|20\d\d-\d\d-\d\d[ T]\d\d:\d\d")
 
 
 def sanitizers() -> list[tuple[re.Pattern, str]]:
@@ -102,3 +104,9 @@ def test_no_compared_output_names_the_machine(notebook: Path):
         f"{notebook.name}: compared outputs name the machine (cell, text): {leaks}; use "
         "cadlib.results.setting_label or tag the cell nbval-ignore-output"
     )
+
+
+def test_a_core_count_names_the_machine_but_a_recorded_load_does_not():
+    pattern = re.compile(GENERIC)
+    assert pattern.search("machine: 2 cores") and pattern.search("on 16 cores")
+    assert not pattern.search("other processes used 0.01 cores on average (max 0.02)")
