@@ -33,6 +33,7 @@ __all__ = [
     "evidence_caption",
     "git_commit",
     "load_caption",
+    "load_label",
     "monitor",
     "provenance",
     "report",
@@ -153,6 +154,16 @@ def busy(load: dict) -> bool:
     return load["other_cores"]["mean"] > BUSY_CORES
 
 
+def load_label(record: dict) -> str:
+    """A table cell's form of :func:`load_caption`: ``quiet``/``busy`` with the other
+    processes' mean share of a core, or ``not recorded``."""
+    prov = record.get("provenance")
+    if not prov:
+        return "not recorded"
+    share = prov["load"]["other_cores"]["mean"]
+    return f"{'busy' if prov['busy'] else 'quiet'} ({share:.2f} of a core)"
+
+
 def load_caption(record: dict) -> str:
     """One sentence on the load a results file was recorded under, for a chapter's caption
     (empty for files written before provenance was recorded)."""
@@ -161,8 +172,10 @@ def load_caption(record: dict) -> str:
         return "Load while it ran: not recorded (written before runs recorded their load)."
     load = prov["load"]
     other = load["other_cores"]
-    text = (f"Load while it ran: other processes used {other['mean']:.2f} cores on average "
-            f"(max {other['max']:.2f}; {load['samples']} samples)")  # fmt: skip
+    # "N cores" reads as a machine's core count (tests/test_machine_independence), so the
+    # load is said as a share of one core
+    text = (f"Load while it ran: other processes kept {other['mean']:.2f} of a core busy on "
+            f"average (max {other['max']:.2f}; {load['samples']} samples)")  # fmt: skip
     if prov["busy"]:
         names = ", ".join(f"{b['name']} {b['cores']:.2f}" for b in load["busiest_other"])
         return text + f": **a busy machine** (busiest: {names}); its timings are pessimistic."

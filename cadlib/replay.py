@@ -148,13 +148,7 @@ def _decode_dataclass(kind: str, fields: dict):
     cls = importlib.import_module(module)
     for part in qualname.split("."):
         cls = getattr(cls, part)
-    values = {name: decode(v) for name, v in fields.items()}
-    init = {f.name for f in dataclasses.fields(cls) if f.init}
-    obj = cls(**{k: v for k, v in values.items() if k in init})
-    for k, v in values.items():  # fields outside __init__ (none today) keep their values
-        if k not in init:
-            object.__setattr__(obj, k, v)
-    return obj
+    return cls(**{name: decode(v) for name, v in fields.items()})
 
 
 class Recorder:

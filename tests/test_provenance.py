@@ -32,7 +32,11 @@ def test_the_caption_says_quiet_busy_or_not_recorded():
     busy = {"provenance": {"commit": "a", "load": load(0.9, [{"name": "pytest", "cores": 0.9}]),
                            "busy": True}}  # fmt: skip
     caption = prov.load_caption(busy)
-    assert "**a busy machine**" in caption and "pytest 0.90" in caption and "0.90 cores" in caption
+    assert "**a busy machine**" in caption and "pytest 0.90" in caption
+    assert "0.90 of a core busy" in caption
+    assert prov.load_label(quiet) == "quiet (0.02 of a core)"
+    assert prov.load_label(busy) == "busy (0.90 of a core)"
+    assert prov.load_label({}) == "not recorded"
 
 
 def test_the_commit_is_head_with_a_dirty_mark_when_tracked_files_differ():

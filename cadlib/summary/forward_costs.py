@@ -16,6 +16,7 @@ import json
 import pandas as pd
 
 from ..cost_model import CostGrid
+from ..provenance import load_label
 from ..replay import decode, record_path
 from ..results import find_results_file
 from .render import fit_table_html
@@ -37,7 +38,7 @@ def _row(chapter: str, source: str, record: dict, context: int, ms: float, atten
          threads: int) -> dict:  # fmt: skip
     return dict(chapter=chapter, source=source, context=context, one_id_forward_ms=ms,
                 attention=attention, torch_threads=threads,
-                load=_load_label(record),
+                load=load_label(record),
                 recorded=str(record.get("created", ""))[:10])  # fmt: skip
 
 
@@ -69,15 +70,6 @@ def _llama_row(record: dict) -> dict | None:
     ms = curve["T_AR_ms"][curve["N"].index(1)]
     return _row("6b (llama.cpp)", "transformers engine, one AR step", record, p["kernel_P"], ms,
                 "sdpa", p["threads"])
-
-
-def _load_label(record: dict) -> str:
-    """``quiet``/``busy`` with the other processes' mean cores, or ``not recorded``."""
-    prov = record.get("provenance")
-    if not prov:
-        return "not recorded"
-    cores = prov["load"]["other_cores"]["mean"]
-    return f"{'busy' if prov['busy'] else 'quiet'} ({cores:.2f} other cores)"
 
 
 def one_id_forward_table() -> pd.DataFrame:
