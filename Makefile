@@ -47,10 +47,10 @@ $(VENV)/.installed: pyproject.toml $(LOCK) $(LLAMA_LOCK)
 
 # Appendix K (chapter 1): DeepSeek-Coder's and Llama 3's vocabularies, the vocabulary-only GGUF
 # files llama.cpp ships in the PyPI sdist of llama-cpp-python (pinned by version and sha256 in
-# cadlib.portability; downloaded with pip, never built or installed), converted once into the
+# cadlib.chapters.portability; downloaded with pip, never built or installed), converted once into the
 # cadlib cache.
 vocab: install
-	$(BIN)/python -m cadlib.portability fetch
+	$(BIN)/python -m cadlib.chapters.portability fetch
 
 # Re-resolve requirements.lock from pyproject.toml (newest releases that fit; torch pinned above).
 lock:
@@ -64,11 +64,11 @@ lock:
 # build HTML. On a GPU runner: `make book PROFILE=paper DEVICE=cuda` (book/reproduce.md).
 # The cpu profile rewrites the committed chapters in place but sends their numbers to
 # _build/reproduction/results, so the committed results/ (the evidence the summary reads) stay
-# as they are; cadlib.reproduction then compares the two, number by number, into the
+# as they are; cadlib.book.reproduction then compares the two, number by number, into the
 # reproduction report (_build/reproduction/report.json and the page book/reproduction.ipynb):
 # does the book reproduce on this machine? Any other profile writes its executed copies to
 # book/<profile>/ and its numbers to results/<chapter>.<profile>.json
-# (cadlib.results.results_name). First `cad check-models` checks every model the profile
+# (cadlib.book.results.results_name). First `cad check-models` checks every model the profile
 # loads: a hub model that is neither cached nor reachable stops the run before papermill
 # starts, with a line saying how to supply it.
 book: notebooks html
@@ -84,7 +84,7 @@ notebooks: install vocab
 	  $(NB_RESULTS) $(BIN)/papermill --cwd notebooks "$$nb" "$(NB_OUT)/$$(basename $$nb)" \
 	    -p profile $(PROFILE) -p device $(DEVICE) --log-level WARNING || exit 1; \
 	done
-	$(if $(filter cpu,$(PROFILE)),-$(BIN)/python -m cadlib.reproduction $(REPRODUCTION)/results \
+	$(if $(filter cpu,$(PROFILE)),-$(BIN)/python -m cadlib.book.reproduction $(REPRODUCTION)/results \
 	  --out $(REPRODUCTION)/report.json)
 	for page in summary coverage serving reproduction; do \
 	  $(BIN)/papermill --cwd book book/$$page.ipynb book/$$page.ipynb --log-level WARNING || exit 1; \
@@ -97,7 +97,7 @@ html: install mathjax
 
 # Record an evidence run (CONTRIBUTING, "Evidence runs"): one chapter at a larger profile, run
 # once on a quiet machine; its numbers go to results/<chapter>.<profile>.json with their
-# provenance (commit; the load sampled while it ran, cadlib.provenance), the executed notebook
+# provenance (commit; the load sampled while it ran, cadlib.book.provenance), the executed notebook
 # to _build/record/. It warns before starting (a 5-second sample of the other processes' load)
 # and after (the load recorded during the run) when the machine is busy.
 #   make record CHAPTER=06_decoding PROFILE=full
@@ -109,12 +109,12 @@ record-args:
 	  echo "make record writes an evidence run: pass PROFILE=full, large, ... (make notebooks re-runs cpu)"; exit 2; }
 
 record: record-args install vocab
-	-@$(BIN)/python -W ignore::RuntimeWarning -m cadlib.provenance check 5
+	-@$(BIN)/python -W ignore::RuntimeWarning -m cadlib.book.provenance check 5
 	@mkdir -p _build/record && touch _build/record/.started
 	$(BIN)/papermill --cwd notebooks "notebooks/$(CHAPTER).ipynb" \
 	  "_build/record/$(CHAPTER).$(PROFILE).ipynb" -p profile $(PROFILE) -p device $(DEVICE) \
 	  --log-level WARNING
-	$(BIN)/python -W ignore::RuntimeWarning -m cadlib.provenance report \
+	$(BIN)/python -W ignore::RuntimeWarning -m cadlib.book.provenance report \
 	  $$(find results -name '*.$(PROFILE).json' -newer _build/record/.started)
 
 # The GPU check (issue 30 §3; book/reproduce.md): chapter 2's kernel at the 1.5B and 7B shapes
@@ -131,7 +131,7 @@ gpu-check:
 	  $(GPU_PYTHON) -m pip install -q --no-index --no-deps --target .gpu/site .gpu/whl/*.whl; fi
 	PYTHONPATH=$(CURDIR):$(CURDIR)/.gpu/site HF_HUB_OFFLINE=1 \
 	  CADLIB_HUMANEVALPACK_DIR=$$( [ -d .gpu/humanevalpack ] && echo $(CURDIR)/.gpu/humanevalpack || echo $(CADLIB_HUMANEVALPACK_DIR) ) \
-	  $(GPU_PYTHON) -m cadlib.gpu_check --profile gpu --device cuda
+	  $(GPU_PYTHON) -m cadlib.chapters.gpu_check --profile gpu --device cuda
 
 gpu-carry:
 	rm -rf .gpu && mkdir -p .gpu/whl .gpu/humanevalpack
@@ -203,7 +203,7 @@ test-unit: install chromium mathjax vocab
 # runs two OpenMP threads while the other queue holds a core; spinning, its decode step took
 # ~3.5 s instead of ~50 ms here. Timings are not compared, so this changes no checked output.
 # CADLIB_REPLAY=1: the timed and trained measurements of chapters 2, 6, 6b, 7 and 8 are
-# replayed from the records committed with their run (results/records/, cadlib.replay), not
+# replayed from the records committed with their run (results/records/, cadlib.book.replay), not
 # re-measured: nbval compares everything computed from them (stderr aside: conftest.py); the
 # measuring code itself runs in test-smoke.
 TEST_RESULTS := $(abspath _build/test-results)
@@ -231,7 +231,7 @@ nbval-sft-chapters:
 # that run a model, on toy 2-layer Qwen2 models (cadlib.models: qwen2-tiny-random and the
 # local stand-in for a hub model, qwen2-smoke), through papermill into _build/smoke/ (outputs
 # are not compared; each run's seconds are printed). Chapter 7's run writes the checkpoint
-# chapter 8's smoke profile loads, under _build/smoke/checkpoints (cadlib.sft.SMOKE_CHECKPOINTS).
+# chapter 8's smoke profile loads, under _build/smoke/checkpoints (cadlib.chapters.sft_pilot.SMOKE_CHECKPOINTS).
 SMOKE_NOTEBOOKS := notebooks/02_kernel.ipynb notebooks/06_decoding.ipynb notebooks/06b_llama_cpp.ipynb \
 	notebooks/06c_kv_reuse.ipynb $(SFT_NOTEBOOKS)
 test-smoke: install
@@ -245,7 +245,7 @@ test-smoke: install
 	  echo "== $$nb (smoke, device $(DEVICE)): $$(( $$(date +%s) - start )) s"; \
 	done
 
-# The numbers the re-run wrote, against results/*.json (tolerances: cadlib.rerun_check).
+# The numbers the re-run wrote, against results/*.json (tolerances: cadlib.book.rerun_check).
 test-results: install
 	CADLIB_RERUN_RESULTS_DIR=$(TEST_RESULTS) $(BIN)/pytest -p no:cacheprovider tests/test_rerun_results.py
 

@@ -87,10 +87,10 @@ __version__ = "0.1.0"
 #: Names importable from ``cadlib`` that need torch, loaded on first use (``import cadlib``
 #: and the ``cad`` commands that run no model stay free of torch).
 _LAZY = {
-    "CopyDecoder": "decoder",
-    "DecodeResult": "decoder",
-    "GrammarLogitsProcessor": "decoder",
-    "CUSTOM_GENERATE_DIR": "custom_generate",
+    "CopyDecoder": "decoding.decoder",
+    "DecodeResult": "decoding.decoder",
+    "GrammarLogitsProcessor": "decoding.decoder",
+    "CUSTOM_GENERATE_DIR": "decoding.custom_generate",
 }
 
 

@@ -1,9 +1,10 @@
 """The unit of every corpus: :class:`EditCase`, and :class:`Corpus`, a named list of them.
 
 A leaf module (standard library only), so that the corpus builders (:mod:`cadlib.corpora`,
-:mod:`cadlib.probeedit`) and everything that scores cases (:mod:`cadlib.ceiling`,
-:mod:`cadlib.perturb`, :mod:`cadlib.sft`, ...) can import the types without importing each
-other. ``cadlib.corpora.EditCase`` and ``cadlib.corpora.Corpus`` stay importable (API).
+:mod:`cadlib.probeedit`) and everything that scores cases (:mod:`cadlib.chapters.ceiling`,
+:mod:`cadlib.chapters.perturbation.noise`, :mod:`cadlib.chapters.sft_pilot`, ...) can import the
+types without importing each other. ``cadlib.corpora.EditCase`` and ``cadlib.corpora.Corpus`` stay
+importable (API).
 """
 
 from __future__ import annotations

@@ -29,10 +29,10 @@ import time
 import warnings
 
 from .alignment import AlignmentError
-from .cpu_threads import default_threads, passive_openmp
+from .decoding.cpu_threads import default_threads, passive_openmp
+from .decoding.kv_reuse import COPY_KV_MODES, check_copy_kv
 from .escape import decode_gen_body
 from .grammar import GEN_OPEN, Copy, ProgramSyntaxError, StreamingParser, parse_program
-from .kv_reuse import COPY_KV_MODES, check_copy_kv
 from .oracle import ALIGNMENTS, cheapest_program
 from .resolver import MODES, ResolveError, doc_lines, resolve
 from .tokenizers import get_tokenizer, qwen25_tokenizer
@@ -131,8 +131,8 @@ def _line_hint(doc: str) -> str:
 #: The engines ``cad edit --engine`` accepts.
 ENGINES = ("transformers", "llama.cpp")
 
-#: ``cad edit --gguf-type``: :data:`cadlib.engines.GGUF_TYPES` (not imported here, as below; a
-#: test checks the two agree).
+#: ``cad edit --gguf-type``: :data:`cadlib.decoding.engines.GGUF_TYPES` (not imported here, as
+#: below; a test checks the two agree).
 GGUF_TYPES = ("f16", "f32")
 
 #: ``cad edit``'s default model: :data:`cadlib.models.SMOLLM2` (not imported here: cadlib.models
@@ -180,7 +180,7 @@ def _check_model(kind: str, model: str, device: str) -> None:
     """Fail in one line, before anything heavy loads, for a device this torch lacks, a name
     that is not available here (offline: at once, with the names that work offline) or a
     timing-only random model (its edits would be noise)."""
-    from . import models  # torch: only this command
+    from cadlib import models  # torch: only this command
 
     if kind == "llama.cpp":
         if device not in ("auto", "cpu"):
@@ -223,7 +223,7 @@ def _load_runner(kind: str, model: str, device: str = "auto", threads: int | Non
         if kind == "transformers":
             return load_model(model, device=device)
         try:  # the binding itself may be imported only when the engine loads
-            from .engines import load_engine
+            from .decoding.engines import load_engine
 
             extra = {"n_ctx": n_ctx} if n_ctx else {}
             return load_engine(model, kind=kind, device=device, threads=threads,
@@ -368,7 +368,7 @@ class _TextStream:
 
 def _stream_and_result(decoder, doc: str, instruction: str, program):
     """Run the decoder, writing the output as it is decoded (:class:`_TextStream`), and
-    return the run's :class:`~cadlib.decoder.DecodeResult`."""
+    return the run's :class:`~cadlib.decoding.decoder.DecodeResult`."""
     stream = _TextStream(decoder.table, doc)
     steps = decoder._steps(doc, decoder._prompt(doc, instruction, None), program)
     while True:
@@ -446,9 +446,9 @@ def _cmd_edit(args) -> None:
     except ValueError as err:
         raise CLIError(_one_line(err)) from err
     runner, tokenizer, how = _edit_engine(args, doc, program_text, expected)
-    from .decoder import CopyDecoder  # torch: only this command
-    from .drafts import composition_drafts
-    from .strategies import DRAFTED_SETTING  # torch
+    from .decoding.decoder import CopyDecoder  # torch: only this command
+    from .decoding.drafts import composition_drafts
+    from .decoding.methods import DRAFTED_SETTING  # torch
 
     drafts = composition_drafts(DRAFTED_SETTING) if args.drafts else ()
     decoder = CopyDecoder(runner, tokenizer, max_new_tokens=args.max_new_tokens, drafts=drafts,
@@ -496,9 +496,11 @@ def profile_models(profile: str) -> dict[str, list[str]]:
     """``{chapter: [model names]}`` that the chapters' ``profile`` loads (the chapters without
     a model, or without that profile, are left out)."""
     # chapter modules import transformers (seconds): only this command needs them
-    from . import decoding, kernel, sft
-    from . import llama_cpp_chapter as llama
-    from .fim import experiments as fim
+    from .chapters import kernel
+    from .chapters import llama_cpp as llama
+    from .chapters import sft_pilot as sft
+    from .chapters.decoding import measure as decoding
+    from .chapters.fim_constraint import experiments as fim
 
     out = {}
     for chapter, profiles in (("kernel", kernel.PROFILES), ("decoding", decoding.PROFILES),

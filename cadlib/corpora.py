@@ -27,9 +27,9 @@ import socket
 from collections.abc import Sequence
 from pathlib import Path
 
+from .book.results import repo_root
 from .cases import Corpus, EditCase
 from .probeedit import probeedit_corpus
-from .results import repo_root
 
 __all__ = [
     "EditCase",

@@ -12,10 +12,11 @@ The paper compares an output with its gold in three ways, and the tables differ 
   Table 8 (EM under endpoint noise). It forgives any leading/trailing whitespace, so it is
   never interchangeable with :func:`equal_up_to_one_newline` (``"a\\n\\n"`` vs ``"a"``).
 
-A column named ``em_trimmed`` means :func:`equal_stripped` in :mod:`cadlib.perturb` and
-:mod:`cadlib.decoding`, but :func:`equal_up_to_one_newline` in :mod:`cadlib.fim.experiments`
-(its chapter compares bodies whose one trailing newline the resolver strips); the column names
-are kept because the results files use them.
+A column named ``em_trimmed`` means :func:`equal_stripped` in
+:mod:`cadlib.chapters.perturbation.noise` and :mod:`cadlib.chapters.decoding.measure`, but
+:func:`equal_up_to_one_newline` in :mod:`cadlib.chapters.fim_constraint.experiments` (its chapter
+compares bodies whose one trailing newline the resolver strips); the column names are kept because
+the results files use them.
 
 :func:`wilson_ci` is the Wilson score interval of a rate (Table 6's CIs).
 """

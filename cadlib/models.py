@@ -45,8 +45,8 @@ from pathlib import Path
 
 import torch
 
-from .cache import crop_cache, forward, new_cache, sync_device
-from .provenance import monitor as monitor_load
+from .book.provenance import monitor as monitor_load
+from .decoding.cache import crop_cache, forward, new_cache, sync_device
 from .tokenizers import qwen25_hf_tokenizer
 
 __all__ = [
@@ -567,7 +567,7 @@ def model_context(name: str) -> int | None:
 
 
 # --------------------------------------------------------------------------------------------
-# KV cache and forwards: cadlib.cache (re-exported above); the logits' width stays here
+# KV cache and forwards: cadlib.decoding.cache (re-exported above); the logits' width stays here
 # --------------------------------------------------------------------------------------------
 
 

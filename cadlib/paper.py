@@ -2,8 +2,8 @@
 
 Every figure the book sets beside ours is typed here once, with the table or section that
 states it; the chapter modules re-export the tables they use under their old names
-(``cadlib.ceiling.PAPER_TABLE2`` is :data:`TABLE2`). Nothing here is measured: a number that
-is not printed in the paper does not belong in this module. :func:`figures` lists every
+(``cadlib.chapters.ceiling.PAPER_TABLE2`` is :data:`TABLE2`). Nothing here is measured: a number
+that is not printed in the paper does not belong in this module. :func:`figures` lists every
 number, so a test can tell a paper figure quoted in prose from a number typed by hand.
 """
 
@@ -184,7 +184,7 @@ TABLE6 = {
 #: App. "Baselines on the same split": R003 full regeneration, 0/33 ("every untrained
 #: strategy", §5); no parse or endpoint figures.
 REGEN = dict(em=0, n=33, ci=(0.0, 0.104))
-#: Table 7 counts (99 attempts each), in ``cadlib.sft.TAXONOMY`` order.
+#: Table 7 counts (99 attempts each), in ``cadlib.chapters.sft_pilot.TAXONOMY`` order.
 TABLE7 = {"py": (12, 11, 0, 2, 74, 0), "combined": (17, 15, 2, 2, 63, 0)}
 #: Table 22: the Combined seed-0 checkpoint on three held-out splits.
 TABLE22 = {

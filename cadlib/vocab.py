@@ -1,7 +1,7 @@
 """Token id -> bytes / text tables of a tokenizer's whole vocabulary (paper App. K).
 
 Both token-level constraints need to know what each id adds to the text: the Copy-as-Decode
-FSM (:mod:`cadlib.fsm`: bytes, to find the structural literals and digits) and the FIM
+FSM (:mod:`cadlib.decoding.fsm`: bytes, to find the structural literals and digits) and the FIM
 constraint's mask (:mod:`cadlib.fim.mask`: text, with the pieces of a multi-byte character
 kept as bytes). One home for the reading of a vocabulary:
 

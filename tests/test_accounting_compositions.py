@@ -5,11 +5,11 @@ the counts obey on real cases (drafts never add forwards; jump-forward never cos
 
 import pytest
 
-from cadlib import accounting as A
+from cadlib.chapters.decoding.measure import prepare
 from cadlib.corpora import EditCase, load_corpus
-from cadlib.decoding import prepare
-from cadlib.drafts import Drafter
-from cadlib.fsm import token_table, transcript
+from cadlib.costs import accounting as A
+from cadlib.decoding.drafts import Drafter
+from cadlib.decoding.fsm import token_table, transcript
 from cadlib.grammar import Copy, Gen
 
 KINDS = ("forced", "choice", "gen", "gen", "gen", "choice")

@@ -4,12 +4,12 @@ import math
 
 import pytest
 
-from cadlib import appendix_estimates as E
 from cadlib import paper
-from cadlib import perturb_prose as PP
-from cadlib import portability as K
 from cadlib.cases import EditCase
-from cadlib.spans import line_cover
+from cadlib.chapters import portability as K
+from cadlib.chapters.ceiling import appendix_estimates as E
+from cadlib.chapters.perturbation import prose as PP
+from cadlib.costs.spans import line_cover
 from cadlib.tokenizers import qwen25_tokenizer
 
 DOC = "def f(x):\n    y = x + 1\n    return y\n"
@@ -51,7 +51,7 @@ def stats():
 
 
 def test_composition_without_fixed_costs_is_bnd_exact(stats):
-    from cadlib.ceiling import bound_exact
+    from cadlib.chapters.ceiling import bound_exact
 
     N, s = [1, 8, 512], [1.0, 6.79, 90.5]
     ours = E.composition_speedup(stats, N, s, 1.0, gen_fixed=0, copy_fixed=0)

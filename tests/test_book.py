@@ -303,7 +303,7 @@ def test_summary_fits_the_article_column_at_1280px(built_book, chromium):
     """The summary at a 1280x800 window: every table inside the article column, nothing to
     scroll sideways, every headline figure and every explanation on the page. Saves a viewport
     screenshot at the headline table and a full-page one under ``_build/``."""
-    from cadlib import summary
+    from cadlib.book import summary
 
     pages = [p for p in toc_pages() if p.endswith("summary")]
     if not pages:

@@ -1,6 +1,8 @@
 import pytest
 
-from cadlib import cache, kernel, models
+from cadlib import models
+from cadlib.chapters import kernel
+from cadlib.decoding import cache
 
 
 def test_models_and_kernel_re_export_the_cache_helpers():

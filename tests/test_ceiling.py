@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cadlib import ceiling as C
 from cadlib import corpora
-from cadlib.ceiling import covers as ceiling_covers
+from cadlib.chapters import ceiling as C
+from cadlib.chapters.ceiling import covers as ceiling_covers
 from cadlib.corpora import EditCase, load_corpus
 from cadlib.tokenizers import qwen25_tokenizer
 
@@ -220,7 +220,7 @@ def test_curve_coverage_counts_spans_outside_the_measured_range():
 def results():
     import json
 
-    from cadlib.results import repo_root
+    from cadlib.book.results import repo_root
 
     return json.loads((repo_root() / "results" / "ceiling.json").read_text())["numbers"]
 
@@ -344,6 +344,6 @@ def test_analyse_on_toy_corpora_feeds_every_table_and_the_results(monkeypatch, t
 
 
 def test_prose_numbers_drop_a_trailing_point():
-    from cadlib.ceiling.prose import _fmt
+    from cadlib.chapters.ceiling.prose import _fmt
 
     assert [_fmt(x) for x in (72.999999, 69.75, 70.5, 3.0)] == ["73", "69.75", "70.5", "3"]

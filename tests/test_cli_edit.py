@@ -65,7 +65,7 @@ def test_default_model_is_the_packaged_one():
 
 
 def test_gguf_types_are_the_engines():
-    from cadlib import engines
+    from cadlib.decoding import engines
 
     assert cli.GGUF_TYPES == tuple(sorted(engines.GGUF_TYPES))
 
@@ -102,7 +102,8 @@ def test_usage_errors_exit_2(argv, doc, capsys):
 
 
 def test_llama_cpp_unavailable_is_a_one_line_error(doc, monkeypatch, capsys):
-    monkeypatch.setitem(sys.modules, "cadlib.engines", None)  # import fails as if not built
+    # the import fails as if llama.cpp were not built
+    monkeypatch.setitem(sys.modules, "cadlib.decoding.engines", None)
     assert main(["edit", str(doc), "--instruction", "x", "--engine", "llama.cpp"]) == 1
     one_line_error(capsys.readouterr().err, "llama.cpp engine is not available")
 
@@ -187,7 +188,7 @@ def test_llama_cpp_on_an_f16_conversion_prints_the_same_resolution(doc, program,
 @pytest.mark.slow
 @pytest.mark.hf_model
 def test_free_run_prints_the_resolution_of_a_valid_program(doc, capsysbinary):
-    from cadlib.decoder import CopyDecoder
+    from cadlib.decoding.decoder import CopyDecoder
 
     partial = ["--allow-partial"]  # 24 decisions rarely let this model close its program
     assert main(["edit", str(doc), "--instruction", INSTRUCTION, *SMOL, *partial]) == 0

@@ -102,7 +102,7 @@ def test_translations_of_a_task_share_their_rank():
 def realedits_dir():
     import os
 
-    from cadlib.results import repo_root
+    from cadlib.book.results import repo_root
 
     folder = os.environ.get(corpora.REALEDITS_ENV) or repo_root() / "../shared/data/realedits"
     if not os.path.isfile(os.path.join(folder, "flask.jsonl")):
@@ -124,7 +124,7 @@ def test_realedits_flask_loads_every_commit_file(realedits_dir):
 def test_realedits_default_folder_is_beside_the_repository(realedits_dir, monkeypatch):
     from pathlib import Path
 
-    from cadlib.results import repo_root
+    from cadlib.book.results import repo_root
 
     monkeypatch.delenv(corpora.REALEDITS_ENV, raising=False)
     if not (repo_root() / "../shared/data/realedits/flask.jsonl").is_file():

@@ -1,7 +1,7 @@
 import re
 
-from cadlib import coverage
-from cadlib.summary import headline_table
+from cadlib.book import coverage
+from cadlib.book.summary import headline_table
 
 
 def test_every_table_figure_and_appendix_is_listed_once():

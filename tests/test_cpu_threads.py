@@ -5,8 +5,9 @@ for ``cad edit``: no timing here is a reported number)."""
 import json
 import sys
 
-from cadlib import cpu_threads, thread_bench
-from cadlib.cpu_threads import default_threads, idle_cores, passive_openmp
+from cadlib.costs import thread_bench
+from cadlib.decoding import cpu_threads
+from cadlib.decoding.cpu_threads import default_threads, idle_cores, passive_openmp
 
 
 def stat(*cores):

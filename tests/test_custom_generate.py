@@ -1,11 +1,11 @@
 """Copy-as-Decode through ``model.generate(custom_generate=...)``: the same ids as
-:class:`cadlib.decoder.CopyDecoder` (issue 36, "where users already are")."""
+:class:`cadlib.decoding.decoder.CopyDecoder` (issue 36, "where users already are")."""
 
 import pytest
 import torch
 
-from cadlib.custom_generate import CUSTOM_GENERATE_DIR
-from cadlib.decoder import CopyDecoder
+from cadlib.decoding.custom_generate import CUSTOM_GENERATE_DIR
+from cadlib.decoding.decoder import CopyDecoder
 from cadlib.models import load_model, load_tokenizer
 from cadlib.prompts import edit_prompt_ids
 

@@ -10,8 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from transformers import LogitsProcessorList
 
-from cadlib.decoder import CopyDecoder, GrammarLogitsProcessor
-from cadlib.decoding import (
+from cadlib.chapters.decoding.measure import (
     ar_along,
     boundary_table,
     naive_transcript_ids,
@@ -19,7 +18,8 @@ from cadlib.decoding import (
     run_summary,
     speed_table,
 )
-from cadlib.fsm import token_table, transcript
+from cadlib.decoding.decoder import CopyDecoder, GrammarLogitsProcessor
+from cadlib.decoding.fsm import token_table, transcript
 from cadlib.grammar import Copy, Gen, Program, parse_program
 from cadlib.models import forward, new_cache
 from cadlib.oracle import oracle_program

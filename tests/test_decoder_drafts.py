@@ -1,7 +1,7 @@
 """The decoder's drafts (issue 17 §3): prompt lookup inside bodies and speculative op headers,
 verified in the forward that decides their first id. Forced runs produce the plain decoder's
 output byte for byte and exactly the forwards the accounting predicts for the composition
-(:func:`cadlib.accounting.composed`); the engines return the logits a verify forward needs."""
+(:func:`cadlib.costs.accounting.composed`); the engines return the logits a verify forward needs."""
 
 import pytest
 import torch
@@ -9,13 +9,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_accounting import observed, predicted
 
-from cadlib import accounting as A
+from cadlib.chapters.decoding.measure import prepare
 from cadlib.corpora import EditCase, load_corpus
-from cadlib.decoder import CopyDecoder
-from cadlib.decoding import prepare
-from cadlib.drafts import Drafter, NgramIndex, composition_drafts, lookup_draft, ngram_index
-from cadlib.engines import as_engine
-from cadlib.fsm import token_table, transcript
+from cadlib.costs import accounting as A
+from cadlib.decoding.decoder import CopyDecoder
+from cadlib.decoding.drafts import (
+    Drafter,
+    NgramIndex,
+    composition_drafts,
+    lookup_draft,
+    ngram_index,
+)
+from cadlib.decoding.engines import as_engine
+from cadlib.decoding.fsm import token_table, transcript
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -54,7 +60,7 @@ def test_forced_drafts_run_the_predicted_forwards_on_a_toy_edit(model, tok):
 
 def test_forced_drafts_run_the_predicted_forwards_when_a_range_is_guessed_again(model, tok):
     # the copy after the body starts at 29, not at the guessed 28 (line 28 deleted): its range
-    # is guessed again at its later decisions (cadlib.drafts.Drafter._range_rest)
+    # is guessed again at its later decisions (cadlib.decoding.drafts.Drafter._range_rest)
     doc = "\n".join(f"v{i}" for i in range(1, 31))
     gold = doc.replace("v27\nv28\n", "w27\n")
     assert_drafts_match_the_accounting(model, tok, EditCase("toy/1", doc, gold, "w27."))

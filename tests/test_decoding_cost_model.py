@@ -9,11 +9,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from cadlib import accounting as A
-from cadlib import cost_model as CM
-from cadlib import decoding as D
-from cadlib import kernel as K
+from cadlib.chapters import kernel as K
+from cadlib.chapters.decoding import measure as D
 from cadlib.corpora import EditCase, load_corpus
+from cadlib.costs import accounting as A
+from cadlib.costs import cost_model as CM
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

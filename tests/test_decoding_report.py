@@ -1,4 +1,4 @@
-"""Chapter 6's report (cadlib.decoding_report): the setup label, the timed sample's tables,
+"""Chapter 6's report (cadlib.chapters.decoding.report): the setup label, the timed sample's tables,
 the timed run priced on its grid, the accounting of every case and its tables, the free-run,
 boundary and agreement tables, and the results numbers, on toy data and the tiny model."""
 
@@ -9,13 +9,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from cadlib import accounting as A
-from cadlib import cost_model as CM
-from cadlib import decoding as D
-from cadlib import decoding_report as R
+from cadlib.book.results import strict_json
 from cadlib.cases import Corpus, EditCase
-from cadlib.fsm import transcript
-from cadlib.results import strict_json
+from cadlib.chapters.decoding import measure as D
+from cadlib.chapters.decoding import report as R
+from cadlib.costs import accounting as A
+from cadlib.costs import cost_model as CM
+from cadlib.decoding.fsm import transcript
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

@@ -1,13 +1,14 @@
-"""The engine seam (cadlib.engines): one contract for both engines, the llama.cpp splice, and
-forced-oracle Copy-as-Decode on llama.cpp reproducing every gold byte for byte (issue 18)."""
+"""The engine seam (cadlib.decoding.engines): one contract for both engines, the llama.cpp splice,
+and forced-oracle Copy-as-Decode on llama.cpp reproducing every gold byte for byte (issue 18)."""
 
 import numpy as np
 import pytest
 import torch
 
+from cadlib.chapters.llama_cpp import greedy_agreement
 from cadlib.corpora import load_corpus, seeded_subset
-from cadlib.decoder import CopyDecoder
-from cadlib.engines import (
+from cadlib.decoding.decoder import CopyDecoder
+from cadlib.decoding.engines import (
     Engine,
     LlamaCppEngine,
     TransformersEngine,
@@ -16,11 +17,10 @@ from cadlib.engines import (
     load_engine,
     vocab_mismatches,
 )
-from cadlib.engines.gguf_export import _gguf_name, export_qwen2_gguf, stand_in_gguf
-from cadlib.llama_cpp_chapter import greedy_agreement
+from cadlib.decoding.engines.gguf_export import _gguf_name, export_qwen2_gguf, stand_in_gguf
+from cadlib.decoding.processors import GrammarMask, mask_scores
 from cadlib.models import QWEN2_SMOKE, smollm2_gguf_path
 from cadlib.oracle import oracle_program
-from cadlib.processors import GrammarMask, mask_scores
 
 llama_cpp = pytest.importorskip("llama_cpp", reason="the llama extra (llama-cpp-python) is missing")
 
@@ -115,9 +115,9 @@ def test_smoke_stand_in_exports_to_gguf_and_computes_the_same_function(one_torch
 
 
 def test_a_gguf_converted_to_f16_computes_the_same_function(one_torch_thread):
-    """llama.cpp's own conversion (:func:`cadlib.engines.converted_gguf`) of the fp32 stand-in
-    to F16: the same logits up to F16 rounding of the weights, the same argmax; the engine is
-    named after its weights, the conversion is cached, and an unknown type is refused."""
+    """llama.cpp's own conversion (:func:`cadlib.decoding.engines.converted_gguf`) of the fp32
+    stand-in to F16: the same logits up to F16 rounding of the weights, the same argmax; the engine
+    is named after its weights, the conversion is cached, and an unknown type is refused."""
     fp32 = load_engine(QWEN2_SMOKE, "llama.cpp")
     f16 = load_engine(QWEN2_SMOKE, "llama.cpp", gguf_type="f16")
     assert (fp32.name, f16.name) == ("llama.cpp", "llama.cpp F16")

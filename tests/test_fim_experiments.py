@@ -7,11 +7,11 @@ import random
 import pytest
 import torch
 
+from cadlib.chapters.fim_constraint import experiments as FX
 from cadlib.corpora import EditCase, load_corpus
-from cadlib.decoder import CopyDecoder
+from cadlib.decoding.decoder import CopyDecoder
+from cadlib.decoding.fsm import token_table
 from cadlib.fim import FIMConstraint
-from cadlib.fim import experiments as FX
-from cadlib.fsm import token_table
 from cadlib.grammar import Copy, Gen, Program
 from cadlib.oracle import oracle_program
 from cadlib.resolver import resolve
@@ -319,7 +319,7 @@ def test_cost_helpers():
 
 
 def test_system_labels_name_the_model_of_the_profile():
-    from cadlib.fim.experiments import system_labels
+    from cadlib.chapters.fim_constraint.experiments import system_labels
 
     assert system_labels("smollm2-135m-instruct") == ("SmolLM2 untrained", "SmolLM2 + SFT (ch. 7)")
     untrained, tuned = system_labels("Qwen/Qwen2.5-Coder-1.5B-Instruct")

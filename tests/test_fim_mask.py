@@ -155,9 +155,9 @@ def test_parser_clock_times_the_parser_without_changing_the_mask(tok):
 def test_the_three_masks_are_mask_processors(tok):
     import torch
 
-    from cadlib.decoder import GrammarLogitsProcessor
+    from cadlib.decoding.decoder import GrammarLogitsProcessor
+    from cadlib.decoding.processors import MaskProcessor
     from cadlib.fim import GenBodyMask
-    from cadlib.processors import MaskProcessor
 
     masks = [GrammarLogitsProcessor(tok, "a\nb\n", prompt_length=0),
              FIMLogitsProcessor(FIMConstraint("x = ", "\n"), tok, prompt_length=0),

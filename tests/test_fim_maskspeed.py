@@ -1,8 +1,8 @@
-"""cadlib.fim.maskspeed: the mask-speed run read against its goals."""
+"""cadlib.chapters.fim_constraint.maskspeed: the mask-speed run read against its goals."""
 
 import pytest
 
-from cadlib.fim import maskspeed as M
+from cadlib.chapters.fim_constraint import maskspeed as M
 
 ARMS = ["lean charts", "previous (full charts)"]
 

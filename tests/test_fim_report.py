@@ -1,5 +1,6 @@
-"""Chapter 8's tables, figures and results record (cadlib.fim.report, cadlib.fim.figures, the
-chapter helpers of cadlib.fim.stdlib and cadlib.fim.experiments) on small hand-made frames."""
+"""Chapter 8's tables, figures and results record (cadlib.chapters.fim_constraint.report,
+cadlib.chapters.fim_constraint.figures, the chapter helpers of cadlib.fim.stdlib and
+cadlib.chapters.fim_constraint.experiments) on small hand-made frames."""
 
 import json
 import re
@@ -9,9 +10,9 @@ import pandas as pd
 import pytest
 
 from cadlib.cases import EditCase
-from cadlib.fim import experiments as FX
-from cadlib.fim import figures as F
-from cadlib.fim import report as R
+from cadlib.chapters.fim_constraint import experiments as FX
+from cadlib.chapters.fim_constraint import figures as F
+from cadlib.chapters.fim_constraint import report as R
 from cadlib.fim import stdlib as S
 
 PARAMS = dict(FX.PROFILES["smoke"], model="smollm2-135m-instruct")

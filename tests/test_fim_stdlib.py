@@ -1,5 +1,6 @@
 """The differential check at scale (cadlib.fim.stdlib), chapter 8's report helpers
-(cadlib.fim.report) and the one home of pending UTF-8 bytes (cadlib.fim.mask.PendingBytes)."""
+(cadlib.chapters.fim_constraint.report) and the one home of pending UTF-8 bytes
+(cadlib.fim.mask.PendingBytes)."""
 
 import ast
 import json
@@ -7,7 +8,7 @@ import json
 import pandas as pd
 import pytest
 
-from cadlib.fim import report as R
+from cadlib.chapters.fim_constraint import report as R
 from cadlib.fim import stdlib as S
 from cadlib.fim.mask import PendingBytes
 

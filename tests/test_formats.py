@@ -5,9 +5,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cadlib import formats as F
-from cadlib.corpora import EditCase
-from cadlib.formats import (
+from cadlib.chapters import formats as F
+from cadlib.chapters.formats import (
     FORMATS,
     TABLE3_FORMATS,
     ApplyError,
@@ -28,6 +27,7 @@ from cadlib.formats import (
     search_replace_blocks,
     summarize,
 )
+from cadlib.corpora import EditCase
 
 
 def case(doc, gold, id="t"):
@@ -296,7 +296,7 @@ def test_diff_and_cad_always_round_trip_and_sr_fails_only_for_known_reasons(doc,
 @given(doc=texts, gold=texts, unique=st.booleans())
 def test_search_replace_blocks_partition_both_texts(doc, gold, unique):
     """Splicing each block's gold lines over its doc lines gives gold byte for byte."""
-    from cadlib.formats.blocks import _segment
+    from cadlib.chapters.formats.blocks import _segment
 
     d, g = doc.split("\n"), gold.split("\n")
     pieces, at_d, at_g = [], 0, 0
@@ -369,7 +369,7 @@ def test_pareto_front_keeps_only_undominated_points():
 def results():
     import json
 
-    from cadlib.results import repo_root
+    from cadlib.book.results import repo_root
 
     return json.loads((repo_root() / "results" / "formats.json").read_text())["numbers"]
 

@@ -5,8 +5,8 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from cadlib.decoding.fsm import CopyGenFSM, TokenTable, token_table, transcript
 from cadlib.escape import RESERVED
-from cadlib.fsm import CopyGenFSM, TokenTable, token_table, transcript
 from cadlib.grammar import Copy, Gen, Program, parse_program
 from cadlib.models import load_tokenizer
 from cadlib.resolver import resolve

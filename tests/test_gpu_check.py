@@ -6,11 +6,11 @@ import pandas as pd
 import pytest
 import torch
 
-from cadlib import decoding as D
-from cadlib import gpu_check
-from cadlib import kernel as K
-from cadlib.decoding import TIMED
-from cadlib.rerun_check import undeclared_floats
+from cadlib.book.rerun_check import undeclared_floats
+from cadlib.chapters import gpu_check
+from cadlib.chapters import kernel as K
+from cadlib.chapters.decoding import measure as D
+from cadlib.chapters.decoding.measure import TIMED
 
 
 def test_the_gpu_profiles_time_the_papers_shapes_in_bf16_eager():

@@ -1,5 +1,5 @@
-"""Behaviour of cadlib.kernel on the 2-layer ``tiny-random`` model: never speed, only that the
-benchmark measures what it says (cache restored, positions advance, splice == AR) and that the
+"""Behaviour of cadlib.chapters.kernel on the 2-layer ``tiny-random`` model: never speed, only that
+the benchmark measures what it says (cache restored, positions advance, splice == AR) and that the
 curve API the ceiling chapter uses (load_curve, interpolate_speedup) is stable."""
 
 import json
@@ -11,10 +11,10 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cadlib import kernel as K
-from cadlib.kernel import tables as kernel_tables
+from cadlib.book.params import choose
+from cadlib.chapters import kernel as K
+from cadlib.chapters.kernel import tables as kernel_tables
 from cadlib.models import load_model
-from cadlib.params import choose
 
 
 @pytest.fixture(scope="module", params=["eager", "sdpa"])

@@ -5,13 +5,13 @@ import pytest
 import torch
 from test_accounting import DOC, GOLD, predicted, traced
 
-from cadlib import accounting as A
-from cadlib.cache import forward, forward_reusing, new_cache
 from cadlib.corpora import EditCase, load_corpus
-from cadlib.decoder import CopyDecoder
-from cadlib.fsm import token_table, transcript
-from cadlib.kv_reuse import Policy, PromptIndex, line_starts, parse_policy
-from cadlib.strategies import prepare
+from cadlib.costs import accounting as A
+from cadlib.decoding.cache import forward, forward_reusing, new_cache
+from cadlib.decoding.decoder import CopyDecoder
+from cadlib.decoding.fsm import token_table, transcript
+from cadlib.decoding.kv_reuse import Policy, PromptIndex, line_starts, parse_policy
+from cadlib.decoding.methods import prepare
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -124,7 +124,7 @@ def test_reuse_forwards_match_the_accounting_on_code_cases(model, tok, humaneval
 
 
 def test_llama_cpp_refuses_reuse_in_one_line_and_says_why():
-    from cadlib.engines import LlamaCppEngine  # the class only: no GGUF loads
+    from cadlib.decoding.engines import LlamaCppEngine  # the class only: no GGUF loads
 
     LlamaCppEngine.check_copy_kv(None, "prefill")
     with pytest.raises(NotImplementedError, match="cannot copy KV cells") as err:
@@ -134,7 +134,7 @@ def test_llama_cpp_refuses_reuse_in_one_line_and_says_why():
 
 
 def test_options_are_checked_without_a_model():
-    from cadlib.kv_reuse import check_copy_kv
+    from cadlib.decoding.kv_reuse import check_copy_kv
 
     assert check_copy_kv("reuse", "transformers", recompute="first=2") == Policy(first=2)
     for args in (("reuse", "llama.cpp"), ("share", "transformers"),

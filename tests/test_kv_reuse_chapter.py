@@ -1,12 +1,12 @@
 """Chapter 6c's measurements on the tiny random model: shares, agreement, the verdict and the
-results numbers (every float declared in cadlib.rerun_check)."""
+results numbers (every float declared in cadlib.book.rerun_check)."""
 
 import pytest
 
-import cadlib.kv_reuse_chapter as K
+import cadlib.chapters.kv_reuse as K
+from cadlib.book.rerun_check import undeclared_floats
 from cadlib.corpora import EditCase
-from cadlib.rerun_check import undeclared_floats
-from cadlib.strategies import prepare
+from cadlib.decoding.methods import prepare
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

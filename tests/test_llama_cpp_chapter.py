@@ -1,6 +1,6 @@
 """Chapter 6b's sample and its generated summary (no llama.cpp needed: numbers made by hand)."""
 
-import cadlib.llama_cpp_chapter as L
+import cadlib.chapters.llama_cpp as L
 
 
 def _method(decode_s, T=100, cases=1):

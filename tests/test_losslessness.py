@@ -1,4 +1,4 @@
-from cadlib import losslessness as L
+from cadlib.chapters import losslessness as L
 from cadlib.corpora import EditCase
 
 

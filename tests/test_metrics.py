@@ -3,7 +3,9 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cadlib import formats, losslessness, metrics, sft
+from cadlib import metrics
+from cadlib.chapters import formats, losslessness
+from cadlib.chapters import sft_pilot as sft
 
 
 def test_the_three_exact_matches_differ_where_the_paper_says():

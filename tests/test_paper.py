@@ -2,8 +2,11 @@
 
 import json
 
-from cadlib import ceiling, formats, kernel, losslessness, paper, perturb, probeedit, sft
-from cadlib.results import repo_root
+from cadlib import paper, probeedit
+from cadlib.book.results import repo_root
+from cadlib.chapters import ceiling, formats, kernel, losslessness
+from cadlib.chapters import sft_pilot as sft
+from cadlib.chapters.perturbation import noise as perturb
 
 
 def test_chapter_modules_alias_the_paper_constants():

@@ -2,8 +2,8 @@ import json
 
 import pytest
 
-from cadlib.params import check_choice, check_injected_parameters, choose
-from cadlib.results import load_results, write_results
+from cadlib.book.params import check_choice, check_injected_parameters, choose
+from cadlib.book.results import load_results, write_results
 
 PROFILES = {"cpu": {"n": 2, "model": "small"}, "paper": {"n": 9, "model": "big"}}
 
@@ -65,7 +65,7 @@ def test_papermill_with_an_unknown_parameter_name_fails(tmp_path):
     params = nbformat.v4.new_code_cell('profile = "cpu"\nn = None\n')
     params.metadata["tags"] = ["parameters"]
     nb.cells = [params, nbformat.v4.new_code_cell(
-        "from cadlib.params import choose\n"
+        "from cadlib.book.params import choose\n"
         "P = choose({'cpu': {'n': 2}}, profile, n=n)\nprint(P['n'])")]  # fmt: skip
     nbformat.write(nb, tmp_path / "in.ipynb")
     run = dict(input_path=str(tmp_path / "in.ipynb"), output_path=str(tmp_path / "out.ipynb"),

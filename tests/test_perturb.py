@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cadlib import corpora
-from cadlib import perturb as P
+from cadlib.chapters.perturbation import noise as P
 from cadlib.corpora import EditCase, load_corpus
 from cadlib.grammar import Copy, Gen, Program
 from cadlib.resolver import RangeClippedWarning, ResolveError, resolve

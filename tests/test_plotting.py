@@ -2,7 +2,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-from cadlib import plotting  # noqa: E402
+from cadlib.book import plotting  # noqa: E402
 from cadlib.oracle import oracle_program  # noqa: E402
 from cadlib.resolver import resolve  # noqa: E402
 

@@ -1,14 +1,18 @@
 """Every chapter's ``paper`` profile against the one table of the paper's settings
-(cadlib.paper_settings), and the ``smoke`` profiles against the ``paper`` path they check."""
+(cadlib.book.paper_settings), and the ``smoke`` profiles against the ``paper`` path they check."""
 
 import pytest
 import torch
 
-from cadlib import ceiling, decoding, kernel, paper_settings, perturb, sft
-from cadlib import llama_cpp_chapter as llama
-from cadlib.fim import experiments as fim
+from cadlib.book import paper_settings
+from cadlib.book.paper_settings import PAPER_SETTINGS, UNPUBLISHED
+from cadlib.chapters import ceiling, kernel
+from cadlib.chapters import llama_cpp as llama
+from cadlib.chapters import sft_pilot as sft
+from cadlib.chapters.decoding import measure as decoding
+from cadlib.chapters.fim_constraint import experiments as fim
+from cadlib.chapters.perturbation import noise as perturb
 from cadlib.models import STAND_INS, TINY_SHAPES, check_available, resolve_dtype
-from cadlib.paper_settings import PAPER_SETTINGS, UNPUBLISHED
 
 CHAPTERS = {
     "kernel": kernel.PROFILES,

@@ -2,8 +2,8 @@
 the README and the introduction is a paper figure (checked against :mod:`cadlib.paper`), a
 structural label (section, table, figure, appendix, chapter, step), part of a name (Qwen2.5,
 fp32, 135M) or generated (code, glue, or a code cell rendering Markdown from the chapter's
-results, as chapters 3-4 do with ``cadlib.ceiling`` / ``cadlib.formats`` functions). Blocking
-for every chapter, the README and the introduction.
+results, as chapters 3-4 do with ``cadlib.chapters.ceiling`` / ``cadlib.chapters.formats``
+functions). Blocking for every chapter, the README and the introduction.
 """
 
 import json
@@ -12,7 +12,7 @@ import re
 import pytest
 
 from cadlib import paper
-from cadlib.results import repo_root
+from cadlib.book.results import repo_root
 
 ROOT = repo_root()
 PAPER = sorted(set(paper.figures()))

@@ -10,8 +10,8 @@ import time
 
 import pytest
 
-from cadlib import provenance as prov
-from cadlib.results import repo_root, write_results
+from cadlib.book import provenance as prov
+from cadlib.book.results import repo_root, write_results
 
 
 def load(mean: float, busiest=()) -> dict:

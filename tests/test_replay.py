@@ -1,4 +1,4 @@
-"""cadlib.replay: a measurement is recorded with its run and replayed, not re-measured, under
+"""cadlib.book.replay: a measurement is recorded with its run and replayed, not re-measured, under
 $CADLIB_REPLAY; records round-trip exactly."""
 
 import json
@@ -9,13 +9,13 @@ import pandas as pd
 import pytest
 from test_decoding_report import CASES, PARAMS
 
-from cadlib import decoding as D
-from cadlib import decoding_report as R
-from cadlib import replay
-from cadlib.decoder import ForwardRecord, Trace
-from cadlib.fsm import Transcript
+from cadlib.book import replay
+from cadlib.book.replay import REPLAY_ENV, Recorder, decode, encode, measured
+from cadlib.chapters.decoding import measure as D
+from cadlib.chapters.decoding import report as R
+from cadlib.decoding.decoder import ForwardRecord, Trace
+from cadlib.decoding.fsm import Transcript
 from cadlib.grammar import Copy, Gen, Program
-from cadlib.replay import REPLAY_ENV, Recorder, decode, encode, measured
 
 
 @pytest.fixture()

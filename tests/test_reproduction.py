@@ -1,11 +1,11 @@
-"""The reproduction report ``make book`` writes (cadlib.reproduction)."""
+"""The reproduction report ``make book`` writes (cadlib.book.reproduction)."""
 
 import json
 
 import pytest
 
-from cadlib import reproduction as RP
-from cadlib.rerun_check import TIMING, TOLERANCES, Tolerance
+from cadlib.book import reproduction as RP
+from cadlib.book.rerun_check import TIMING, TOLERANCES, Tolerance
 
 
 @pytest.fixture(autouse=True)

@@ -1,10 +1,10 @@
-"""The comparison of a re-run's results with the committed ones (cadlib.rerun_check)."""
+"""The comparison of a re-run's results with the committed ones (cadlib.book.rerun_check)."""
 
 import json
 
 import pytest
 
-from cadlib.rerun_check import (
+from cadlib.book.rerun_check import (
     COMPARED_FIELDS,
     TIMING,
     TOLERANCES,
@@ -14,7 +14,7 @@ from cadlib.rerun_check import (
     tolerance_for,
     undeclared_floats,
 )
-from cadlib.results import repo_root
+from cadlib.book.results import repo_root
 
 #: Every committed results file of a chapter (cpu runs and larger evidence runs alike).
 RESULTS = sorted(p for p in (repo_root() / "results").glob("*.json")

@@ -2,7 +2,7 @@
 
 ``make test`` re-runs every chapter with ``CADLIB_RESULTS_DIR=_build/test-results`` and then
 runs this file with ``CADLIB_RERUN_RESULTS_DIR`` pointing there; each field is compared with
-the tolerance :mod:`cadlib.rerun_check` declares for it. Without that variable (a plain
+the tolerance :mod:`cadlib.book.rerun_check` declares for it. Without that variable (a plain
 ``pytest tests``) there is no re-run to compare, and the tests say so as a skip.
 """
 
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from cadlib.rerun_check import compare_records
-from cadlib.results import repo_root
+from cadlib.book.rerun_check import compare_records
+from cadlib.book.results import repo_root
 
 COMMITTED = sorted(p for p in (repo_root() / "results").glob("*.json") if "." not in p.stem)
 

@@ -6,7 +6,7 @@ Another torch thread count is the stand-in for another CPU here: it reorders the
 reductions, so model floats may move in their last digits. This re-computes chapter 6's
 boundary effect (a model chapter's model floats: KL divergences between two forwards, beside
 counts) for the committed cpu run's cases on two threads instead of the committed one, and
-checks it against ``results/decoding.json`` with the tolerances :mod:`cadlib.rerun_check`
+checks it against ``results/decoding.json`` with the tolerances :mod:`cadlib.book.rerun_check`
 declares.
 """
 
@@ -16,11 +16,11 @@ import json
 import pytest
 import torch
 
-from cadlib import decoding as D
-from cadlib import decoding_report as R
-from cadlib.params import choose
-from cadlib.rerun_check import compare_records
-from cadlib.results import repo_root
+from cadlib.book.params import choose
+from cadlib.book.rerun_check import compare_records
+from cadlib.book.results import repo_root
+from cadlib.chapters.decoding import measure as D
+from cadlib.chapters.decoding import report as R
 
 pytestmark = pytest.mark.slow
 

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from cadlib import sft
+from cadlib.chapters import sft_pilot as sft
 from cadlib.corpora import EditCase, load_corpus
 from cadlib.grammar import Copy, Gen, Program
 from cadlib.oracle import oracle_program
@@ -191,7 +191,7 @@ def test_summary_and_taxonomy_counts():
 
 
 def test_labels_are_ignored_exactly_on_prompt_and_forced_ids(tok):
-    from cadlib.fsm import transcript
+    from cadlib.decoding.fsm import transcript
 
     ex = sft.build_example(CASE, tok, sft.prompt_ids(CASE, tok))
     assert ex.input_ids[: ex.n_prompt] == tuple(sft.prompt_ids(CASE, tok))
@@ -208,7 +208,7 @@ def test_labels_are_ignored_exactly_on_prompt_and_forced_ids(tok):
 
 
 def test_the_target_decodes_to_the_program(tok):
-    from cadlib.fsm import Transcript
+    from cadlib.decoding.fsm import Transcript
     from cadlib.grammar import parse_program
     from cadlib.resolver import resolve
 
@@ -221,7 +221,7 @@ def test_the_target_decodes_to_the_program(tok):
 
 
 def test_escaped_gen_bodies_round_trip(tok):
-    from cadlib.fsm import Transcript
+    from cadlib.decoding.fsm import Transcript
     from cadlib.grammar import parse_program
 
     case = EditCase("toy/esc", "a\nb\nc", "a\nx </gen> <copy y\nc", "Add markup.")

@@ -1,10 +1,10 @@
-"""Chapter 7's displayed tables and results record (cadlib.sft.chapter): the notebook only
-calls these, so what they show is tested here."""
+"""Chapter 7's displayed tables and results record (cadlib.chapters.sft_pilot.chapter): the notebook
+only calls these, so what they show is tested here."""
 
 import pandas as pd
 import pytest
 
-from cadlib import sft
+from cadlib.chapters import sft_pilot as sft
 from cadlib.corpora import EditCase
 from cadlib.grammar import Copy, Gen, Program
 

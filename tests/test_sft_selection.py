@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from cadlib import sft
+from cadlib.chapters import sft_pilot as sft
 from cadlib.corpora import EditCase
 from cadlib.grammar import Copy, Gen, Program
 

@@ -3,8 +3,8 @@ select spans" is split by the document's code lines, with and without identity o
 
 import pytest
 
-from cadlib import sft
-from cadlib.sft import strata as T
+from cadlib.chapters import sft_pilot as sft
+from cadlib.chapters.sft_pilot import strata as T
 
 TRAINED, UNTRAINED = "SFT+FSM, Py-only", "FSM-constrained (untrained)"
 

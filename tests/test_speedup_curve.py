@@ -3,8 +3,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cadlib import ceiling, kernel
-from cadlib import speedup_curve as SC
+from cadlib.chapters import ceiling, kernel
+from cadlib.costs import speedup_curve as SC
 
 
 def test_kernel_and_ceiling_read_the_curve_through_one_function():

@@ -4,11 +4,12 @@ refuses a method that misses the gold."""
 
 import pytest
 
-from cadlib import decoding, strategies, token_boundaries
 from cadlib.cases import EditCase
-from cadlib.decoder import CopyDecoder, Trace
-from cadlib.oracle import oracle_program
-from cadlib.strategies import (
+from cadlib.chapters.decoding import measure as decoding
+from cadlib.decoding import methods as strategies
+from cadlib.decoding import token_boundaries
+from cadlib.decoding.decoder import CopyDecoder, Trace
+from cadlib.decoding.methods import (
     METHODS,
     Autoregressive,
     CopyAsDecode,
@@ -17,6 +18,7 @@ from cadlib.strategies import (
     make_methods,
     prepare,
 )
+from cadlib.oracle import oracle_program
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

@@ -3,9 +3,9 @@ import math
 
 import pytest
 
-from cadlib import summary as S
-from cadlib.results import repo_root
-from cadlib.summary import headlines, render, spec, tables
+from cadlib.book import summary as S
+from cadlib.book.results import repo_root
+from cadlib.book.summary import headlines, render, spec, tables
 
 
 def record(numbers, paper=None, profile="cpu"):
@@ -141,7 +141,7 @@ def test_chapter_pages_are_the_notebooks_that_write_each_results_file():
 
 
 def test_load_all_reads_the_largest_evidence_run_never_paper_or_smoke(tmp_path):
-    from cadlib.summary import load_all
+    from cadlib.book.summary import load_all
 
     (tmp_path / "kernel.json").write_text('{"chapter": "kernel", "profile": "cpu"}')
     (tmp_path / "kernel.paper.json").write_text('{"chapter": "kernel", "profile": "paper"}')

@@ -1,8 +1,8 @@
-"""cadlib.summary.forward_costs: the one-id forward of SmolLM2 across chapters 2, 6 and 6b."""
+"""cadlib.book.summary.forward_costs: the one-id forward of SmolLM2 across chapters 2, 6 and 6b."""
 
 import pandas as pd
 
-from cadlib.summary import forward_costs as FC
+from cadlib.book.summary import forward_costs as FC
 
 
 def table(*rows):

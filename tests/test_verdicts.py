@@ -5,8 +5,8 @@ import inspect
 
 import pytest
 
-from cadlib import summary as S
-from cadlib import verdicts as V
+from cadlib.book import summary as S
+from cadlib.book import verdicts as V
 
 
 def test_exact_agrees_within_printed_precision_and_contradicts_beyond():
@@ -100,7 +100,7 @@ def test_declarations_do_not_claim_to_precede_the_results():
 
     import cadlib
 
-    root = Path(cadlib.__file__).parent
+    root = Path(cadlib.__file__).parent / "book"
     for path in (root / "verdicts.py", *sorted((root / "summary").glob("*.py"))):
         text = path.read_text()
         assert "declared before" not in text and "before it is made" not in text, path

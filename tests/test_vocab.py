@@ -1,4 +1,5 @@
-from cadlib import fsm, vocab
+from cadlib import vocab
+from cadlib.decoding import fsm
 from cadlib.fim import mask
 
 

@@ -30,7 +30,7 @@ Module map (pipeline order):
     shared by every constraint and step (what makes a mask a few hundred checks);
 ``mask``
     allowed-token masks for Hugging Face tokenizers; the FIM masks of logits on
-    :class:`cadlib.processors.MaskProcessor` (:class:`~cadlib.fim.mask.IncrementalMask`,
+    :class:`cadlib.decoding.processors.MaskProcessor` (:class:`~cadlib.fim.mask.IncrementalMask`,
     :class:`FIMLogitsProcessor`);
 ``differential``, ``benchmark``
     CPython differential checks and per-step cost measurements (mask stages included) for
@@ -75,7 +75,7 @@ def __getattr__(name: str):
     # ``experiments`` is chapter 8's code: it imports the decoder, the SFT module and
     # transformers, so it loads on first use of ``GenBodyMask``; the recognizer stays light.
     if name == "GenBodyMask":
-        from .experiments import GenBodyMask
+        from cadlib.chapters.fim_constraint.experiments import GenBodyMask
 
         return GenBodyMask
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

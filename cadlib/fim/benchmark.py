@@ -60,11 +60,12 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
-from ..corpora import load_corpus
-from ..models import load_tokenizer
-from ..provenance import monitor, provenance
-from ..results import hardware_info, repo_root
-from . import earley
+from cadlib.book.provenance import monitor, provenance
+from cadlib.book.results import hardware_info, repo_root
+from cadlib.corpora import load_corpus
+from cadlib.fim import earley
+from cadlib.models import load_tokenizer
+
 from .constraint import FIMConstraint
 from .differential import python_accepts
 from .mask import TokenTrie, naive_allowed_mask, token_texts_cached

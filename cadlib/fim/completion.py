@@ -25,10 +25,11 @@ import torch
 from tqdm import tqdm
 from transformers import LogitsProcessorList
 
-from ..corpora import seeded_subset
-from ..execution import run_humaneval_tests
-from ..params import check_choice
-from ..prompts import chat_ids
+from cadlib.book.params import check_choice
+from cadlib.corpora import seeded_subset
+from cadlib.execution import run_humaneval_tests
+from cadlib.prompts import chat_ids
+
 from .constraint import FIMConstraint
 from .differential import python_accepts
 from .mask import FIMLogitsProcessor, token_raw, token_texts_cached

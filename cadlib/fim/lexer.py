@@ -46,7 +46,7 @@ import functools
 import keyword
 from collections.abc import Iterator
 
-from . import fstring
+from cadlib.fim import fstring
 
 __all__ = [
     "IGNORE",

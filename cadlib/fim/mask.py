@@ -35,10 +35,11 @@ the pending bytes plus the token's bytes are valid UTF-8 up to an unfinished cha
 whole characters among them keep the state viable, and (approximation: the unfinished
 character is not known yet) so does a non-ASCII letter (``"é"``) standing for it.
 
-The masks that apply this to a model's logits are on :class:`cadlib.processors.MaskProcessor`,
-the base and call convention of the copy/gen grammar's :class:`~cadlib.processors.GrammarMask`:
-:class:`IncrementalMask`, the stateful base of the FIM masks, with :class:`FIMLogitsProcessor`
-(and :class:`cadlib.fim.experiments.GenBodyMask`, the ``<gen>`` body's) on it.
+The masks that apply this to a model's logits are on
+:class:`cadlib.decoding.processors.MaskProcessor`, the base and call convention of the copy/gen
+grammar's :class:`~cadlib.decoding.processors.GrammarMask`: :class:`IncrementalMask`, the stateful
+base of the FIM masks, with :class:`FIMLogitsProcessor` (and
+:class:`cadlib.chapters.fim_constraint.experiments.GenBodyMask`, the ``<gen>`` body's) on it.
 """
 
 from __future__ import annotations
@@ -49,9 +50,10 @@ import re
 import numpy as np
 import torch
 
-from ..processors import MaskProcessor, as_tensor
-from ..vocab import token_texts, token_texts_cached
-from . import fstring
+from cadlib.decoding.processors import MaskProcessor, as_tensor
+from cadlib.fim import fstring
+from cadlib.vocab import token_texts, token_texts_cached
+
 from .constraint import FIMConstraint
 from .lexer import dfa
 from .tokenlex import LexTables, char_bit
@@ -282,7 +284,8 @@ def utf8_split(raw: bytes) -> tuple | None:
 class PendingBytes:
     """Generated token texts to whole characters: keeps the bytes of an unfinished multi-byte
     character between tokens (the one home of this for :class:`IncrementalMask`, so for
-    :class:`FIMLogitsProcessor` and :class:`cadlib.fim.experiments.GenBodyMask`)."""
+    :class:`FIMLogitsProcessor` and
+    :class:`cadlib.chapters.fim_constraint.experiments.GenBodyMask`)."""
 
     def __init__(self):
         self.bytes = b""
@@ -367,15 +370,15 @@ def naive_allowed_mask(constraint: FIMConstraint, tokenizer, end_token_ids=None,
 
 
 class IncrementalMask(MaskProcessor):
-    """Base of the FIM constraint's masks: a :class:`~cadlib.processors.MaskProcessor` that
+    """Base of the FIM constraint's masks: a :class:`~cadlib.decoding.processors.MaskProcessor` that
     advances a :class:`FIMConstraint` in place over the ids it has not seen yet.
 
-    Stateful, unlike :class:`~cadlib.processors.GrammarMask`: each call's ids must extend the
-    previous call's (greedy or sampled ``generate``, the decoder's body hook), and the batch
+    Stateful, unlike :class:`~cadlib.decoding.processors.GrammarMask`: each call's ids must extend
+    the previous call's (greedy or sampled ``generate``, the decoder's body hook), and the batch
     holds one row. Generated tokens are decoded byte-exactly and fed as whole characters
     (:class:`PendingBytes`). Two call conventions: the base's ``(input_ids (1, seq), scores
     (1, V)) -> scores (1, V)`` and one row as is, ``(ids, scores (V,)) -> scores (V,)``
-    (:meth:`~cadlib.processors.MaskProcessor.mask_row`). Subclasses implement
+    (:meth:`~cadlib.decoding.processors.MaskProcessor.mask_row`). Subclasses implement
     :meth:`allowed_ids` (the boolean mask over the tokenizer's ids after the ids seen) and may
     refine how a token's text is taken (:meth:`_take`, :meth:`_feed`, :meth:`_dead`).
 
@@ -447,7 +450,7 @@ class IncrementalMask(MaskProcessor):
 class FIMLogitsProcessor(IncrementalMask):
     """The FIM constraint as a logits mask: tokens breaking it are set to ``-inf``.
 
-    An :class:`IncrementalMask` (so a :class:`~cadlib.processors.MaskProcessor`) whose rows
+    An :class:`IncrementalMask` (so a :class:`~cadlib.decoding.processors.MaskProcessor`) whose rows
     hold the prompt, then the generated middle.
 
     Parameters

@@ -61,12 +61,13 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from tqdm import tqdm
 
-from ..metrics import wilson_ci
-from ..results import hardware_info, repo_root
-from . import fstring
+from cadlib.book.results import hardware_info, repo_root
+from cadlib.chapters.fim_constraint.report import rate_cell
+from cadlib.fim import fstring
+from cadlib.metrics import wilson_ci
+
 from .constraint import FIMConstraint, UnconnectableContextError, _Problem
 from .differential import cut_kinds, fim_splits, python_accepts, random_edit
-from .report import rate_cell
 
 __all__ = ["stdlib_sources", "package_folder", "manifest", "stdlib_cuts", "stdlib_differential",
            "categorize", "edit_location", "fstring_fields", "edit_span",

@@ -9,7 +9,8 @@ import textwrap
 from collections import Counter
 from dataclasses import dataclass
 
-from ..resolver import doc_lines
+from cadlib.resolver import doc_lines
+
 from .operations import (
     change_heading,
     delete_block,

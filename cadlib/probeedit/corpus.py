@@ -9,9 +9,10 @@ import random
 from collections import Counter
 from pathlib import Path
 
-from ..cases import Corpus, EditCase
-from ..spans import line_cover, summarize_line_cover
-from ..tokenizers import qwen25_tokenizer
+from cadlib.cases import Corpus, EditCase
+from cadlib.costs.spans import line_cover, summarize_line_cover
+from cadlib.tokenizers import qwen25_tokenizer
+
 from .builders import _BUILDERS, _Doc
 from .spec import DOCUMENTS, N_CASES, OPERATIONS, PAPER_STATS, SEED, VERSION, documents
 
@@ -73,8 +74,8 @@ def probeedit_corpus() -> Corpus:
 def corpus_stats(cases=None, tokenizer=None) -> dict:
     """Table 2's line-level columns for a corpus (ProbeEdit by default), in Qwen2.5 BPE.
 
-    The definitions are :mod:`cadlib.spans`'s (one place for them, shared with
-    :mod:`cadlib.ceiling`): ``T`` = gold tokens;
+    The definitions are :mod:`cadlib.costs.spans`'s (one place for them, shared with
+    :mod:`cadlib.chapters.ceiling`): ``T`` = gold tokens;
     ``T_copy`` = the sum over oracle copy spans of the tokens of each span's lines, tokenized
     on their own as a splice would prefill them; ``T_gen = T - T_copy`` (it absorbs joining
     newlines and tokenization seams, so it can be slightly negative for a pure deletion);

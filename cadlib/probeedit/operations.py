@@ -6,7 +6,8 @@ from __future__ import annotations
 import random
 import re
 
-from ..resolver import doc_lines
+from cadlib.resolver import doc_lines
+
 from .structure import (
     _HEADING,
     Block,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from importlib import resources
 
-from .. import paper as _paper
+from cadlib import paper as _paper
 
 VERSION = "v1"
 SEED = 154

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..resolver import doc_lines
+from cadlib.resolver import doc_lines
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,231 @@
+"""Results files: ``results/<chapter>.json``, the numbers the book's summary page reads.
+
+One naming scheme across the book: the cpu profile (the one CI re-runs and compares) writes
+``results/<chapter>.json``; every other profile writes ``results/<chapter>.<profile>.json``
+(:func:`results_name`), e.g. ``results/kernel.paper.json`` from a GPU run, so no profile's
+run overwrites another's committed numbers.
+
+Layout: ``{"chapter", "profile", "created", "hardware", "provenance", "model", "tokenizer",
+"params", "numbers": {...}, "paper": {...}}``, where ``paper`` holds the paper's published
+figure for each number we reproduce, under the same key as in ``numbers``, and
+``provenance`` the commit and the machine's load while the run was made
+(:func:`cadlib.book.provenance.provenance`).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import importlib.metadata
+import json
+import math
+import os
+import platform
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from .provenance import provenance
+
+__all__ = [
+    "FAKE_MACHINE_ENV",
+    "hardware_info",
+    "load_results",
+    "machine_label",
+    "repo_root",
+    "results_dir",
+    "results_name",
+    "find_results_file",
+    "setting_label",
+    "strict_json",
+    "write_results",
+]
+
+#: Set to 1 (the Makefile's nbval run does) to report a fake CPU, core count and versions:
+#: committed outputs that leak the machine then fail nbval on every machine, not only on
+#: the next one with another CPU.
+FAKE_MACHINE_ENV = "CADLIB_FAKE_MACHINE"
+_FAKE = {"cpu": "Fake CPU (CADLIB_FAKE_MACHINE)", "cores": 999, "version": "0.0.0-fake"}
+
+
+def repo_root() -> Path:
+    """The repository root: ``$CADLIB_ROOT``, else the folder above ``cadlib/`` holding
+    ``_toc.yml``, else the nearest such folder above the working directory."""
+    if os.environ.get("CADLIB_ROOT"):
+        return Path(os.environ["CADLIB_ROOT"]).resolve()
+    here = Path(__file__).resolve().parents[2]  # cadlib/book/results.py
+    if (here / "_toc.yml").exists():
+        return here
+    for folder in [Path.cwd(), *Path.cwd().parents]:
+        if (folder / "_toc.yml").exists():
+            return folder
+    raise FileNotFoundError("cannot find the repository root (no _toc.yml); set CADLIB_ROOT")
+
+
+def results_dir() -> Path:
+    """Where chapters write their results: ``$CADLIB_RESULTS_DIR`` if set (the test suite
+    points it at ``_build/test-results`` so that re-running notebooks leaves the committed
+    ``results/`` untouched), else ``<repo>/results``."""
+    override = os.environ.get("CADLIB_RESULTS_DIR")
+    path = Path(override) if override else repo_root() / "results"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _cpu_name() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _faking() -> bool:
+    return os.environ.get(FAKE_MACHINE_ENV, "") not in ("", "0")
+
+
+def hardware_info(device: str | None = None) -> dict:
+    """CPU, core count, GPU (when one is used) and library versions, for labelling numbers.
+
+    Under ``CADLIB_FAKE_MACHINE=1`` the CPU, core count and versions are fakes (see
+    :data:`FAKE_MACHINE_ENV`)."""
+    fake = _faking()
+    info = {
+        "cpu": _FAKE["cpu"] if fake else _cpu_name(),
+        "cores": _FAKE["cores"] if fake else os.cpu_count(),
+        "python": _FAKE["version"] if fake else platform.python_version(),
+    }
+    for package in ("torch", "transformers"):
+        try:
+            version = importlib.metadata.version(package)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+        info[package] = _FAKE["version"] if fake else version
+    torch = sys.modules.get("torch")  # only when a model was used: importing it costs seconds
+    if torch is not None:
+        info["threads"] = torch.get_num_threads()
+        if torch.cuda.is_available() and (device is None or str(device).startswith("cuda")):
+            info["gpu"] = torch.cuda.get_device_name(0)
+    return info
+
+
+def tool_version(version: str) -> str:
+    """``version`` of an external tool (e.g. git), or the fake one under
+    ``CADLIB_FAKE_MACHINE=1``: versions name the machine too."""
+    return _FAKE["version"] if _faking() else version
+
+
+def machine_label(hw: dict | None = None, threads: int | None = None, **tools: str) -> str:
+    """``machine: <CPU or GPU>, <n> cores[, <t> torch threads][; <tool> <version> ...]``.
+
+    Everything machine-dependent in a chapter's setting line sits after ``machine:`` and up to
+    the end of the line (or a closing ``*``), the one place ``tests/nbval_sanitize.cfg``
+    rewrites, so committed outputs compare equal on any machine."""
+    hw = hardware_info() if hw is None else hw
+    where = f"{hw['gpu']}, " if hw.get("gpu") else ""
+    text = f"machine: {where}{hw['cpu']}, {hw['cores']} cores"
+    if threads is not None:
+        text += f", {threads} torch thread{'s' * (threads != 1)}"
+    for tool, version in tools.items():
+        text += f"; {tool.replace('_', ' ')} {tool_version(version)}"
+    return text
+
+
+def setting_label(
+    *parts: str, profile: str, hw: dict | None = None, threads: int | None = None, **tools: str
+) -> str:
+    """One chapter's setting line: what it ran (model, tokenizer, ...), its profile, then the
+    machine last (:func:`machine_label`), e.g. ``tokenizer qwen2.5; no model; profile cpu;
+    machine: AMD EPYC, 2 cores``."""
+    return "; ".join([*parts, f"profile {profile}", machine_label(hw, threads, **tools)])
+
+
+def _json_key(key) -> str:
+    """A dict key as ``json.dumps`` writes it (``1`` -> ``"1"``, ``True`` -> ``"true"``)."""
+    if isinstance(key, str):
+        return key
+    if hasattr(key, "item") and callable(key.item):  # numpy scalars
+        key = key.item()
+    if key is None or isinstance(key, bool | int | float):
+        return json.dumps(key)
+    raise TypeError(f"not a JSON object key: {key!r} ({type(key).__name__})")
+
+
+def strict_json(value):
+    """``value`` as strict JSON data: NaN and infinities become ``None`` (JSON has neither),
+    numpy / torch scalars and arrays become numbers and lists, a DataFrame its list of row
+    records, a Series a dict, a path its string; anything else unknown fails loudly."""
+    if isinstance(value, dict):
+        return {_json_key(k): strict_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [strict_json(v) for v in value]
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if value is None or isinstance(value, str | int | bool):
+        return value
+    if isinstance(value, pd.DataFrame):
+        return strict_json(value.to_dict(orient="records"))
+    if isinstance(value, pd.Series):
+        return strict_json(value.to_dict())
+    if isinstance(value, Path):
+        return str(value)
+    if hasattr(value, "tolist") and callable(value.tolist):  # numpy / torch scalars and arrays
+        return strict_json(value.tolist())
+    if hasattr(value, "item") and callable(value.item):
+        return strict_json(value.item())
+    raise TypeError(f"not JSON serializable: {type(value).__name__}")
+
+
+def results_name(chapter: str, profile: str | None = None) -> str:
+    """``<chapter>.json`` for the cpu profile (or none given), else ``<chapter>.<profile>.json``."""
+    return f"{chapter}.json" if profile in (None, "cpu") else f"{chapter}.{profile}.json"
+
+
+def write_results(
+    chapter: str,
+    numbers: dict,
+    paper: dict | None = None,
+    *,
+    profile: str,
+    model: str | None,
+    tokenizer: str | None,
+    params: dict | None = None,
+    device: str | None = None,
+) -> Path:
+    """Write ``results/<chapter>.json`` (``<chapter>.<profile>.json`` for a profile other than
+    cpu, :func:`results_name`) and return its path."""
+    record = {
+        "chapter": chapter,
+        "profile": profile,
+        "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        "hardware": hardware_info(device),
+        "provenance": provenance(repo_root()),
+        "model": model,
+        "tokenizer": tokenizer,
+        "params": params or {},
+        "numbers": numbers,
+        "paper": paper or {},
+    }
+    path = results_dir() / results_name(chapter, profile)
+    text = json.dumps(strict_json(record), indent=1, ensure_ascii=False, allow_nan=False)
+    path.write_text(text + "\n")
+    return path
+
+
+def find_results_file(name: str) -> Path:
+    """``name`` in :func:`results_dir`, else in ``<repo>/results`` (where committed runs of
+    other profiles live while the tests send a re-run's results elsewhere); the latter path
+    when it is in neither."""
+    path = results_dir() / name
+    return path if path.exists() else repo_root() / "results" / name
+
+
+def load_results(chapter: str, profile: str | None = None) -> dict:
+    """Read ``<chapter>.json`` (``<chapter>.<profile>.json``, :func:`results_name`) through
+    :func:`find_results_file`."""
+    path = find_results_file(results_name(chapter, profile))
+    if not path.exists():
+        raise FileNotFoundError(f"{path} does not exist: run notebooks/*{chapter}*.ipynb first")
+    return json.loads(path.read_text())

@@ -1,0 +1,76 @@
+"""The book's summary page: the paper's headline figures beside ours, read from ``results/``.
+
+Nothing here is typed by hand except where each figure lives (a dotted path into a chapter's
+results file) and, for each, the comparison it declares in code (with the results known): a
+:class:`cadlib.book.verdicts.Tolerance` with its reason. The paper's figures come from
+:mod:`cadlib.paper`; the verdict of each row is computed by :func:`cadlib.book.verdicts.judge`
+from ours, the paper's and n. A missing results file or key is shown as "not yet run". A test
+checks that every paper figure here equals the one the chapter itself recorded.
+
+The package, one seam a module (every name below stays importable as ``cadlib.book.summary.X``):
+
+``spec``       :class:`Headline` (one figure and its declared tolerance) and :func:`lookup`
+               (where its value lives in a results record)
+``headlines``  the declared comparisons, chapter by chapter: :data:`HEADLINES`, and
+               :data:`BEYOND_THE_PAPER`
+``tables``     the results files read and every headline judged: :func:`headline_table`,
+               :func:`setting_table`, :func:`chapter_runtimes`
+``render``     the page: :func:`plot_ratios`, :func:`headline_html`, :func:`setting_html`,
+               :func:`beyond_markdown`
+"""
+
+# The verdicts stay importable from here, as before the split (``summary.EXACT``, ...).
+from cadlib.book.verdicts import (  # noqa: F401
+    BEYOND,
+    BY_CONSTRUCTION,
+    CONTRADICTS,
+    DERIVED,
+    EXACT,
+    NOT_COMPARABLE,
+    NOT_RUN_HERE,
+    NOT_YET_RUN,
+    PAPER_DISAGREES,
+    WITHIN_NOISE,
+    Tolerance,
+)
+
+from .headlines import BEYOND_THE_PAPER, HEADLINES
+from .render import (  # noqa: F401 (ratio_rows: public, not in __all__)
+    CHAPTER_PAGES,
+    beyond_markdown,
+    format_value,
+    headline_html,
+    plot_ratios,
+    ratio_rows,
+    setting_html,
+)
+from .spec import Headline, lookup
+from .tables import (  # noqa: F401 (judge_headline: public, not in __all__)
+    chapter_runtimes,
+    count_markdown,
+    headline_table,
+    judge_headline,
+    load_all,
+    setting_table,
+)
+
+__all__ = [
+    "Headline",
+    "HEADLINES",
+    "headline_table",
+    "load_all",
+    "lookup",
+    "setting_table",
+    "plot_ratios",
+    "chapter_runtimes",
+    "BEYOND_THE_PAPER",
+    "beyond_markdown",
+    "CHAPTER_PAGES",
+    "format_value",
+    "headline_html",
+    "setting_html",
+    "count_markdown",
+]
+
+#: Old name of "not yet run" (a chapter that has not written its results).
+NOT_RUN = NOT_YET_RUN

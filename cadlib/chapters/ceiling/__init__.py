@@ -1,0 +1,163 @@
+"""Copy ceilings and speedup bounds (paper §3 "Copy ceiling", §4.2, Table 2, Appendices D/N).
+
+Two covers of each gold output by its input document, both data properties (no model run):
+
+* **line level** (the ``<copy lines="i-j"/>`` primitive): the oracle program of
+  :func:`cadlib.oracle.oracle_program`; a copy span's length ``N_k`` is the number of Qwen2.5
+  tokens of its lines joined by newlines, ``T`` the tokens of the gold, ``T_copy = sum N_k``
+  and ``T_gen = T - T_copy`` (this absorbs the joining newlines and tokenization seams, and
+  is how the paper's Table 2 columns add up: 8,872 = 6,577 + 2,295);
+* **token level** (aspirational ``<copy tokens="a-b"/>``): the greedy left-to-right
+  longest-match cover with minimum span ``m`` of :func:`cadlib.oracle.token_cover` over the
+  Qwen2.5 ids of document and gold.
+
+The cost model (paper §2.1, §4.2) turns a cover into a wall-clock bound: a gen token costs one
+decode step, a copy span of ``N`` tokens ``N / s(N)`` steps, where ``s(N)`` is the measured
+parallel-prefill speedup (the kernel chapter's curve). Three bounds:
+
+* ``bnd_m8    = T / (T_gen + T_copy / s(8))``       (every span charged at s(m=8));
+* ``bnd_mean  = T / (T_gen + T_copy / s(N_mean))``   (Amdahl summary at the mean span);
+* ``bnd_exact = T / (T_gen + sum_k N_k / s(N_k))``   (the paper's primary claim),
+
+with ``s`` interpolated linearly in ``log N`` between measured points and held at the end
+values outside them. A zero-token span (a copied empty line) adds nothing to the sum.
+Curves are plain arrays ``(N, s)`` here, so a curve measured anywhere (our CPU run, a GPU
+run, or the paper's published points) can be passed in; :mod:`cadlib.costs.speedup_curve` reads
+them from ``results/kernel.json`` and does the interpolation.
+
+The package is split along these seams: :mod:`.covers` (the corpora and their token-level
+covers), :mod:`.bounds` (the three bounds, curve coverage, the paper's reconstructed curve),
+:mod:`.percentiles` (the p50 / p95 investigation), :mod:`.chapter` (profiles, the chapter's
+run :func:`analyse` and ``results/ceiling.json``), :mod:`.tables`, :mod:`.plots` and
+:mod:`.prose` (what the chapter shows and says). Every public name is importable from
+``cadlib.chapters.ceiling`` as before.
+"""
+
+from __future__ import annotations
+
+from cadlib import paper as _paper
+from cadlib.costs.spans import CaseSpans, line_cover, line_spans, summarize_line_cover
+
+from .bounds import (
+    bound_exact,
+    bound_uniform,
+    bounds_vs_m,
+    curve_coverage,
+    implied_speedup,
+    interpolate_loglinear,
+    line_bounds,
+    paper_reference_curve,
+)
+from .chapter import (
+    PROFILES,
+    REFERENCE_CURVE,
+    CeilingRun,
+    analyse,
+    ceiling_numbers,
+    corpora_report,
+    measured_curve,
+    paper_figures,
+    short_spans,
+    write_ceiling_results,
+)
+from .covers import (
+    CORPUS_LABELS,
+    load_corpora,
+    pool_token_tables,
+    short_span_share,
+    token_cover_table,
+)
+from .percentiles import SPAN_VARIANTS, percentile_matches, percentile_table, percentile_variants
+from .plots import plot_bounds_vs_m, plot_span_histograms, plot_token_cover
+from .prose import (
+    _fmt as _fmt,  # private, as before (tests format numbers as the prose does)
+)
+from .prose import (
+    conclusion,
+    percentile_finding,
+    reference_curve_finding,
+    short_span_finding,
+    token_bound_finding,
+    token_level_finding,
+)
+from .tables import (
+    BOUND_COLUMNS,
+    TABLE2_COLUMNS,
+    bounds_table,
+    coverage_table,
+    m8_bounds_table,
+    measured_curve_table,
+    paper_bnd_m8_check,
+    short_span_table,
+    side_by_side,
+    table2,
+    token_level_f,
+    token_level_table,
+)
+
+#: The paper's Table 2, token-level fractions and s(N) points (their home is :mod:`cadlib.paper`).
+PAPER_TABLE2 = _paper.TABLE2
+PAPER_TOKEN_LEVEL = _paper.TOKEN_LEVEL
+PAPER_SHORT_SPANS = _paper.SHORT_SPANS
+PAPER_7B_POINTS = _paper.S_7B_POINTS
+PAPER_7B_ASSUMED = _paper.S_7B_ASSUMED
+
+__all__ = [
+    "PROFILES",
+    "PAPER_TABLE2",
+    "PAPER_TOKEN_LEVEL",
+    "PAPER_SHORT_SPANS",
+    "PAPER_7B_POINTS",
+    "PAPER_7B_ASSUMED",
+    "CORPUS_LABELS",
+    "CaseSpans",
+    "load_corpora",
+    "line_spans",
+    "line_cover",
+    "summarize_line_cover",
+    "short_span_share",
+    "token_cover_table",
+    "interpolate_loglinear",
+    "bound_uniform",
+    "bound_exact",
+    "line_bounds",
+    "bounds_vs_m",
+    "curve_coverage",
+    "side_by_side",
+    "implied_speedup",
+    "paper_reference_curve",
+    "percentile_variants",
+    "SPAN_VARIANTS",
+    "percentile_finding",
+    "short_span_finding",
+    "token_level_finding",
+    "reference_curve_finding",
+    "token_bound_finding",
+    "conclusion",
+    "pool_token_tables",
+    "percentile_table",
+    "percentile_matches",
+    "REFERENCE_CURVE",
+    "CeilingRun",
+    "analyse",
+    "measured_curve",
+    "corpora_report",
+    "short_spans",
+    "ceiling_numbers",
+    "paper_figures",
+    "write_ceiling_results",
+    "TABLE2_COLUMNS",
+    "BOUND_COLUMNS",
+    "table2",
+    "short_span_table",
+    "token_level_table",
+    "token_level_f",
+    "paper_bnd_m8_check",
+    "bounds_table",
+    "measured_curve_table",
+    "coverage_table",
+    "m8_bounds_table",
+    "plot_span_histograms",
+    "plot_token_cover",
+    "plot_bounds_vs_m",
+]

@@ -1,0 +1,5 @@
+"""Chapter 8 (notebooks/08_fim_constraint.ipynb): the FIM constraint of ``cadlib.fim`` measured.
+
+``experiments`` (the chapter's profiles and runs), ``report`` (tables and results numbers),
+``figures`` and ``maskspeed`` (the mask-speed run against its goals).
+"""

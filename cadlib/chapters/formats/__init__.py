@@ -1,0 +1,141 @@
+"""Edit formats head to head (paper §4.4, Table 3): tokens and round-trip exact match.
+
+From each case's oracle alignment (:func:`cadlib.oracle.matching_blocks`) the same edit is
+rendered in four formats, parsed back and applied to the document with each format's own
+semantics:
+
+``full``
+    full regeneration: the text is the gold document itself.
+``search-replace``
+    Aider-style ``<<<<<<< SEARCH`` / ``=======`` / ``>>>>>>> REPLACE`` blocks (Gauthier 2024),
+    applied as Aider's ``do_replace`` applies them: every block, in order, rewrites the *first*
+    exact line-sequence match of its SEARCH text in the document as it stands. A SEARCH text
+    that also occurs earlier than the intended place is therefore applied at the wrong place:
+    anchor ambiguity, as in practice.
+``unified-diff``
+    ``difflib.unified_diff`` with 3 lines of context (the default of ``diff -u``, ``git diff``
+    and difflib), ``--- a/doc`` / ``+++ b/doc`` headers and ``\\ No newline at end of file``
+    markers, parsed back with :mod:`unidiff` and applied by ``git apply``.
+``cad``
+    Copy-as-Decode: ``str(oracle_program(doc, gold))``, parsed by
+    :func:`cadlib.grammar.parse_program` and expanded by :func:`cadlib.resolver.resolve`.
+
+Extensions (not in the paper): ``search-replace-unique`` grows each SEARCH anchor until its
+first exact match is the intended place (what disambiguation costs),
+``search-replace-fenced`` wraps each block in the file-name line and code fence Aider's prompt
+asks for (what the bare blocks leave out), and ``unified-diff-u0`` / ``-u1`` with 0 / 1 lines
+of context.
+
+**How the S/R anchor is chosen.** The change regions are the gaps between the oracle's
+matching blocks (doc lines ``i1..i2`` become gold lines ``j1..j2``, 0-based, half-open, lines
+as ``doc.split("\\n")``). A block's SEARCH text is the doc lines of its region (the minimal
+anchor the alignment gives) and its REPLACE text the gold lines. A pure insertion has an empty
+SEARCH, and Aider treats a whitespace-only SEARCH as "append to the file", so such a block is
+grown by one neighbouring line at a time -- the preceding doc line, or the following one at
+the start of the document -- until its SEARCH holds a non-blank character; REPLACE grows by
+the same (unchanged) lines. Blocks that come to overlap are merged. Blocks are emitted in
+document order, one after another, without file names or code fences (which Aider also
+requires; they would add a few tokens per block to S/R). Nothing makes the anchor unique.
+
+**Round-trip exact match** is byte-exact (``output == gold``). The paper's §3 metric also
+tolerates one trailing newline; that is reported as ``em_r``.
+"""
+
+from cadlib.metrics import (
+    strip_one_newline,
+)
+
+from .blocks import (
+    Block,
+    change_blocks,
+)
+from .errors import (
+    FAILURE_CATEGORIES,
+    ApplyError,
+)
+from .evaluate import (
+    RoundTrip,
+    evaluate_formats,
+    failure_counts,
+    failure_table,
+    round_trip,
+    summarize,
+)
+from .registry import (
+    EXTENSION_FORMATS,
+    FORMATS,
+    PROFILES,
+    TABLE3_FORMATS,
+    EditFormat,
+)
+from .reporting import (
+    PAPER_TABLE3,
+    ambiguity_kinds,
+    by_corpus,
+    chapter_numbers,
+    compare_with_paper,
+    conclusion,
+    other_languages_reading,
+    paper_numbers,
+    paper_table3,
+    pareto_front,
+    pareto_plot,
+    pareto_reading,
+    printed_totals,
+    table3_reading,
+)
+from .search_replace import (
+    ambiguous_anchors,
+    apply_search_replace,
+    parse_search_replace,
+    render_search_replace,
+    search_replace_blocks,
+)
+from .unified_diff import (
+    apply_unified_diff,
+    git_apply,
+    git_version,
+    render_unified_diff,
+)
+
+__all__ = [
+    "ApplyError",
+    "Block",
+    "EditFormat",
+    "RoundTrip",
+    "FAILURE_CATEGORIES",
+    "FORMATS",
+    "TABLE3_FORMATS",
+    "EXTENSION_FORMATS",
+    "PAPER_TABLE3",
+    "PROFILES",
+    "change_blocks",
+    "search_replace_blocks",
+    "ambiguous_anchors",
+    "render_search_replace",
+    "parse_search_replace",
+    "apply_search_replace",
+    "render_unified_diff",
+    "apply_unified_diff",
+    "git_apply",
+    "git_version",
+    "strip_one_newline",
+    "round_trip",
+    "evaluate_formats",
+    "summarize",
+    "failure_table",
+    "failure_counts",
+    "paper_table3",
+    "compare_with_paper",
+    "pareto_front",
+    "pareto_plot",
+    "by_corpus",
+    "table3_reading",
+    "pareto_reading",
+    "ambiguity_kinds",
+    "other_languages_reading",
+    "conclusion",
+    "printed_totals",
+    "chapter_numbers",
+    "paper_numbers",
+]

@@ -1,0 +1,121 @@
+"""The kernel microbenchmark: autoregressive decode vs parallel prefill over a KV cache.
+
+What a copy splice buys (paper §2.4, §3 "Kernel microbenchmark", §4.1): after a ``P``-token
+random-context prefill, time
+
+(i) **AR**: ``N`` successive forwards of one token each, appending to the KV cache, and
+(ii) **PP**: one forward of the same ``N`` tokens over the same ``P``-token cache,
+
+with a warm-up, ``t`` trials, the median (and the min–max spread) and
+``torch.cuda.synchronize`` bookends on a GPU. The per-span speedup is
+``s(N) = T_AR(N) / T_PP(N)`` (ratio of the medians) for ``N`` in ``{1, 2, 4, ..., 512}``.
+Between trials the cache is cropped back to its ``P``-token state and every crop is logged.
+
+Also here: the fixed costs of Appendix H / Table 1 (:func:`measure_fixed_costs`: ``c_mask``,
+``c_sync``, ``c_forced`` and the decode step ``tau``), the minimum worthwhile span ``m*`` of
+Table 17 (:func:`minimum_span`), the splice-equals-AR correctness check ("Position-encoding
+correctness", :func:`check_splice_equals_ar`), and the results-file API that the ceiling chapter
+uses for ``bnd_exact`` (:func:`load_curve`, :func:`interpolate_speedup`; both **(API)**, both
+living in :mod:`cadlib.costs.speedup_curve` with :func:`curve_label`).
+
+Reading CPU numbers: speed does not depend on weight values, so random-init models of the
+published shapes time exactly like the trained ones. CPU ratios are not GPU ratios, nor a lean
+engine's: here a decode step reads fp32 weights, where llama.cpp reads the same model's Q4_1
+weights (chapter 6b); the work between forwards is measured in chapter 6 and is small.
+
+The package is split along these seams: :mod:`.timing` (the s(N) sweep and its timers),
+:mod:`.fixed_costs` (App. H costs and ``m*``), :mod:`.splice_check` (splice equals AR),
+:mod:`.chapter` (profiles, the run over models, ``results/kernel.json``), :mod:`.tables`
+(the chapter's tables and figure) and :mod:`.forward_costs` (chapter 6's cost grid). Every
+public name is importable from ``cadlib.chapters.kernel`` as before.
+"""
+
+from __future__ import annotations
+
+from cadlib.costs.speedup_curve import curve_label, load_curve
+from cadlib.costs.speedup_curve import speedup_at as interpolate_speedup
+from cadlib.decoding.cache import cache_length, forward_with_cache, new_cache, restore_cache
+
+from .chapter import (
+    GPU_PAIRS,
+    PAPER_CURVES,
+    PAPER_FIXED_COSTS,
+    PAPER_M_STAR,
+    PROFILES,
+    benchmark_models,
+    gpu_evidence,
+    gpu_evidence_markdown,
+    kernel_numbers,
+    paper_numbers,
+    run_summary,
+    trials_for,
+    write_kernel_results,
+)
+from .fixed_costs import m_star, measure_fixed_costs, minimum_span, minimum_span_with_overhead
+from .forward_costs import FORWARD_GRID_N, measure_forward_costs
+from .splice_check import _layer_keys as _layer_keys  # private, as before (tests read keys)
+from .splice_check import check_splice_equals_ar
+from .tables import (
+    SPLICE_CHECK_FIELDS,
+    cache_log_table,
+    curve_table,
+    fixed_cost_table,
+    m_star_table,
+    plot_speedup,
+    speedup_overview,
+    splice_check_table,
+    timing_sanity,
+)
+from .timing import (
+    N_GRID,
+    SpeedupMeasurement,
+    measure_speedup,
+    prefill_context,
+    random_ids,
+    timing_warnings,
+)
+
+__all__ = [
+    "GPU_PAIRS",
+    "gpu_evidence",
+    "gpu_evidence_markdown",
+    "PROFILES",
+    "N_GRID",
+    "PAPER_CURVES",
+    "PAPER_FIXED_COSTS",
+    "PAPER_M_STAR",
+    "new_cache",
+    "cache_length",
+    "restore_cache",
+    "forward_with_cache",
+    "random_ids",
+    "prefill_context",
+    "SpeedupMeasurement",
+    "timing_warnings",
+    "measure_speedup",
+    "measure_fixed_costs",
+    "minimum_span",
+    "minimum_span_with_overhead",
+    "m_star",
+    "check_splice_equals_ar",
+    "trials_for",
+    "benchmark_models",
+    "kernel_numbers",
+    "paper_numbers",
+    "write_kernel_results",
+    "run_summary",
+    "load_curve",
+    "interpolate_speedup",
+    "curve_label",
+    "curve_table",
+    "fixed_cost_table",
+    "m_star_table",
+    "cache_log_table",
+    "splice_check_table",
+    "timing_sanity",
+    "speedup_overview",
+    "SPLICE_CHECK_FIELDS",
+    "plot_speedup",
+    "FORWARD_GRID_N",
+    "measure_forward_costs",
+]

@@ -1,0 +1,182 @@
+"""The kernel chapter's tables and its figure: curves, fixed costs, m*, cache log, splice check.
+
+Each takes the ``bench`` of :func:`cadlib.chapters.kernel.benchmark_models` (or the ``numbers`` of
+:func:`cadlib.chapters.kernel.kernel_numbers`) and returns a pandas DataFrame, a Markdown string or
+a matplotlib figure, with the paper's figures beside ours where it has them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import pandas as pd
+
+from cadlib.costs.speedup_curve import curve_label
+
+from .chapter import PAPER_CURVES, PAPER_FIXED_COSTS, PAPER_M_STAR
+from .timing import timing_warnings
+
+__all__ = [
+    "curve_table",
+    "fixed_cost_table",
+    "m_star_table",
+    "cache_log_table",
+    "SPLICE_CHECK_FIELDS",
+    "splice_check_table",
+    "timing_sanity",
+    "speedup_overview",
+    "plot_speedup",
+]
+
+
+def curve_table(bench: Mapping):
+    """``T_AR``, ``T_PP`` (median ms) and ``s(N)`` [min–max] per model: a pandas DataFrame."""
+    frames = []
+    for name, entry in bench.items():
+        c = entry["curve"]
+        frames.append(pd.DataFrame({
+            "model": name, "N": c["N"], "T_AR ms": c["T_AR_ms"], "T_PP ms": c["T_PP_ms"],
+            "AR ms/token": c["AR_ms_per_token"], "s(N)": c["s"],
+            "s best": c.get("s_best", [None] * len(c["N"])),
+            "s min–max": [f"{a:.2f}–{b:.2f}" for a, b in zip(c["s_lo"], c["s_hi"], strict=True)],
+        }))  # fmt: skip
+    return pd.concat(frames).set_index(["model", "N"])
+
+
+def fixed_cost_table(bench: Mapping):
+    """Measured fixed costs per model beside the paper's Table 1 (ms/op), and c_forced / tau,
+    which Appendix H takes as about 1."""
+    rows = {}
+    for key in ("c_mask_ms", "c_sync_ms", "c_forced_ms", "tau_ms"):
+        value, pm = PAPER_FIXED_COSTS[key]
+        row = {"paper (A100, 1.5B; tau 7B)": f"{value}" + (f" ± {pm}" if pm else "")}
+        for name, entry in bench.items():
+            st = entry["fixed_costs"][key]
+            row[name] = f"{st['median']:.4g} [{st['min']:.3g}–{st['max']:.3g}]"
+        rows[key.removesuffix("_ms")] = row
+    rows["c_forced / tau"] = {"paper (A100, 1.5B; tau 7B)": "≈ 1 (App. H)"} | {
+        name: f"{entry['fixed_costs']['c_forced_over_tau']:.2f}" for name, entry in bench.items()
+    }
+    return pd.DataFrame(rows).T
+
+
+def m_star_table(bench: Mapping):
+    """``m*`` per model (first N with s > 1, s > 1.5, and with fixed costs) beside Table 17."""
+
+    def show(n):  # None: no measured N clears the bar
+        return "—" if n is None else str(n)
+
+    rows = {f"{k} (paper, A100)": {"strict (s>1)": show(v["strict"]),
+                                   "safe (s>1.5)": show(v["safe"]), "with fixed costs": ""}
+            for k, v in PAPER_M_STAR.items()}  # fmt: skip
+    for name, entry in bench.items():
+        m = entry["m_star"]
+        rows[name] = {"strict (s>1)": show(m["strict"]), "safe (s>1.5)": show(m["safe"]),
+                      "with fixed costs": show(m.get("with_overhead"))}  # fmt: skip
+    return pd.DataFrame(rows).T
+
+
+def cache_log_table(bench: Mapping, trial: int | None = None):
+    """The cache length before, after and restored for every timed path (or the first
+    sample of each path in one trial), and whether every trial of that model restored it."""
+    rows = [dict(model=name, **row) for name, entry in bench.items() for row in entry["cache_log"]
+            if trial is None or (row["trial"] == trial and row["rep"] == 0)]  # fmt: skip
+    log = pd.DataFrame(rows)
+    restored = {name: entry["cache_always_restored"] for name, entry in bench.items()}
+    log["all trials restored"] = log.model.map(restored)
+    return log
+
+
+#: The fields of :func:`check_splice_equals_ar` that the chapter shows (no timings).
+SPLICE_CHECK_FIELDS = ("passed", "argmax_equal", "logits_allclose", "keys_allclose", "len_before",
+                       "len_after_ar", "len_after_splice", "positions_advance_by_N", "atol",
+                       "rtol", "dtype", "attn_implementation")  # fmt: skip
+
+
+def splice_check_table(check: Mapping, control: Mapping, model: str):
+    """The splice-equals-AR check beside its control (positions shifted by one), field by
+    field: the control must fail where the check passes, or the check proves nothing."""
+    return pd.DataFrame({
+        f"{model}: splice": {k: str(check[k]) for k in SPLICE_CHECK_FIELDS},
+        "control: positions shifted by 1": {k: str(control[k]) for k in SPLICE_CHECK_FIELDS},
+    })  # fmt: skip
+
+
+def timing_sanity(bench: Mapping) -> str:
+    """Markdown: per model, the :func:`timing_warnings` of its curve, and what to do when a
+    run was disturbed."""
+    found = {name: timing_warnings(entry["curve"]) for name, entry in bench.items()}
+    lines = [f"* **{name}**: " + ("; ".join(w) if w else "no sign of interference "
+             "(s(1) ≈ 1, steady decode step)") for name, w in found.items()]  # fmt: skip
+    if any(found.values()):
+        lines.append("\n**This run was disturbed** (on a shared machine other jobs slow the many "
+                     "short decode steps far more than one long forward, which inflates s(N)). "
+                     "Read the `s best` column (fastest AR over fastest PP), or rerun on a quiet "
+                     "machine.")  # fmt: skip
+    return "**Timing sanity.**\n\n" + "\n".join(lines)
+
+
+def speedup_overview(numbers: Mapping, paper: Mapping | None = None):
+    """One row per measured curve (s at 1, 2, 8 and the largest N, the best-of-trials ratios,
+    per-token costs) and one per paper curve (its A100 s(8) and s(512))."""
+    paper = PAPER_CURVES if paper is None else paper
+
+    def at(c, n):
+        return c["s"][c["N"].index(n)] if n in c["N"] else None
+
+    rows = {}
+    for name, c in numbers["curves"].items():
+        ar_ms = sum(c["AR_ms_per_token"]) / len(c["N"])
+        rows[name] = {"s(1)": at(c, 1), "s(2)": at(c, 2), "s(8)": at(c, 8),
+                      f"s({c['N'][-1]})": c["s"][-1], "max s": max(c["s"]),
+                      "s best(8)": c["s_best"][c["N"].index(8)] if 8 in c["N"] else None,
+                      "max s best": max(c["s_best"]),
+                      "AR ms/token (mean over N)": round(ar_ms, 2),
+                      "PP ms/token at max N": round(c["T_PP_ms"][-1] / c["N"][-1], 3),
+                      "device": c["meta"]["device"]}  # fmt: skip
+    for name, c in paper.items():
+        rows[name + " (A100)"] = {"s(8)": c["s"][0], "s(512)": c["s"][1], "device": "A100 (paper)"}
+    return pd.DataFrame(rows).T
+
+
+def plot_speedup(curves: Mapping, paper: Mapping | None = None, ax=None, title: str | None = None):
+    """``s(N)`` on log-log axes, one line per measured curve, the paper's points marked.
+
+    ``curves`` maps names to ``{"N", "s", "s_lo", "s_hi", "s_best", "meta"}``
+    (``kernel_numbers(...)["curves"]``): the median ratio as a line, the per-trial min–max as a
+    band, the best-of-trials ratio dashed; ``paper`` maps names to ``{"N", "s", "meta"}``
+    (default: ``PAPER_CURVES``). Returns the figure.
+    """
+    import matplotlib.pyplot as plt  # lazy: only figures need matplotlib (~1 s to import)
+
+    paper = PAPER_CURVES if paper is None else paper
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(7.5, 4.8))
+    else:
+        fig = ax.figure
+    for c in curves.values():
+        line = ax.plot(c["N"], c["s"], marker="o", label=curve_label(c["meta"]))[0]
+        if "s_lo" in c:
+            ax.fill_between(c["N"], c["s_lo"], c["s_hi"], color=line.get_color(), alpha=0.15)
+        if "s_best" in c:
+            best = f"{c['meta']['model']}: best of trials (min T_AR / min T_PP)"
+            ax.plot(c["N"], c["s_best"], ls="--", lw=1, color=line.get_color(), label=best)
+    for i, (name, c) in enumerate(paper.items()):
+        ax.scatter(c["N"], c["s"], marker="s^Dv"[i % 4], s=70, zorder=3, edgecolor="k",
+                   label=f"{curve_label(c['meta'])}: A100 figures")  # fmt: skip
+        for n, v in zip(c["N"], c["s"], strict=True):
+            ax.annotate(f"{v:.1f}× ({name.removeprefix('paper:')}, A100)", (n, v),
+                        textcoords="offset points", xytext=(-8, 8 if i % 2 == 0 else -14),
+                        ha="right", fontsize=7)  # fmt: skip
+    ax.axhline(1.0, color="grey", lw=0.8, ls=":")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ticks = sorted({int(n) for c in [*curves.values(), *paper.values()] for n in c["N"]})
+    ax.set_xticks(ticks, [str(n) for n in ticks])
+    ax.set_xlabel("span length N (tokens)")
+    ax.set_ylabel("s(N) = T_AR / T_PP")
+    ax.set_title(title or "Parallel-prefill speedup over N decode steps")
+    ax.legend(fontsize=6.5, loc="lower right")
+    ax.grid(True, which="both", alpha=0.3)
+    fig.tight_layout()
+    return fig

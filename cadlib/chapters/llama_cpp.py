@@ -1,0 +1,493 @@
+"""Chapter 6b: Copy-as-Decode on llama.cpp beside ``transformers`` (issue 18).
+
+The same GGUF model (SmolLM2-135M-Instruct) on two engines (:mod:`cadlib.decoding.engines`),
+llama.cpp with the file as shipped (Q4_1) and converted to F16 weights (:func:`load_engines`), the
+same cases, the same gold outputs. Per engine:
+
+* the kernel curve ``s(N) = T_AR(N) / T_PP(N)`` (:func:`measure_engine_speedup`, the protocol
+  of :func:`cadlib.chapters.kernel.measure_speedup` written against the engine seam);
+* three methods along each case's gold (as chapter 6, :mod:`cadlib.chapters.decoding.measure`):
+  autoregressive (:func:`ar_along`), prompt lookup with the binding's own n-gram drafter
+  (``llama_cpp.llama_speculative.LlamaPromptLookupDecoding``, :func:`prompt_lookup_along`) at
+  the best of a small grid of settings, and forced-oracle Copy-as-Decode
+  (:class:`cadlib.decoding.decoder.CopyDecoder` on the engine);
+* edit latency (seconds after the prompt prefill, and with it) and output tokens per second.
+
+Also :func:`greedy_agreements`: how often each llama.cpp engine's greedy next-id decisions
+agree with fp32 ``transformers`` along the gold.
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+
+import numpy as np
+import pandas as pd
+from tqdm import tqdm
+
+from cadlib.corpora import load_corpus
+from cadlib.decoding.decoder import CopyDecoder, ForwardRecord, Trace
+from cadlib.decoding.engines import Engine, import_llama_cpp, load_engine
+from cadlib.decoding.methods import (
+    COPY_AS_DECODE,
+    METHODS,
+    TIMED,
+    DecodingMethod,
+    make_methods,
+    prepare,
+    timed_sample,
+)
+from cadlib.metrics import wilson_ci
+from cadlib.models import QWEN2_SMOKE, SMOLLM2
+
+from .kernel import SpeedupMeasurement, random_ids
+
+__all__ = [
+    "PROFILES",
+    "MODEL_LABELS",
+    "METHODS",
+    "TIMED",
+    "ar_along",
+    "prompt_lookup_along",
+    "ngram_drafter",
+    "measure_engine_speedup",
+    "engine_curve",
+    "sample_inputs",
+    "time_methods",
+    "best_lookup_setting",
+    "speed_table",
+    "seconds_by_kind",
+    "greedy_agreement",
+    "greedy_agreements",
+    "load_engines",
+    "is_llama",
+    "llama_numbers",
+    "run_summary",
+]
+
+#: ``cases``: cases per corpus and ``max_ids``: the cap on a case's gold ids per corpus
+#: (:func:`sample_inputs`, chapter 6's rule and caps); ``repeats``: timed repeats per (case, method,
+#: engine), interleaved; ``pld_grid``: (num_pred_tokens, max_ngram_size) settings tried for
+#: prompt lookup on llama.cpp (the best pooled one is used on both engines; the cpu profile
+#: keeps (20, 3), the best of (10, 2) and (20, 3) on its cases when measured: 29.6 s against
+#: 38.1 s pooled, 2 cores under a load of ~4); ``threads``: per engine (cpu: 2, the whole
+#: machine, as a CPU user runs llama.cpp; the engines run one at a time, so neither shares
+#: cores. Measured: 221 s under papermill against 273 s with one thread per engine, on the
+#: earlier 1015-id ProbeEdit case; 195 s with the cap and the drafted decoder); ``gguf_types``:
+#: the llama.cpp engines, one per weight type (``None``: the GGUF file as shipped, Q4_1 for
+#: SmolLM2; ``"f16"``: that file converted by llama.cpp,
+#: :func:`cadlib.decoding.engines.converted_gguf`). On CPU llama.cpp multiplies a batch (a splice)
+#: several times faster with F16 weights than with Q4_1 ones, and a one-id step somewhat slower:
+#: which wins depends on the method.
+PROFILES = {
+    # ~3 minutes on 2 quiet cores with one llama.cpp engine; with the F16 one too, 439 s on
+    # the slower cores of 2026-12 (a transformers step ~110 ms). A ProbeEdit prompt
+    # (~900-1300 ids) costs seconds to prefill, and transformers decodes its gold
+    # autoregressively at ~60 ms an id there (two threads do not speed up its single-id
+    # steps): ProbeEdit golds are 761-1047 ids, so the cap keeps its case among the shortest
+    # quarter, as chapter 6 does.
+    "cpu": dict(
+        model=SMOLLM2, cases={"probeedit": 1, "heval-fix-py": 2},
+        max_ids={"probeedit": 800, "heval-fix-py": 300}, repeats=1, warmup=1,
+        threads=2, pld_grid=((20, 3),), kernel_P=256,
+        kernel_N=(1, 2, 4, 8, 16, 32, 64), kernel_trials=2, agreement_cases=None,
+        gguf_types=(None, "f16"),
+    ),
+    # A CPU-engine chapter: the paper has no llama.cpp setting (serving-engine integration is
+    # its future work); ``paper`` runs every case of the two corpora and the full N grid.
+    "paper": dict(
+        model=SMOLLM2, cases={"probeedit": None, "heval-fix-py": None}, max_ids=None,
+        repeats=3, warmup=1,
+        threads=1, pld_grid=((4, 2), (10, 2), (10, 3), (20, 3)), kernel_P=1024,
+        kernel_N=tuple(2**k for k in range(10)), kernel_trials=5, agreement_cases=None,
+        gguf_types=(None, "f16"),
+    ),
+}  # fmt: skip
+#: CI's check of the ``paper`` path (make test-smoke), in seconds: the tiny random Qwen2
+#: stand-in on both engines (fp32 GGUF exported by :mod:`cadlib.decoding.engines.gguf_export`), one
+#: case per corpus, the paper's prompt-lookup grid and repeats, a short kernel grid.
+PROFILES["smoke"] = {
+    **PROFILES["paper"],
+    "model": QWEN2_SMOKE,
+    "cases": {"probeedit": 1, "heval-fix-py": 1},
+    "kernel_P": 64,
+    "kernel_N": (1, 2, 4, 8),
+    "kernel_trials": 1,
+}
+#: What each profile's model is, for the chapter's labels.
+MODEL_LABELS = {
+    SMOLLM2: "SmolLM2-135M-Instruct (one GGUF, Q4_1: transformers dequantizes it to fp32, "
+    "llama.cpp runs it as shipped and converted to F16)",
+    QWEN2_SMOKE: "qwen2-smoke (a tiny random-weight Qwen2, fp32 on both engines, F16 too on "
+    "llama.cpp: the smoke check of the code path, its times mean nothing)",
+}
+
+
+def load_engines(params: dict, device: str = "cpu") -> list[Engine]:
+    """The chapter's engines: ``transformers``, then one llama.cpp engine per GGUF weight type
+    of ``params["gguf_types"]`` (the same model file; ``None``: as shipped)."""
+    hf = load_engine(params["model"], "transformers", device=device, threads=params["threads"])
+    return [hf, *(load_engine(params["model"], "llama.cpp", device=device,
+                              threads=params["threads"], gguf_type=t)
+                  for t in params.get("gguf_types", (None,)))]  # fmt: skip
+
+
+def is_llama(engine_name: str) -> bool:
+    """Whether an engine name (a row's ``engine``) is one of the llama.cpp engines."""
+    return engine_name.startswith("llama.cpp")
+
+
+# --------------------------------------------------------------------------------------------
+# Methods along the gold, on any engine
+# --------------------------------------------------------------------------------------------
+
+
+def _timed(engine: Engine, session, ids, trace: Trace, kind: str, all_logits: bool = False):
+    t0 = time.perf_counter()
+    logits = session.forward(ids, all_logits=all_logits)
+    engine.sync()
+    trace.forwards.append(ForwardRecord(kind, len(ids), time.perf_counter() - t0))
+    return logits
+
+
+def _argmax(logits, trace: Trace) -> list[int]:
+    t0 = time.perf_counter()
+    out = logits.argmax(-1).tolist()
+    trace.sync_s.append(time.perf_counter() - t0)
+    return out
+
+
+def ar_along(engine: Engine, prompt_ids, target_ids) -> Trace:
+    """Autoregressive greedy decoding of ``target_ids`` on ``engine``, one forward per id,
+    teacher-forced (as :func:`cadlib.chapters.decoding.measure.ar_along`): prefill, then one step
+    per id."""
+    trace, session, feed = Trace(), engine.new_session(), list(prompt_ids)
+    start = time.perf_counter()
+    for k, tok in enumerate(target_ids):
+        _argmax(_timed(engine, session, feed, trace, "prefill" if k == 0 else "step")[-1], trace)
+        feed = [tok]
+    trace.wall_s = time.perf_counter() - start
+    return trace
+
+
+def ngram_drafter(num_pred_tokens: int, max_ngram_size: int):
+    """llama-cpp-python's own prompt-lookup drafter (``LlamaPromptLookupDecoding``): the ids
+    that followed the latest earlier occurrence of the last n-gram (n <= max_ngram_size)."""
+    import_llama_cpp()  # a clear message when the optional binding is missing
+    from llama_cpp.llama_speculative import LlamaPromptLookupDecoding  # optional dependency
+
+    return LlamaPromptLookupDecoding(max_ngram_size=max_ngram_size,
+                                     num_pred_tokens=num_pred_tokens)  # fmt: skip
+
+
+def prompt_lookup_along(engine: Engine, prompt_ids, target_ids, num_pred_tokens: int = 10,
+                        max_ngram_size: int = 2) -> Trace:  # fmt: skip
+    """Prompt-lookup decoding along ``target_ids`` (as
+    :func:`cadlib.chapters.decoding.measure.prompt_lookup_along`) with the binding's drafter: each
+    round drafts from prompt + output, one forward verifies ``[last id] + draft`` with logits at
+    every position, the accepted prefix is the run of draft ids equal to the target plus one bonus
+    id, the rejected tail is truncated from the engine's cache. ``trace.info``: drafted,
+    accepted, rounds."""
+    drafter, target = ngram_drafter(num_pred_tokens, max_ngram_size), list(target_ids)
+    trace, session, seq = Trace(), engine.new_session(), list(prompt_ids)
+    drafted = accepted = 0
+    start = time.perf_counter()
+    _argmax(_timed(engine, session, seq, trace, "prefill")[-1], trace)
+    seq.append(target[0])
+    k = 1
+    while k < len(target):
+        draft = drafter(np.asarray(seq, dtype=np.intc)).tolist()[: len(target) - k]
+        feed = [seq[-1], *draft]
+        _argmax(_timed(engine, session, feed, trace, "verify", all_logits=True), trace)
+        n = 0
+        while n < len(draft) and draft[n] == target[k + n]:
+            n += 1
+        drafted, accepted = drafted + len(draft), accepted + n
+        seq += target[k : k + n + 1]
+        k += n + 1
+        session.truncate(len(seq) - 1)
+    trace.wall_s = time.perf_counter() - start
+    trace.info.update(drafted=drafted, accepted=accepted, rounds=trace.n_forwards - 1)
+    return trace
+
+
+# --------------------------------------------------------------------------------------------
+# The kernel curve on any engine
+# --------------------------------------------------------------------------------------------
+
+
+def measure_engine_speedup(engine: Engine, P: int = 256, N_grid=(1, 2, 4, 8, 16, 32, 64, 128),
+                           trials: int = 3, seed: int = 0, progress: bool = True,
+                           ) -> SpeedupMeasurement:  # fmt: skip
+    """``s(N)`` on ``engine`` with the protocol of :func:`cadlib.chapters.kernel.measure_speedup`
+    (shared AR run, last-position logits only on the PP path, as a splice needs): a ``P``-id
+    random prefill, then per trial one AR run of ``max(N)`` single-id forwards read off at every
+    ``N`` and one PP forward per ``N``, the cache truncated back to ``P`` (logged) each time."""
+    grid = sorted(int(n) for n in N_grid)
+    ctx = random_ids(engine.vocab_size, P, seed).tolist()[0]
+    span = random_ids(engine.vocab_size, grid[-1], seed + 1).tolist()[0]
+    session = engine.new_session()
+    session.forward(ctx)
+    ar, pp, log = np.zeros((trials, len(grid))), np.zeros((trials, len(grid))), []
+
+    def restore(t, path, n):
+        after = len(session)
+        session.truncate(P)
+        log.append(dict(trial=t, path=path, N=n, rep=0, before=P, after=after,
+                        restored=len(session)))  # fmt: skip
+
+    for i in span[:16]:  # warm-up
+        session.forward([i])
+    session.truncate(P)
+    for t in tqdm(range(trials), desc="s(N) " + engine.name, disable=not progress):
+        gc.collect()
+        engine.sync()
+        start, marks = time.perf_counter(), []
+        for i, tok in enumerate(span):
+            session.forward([tok])
+            if i + 1 in grid:
+                engine.sync()
+                marks.append(time.perf_counter() - start)
+        ar[t] = marks
+        restore(t, "AR", grid[-1])
+        for j, n in enumerate(grid):
+            t0 = time.perf_counter()
+            session.forward(span[:n])
+            engine.sync()
+            pp[t, j] = time.perf_counter() - t0
+            restore(t, "PP", n)
+    return SpeedupMeasurement(grid, ar, pp, P, True, log)
+
+
+def engine_curve(engine: Engine, P: int, N_grid, trials: int, progress: bool = True) -> dict:
+    """:func:`measure_engine_speedup` summarised (medians, spreads, ``s``) with the ``meta``
+    that :func:`cadlib.chapters.kernel.plot_speedup` labels a curve with (engine, weights,
+    threads)."""
+    m = measure_engine_speedup(engine, P=P, N_grid=N_grid, trials=trials, progress=progress)
+    if not m.cache_always_restored:
+        raise RuntimeError(f"{engine.name}: a timed path did not start from the P-id cache")
+    info = engine.info()
+    dtype = "Q4_1 GGUF" if engine.name == "llama.cpp" else info.get("dtype", "?")
+    meta = dict(model=f"SmolLM2-135M-Instruct on {engine.name}", dtype=dtype,
+                attn_implementation=info.get("attn_implementation") or engine.name,
+                device="cpu", hardware=dict(threads=info.get("threads")), P=P,
+                trials=trials)  # fmt: skip
+    return dict(m.summary(), meta=meta)
+
+
+# --------------------------------------------------------------------------------------------
+# The methods on both engines, on the same cases
+# --------------------------------------------------------------------------------------------
+
+
+def _engine_methods(engine: Engine, tokenizer, setting) -> tuple[DecodingMethod, ...]:
+    """The methods of :data:`TIMED` (:mod:`cadlib.decoding.methods`) on ``engine``: this module's
+    loops for the baselines (prompt lookup at ``setting``), a
+    :class:`~cadlib.decoding.decoder.CopyDecoder` on the engine for Copy-as-Decode, with and without
+    its drafts."""
+    decoder = CopyDecoder(engine, tokenizer)
+    return make_methods(engine, decoder, setting, TIMED, ar=ar_along, lookup=prompt_lookup_along)
+
+
+def _run(method: DecodingMethod, engine: Engine, x) -> tuple:
+    run = method.run(x)
+    if not run.reproduced:
+        raise RuntimeError(f"{method.name} on {engine.name} missed the gold of {x.case.id}")
+    return run.trace, run.result
+
+
+def _row(engine, x, method, repeat, trace: Trace, res, setting) -> dict:
+    return dict(
+        engine=engine.name, corpus=x.corpus, case=x.case.id, method=method, repeat=repeat,
+        T=len(x.target) - 1, wall_s=trace.wall_s, prefill_s=trace.prefill_s,
+        decode_s=trace.decode_s, forwards=trace.n_forwards - 1,
+        spliced=res.n_spliced if res else 0,
+        setting=f"{setting[0]} draft ids, n-gram <= {setting[1]}" if method == "prompt lookup"
+        else "", **trace.info, **{f"s_{k}": v for k, v in trace.seconds_by_kind().items()},
+    )  # fmt: skip
+
+
+def sample_inputs(params: dict, tokenizer, seed: int = 0) -> list:
+    """The chapter's cases, by chapter 6's rule (:func:`cadlib.decoding.methods.timed_sample`):
+    per corpus of ``params["cases"]``, ``n`` length strata of the cases whose gold has at most
+    ``params["max_ids"][corpus]`` ids (``None``: no cap), one seeded case from each."""
+    caps = params.get("max_ids") or {}
+    return [x for name, n in params["cases"].items()
+            for x in timed_sample(name, load_corpus(name), n, tokenizer, caps.get(name), seed)]
+
+
+def best_lookup_setting(engine: Engine, inputs: list, grid, progress: bool = True):
+    """The prompt-lookup setting of ``grid`` with the least pooled decode time on ``engine``
+    (one untimed warm-up, then one run of each setting on every case). Returns ``(best,
+    table)``. A grid of one setting is that setting, untimed (the cpu profile's budget: the
+    grid costs a full prompt-lookup run per setting)."""
+    if len(grid) == 1:
+        return tuple(grid[0]), pd.DataFrame([dict(num_pred_tokens=grid[0][0],
+                                                  max_ngram_size=grid[0][1])])  # fmt: skip
+    short = min(inputs, key=lambda x: len(x.target) + len(x.regen_prompt))
+    prompt_lookup_along(engine, short.regen_prompt, short.target, *grid[0])  # warm-up
+    rows = []
+    for setting in tqdm(grid, desc="prompt-lookup grid", disable=not progress):
+        tr = [prompt_lookup_along(engine, x.regen_prompt, x.target, *setting) for x in inputs]
+        rows.append(dict(num_pred_tokens=setting[0], max_ngram_size=setting[1],
+                         decode_s=sum(t.decode_s for t in tr),
+                         accepted=sum(t.info["accepted"] for t in tr),
+                         drafted=sum(t.info["drafted"] for t in tr)))  # fmt: skip
+    table = pd.DataFrame(rows)
+    best = table.loc[table["decode_s"].idxmin()]
+    return (int(best["num_pred_tokens"]), int(best["max_ngram_size"])), table
+
+
+def time_methods(engines: list, tokenizer, inputs: list, params: dict, setting,
+                 progress: bool = True) -> pd.DataFrame:  # fmt: skip
+    """Every method on every engine on every case, ``repeats`` times, interleaved (for each
+    repeat and case, engines and methods in rotating order). One row per run."""
+    methods = {e.name: _engine_methods(e, tokenizer, setting) for e in engines}
+    short = min(inputs, key=lambda x: len(x.target) + len(x.edit_prompt))
+    for e in engines:  # warm-up on the shortest case: first calls allocate and pick kernels
+        for method in methods[e.name]:
+            for _ in range(params["warmup"]):
+                _run(method, e, short)
+    jobs = [(e, m) for e in engines for m in methods[e.name]]
+    rows = []
+    plan = [(r, k) for r in range(params["repeats"]) for k in range(len(inputs))]
+    for r, k in tqdm(plan, desc="timing", disable=not progress):
+        for j in range(len(jobs)):
+            e, method = jobs[(j + r + k) % len(jobs)]
+            trace, res = _run(method, e, inputs[k])
+            rows.append(_row(e, inputs[k], method.name, r, trace, res, setting))
+    return pd.DataFrame(rows)
+
+
+def speed_table(rows: pd.DataFrame) -> pd.DataFrame:
+    """Per engine, corpus (and pooled) and method: output tokens ``T``, forwards, edit latency
+    (decode seconds after the prompt prefill, and wall seconds with it; median over repeats of
+    the corpus total), output tokens per second (``T`` / decode seconds) and the speedup over
+    the same engine's autoregressive decoding."""
+    rows = pd.concat([rows, rows.assign(corpus="pooled")])
+    per = rows.groupby(["engine", "corpus", "method", "repeat"]).agg(
+        cases=("case", "nunique"), T=("T", "sum"), forwards=("forwards", "sum"),
+        decode_s=("decode_s", "sum"), wall_s=("wall_s", "sum"),
+    ).reset_index()  # fmt: skip
+    out = per.groupby(["engine", "corpus", "method"]).agg(
+        cases=("cases", "first"), T=("T", "first"), forwards=("forwards", "first"),
+        decode_s=("decode_s", "median"), decode_s_min=("decode_s", "min"),
+        decode_s_max=("decode_s", "max"), wall_s=("wall_s", "median"),
+    ).reset_index()  # fmt: skip
+    out["latency_per_case_s"] = out["decode_s"] / out["cases"]
+    out["tokens_per_s"] = out["T"] / out["decode_s"]
+    ar = out[out["method"] == "autoregressive"].set_index(["engine", "corpus"])["decode_s"]
+    keys = zip(out["engine"], out["corpus"], out["decode_s"], strict=True)
+    out["speedup_vs_ar"] = [ar[(e, c)] / d for e, c, d in keys]
+    return out
+
+
+def seconds_by_kind(rows: pd.DataFrame) -> pd.DataFrame:
+    """Where Copy-as-Decode's time goes, per engine (median over repeats of the pooled total):
+    seconds per forward kind (prefill, choice, gen, forced, splice, ...), mask, sync, FSM."""
+    cad = rows[rows["method"] == "Copy-as-Decode"]
+    cols = [c for c in cad.columns if c.startswith("s_")]
+    per = cad.groupby(["engine", "repeat"])[cols].sum().groupby("engine").median()
+    per.columns = [c.removeprefix("s_") for c in cols]
+    return per.fillna(0.0)
+
+
+# --------------------------------------------------------------------------------------------
+# Do the engines decide alike?
+# --------------------------------------------------------------------------------------------
+
+
+def greedy_agreements(engines: list, tokenizer, cases: list) -> dict:
+    """:func:`greedy_agreement` of each llama.cpp engine with the first engine
+    (``transformers``), by llama.cpp engine name."""
+    first, rest = engines[0], engines[1:]
+    return {e.name: greedy_agreement(first, e, tokenizer, cases) for e in rest}
+
+
+def greedy_agreement(a: Engine, b: Engine, tokenizer, cases: list) -> tuple[float, int]:
+    """Share of positions along each case's gold (after its regen prompt) where the greedy
+    next id of engine ``a`` equals that of ``b``: one forward of prompt + gold per engine, the
+    logits of the gold's positions. Returns ``(rate, n positions)``."""
+    agree = n = 0
+    for case in cases:
+        x = prepare("", case, tokenizer)
+        feed = list(x.regen_prompt) + list(x.target[:-1])
+        first = len(x.regen_prompt) - 1
+        picks = []
+        for eng in (a, b):
+            logits = eng.new_session().forward(feed, keep=len(feed) - first)
+            picks.append(logits.argmax(-1))
+        agree += int((picks[0] == picks[1]).sum())
+        n += len(picks[0])
+    return agree / max(n, 1), n
+
+
+# --------------------------------------------------------------------------------------------
+# Numbers and the run summary
+# --------------------------------------------------------------------------------------------
+
+
+def llama_numbers(speed: pd.DataFrame, curves: dict, agreements: dict,
+                  kinds: pd.DataFrame | None = None) -> dict:  # fmt: skip
+    """The chapter's headline numbers (results/llama_cpp.json); ``agreements``:
+    :func:`greedy_agreements`; ``kinds`` is :func:`seconds_by_kind` (where Copy-as-Decode's
+    time goes, per engine)."""
+    head = {}
+    for _, r in speed.iterrows():
+        head.setdefault(r["engine"], {}).setdefault(r["corpus"], {})[r["method"]] = dict(
+            cases=int(r["cases"]), T=int(r["T"]), forwards=int(r["forwards"]),
+            decode_s=round(float(r["decode_s"]), 4), wall_s=round(float(r["wall_s"]), 4),
+            tokens_per_s=round(float(r["tokens_per_s"]), 1),
+            speedup_vs_ar=round(float(r["speedup_vs_ar"]), 3),
+        )  # fmt: skip
+    spent = {} if kinds is None else {
+        e: {k: round(float(v), 4) for k, v in row.items()} for e, row in kinds.iterrows()}
+    agree = {}
+    for name, (rate, n) in agreements.items():
+        lo, hi = wilson_ci(round(rate * n), n)
+        agree[name] = dict(rate=round(rate, 4), n=n, ci95=[round(lo, 4), round(hi, 4)])
+    return dict(methods=head, curves=curves, seconds_by_kind=spent, agreement=agree)
+
+
+def _where_time_goes(spent: dict | None, engine: str) -> list[str]:
+    if not spent:
+        return []
+    total = sum(spent.values())
+    top = sorted(spent.items(), key=lambda kv: -kv[1])[:4]
+    parts = ", ".join(f"{k} {v:.2f} s ({v / total:.0%})" for k, v in top)
+    return [f"Where Copy-as-Decode's time goes on {engine} (all cases, with the prompt "
+            f"prefill): {parts}."]  # fmt: skip
+
+
+def run_summary(numbers: dict, where: str, goal_tps: float = 1000.0) -> str:
+    """The conclusion's figures as Markdown: ProbeEdit edit latency and tokens/s per engine and
+    method, the goal (Copy-as-Decode on llama.cpp fastest of all) and the moonshot."""
+    m = numbers["methods"]
+    pe = {(e, meth): v for e in m for meth, v in m[e].get("probeedit", {}).items()}
+    ours = min((k for k in pe if is_llama(k[0]) and k[1] in COPY_AS_DECODE),
+               key=lambda k: pe[k]["decode_s"])  # the fastest decoder as built, on any GGUF
+    cad = pe[ours]
+    rivals = {k: v for k, v in pe.items() if not is_llama(k[0]) or k[1] not in COPY_AS_DECODE}
+    best_k = min(rivals, key=lambda k: rivals[k]["decode_s"])
+    lines = [f"On ProbeEdit ({cad['cases']} cases, {cad['T']} output tokens; {where}):", ""]
+    for (e, meth), v in sorted(pe.items()):
+        lines.append(f"- {meth} on {e}: {v['decode_s']:.3f} s edit latency after the prompt "
+                     f"({v['wall_s']:.3f} s with it), {v['tokens_per_s']:.0f} output "
+                     "tokens/s")  # fmt: skip
+    beats = cad["decode_s"] < rivals[best_k]["decode_s"]
+    ratio = rivals[best_k]["decode_s"] / cad["decode_s"]
+    tps, agree = cad["tokens_per_s"], numbers["agreement"]
+    lines += [
+        "", "Goal (Copy-as-Decode on llama.cpp faster than every other method and engine): "
+        f"**{'met' if beats else 'missed'}** by {ours[1]} on {ours[0]}; the fastest rival is "
+        f"{best_k[1]} on {best_k[0]}, {ratio:.2f}x its latency.",
+        f"Moonshot ({goal_tps:.0f} output tokens/s): "
+        f"**{'met' if tps >= goal_tps else 'missed'}** at {tps:.0f} tokens/s "
+        f"({tps / goal_tps:.0%} of it).",
+        *_where_time_goes(numbers.get("seconds_by_kind", {}).get(ours[0]), ours[0]),
+        *(f"Greedy decisions of {name} agree with transformers at {a['rate']:.1%} of "
+          f"{a['n']} positions (95% CI {a['ci95'][0]:.1%}–{a['ci95'][1]:.1%})."
+          for name, a in agree.items()),
+    ]  # fmt: skip
+    return "\n".join(lines)

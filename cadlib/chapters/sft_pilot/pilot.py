@@ -1,0 +1,259 @@
+"""One pilot run end to end: parameters, then training and evaluation of each (train set, seed)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cadlib.book.params import check_choice, choose
+from cadlib.cases import EditCase
+from cadlib.corpora import seeded_subset as subset
+from cadlib.decoding.fsm import transcript
+from cadlib.models import load_model, load_tokenizer, resolve_device
+
+from .evaluation import (
+    evaluate_baseline,
+    evaluate_fsm,
+    evaluate_localized,
+)
+from .examples import (
+    OVERLONG,
+    build_examples,
+    target_program,
+)
+from .scoring import (
+    CaseResult,
+)
+from .split import (
+    SPLIT_FILE,
+    TRAIN_SET_LABELS,
+    TRAIN_SETS,
+    load_split,
+    make_split,
+    split_cases,
+    training_cases,
+)
+from .training import (
+    PROFILES,
+    train,
+)
+
+# --------------------------------------------------------------------------------------------
+# One pilot run, end to end
+# --------------------------------------------------------------------------------------------
+
+
+def choose_params(profile: str, **overrides) -> dict:
+    """:func:`cadlib.book.params.choose` on :data:`PROFILES`; an ``epochs`` override given as a
+    number applies to every training set, ``train_sets``/``seeds`` may be a single value."""
+    if isinstance(overrides.get("epochs"), (int, float)):
+        overrides["epochs"] = dict.fromkeys(TRAIN_SETS, overrides["epochs"])
+    for key in ("train_sets", "seeds"):
+        if isinstance(overrides.get(key), (str, int)):
+            overrides[key] = (overrides[key],)
+    P = choose(PROFILES, profile, **overrides)
+    for ts in P["train_sets"]:
+        check_choice("train set", ts, TRAIN_SETS)
+    check_choice("overlong policy", P["overlong"], OVERLONG)
+    return P
+
+
+def spread(cases: Sequence[EditCase], n: int | None) -> list[EditCase]:
+    """``n`` cases evenly spaced through ``cases`` (all when ``n`` is None)."""
+    if n is None or n >= len(cases):
+        return list(cases)
+    return [cases[(k * len(cases)) // n] for k in range(n)]
+
+
+def checkpoint_dir(root: str | Path, model_name: str, train_set: str, seed: int) -> Path:
+    """``<root>/<model>-<train set>-s<seed>`` (``checkpoints/`` is git-ignored)."""
+    slug = re.sub(r"[^\w.-]+", "_", model_name)
+    return Path(root) / f"sft-{slug}-{train_set}-s{seed}"
+
+
+def fine_tune(model_name: str, train_set: str, seed: int, P: Mapping, split: dict,
+              corpora: Mapping[str, Sequence[EditCase]], *, device: str = "auto",
+              checkpoints: str | Path | None = "checkpoints", model=None,
+              tokenizer=None):  # fmt: skip
+    """Train one pilot model: returns ``(model, tokenizer, TrainRun)``.
+
+    Loads ``model_name`` (unless a ``model`` is given, which is trained in place), builds
+    the examples of ``train_set`` (a seeded subset of ``P["n_train"]`` cases in the cpu
+    profile), and trains with the recipe in ``P`` for ``P["epochs"][train_set]`` epochs.
+    The final model goes to :func:`checkpoint_dir` under ``checkpoints`` (``None``: not
+    saved).
+    """
+    dev = str(resolve_device(device))
+    tokenizer = tokenizer or load_tokenizer(model_name)
+    model = model if model is not None else load_model(model_name, device=dev)
+    cases = subset(training_cases(split, train_set, corpora), P["n_train"], seed)
+    examples, report = build_examples(cases, tokenizer, P["max_length"], P["overlong"])
+    recipe = {k: P[k] for k in ("lr", "betas", "weight_decay", "warmup", "grad_accum",
+                                "micro_batch", "gradient_checkpointing")}  # fmt: skip
+    out = checkpoint_dir(checkpoints, model_name, train_set, seed) if checkpoints else None
+    run = train(model, tokenizer, examples, out, train_set=train_set, save=out is not None,
+                seed=seed, epochs=P["epochs"][train_set], device=dev, **recipe)  # fmt: skip
+    run.left_out = report
+    return model, tokenizer, run
+
+
+@dataclass
+class Pilot:
+    """Everything one pilot produced: training runs, held-out results per (train set,
+    seed), the cross-corpus results of Table 22 (Combined, first seed) and the systems'
+    labels."""
+
+    runs: list = field(default_factory=list)
+    results: dict = field(default_factory=dict)  # (train_set, seed) -> list[CaseResult]
+    cross: dict = field(default_factory=dict)  # corpus -> list[CaseResult]
+    localized: dict = field(default_factory=dict)  # (train_set, seed) -> list[CaseResult]
+
+    def system(self, train_set: str) -> list[CaseResult]:
+        """All attempts of one training set, pooled over seeds (the paper's 99)."""
+        return [r for (ts, _), rs in self.results.items() if ts == train_set for r in rs]
+
+    def localized_system(self, train_set: str) -> list[CaseResult]:
+        """The localized-edit attempts of one training set, pooled over seeds."""
+        return [r for (ts, _), rs in self.localized.items() if ts == train_set for r in rs]
+
+    def systems(self, seed: int | None = None) -> dict[str, list[CaseResult]]:
+        """Every trained system by name: SFT+FSM and (where run) localized edit, per set;
+        pooled over seeds, or only ``seed``'s run (one attempt per case, as paired tests need)."""
+        out = {}
+        for ts in dict.fromkeys(ts for ts, _ in self.results):
+            if seed is None:
+                out[sft_system(ts)] = self.system(ts)
+            else:
+                out[sft_system(ts)] = self.results[(ts, seed)]
+            if any(t == ts for t, _ in self.localized):
+                out[localized_system(ts)] = (
+                    self.localized_system(ts) if seed is None else self.localized[(ts, seed)]
+                )
+        return out
+
+
+#: The untrained systems of paper App. "Baselines on the same split" (R003, R004, R005).
+REGEN = "Full regeneration (untrained)"
+CRP = "Prompt-level CRP (untrained)"
+FSM_UNTRAINED = "FSM-constrained (untrained)"
+
+
+def sft_system(train_set: str) -> str:
+    """The name of the fine-tuned model's FSM-decoded system, e.g. ``"SFT+FSM, Py-only"``."""
+    return f"SFT+FSM, {TRAIN_SET_LABELS[train_set]}"
+
+
+def localized_system(train_set: str) -> str:
+    """The name of the fine-tuned model in localized-edit mode (oracle spans given)."""
+    return f"SFT, localized edit, {TRAIN_SET_LABELS[train_set]}"
+
+
+def eval_cases(split: dict, corpora: Mapping[str, Sequence[EditCase]], P: Mapping) -> list:
+    """The HEvalFix-Py held-out cases every system is scored on (the first ``P["n_eval"]``;
+    all 33 by default), in split order."""
+    held = split_cases(split, "heval-fix-py", corpora["heval-fix-py"], "held_out")
+    return held[: P["n_eval"]] if P["n_eval"] else held
+
+
+def baseline_budget(P: Mapping) -> int:
+    """Decisions allowed to the untrained CRP and FSM systems (``baseline_max_new_tokens``,
+    else ``max_new_tokens``)."""
+    return P.get("baseline_max_new_tokens") or P["max_new_tokens"]
+
+
+def evaluate_untrained(model, tokenizer, cases: Sequence[EditCase], P: Mapping, *,
+                       progress: bool = True) -> dict[str, list[CaseResult]]:  # fmt: skip
+    """The three untrained systems on ``cases`` (the first ``P["n_eval_baselines"]`` if set,
+    else all, so that they pair with the trained systems): full regeneration (its budget is
+    the document's, 1.25 x + 32), prompt-level CRP and FSM-constrained decoding with
+    :func:`baseline_budget` decisions."""
+    cases = cases[: P["n_eval_baselines"]] if P["n_eval_baselines"] else list(cases)
+    kw = dict(max_new_tokens=baseline_budget(P), test_timeout=P["test_timeout"],
+              progress=progress)  # fmt: skip
+    return {
+        REGEN: evaluate_baseline(model, tokenizer, cases, "regen", **kw),
+        CRP: evaluate_baseline(model, tokenizer, cases, "crp", **kw),
+        FSM_UNTRAINED: evaluate_fsm(model, tokenizer, cases, system=FSM_UNTRAINED, **kw),
+    }
+
+
+def budget_note(cases: Sequence[EditCase], tokenizer, budgets: Mapping[str, int]) -> str:
+    """Markdown: how many of the cases' oracle programs fit in each decision budget (the ids
+    the model chooses in the oracle's transcript: structural choices and body ids)."""
+    need = [
+        sum(k in ("choice", "gen") for k in transcript(target_program(c), c.doc, tokenizer).kinds)
+        for c in cases
+    ]
+    parts = [
+        f"{name}: {budget} decisions, enough for {sum(n <= budget for n in need)} of the "
+        f"{len(need)} oracle programs"
+        for name, budget in budgets.items()
+    ]
+    return (
+        "*Decision budgets (the oracle program needs at most "
+        + f"{max(need)}): "
+        + ("; ".join(parts) + ".*")
+    )
+
+
+def split_for(seed: int, corpora: Mapping[str, Sequence[EditCase]]) -> tuple[dict, str]:
+    """The saved split if it was made with ``seed`` (checked against the seeded function),
+    else a fresh in-memory split with that seed; and a label that says which."""
+    saved = load_split()
+    if saved["seed"] == seed:
+        fresh = make_split({n: corpora[n] for n in saved["corpora"]}, seed, saved["fraction"])
+        if fresh != saved:
+            raise ValueError("data/sft_split.json differs from make_split(seed): corpus changed?")
+        return saved, f"saved split {SPLIT_FILE} (seed {seed})"
+    return make_split(corpora, seed), f"in-memory split with seed {seed} (not the saved one)"
+
+
+def run_pilot(model_name: str, P: Mapping, split: dict,
+              corpora: Mapping[str, Sequence[EditCase]], *, device: str = "auto",
+              checkpoints: str | Path | None = "checkpoints", base_model=None,
+              tokenizer=None, progress: bool = True) -> Pilot:  # fmt: skip
+    """Train and evaluate every (training set, seed) of ``P`` (paper §5, Tables 6, 7, 22).
+
+    Each run starts from the pretrained model (``base_model`` is trained in place by the
+    first run, to save a load; later runs reload ``model_name``), is saved under
+    ``checkpoints``, and is evaluated on the HEvalFix-Py held-out cases (the first
+    ``P["n_eval"]`` of them, all 33 by default) with FSM-constrained greedy decoding and the
+    unit tests. With ``P["cross_corpus"]`` the first seed's Combined model is also
+    evaluated on the HEvalFix-JS and ProbeEdit held-out splits (Table 22; the first
+    ``P["n_eval"]`` cases of each when set).
+    """
+    pilot = Pilot()
+    held = eval_cases(split, corpora, P)
+    for train_set in P["train_sets"]:
+        for seed in P["seeds"]:
+            model, tokenizer, run = fine_tune(
+                model_name, train_set, seed, P, split, corpora, device=device,
+                checkpoints=checkpoints, model=base_model, tokenizer=tokenizer,
+            )  # fmt: skip
+            base_model = None
+            pilot.runs.append(run)
+            system = sft_system(train_set)
+            pilot.results[(train_set, seed)] = evaluate_fsm(
+                model, tokenizer, held, system=system, max_new_tokens=P["max_new_tokens"],
+                test_timeout=P["test_timeout"], progress=progress, seed=seed,
+            )  # fmt: skip
+            if P.get("localized"):
+                pilot.localized[(train_set, seed)] = evaluate_localized(
+                    model, tokenizer, held, system=localized_system(train_set),
+                    max_new_tokens=P["max_new_tokens"], test_timeout=P["test_timeout"],
+                    progress=progress, seed=seed,
+                )  # fmt: skip
+            if P["cross_corpus"] and train_set == "combined" and seed == P["seeds"][0]:
+                pilot.cross["heval-fix-py"] = pilot.results[(train_set, seed)]
+                for name in ("heval-fix-js", "probeedit"):
+                    cases = split_cases(split, name, corpora[name], "held_out")
+                    cases = cases[: P["n_eval"]] if P["n_eval"] else cases
+                    pilot.cross[name] = evaluate_fsm(
+                        model, tokenizer, cases, system=f"{system} on {name}",
+                        max_new_tokens=P["max_new_tokens"], test_timeout=P["test_timeout"],
+                        progress=progress, seed=seed,
+                    )  # fmt: skip
+            del model
+    return pilot

@@ -1,0 +1,11 @@
+"""The decoding wing: how a model writes an edit program (paper §2.3-2.4, App. K, M).
+
+``token_table`` (the grammar's literals as ids of one tokenizer), ``fsm`` (the token-level
+FSM), ``decoder`` (``CopyDecoder``: FSM-masked greedy decoding with the copy splice),
+``drafts`` (what the decoder verifies speculatively), ``processors`` (engine-neutral logit
+masks), ``cache`` (the KV cache and forwards over it), ``engines/`` (the model runtimes:
+transformers, llama.cpp), ``methods`` (autoregressive, prompt lookup and Copy-as-Decode as one
+protocol), ``token_boundaries`` (tokenization at the splice boundaries), ``kv_reuse`` (copies
+without prefill), ``custom_generate`` with ``generate_hub/`` (``transformers``' entry point)
+and ``cpu_threads`` (threads that hold up on a busy CPU).
+"""

@@ -1,0 +1,636 @@
+"""The Copy-as-Decode decoder: FSM-masked greedy decoding with the copy splice (paper §2.3-2.4).
+
+Loop (one ``model`` forward per decision, ``KV`` the cache of an engine session: a
+``transformers.DynamicCache`` or llama.cpp's KV cache, see :mod:`cadlib.decoding.engines`)::
+
+    feed = prompt ids
+    repeat:
+        append every forced id to feed         # literal tails, and after "/>: the N ids of
+                                               # lines i..j (the splice)
+        logits = model(feed, cache=KV)[-1]     # ONE forward for all of feed (parallel prefill)
+        tok = argmax(logits masked by the FSM) # a decision: <,</ | copy,gen | digits | body
+        feed = [tok]
+
+so a copy op of ``N`` tokens costs one forward of ``1 + N`` ids instead of ``N`` decode steps
+(§2.4: ``model(input_ids=[l_i..l_j], past_key_values=KV)``; transformers 5 names the argument
+``cache``), and each fixed tail is fed with the decision before it. The transcript this produces
+is :func:`cadlib.decoding.fsm.transcript` of the program (see :mod:`cadlib.decoding.fsm` for its
+layout).
+
+Modes: free run (:meth:`CopyDecoder.decode`), streaming (:meth:`CopyDecoder.stream`), forced
+program (``program=``: the decoder is driven along a given program, every forward, mask and
+argmax as in a free run: the mechanism under perfect span selection), localized edit
+(``program=`` with ``free_gen=True``: the program's ops and copy spans are given, e.g. by a
+user's selection or the oracle alignment, and the model writes every ``<gen>`` body, optionally
+masked per body by ``gen_processor``, e.g. the FIM constraint of :mod:`cadlib.fim`), a minimum
+span ``m`` (copies of fewer than ``m`` tokens are fed one id per forward), drafts (``drafts=``:
+prompt lookup inside bodies and guessed op headers, :mod:`cadlib.decoding.drafts`, verified in the
+forward that decides their first id; the output is unchanged, the forwards fewer), and
+:class:`GrammarLogitsProcessor`, the constraint alone for ``generate()``.
+
+The token budget ``max_new_tokens`` counts model decisions (structural choices and body
+tokens). When it runs out, :meth:`cadlib.decoding.fsm.CopyGenFSM.closing_ids` completes the open op
+minimally and appends ``</program>``, so the program still parses and resolves strictly. In
+localized-edit mode it bounds each ``<gen>`` body instead: an exhausted body is closed with
+``</gen>`` and the given program continues.
+"""
+
+from __future__ import annotations
+
+import codecs
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import torch
+from transformers import LogitsProcessor
+
+from cadlib.grammar import Copy, Program, StreamingParser, parse_program
+from cadlib.prompts import edit_prompt_ids
+from cadlib.resolver import resolve
+
+from .drafts import BODY_PLD, Drafter
+from .engines import as_engine
+from .fsm import DECISION_KINDS, CopyGenFSM, Transcript, token_table, transcript
+from .kv_reuse import COPY_KV_MODES, PromptIndex, feed_sources, parse_policy
+from .processors import GrammarMask
+
+__all__ = [
+    # the decoder
+    "CopyDecoder",
+    "DecodeResult",
+    "GrammarLogitsProcessor",
+    "ForwardRecord",
+    "Trace",
+    "forward_chunks",
+]
+
+
+# --------------------------------------------------------------------------------------------
+# Records
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class ForwardRecord:
+    """One forward: ``kind`` (prefill/choice/gen/forced/splice/copy-step/verify), tokens fed,
+    seconds (synchronised), and the op it belongs to (0 = prompt)."""
+
+    kind: str
+    n_tokens: int
+    seconds: float
+    op: int = 0
+
+
+@dataclass
+class Trace:
+    """Timings of one decoding run (any method): forwards, mask and sync time per step."""
+
+    forwards: list[ForwardRecord] = field(default_factory=list)
+    mask_s: list[float] = field(default_factory=list)  # FSM mask fill + apply, per masked step
+    sync_s: list[float] = field(default_factory=list)  # argmax -> Python int, per step
+    fsm_s: float = 0.0  # FSM state transitions
+    wall_s: float = 0.0
+    # method-specific counts: prompt lookup's drafted / accepted ids; the decoder's drafts:
+    # draft_ids, draft_accepted, draft_accepted_gen (accepted body ids)
+    info: dict = field(default_factory=dict)
+
+    @property
+    def n_forwards(self) -> int:
+        return len(self.forwards)
+
+    @property
+    def prefill_s(self) -> float:
+        return sum(f.seconds for f in self.forwards if f.kind == "prefill")
+
+    @property
+    def decode_s(self) -> float:
+        """Wall time after the prompt prefill (what the paper's cost model counts)."""
+        return self.wall_s - self.prefill_s
+
+    def seconds_by_kind(self) -> dict[str, float]:
+        out: dict[str, float] = {}
+        for f in self.forwards:
+            out[f.kind] = out.get(f.kind, 0.0) + f.seconds
+        out["mask"], out["sync"], out["fsm"] = sum(self.mask_s), sum(self.sync_s), self.fsm_s
+        return out
+
+    def forwards_by_kind(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for f in self.forwards:
+            out[f.kind] = out.get(f.kind, 0) + 1
+        return out
+
+
+@dataclass
+class DecodeResult:
+    """What :meth:`CopyDecoder.decode` returns.
+
+    ``transcript`` holds the output ids and their kinds; ``program_text`` is the transcript
+    without spliced text; ``program`` and ``text`` are its parse and strict resolution
+    (``None`` with ``error`` set if either fails, which the FSM rules out). ``ops`` has one
+    dict per op after a first ``prompt`` record (kind, lines, forwards, forward seconds and
+    the count of ids of each kind);
+    ``agreement`` (forced mode) is the share of decisions where the model's masked argmax was
+    the program's id (localized edit: of the planned decisions); ``budget_closed`` tells
+    whether the budget closed the program (localized edit: a body); ``bodies`` holds the
+    ``gen_processor`` masks of a localized edit, in body order.
+    """
+
+    transcript: Transcript
+    program_text: str
+    program: Program | None
+    text: str | None
+    error: str | None
+    trace: Trace
+    ops: list[dict]
+    agreement: float | None = None
+    budget_closed: bool = False
+    bodies: list = field(default_factory=list)  # localized edit: the body processors
+
+    @property
+    def n_spliced(self) -> int:
+        return self.transcript.count("splice")
+
+    @property
+    def n_chosen(self) -> int:
+        return self.transcript.count("choice") + self.transcript.count("gen")
+
+    @property
+    def copy_fraction(self) -> float:
+        """Spliced / (spliced + body) ids: the realized copy fraction of the output text."""
+        body = self.transcript.count("gen")
+        return self.n_spliced / max(1, self.n_spliced + body)
+
+
+def forward_chunks(feed: list, kinds: list[str], min_span: int = 0) -> list[tuple[list, str]]:
+    """The forwards that feed ``feed`` (ids of ``kinds``, see :data:`cadlib.decoding.fsm.KINDS`,
+    plus ``"prompt"``): usually one; a splice of fewer than ``min_span`` ids goes id by id
+    (Appendix J). Each forward is ``(ids, kind)``, ``kind`` as in :class:`ForwardRecord`.
+    :mod:`cadlib.costs.accounting` predicts the decoder's forwards with it."""
+    n_splice = kinds.count("splice")
+    if "prompt" in kinds:
+        return [(feed, "prefill")]
+    if n_splice == 0:
+        return [(feed, "forced" if len(feed) > 1 else kinds[0])]
+    if n_splice >= min_span:
+        return [(feed, "splice")]
+    first = kinds.index("splice")
+    head = [(feed[:first], "forced" if first > 1 else kinds[0])] if first else []
+    return head + [([x], "copy-step") for x in feed[first:]]
+
+
+class _Run:
+    """Mutable bookkeeping of one decode: ids, kinds, per-op records, the trace."""
+
+    def __init__(self):
+        self.ids, self.kinds, self.trace = [], [], Trace()
+        self.op_start: int | None = None  # position of the current op's first id
+        self.ops = [dict(kind="prompt", lines=None, forwards=0, seconds=0.0)]
+        self.agree = self.decisions = 0
+
+    def append(self, fsm: CopyGenFSM, state, tok: int, kind: str):
+        if fsm.at_op_start(state):
+            self.ops.append(dict(kind="?", lines=None, forwards=0, seconds=0.0))
+            self.op_start = len(self.ids)
+        op = self.ops[-1]
+        op[kind] = op.get(kind, 0) + 1
+        self.ids.append(tok)
+        self.kinds.append(kind)
+        t0 = time.perf_counter()
+        new = fsm.advance(state, tok)
+        self.trace.fsm_s += time.perf_counter() - t0
+        if new.phase != state.phase and new.phase in ("copy", "gen", "done"):
+            op["kind"] = {"copy": "copy", "gen": "gen", "done": "close"}[new.phase]
+        if state.phase == "copy" and new.phase == "op":
+            op["lines"] = (state.lo, int(state.digits))
+        return new
+
+
+class _FreeBodies:
+    """Localized-edit mode: the model writes each ``<gen>`` body of a given program.
+
+    Keeps the offset between the run and the planned transcript (bodies differ in length from
+    the planned ones), counts each body's decisions against the budget and applies the
+    optional per-body ``gen_processor`` (see :meth:`CopyDecoder.decode`).
+    """
+
+    def __init__(self, plan: Transcript, program: Program, doc: str, gen_processor):
+        self.doc, self.factory = doc, gen_processor
+        self.gen_ops = [k for k, op in enumerate(program.ops) if not isinstance(op, Copy)]
+        self.texts = [
+            op.text
+            if not isinstance(op, Copy)
+            else "\n".join(doc.split("\n")[op.start - 1 : op.end])
+            for op in program.ops
+        ]
+        self.ends = [k for k in range(1, len(plan.kinds) + 1)  # end of each planned body
+                     if plan.kinds[k - 1] == "gen" and (k == len(plan.kinds) or
+                                                        plan.kinds[k] != "gen")]  # fmt: skip
+        self.n = self.shift = self.decisions = self.total_decisions = 0
+        self.is_open, self.start, self.processor = False, 0, None
+        self.processors: list = []
+
+    def open(self, fsm, run) -> bool:
+        """At a body step: open the body on its first step (build its processor)."""
+        if not self.is_open:
+            self.is_open, self.start, self.decisions = True, len(run.ids), 0
+            if self.factory is not None:
+                self.processor = self.factory(*self._contexts(fsm, run))
+                self.processors.append(self.processor)
+        return True
+
+    def _contexts(self, fsm, run) -> tuple[str, str]:
+        text = Transcript(tuple(run.ids), tuple(run.kinds)).program_text(fsm.table)
+        done = StreamingParser().feed(text)  # the complete ops before this body
+        left = resolve(Program(done), fsm.doc) + "\n" if done else ""
+        after = self.texts[self.gen_ops[self.n] + 1 :]
+        return left, "\n" + "\n".join(after) if after else ""
+
+    def close(self, run, budget: bool) -> None:
+        """The body ended (its ``</gen>`` ids are in ``run``): the plan resumes after it."""
+        self.is_open, self.processor = False, None
+        self.shift = len(run.ids) - self.ends[self.n]
+        self.n += 1
+
+    def choose(self, fsm, state, logits, run) -> int:
+        """Greedy choice of a body id under the grammar's mask and the body processor's."""
+        t0 = time.perf_counter()
+        allowed = fsm.allowed(state)
+        scores = logits.masked_fill(~allowed.full_mask(), float("-inf"))
+        if self.processor is not None:
+            masked = self.processor(run.ids[self.start :], scores)
+            if torch.isfinite(masked).any():  # a dead processor leaves the grammar's mask
+                scores = masked
+        t1 = time.perf_counter()
+        tok = int(scores.argmax())
+        t2 = time.perf_counter()
+        run.trace.mask_s.append(t1 - t0)
+        run.trace.sync_s.append(t2 - t1)
+        run.decisions += 1
+        self.decisions += 1
+        self.total_decisions += 1
+        return tok
+
+
+# --------------------------------------------------------------------------------------------
+# The decoder
+# --------------------------------------------------------------------------------------------
+
+
+class CopyDecoder:
+    """FSM-constrained greedy decoding with copy splicing.
+
+    Parameters
+    ----------
+    model : transformers.PreTrainedModel or cadlib.decoding.engines.Engine
+        A causal LM in eval mode, or an engine (e.g.
+        :class:`cadlib.decoding.engines.LlamaCppEngine`); a model is wrapped in
+        :class:`cadlib.decoding.engines.TransformersEngine`.
+    tokenizer : tokenizer
+        Its tokenizer (Hugging Face, or a :class:`cadlib.tokenizers.Tokenizer`).
+    max_new_tokens : int
+        Budget of model decisions; then the program is closed validly (module docstring).
+    min_span : int
+        Copies of fewer than ``min_span`` tokens are fed one id per forward (Appendix J).
+    drafts : iterable of str
+        Speculative drafts verified in the forward that decides their first id (issue 17
+        §3, :class:`cadlib.decoding.drafts.Drafter`): ``"pld"`` (prompt lookup inside ``<gen>``
+        bodies, at ``body_pld`` = (K, n)), ``"cursor"`` (the same, looking first in the
+        document lines the body stands in for) and/or ``"headers"`` (the next op's header
+        guessed from the ops so far). Greedy verification keeps the longest prefix of a
+        draft that the masked argmax (forced mode: the program) would have produced, plus
+        the id after it: the output never changes, only the forwards. Needs
+        ``min_span=0``; not in localized-edit mode.
+    copy_kv : str
+        ``"prefill"`` (default): the exact splice, copied ids fed in one forward.
+        ``"reuse"`` (issue 32, beyond the paper; approximate): each copied id that matches the
+        prompt's numbered document takes the prompt's cache entries, moved to its output
+        position (:mod:`cadlib.decoding.kv_reuse`); the other ids of the feed run in one forward (a
+        ``"reuse"`` forward; the trace's ``info["reused_ids"]`` counts the ids not computed).
+        Needs ``min_span=0``, no drafts and an engine that can move cache entries.
+    recompute : str or cadlib.decoding.kv_reuse.Policy
+        Reuse mode: which matched ids are computed anyway
+        (:func:`cadlib.decoding.kv_reuse.parse_policy`: ``"none"``, ``"first=K"``, ``"last=K"``,
+        ``"first=K,last=M"``, ``"all"``).
+    on_decision : callable, optional
+        ``on_decision(allowed, logits)`` at every masked decision, before the argmax (the
+        :class:`cadlib.decoding.fsm.Allowed` set and the (V,) logits): what the reuse chapter
+        compares.
+    """
+
+    def __init__(self, model, tokenizer, max_new_tokens: int = 256, min_span: int = 0,
+                 drafts=(), body_pld=BODY_PLD, copy_kv: str = "prefill", recompute="none",
+                 on_decision=None):  # fmt: skip
+        self.model, self.tokenizer = model, tokenizer
+        self.engine = as_engine(model)
+        self.table = token_table(tokenizer)
+        self.max_new_tokens, self.min_span = max_new_tokens, min_span
+        self.vocab_size = self.engine.vocab_size
+        self.drafts, self.body_pld = tuple(drafts), body_pld
+        if self.drafts and min_span:
+            raise ValueError("drafts are verified with whole splices: they need min_span=0")
+        Drafter(self.drafts, self.table, "", [], body_pld)  # unknown names fail here
+        if copy_kv not in COPY_KV_MODES:
+            raise ValueError(f"unknown copy_kv {copy_kv!r}; expected one of {COPY_KV_MODES}")
+        if copy_kv == "reuse" and (min_span or self.drafts):
+            raise ValueError("copy_kv='reuse' needs min_span=0 and no drafts")
+        self.engine.check_copy_kv(copy_kv)
+        self.copy_kv, self.recompute = copy_kv, parse_policy(recompute)
+        self.on_decision, self._index = on_decision, None
+
+    def fsm(self, doc: str) -> CopyGenFSM:
+        return CopyGenFSM(self.table, doc, vocab_size=self.vocab_size, device=self.engine.device)
+
+    def prompt_ids(self, doc: str, instruction: str) -> list[int]:
+        """The edit prompt of :mod:`cadlib.prompts`."""
+        return edit_prompt_ids(self.tokenizer, instruction, doc)
+
+    # -- public API --------------------------------------------------------------------------
+
+    def decode(self, doc: str, instruction: str | None = None, *, prompt_ids=None,
+               program: Program | None = None, free_gen: bool = False,
+               gen_processor=None) -> DecodeResult:  # fmt: skip
+        """Decode an edit program for ``doc`` (greedy, FSM-masked, copies spliced).
+
+        Parameters
+        ----------
+        doc : str
+            The document ``D`` to edit.
+        instruction : str, optional
+            Builds the edit prompt of :mod:`cadlib.prompts` (unless ``prompt_ids`` is given).
+        prompt_ids : list of int, optional
+            The prompt, as ids; the decoder appends ``<program>\\n`` itself.
+        program : Program, optional
+            Forced-program mode: every decision takes this program's id (its transcript),
+            after running the same forward, mask and argmax as a free run.
+        free_gen : bool
+            Localized-edit mode (needs ``program``): structural decisions and copies follow
+            ``program``, but the model writes each ``<gen>`` body (masked greedy, at most
+            ``max_new_tokens`` decisions per body; an exhausted body is closed by ``</gen>``).
+        gen_processor : callable, optional
+            Localized-edit mode: ``gen_processor(left, right)`` is called when a body opens,
+            with the resolved output before the body (the ops so far, as decoded, and the
+            newline that joins the next op) and after it (the newline and the rest of
+            ``program``, later bodies as planned). It returns ``mask(body_ids, scores) ->
+            scores``, applied at every step of that body after the grammar's mask (e.g. the
+            FIM constraint of :mod:`cadlib.chapters.fim_constraint.experiments`).
+            ``DecodeResult.bodies`` lists the processors, in body order.
+
+        Returns
+        -------
+        DecodeResult
+            The program, its strict resolution, the transcript and the timings.
+        """
+        if (free_gen or gen_processor is not None) and (program is None or not free_gen):
+            raise ValueError("free_gen=True needs program=; gen_processor needs free_gen=True")
+        if free_gen and self.drafts:
+            raise ValueError("drafts are not verified in localized-edit mode (free_gen=True)")
+        steps = self._steps(doc, self._prompt(doc, instruction, prompt_ids), program,
+                            free_gen, gen_processor)  # fmt: skip
+        while True:
+            try:
+                next(steps)
+            except StopIteration as stop:
+                return stop.value
+
+    def stream(self, doc: str, instruction: str | None = None, *, prompt_ids=None,
+               program: Program | None = None) -> Iterator[str]:  # fmt: skip
+        """Yield the resolved text op by op, as each op completes (joined, they are the
+        resolved output)."""
+        parser, utf8 = StreamingParser(), codecs.getincrementaldecoder("utf-8")("replace")
+        tb, lines, fed, first = self.table.token_bytes, doc.split("\n"), 0, True
+        for run in self._steps(doc, self._prompt(doc, instruction, prompt_ids), program):
+            new = [tb[i] for i, k in zip(run.ids[fed:], run.kinds[fed:], strict=True)
+                   if k != "splice"]  # fmt: skip
+            fed = len(run.ids)
+            for op in parser.feed(utf8.decode(b"".join(new))):
+                text = "\n".join(lines[op.start - 1 : op.end]) if isinstance(op, Copy) else op.text
+                yield text if first else "\n" + text
+                first = False
+
+    # -- the loop ----------------------------------------------------------------------------
+
+    def _prompt(self, doc, instruction, prompt_ids) -> list[int]:
+        if prompt_ids is not None:
+            return list(prompt_ids)
+        if instruction is None:
+            raise ValueError("give an instruction or prompt_ids")
+        return self.prompt_ids(doc, instruction)
+
+    def _steps(self, doc: str, prompt: list[int], program: Program | None,
+               free_gen: bool = False, gen_processor=None):  # fmt: skip
+        """Generator: yields the run after each forward; returns the :class:`DecodeResult`."""
+        fsm, run, cache = self.fsm(doc), _Run(), self.engine.new_session()
+        self._index = (PromptIndex(prompt, doc, self.table.token_bytes)
+                       if self.copy_kv == "reuse" else None)  # fmt: skip
+        plan = transcript(program, doc, self.table) if program is not None else None
+        body = _FreeBodies(plan, program, doc, gen_processor) if free_gen else None
+        plan = plan.ids if plan is not None else None
+        drafter = (Drafter(self.drafts, self.table, doc, prompt, self.body_pld)
+                   if self.drafts else None)  # fmt: skip
+        state, budget_closed = fsm.initial(), False
+        feed, kinds, feed_op = list(prompt), ["prompt"] * len(prompt), 0
+        start = time.perf_counter()
+        while True:
+            state = self._absorb_forced(fsm, state, run, feed, kinds)
+            if state.phase == "done":
+                break
+            if body is not None and state.phase == "gen" and body.open(fsm, run):
+                if body.decisions >= self.max_new_tokens:  # close this body, go on
+                    for tok in self.table.gen_close[state.closer :]:
+                        state = run.append(fsm, state, tok, "gen")
+                        feed.append(tok)
+                        kinds.append("gen")
+                    body.close(run, budget=True)
+                    budget_closed = True
+                    continue
+            elif plan is None and run.decisions >= self.max_new_tokens:
+                for tok in fsm.closing_ids(state):
+                    kind = state.pending[0][1] if state.pending else "forced"
+                    state = run.append(fsm, state, tok, kind)
+                budget_closed = True
+                break
+            if drafter is not None:
+                draft = self._draft(drafter, fsm, state, run, plan)
+                state, feed, kinds = yield from self._verify(fsm, state, run, plan, cache, feed,
+                                                             kinds, feed_op, draft)  # fmt: skip
+                feed_op = len(run.ops) - 1
+                continue
+            logits = self._forward(feed, kinds, cache, run, feed_op)
+            yield run
+            tok, kind = self._choose(fsm, state, logits, plan, run, body), fsm.kind(state)
+            state = run.append(fsm, state, tok, kind)
+            if body is not None and body.is_open and state.phase != "gen":
+                body.close(run, budget=False)
+            feed, kinds, feed_op = [tok], [kind], len(run.ops) - 1
+        run.trace.wall_s = time.perf_counter() - start
+        yield run
+        return self._result(fsm, run, plan, budget_closed, body)
+
+    def _absorb_forced(self, fsm, state, run, feed, kinds):
+        """Append the forced ids (singleton masks, pending literals and splices) to ``feed``."""
+        while state.phase != "done":
+            single = state.pending[0][0] if state.pending else fsm.allowed(state).single
+            if single is None:
+                return state
+            kind = fsm.kind(state)
+            state = run.append(fsm, state, single, kind)
+            feed.append(single)
+            kinds.append(kind)
+        return state
+
+    def _draft(self, drafter: Drafter, fsm, state, run, plan) -> list[int]:
+        """The draft for the decision at ``len(run.ids)`` (forced mode: never past the
+        program's end)."""
+        at = len(run.ids)
+        first = at if fsm.at_op_start(state) else run.op_start
+        if first is not None and any(k in DECISION_KINDS for k in run.kinds[first:]):
+            first = None  # not the op's first decision
+        draft = drafter.propose(run.ids, run.kinds, fsm.kind(state), first)
+        return draft[: len(plan) - at] if plan is not None else draft
+
+    def _verify(self, fsm, state, run, plan, session, feed, kinds, op, draft):
+        """One forward of ``feed`` + ``draft``; decide position by position along the draft
+        while the decoder's choice (a forced id, or the masked argmax / the program's id)
+        equals the draft's; keep the accepted ids and the choice after them (if a decision),
+        crop the rejected tail from the cache. Generator (yields the run after the forward);
+        returns ``(state, next feed, its kinds)``."""
+        before = len(session)
+        rows = self._forward(feed, kinds, session, run, op, draft)
+        yield run
+        accepted, choice = 0, None  # choice: the decoder's pick at the first unaccepted position
+        body = 0  # accepted ids that are body (output) ids
+        while state.phase != "done":
+            known = state.pending[0][0] if state.pending else fsm.allowed(state).single
+            if known is None:  # a decision, from the logits after the accepted ids
+                if accepted and plan is None and run.decisions >= self.max_new_tokens:
+                    break
+                choice = self._choose(fsm, state, rows[accepted], plan, run)
+            if accepted == len(draft) or (choice if known is None else known) != draft[accepted]:
+                break
+            body += fsm.kind(state) == "gen"
+            state = run.append(fsm, state, draft[accepted], fsm.kind(state))
+            accepted, choice = accepted + 1, None
+        session.truncate(before + len(feed) + accepted)
+        info = run.trace.info
+        for key, n in (("draft_ids", len(draft)), ("draft_accepted", accepted),
+                       ("draft_accepted_gen", body)):  # fmt: skip
+            info[key] = info.get(key, 0) + n
+        if choice is None:  # done, the budget, or a forced id next (absorbed before a forward)
+            return state, [], []
+        kind = fsm.kind(state)
+        return run.append(fsm, state, choice, kind), [choice], [kind]
+
+    def _chunks(self, feed: list[int], kinds: list[str]) -> list[tuple[list[int], str]]:
+        return forward_chunks(feed, kinds, self.min_span)
+
+    def _forward(self, feed, kinds, session, run, op: int, draft=None) -> torch.Tensor:
+        """Feed ``feed`` (ids of op record ``op`` onward) to the engine ``session``; return the
+        last logits (V,). With a ``draft`` (drafts on: one forward, even for a short splice):
+        feed the draft too and return the logits of the last ``1 + len(draft)`` positions."""
+        if draft is not None:
+            ids = [*feed, *draft]
+            kind = "prefill" if "prompt" in kinds else "verify" if draft else None
+            chunks = [(ids, kind or forward_chunks(feed, kinds)[0][1])]
+        else:
+            chunks = self._chunks(feed, kinds)
+        for ids, kind in chunks:
+            if kind == "splice" and self._index is not None:
+                logits = self._forward_reuse(ids, kinds, session, run, op)
+                continue
+            t0 = time.perf_counter()
+            logits = session.forward(ids, keep=1 + len(draft) if draft else 1)
+            self.engine.sync()
+            dt = time.perf_counter() - t0
+            run.trace.forwards.append(ForwardRecord(kind, len(ids), dt, op))
+            run.ops[op]["forwards"] += 1
+            run.ops[op]["seconds"] += dt
+        return logits if draft is not None else logits[-1]
+
+    def _forward_reuse(self, ids, kinds, session, run, op: int) -> torch.Tensor:
+        """A splice feed in reuse mode (``min_span=0``: the feed is one chunk): the copied ids
+        that match the prompt take its cache entries (plan and timing both inside the timed
+        window), the rest run in one ``"reuse"`` forward of the computed ids."""
+        t0 = time.perf_counter()
+        lines = run.ops[op]["lines"]
+        sources = feed_sources(ids, kinds, lines, self._index, self.recompute)
+        logits = session.forward_reuse(ids, sources)
+        self.engine.sync()
+        dt = time.perf_counter() - t0
+        reused = sum(s is not None for s in sources)
+        run.trace.forwards.append(ForwardRecord("reuse", len(ids) - reused, dt, op))
+        run.trace.info["reused_ids"] = run.trace.info.get("reused_ids", 0) + reused
+        run.ops[op]["forwards"] += 1
+        run.ops[op]["seconds"] += dt
+        return logits
+
+    def _choose(self, fsm, state, logits, plan, run, body=None) -> int:
+        """Masked argmax; the plan's id in forced mode (outside free bodies).
+
+        Timed in two parts: ``sync`` = the argmax that any greedy decoder runs (over the
+        allowed ids, or over all ids in a body) and its transfer to Python; ``mask`` = the
+        rest (mask lookup, gather, the banned-id check and its rare fallback; a body
+        processor's mask).
+        """
+        if body is not None and body.is_open:
+            return body.choose(fsm, state, logits, run)
+        t0 = time.perf_counter()
+        allowed = fsm.allowed(state)
+        if self.on_decision is not None:
+            self.on_decision(allowed, logits)
+        scores = logits[allowed.ids] if allowed.ids is not None else logits
+        t1 = time.perf_counter()
+        k = int(scores.argmax())
+        t2 = time.perf_counter()
+        if allowed.ids is not None:
+            tok = int(allowed.ids[k])
+        else:
+            tok = k if k in allowed else allowed.argmax(logits)
+        run.trace.mask_s.append(t1 - t0 + time.perf_counter() - t2)
+        run.trace.sync_s.append(t2 - t1)
+        run.decisions += 1
+        if plan is not None:
+            want = plan[len(run.ids) - (body.shift if body is not None else 0)]
+            run.agree += tok == want
+            tok = want
+        return tok
+
+    def _result(self, fsm, run: _Run, plan, budget_closed: bool, body=None) -> DecodeResult:
+        tr = Transcript(tuple(run.ids), tuple(run.kinds))
+        if plan is not None and body is None and tr.ids != tuple(plan):
+            raise RuntimeError("forced decoding left the program's transcript")
+        text_prog = tr.program_text(self.table)
+        program = text = error = None
+        try:
+            program = parse_program(text_prog)
+            text = resolve(program, fsm.doc, mode="strict")
+        except ValueError as err:  # ProgramSyntaxError / ResolveError: ruled out by the FSM
+            error = f"{type(err).__name__}: {err}"
+        agreement = run.agree / run.decisions if plan is not None and run.decisions else None
+        if body is not None:  # localized edit: agreement on the planned decisions only
+            planned = run.decisions - body.total_decisions
+            agreement = run.agree / planned if planned else None
+        return DecodeResult(tr, text_prog, program, text, error, run.trace, run.ops, agreement,
+                            budget_closed, body.processors if body is not None else [])  # fmt: skip
+
+
+# --------------------------------------------------------------------------------------------
+# The constraint alone, for generate() (prompt-level variant, Appendix Q)
+# --------------------------------------------------------------------------------------------
+
+
+class GrammarLogitsProcessor(GrammarMask, LogitsProcessor):
+    """Enforce the grammar inside ``model.generate()``: a pure function of ``input_ids``.
+
+    The ``transformers`` adapter of :class:`cadlib.decoding.processors.GrammarMask` (the
+    engine-neutral mask, which holds the logic and documents the parameters): ``tokenizer``,
+    ``doc``, ``prompt_length``, ``copy_text``. The FSM state is derived from the ids after
+    ``prompt_length`` (cached by prefix), never kept between calls, so the processor is correct
+    when ``generate`` calls it on candidate sequences (prompt lookup, assisted decoding) in any
+    order. After ``</program>`` only EOS is allowed.
+    """
+
+    def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor):
+        """``input_ids`` (batch, seq), ``scores`` (batch, V) -> masked scores (batch, V)."""
+        return GrammarMask.__call__(self, input_ids, scores)

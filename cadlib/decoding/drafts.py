@@ -1,0 +1,368 @@
+"""Drafts a decoder verifies in one forward (issue 17 §3; the paper's Appendix M points here).
+
+Three sources of guessed ids, one :class:`Drafter` shared by the decoder
+(:class:`cadlib.decoding.decoder.CopyDecoder`'s ``drafts=`` option) and the exact accounting
+(:func:`cadlib.costs.accounting.composed`), so that what is counted is what runs:
+
+* **prompt lookup** (:func:`lookup_draft`, :class:`NgramIndex`): ``transformers``'
+  ``PromptLookupCandidateGenerator`` rule -- the largest ``n`` (down to 1) whose last n-gram
+  occurred earlier with a continuation, its leftmost occurrence, and up to ``K`` ids after it;
+* **cursor lookup** (:func:`cursor_lookup`): the same rule confined to the document lines a
+  ``<gen>`` body stands in for, which only an edit program knows (the body starts right
+  after the last copied line);
+* **speculative op headers** (:func:`header_guess`): the next op's header guessed from what
+  is already known, the document's line count and the ops so far -- after a copy a ``<gen>``
+  opener, else a copy that resumes where the document would continue, at the end
+  ``</program>`` -- drafted as soon as a body's closer begins, guessed again at each later
+  decision of a copy's range from the digits decided so far, and carrying the splice and the
+  next header once the range is known and its splice short.
+
+Greedy verification keeps the longest prefix of a draft equal to what the decoder would have
+chosen; a draft never changes the output, only how many forwards produce it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from cadlib.escape import encode_gen_body
+from cadlib.grammar import Copy, StreamingParser
+
+from .fsm import Transcript
+
+__all__ = ["BODY_PLD", "CURSOR_LINES", "SPLICE_CHAIN", "DRAFT_KINDS", "composition_drafts",
+           "NgramIndex", "first_occurrences", "ngram_index", "lookup_draft", "cursor_lookup",
+           "resume_line", "header_guess", "lines_written", "Drafter"]  # fmt: skip
+
+#: Prompt-lookup setting ``(K, n)`` of the drafts inside ``<gen>`` bodies (the book's timed
+#: prompt-lookup setting).
+BODY_PLD = (10, 2)
+
+#: Document lines a ``"cursor"`` draft looks in, from the line after the last copied one.
+CURSOR_LINES = 20
+
+#: Longest splice (ids, with its ``"/>``) that a guessed copy to the document's end carries
+#: in its draft: a wrong guess feeds it for nothing, and on CPU a forward's cost grows with
+#: its ids (chapter 2's s(N)), so only short tails ride along.
+SPLICE_CHAIN = 64
+
+#: Most ids a copy's range (start, dash, end) is searched for behind a decision.
+RANGE_IDS = 24
+
+
+#: The drafts (:attr:`Drafter.KINDS`) named by the ``+`` parts of a composition's setting
+#: (:data:`cadlib.costs.accounting.COMPOSITIONS`).
+DRAFT_KINDS = {"+PLD": "pld", "+cursor": "cursor", "+headers": "headers"}
+
+
+def composition_drafts(setting: str) -> tuple[str, ...]:
+    """The ``drafts=`` of :class:`cadlib.decoding.decoder.CopyDecoder` that runs the composition
+    ``setting`` (e.g. ``"m=0 +cursor +headers"`` -> ``("cursor", "headers")``)."""
+    return tuple(kind for part, kind in DRAFT_KINDS.items() if part in setting.split())
+
+
+def first_occurrences(seq: Sequence[int], n: int) -> dict[tuple, int]:
+    """Start of the leftmost occurrence of every n-gram of ``seq``."""
+    grams = zip(*(seq[k:] for k in range(n)), strict=False)
+    first: dict[tuple, int] = {}
+    for i, gram in enumerate(grams):
+        first.setdefault(gram, i)
+    return first
+
+
+def ngram_index(seq: Sequence[int], n_max: int) -> dict[int, dict[tuple, int]]:
+    """``{n: first occurrences of the n-grams of seq}`` for n = 1..n_max."""
+    return {n: first_occurrences(seq, n) for n in range(1, n_max + 1)}
+
+
+def lookup_draft(seq: Sequence[int], length: int, K: int, n: int, firsts: dict) -> Sequence[int]:
+    """The prompt-lookup draft after ``seq[:length]``: the largest n (down to 1) whose last
+    n-gram occurs earlier with a continuation, its leftmost such occurrence, and up to ``K``
+    ids that follow it (``()``: no match).
+
+    ``firsts`` (:func:`ngram_index`) may cover more of ``seq`` than ``length``: the leftmost
+    occurrence of the suffix n-gram lies inside ``seq[:length]`` (the suffix itself is one),
+    so one table of the whole sequence serves every round; a match needs a continuation, so
+    it must start before the suffix.
+    """
+    for g in range(min(n, length - 1), 0, -1):
+        start = firsts[g][tuple(seq[length - g : length])] + g
+        if start < length:
+            return seq[start : min(start + K, length)]
+    return ()
+
+
+class NgramIndex:
+    """Prompt lookup over a sequence that grows (the prompt, then the ids decoded so far):
+    first occurrences kept up to date as ids are appended, so each draft is a few lookups."""
+
+    def __init__(self, K: int, n: int):
+        if K < 1 or n < 1:
+            raise ValueError(f"prompt lookup needs K >= 1 and n >= 1, got K={K}, n={n}")
+        self.K, self.n = K, n
+        self.seq: list[int] = []
+        self.firsts: dict[int, dict[tuple, int]] = {g: {} for g in range(1, n + 1)}
+
+    def extend(self, ids: Sequence[int]) -> None:
+        """Append ``ids`` and index the n-grams they end."""
+        old = len(self.seq)
+        self.seq.extend(int(t) for t in ids)
+        seq = self.seq
+        for g in range(1, self.n + 1):
+            first = max(old - g + 1, 0)  # the first n-gram that ends in the new ids
+            grams = zip(*(seq[first + k :] for k in range(g)), strict=False)
+            setdefault = self.firsts[g].setdefault
+            for i, gram in enumerate(grams, first):
+                setdefault(gram, i)
+
+    def draft(self) -> list[int]:
+        """The draft after the whole sequence (:func:`lookup_draft`)."""
+        return list(lookup_draft(self.seq, len(self.seq), self.K, self.n, self.firsts))
+
+
+def lines_written(text: str) -> int:
+    """Document lines a ``<gen>`` body of ``text`` stands for (a final newline ends the last
+    line rather than starting another)."""
+    return len(text.split("\n")) - text.endswith("\n")
+
+
+def resume_line(prev, last_end: int, n_lines: int) -> int:
+    """The line a copy after ``prev`` is guessed to resume at: ``last_end + 1 + r`` (``r`` =
+    the lines ``prev``'s body wrote, as if it replaced as many; 0 after a copy or at the
+    start), at most the document's last line."""
+    r = 0 if prev is None or isinstance(prev, Copy) else lines_written(prev.text)
+    return min(last_end + 1 + r, n_lines)
+
+
+def header_guess(prev, last_end: int, n_lines: int, table) -> list[int]:
+    """The ids of the next op's header, guessed without the gold.
+
+    ``prev``: the op before (``None`` at the start), ``last_end``: the last line the copies so
+    far reached (0 at the start), ``n_lines``: the document's line count, ``table``: the
+    :class:`cadlib.decoding.token_table.TokenTable`. At the document's end ``</program>``; after a
+    copy a ``<gen>`` opener; else a copy from :func:`resume_line` to the document's end,
+    without its terminator (the range's end is a decision the model may still change).
+    """
+    if last_end >= n_lines:
+        return list(table.op_literals["close"])
+    if isinstance(prev, Copy):
+        return list(table.op_literals["gen"])
+    i = resume_line(prev, last_end, n_lines)
+    return [*table.op_literals["copy"], *table.encode(str(i)), *table.dash,
+            *table.encode(str(n_lines))]  # fmt: skip
+
+
+def cursor_lookup(ahead: Sequence[int], firsts: dict, body: Sequence[int], K: int,
+                  n: int) -> list[int]:  # fmt: skip
+    """Prompt lookup confined to ``ahead`` (the document's ids where a body stands,
+    ``firsts`` = :func:`ngram_index` of it): the largest n (down to 1) whose last n-gram of
+    ``body`` occurs in ``ahead`` with a continuation, its leftmost occurrence, and up to
+    ``K`` ids after it (``[]``: no match)."""
+    for g in range(min(n, len(body)), 0, -1):
+        start = firsts[g].get(tuple(body[len(body) - g :]))
+        if start is not None and start + g < len(ahead):
+            return list(ahead[start + g : start + g + K])
+    return []
+
+
+class Drafter:
+    """What one decoder run drafts at each decision (:class:`cadlib.decoding.decoder.CopyDecoder`'s
+    ``drafts=`` option), fed only what the decoder has already produced; the accounting
+    (:func:`cadlib.costs.accounting.composed`) drives the same object along the oracle transcript,
+    so what is counted is what runs. ``kinds`` (any of :data:`KINDS`):
+
+    ``"headers"``
+        at the first decision of an op, :func:`header_guess`; and as soon as a body's closer
+        has begun (its first id decided), the rest of ``</gen>`` with the next op's guessed
+        header, one forward earlier. A guessed copy that resumes after a body and runs to
+        the document's end (so ``</program>`` follows) carries its ``"/>``, its splice and
+        ``</program>`` too when the splice is at most :data:`SPLICE_CHAIN` ids: one forward
+        then verifies the whole rest of the program. At a later decision inside a copy's
+        range the rest of the range is guessed again from the digits decided so far (the
+        start taken as complete, the end as the document's end) and carries, in the same
+        way, its ``"/>``, a short splice and the next op's guessed header.
+    ``"pld"``
+        inside a ``<gen>`` body, prompt lookup over the prompt and the ids so far
+        (``body_pld`` = (K, n), :class:`NgramIndex`).
+    ``"cursor"``
+        inside a body, prompt lookup that first looks in the document lines the body stands
+        in for -- the :data:`CURSOR_LINES` lines after the last copied one, tokenized as a
+        body -- and takes the leftmost match there (an edit usually rewrites part of those
+        lines and keeps the rest), else the ``"pld"`` rule; an empty body drafts the first K
+        ids of those lines, and with ``"headers"`` a guessed ``<gen>`` opener carries them.
+    """
+
+    KINDS = ("pld", "cursor", "headers")
+
+    def __init__(self, kinds, table, doc: str, prompt: Sequence[int], body_pld=BODY_PLD):
+        unknown = set(kinds) - set(self.KINDS)
+        if unknown:
+            raise ValueError(f"unknown drafts {sorted(unknown)}; use some of {self.KINDS}")
+        self.kinds, self.table = frozenset(kinds), table
+        self.lines = doc.split("\n")
+        self.n_lines = len(self.lines)
+        self.K, self.n = body_pld
+        self.prompt = prompt
+        self._index: NgramIndex | None = None  # built at the first prompt-lookup draft
+        self._context: tuple = (None, None)  # (position parsed up to, (prev op, last end))
+        self._upcoming: dict[int, tuple] = {}
+        self._closer = tuple(table.gen_close) + tuple(table.after_gen_close)
+
+    def propose(self, ids: Sequence[int], kinds: Sequence[str], next_kind: str,
+                op_start: int | None) -> list[int]:  # fmt: skip
+        """The draft for position ``len(ids)`` (whose kind is ``next_kind``), given the
+        transcript so far; ``op_start``: where the current op began when this is its first
+        decision, else ``None``."""
+        if "headers" in self.kinds and op_start is not None:
+            prev, last_end = self._ops_so_far(ids, kinds, op_start)
+            return self._header(prev, last_end)[len(ids) - op_start :]
+        if next_kind != "gen":
+            return self._range_rest(ids, kinds) if "headers" in self.kinds else []
+        body = _trailing_run(kinds, "gen")
+        closing = self._closing(ids[len(ids) - body :])
+        if closing:
+            if "headers" not in self.kinds:
+                return []
+            ext = self._closer[closing:]
+            prev, last_end = _ops_in([*ids, *ext], [*kinds, *(["gen"] * len(ext))], self.table)
+            return [*ext, *self._header(prev, last_end)]
+        if "cursor" in self.kinds:
+            _, last_end = self._ops_so_far(ids, kinds, len(ids) - body)
+            draft = self._cursor(ids[len(ids) - body :], last_end)
+            if draft:
+                return draft
+        if self.kinds & {"pld", "cursor"}:  # the generic rule (the cursor's fallback)
+            if self._index is None:
+                self._index = NgramIndex(self.K, self.n)
+                self._index.extend(self.prompt)
+            self._index.extend(ids[len(self._index.seq) - len(self.prompt) :])
+            return self._index.draft()
+        return []
+
+    def _header(self, prev, last_end: int) -> list[int]:
+        """:func:`header_guess`, carrying the first body ids after a ``<gen>`` opener
+        (``"cursor"``) or the rest of the program after a copy to the document's end."""
+        guess = header_guess(prev, last_end, self.n_lines, self.table)
+        if guess == list(self.table.op_literals["gen"]) and "cursor" in self.kinds:
+            return [*guess, *self._upcoming_ids(last_end)[0][: self.K]]
+        if prev is not None and not isinstance(prev, Copy) and last_end < self.n_lines:
+            start = resume_line(prev, last_end, self.n_lines)  # the guess copies start..end
+            return [*guess, *self._after_range(start, self.n_lines)]
+        return guess
+
+    def _range_rest(self, ids: Sequence[int], kinds: Sequence[str]) -> list[int]:
+        """At a later decision inside a copy's range (the guess at the op's first decision was
+        wrong or stopped short): the rest of the most likely range given the ids decided so
+        far, then what :meth:`_after_range` carries. The guesses, first match wins: from
+        :func:`resume_line` to the document's end; the start decided so far, taken as
+        complete, to the end; once the start is complete (the dash), its end the document's
+        end; else the end decided so far taken as complete. ``[]`` outside a range."""
+        t = self.table
+        lit = t.op_literals["copy"]
+        at = _literal_end(ids, lit, RANGE_IDS)
+        if at is None:
+            return []
+        decided = list(ids[at:])
+        dash = _find(decided, t.dash)
+        start_ids = decided if dash is None else decided[:dash]
+        end_ids = [] if dash is None else decided[dash + len(t.dash) :]
+        if dash == 0 or any(i not in t.digits for i in (*start_ids, *end_ids)):
+            return []
+        prev, last_end = self._ops_so_far(ids, kinds, at - len(lit))
+        r = resume_line(prev, last_end, self.n_lines)
+        to_end = list(t.encode(str(self.n_lines)))
+        guesses = [(r, [*t.encode(str(r)), *t.dash, *to_end])]
+        if start_ids:
+            guesses.append((_number(start_ids, t), [*start_ids, *t.dash, *to_end]))
+        for start, guess in guesses:
+            if len(decided) < len(guess) and guess[: len(decided)] == decided:
+                if not 1 <= start <= self.n_lines:
+                    return []
+                return [*guess[len(decided) :], *self._after_range(start, self.n_lines)]
+        if not end_ids:
+            return []
+        return self._after_range(_number(start_ids, t), _number(end_ids, t))
+
+    def _after_range(self, start: int, end: int) -> list[int]:
+        """What follows a copy of lines ``start..end`` once its range is decided: its ``"/>``
+        and splice, then the next op's guessed header (:meth:`_header`), when the splice is
+        at most :data:`SPLICE_CHAIN` ids (else ``[]``: too many ids to feed on a guess)."""
+        if not 1 <= start <= end <= self.n_lines:
+            return []
+        text = "\n".join(self.lines[start - 1 : end])
+        if len(text.encode()) > SPLICE_CHAIN * self.table.longest_token:
+            return []
+        tail = [i for i, _ in self.table.copy_end(text)]
+        if len(tail) > SPLICE_CHAIN:
+            return []
+        return [*tail, *self._header(Copy(start, end), end)]
+
+    def _closing(self, body: Sequence[int]) -> int:
+        """How many ids of ``</gen>`` end ``body`` when its closer has begun (else 0)."""
+        close = self.table.gen_close
+        for j in range(min(len(close) - 1, len(body)), 0, -1):
+            if tuple(body[len(body) - j :]) == tuple(close[:j]):
+                return j
+        return 0
+
+    def _cursor(self, body: Sequence[int], last_end: int) -> list[int]:
+        """The ``"cursor"`` draft after ``body`` (``[]``: no match in the lines ahead)."""
+        ahead, firsts = self._upcoming_ids(last_end)
+        if not body:
+            return list(ahead[: self.K])
+        return cursor_lookup(ahead, firsts, body, self.K, self.n)
+
+    def _upcoming_ids(self, last_end: int) -> tuple:
+        """The ids of the :data:`CURSOR_LINES` lines after ``last_end`` as a body, and their
+        n-gram index (cached per ``last_end``)."""
+        got = self._upcoming.get(last_end)
+        if got is None:
+            text = "\n".join(self.lines[last_end : last_end + CURSOR_LINES])
+            up = list(self.table.body_ids(encode_gen_body(text)))
+            got = self._upcoming[last_end] = (up, ngram_index(up, self.n))
+        return got
+
+    def _ops_so_far(self, ids, kinds, upto: int) -> tuple:
+        """:func:`_ops_in` the first ``upto`` ids, a prefix of what the run produced (cached
+        for the last ``upto``: every decision of a body asks about the same prefix)."""
+        if self._context[0] != upto:
+            self._context = (upto, _ops_in(ids[:upto], kinds[:upto], self.table))
+        return self._context[1]
+
+
+def _ops_in(ids, kinds, table) -> tuple:
+    """``(the last complete op or None, the end line of the last copy or 0)`` of the program
+    that the transcript ``ids`` / ``kinds`` holds so far."""
+    text = Transcript(tuple(ids), tuple(kinds)).program_text(table)
+    ops = StreamingParser().feed(text)
+    ends = [op.end for op in ops if isinstance(op, Copy)]
+    return (ops[-1] if ops else None), (ends[-1] if ends else 0)
+
+
+def _literal_end(ids: Sequence[int], literal: tuple, within: int) -> int | None:
+    """The position right after the last occurrence of ``literal`` among the last
+    ``within`` ids of ``ids`` (``None``: none there)."""
+    m = len(literal)
+    for k in range(len(ids) - m, max(len(ids) - within - m, 0) - 1, -1):
+        if tuple(ids[k : k + m]) == literal:
+            return k + m
+    return None
+
+
+def _find(seq: Sequence[int], sub: tuple) -> int | None:
+    """The first index of ``sub`` in ``seq`` (``None``: absent)."""
+    m = len(sub)
+    return next((k for k in range(len(seq) - m + 1) if tuple(seq[k : k + m]) == sub), None)
+
+
+def _number(digit_ids: Sequence[int], table) -> int:
+    """The number spelled by digit ids."""
+    return int("".join(table.digits[i] for i in digit_ids))
+
+
+def _trailing_run(kinds: Sequence[str], kind: str) -> int:
+    """How many entries at the end of ``kinds`` equal ``kind``."""
+    n = 0
+    while n < len(kinds) and kinds[len(kinds) - 1 - n] == kind:
+        n += 1
+    return n

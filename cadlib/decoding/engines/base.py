@@ -1,0 +1,92 @@
+"""The engine seam: what the decoder needs from a model runtime (issue 18/19, paper §2.4).
+
+Copy-as-Decode needs four things from whatever runs the model:
+
+* forward ``n`` ids into a KV cache in **one** call (the splice is a parallel prefill of the
+  ``N`` ids of lines ``i..j``) and return the logits of the last position (or of all ``n``
+  positions, for a speculative verifier);
+* truncate the cache to its first ``L`` ids (rejected drafts, benchmark restores);
+* the cache's current length and the logits' width (vocabulary size);
+* a synchronisation point for timing (queued GPU work must finish inside a timed window).
+
+:class:`Engine` makes sessions (:meth:`Engine.new_session`), each a :class:`Session` owning one
+KV cache. Logits come back as a float32 ``torch.Tensor`` on the engine's ``device`` whatever the
+engine, so the FSM masks (:mod:`cadlib.decoding.fsm`, :mod:`cadlib.decoding.processors`) apply
+unchanged.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+import torch
+
+__all__ = ["Engine", "Session"]
+
+
+class Session(ABC):
+    """One KV cache of an :class:`Engine`: feed ids, read logits, truncate."""
+
+    @abstractmethod
+    def forward(self, ids: list[int], all_logits: bool = False, keep: int = 1) -> torch.Tensor:
+        """Append ``ids`` (non-empty) to the cache in one call; return the logits of its last
+        ``keep`` positions, shape ``(keep, V)`` (a verify forward's draft), or of all of them,
+        ``(len(ids), V)``, when ``all_logits``."""
+
+    @abstractmethod
+    def truncate(self, length: int) -> None:
+        """Keep the first ``length`` cached ids (a no-op when the cache is not longer)."""
+
+    @abstractmethod
+    def __len__(self) -> int:
+        """Ids held by the cache."""
+
+    def forward_reuse(self, ids: list[int], sources: list) -> torch.Tensor:
+        """Append ``ids``, taking the cache entries of id ``k`` from cache position
+        ``sources[k]`` (moved to its new position) where it is not ``None``, computing the
+        others in one forward; return the last id's logits, shape ``(1, V)`` (the reuse copy
+        of :mod:`cadlib.decoding.kv_reuse`). Engines that cannot move cache entries raise."""
+        raise NotImplementedError(f"{type(self).__name__} cannot reuse cache entries")
+
+    def _check_ids(self, ids, keep: int = 1) -> list[int]:
+        ids = [int(i) for i in ids]
+        if not ids:
+            raise ValueError("forward needs at least one token id")
+        if not 1 <= keep <= len(ids):
+            raise ValueError(f"keep={keep}: logits of 1 to {len(ids)} positions can be kept")
+        return ids
+
+
+class Engine(ABC):
+    """A model runtime the decoder can drive (see the module docstring).
+
+    Attributes
+    ----------
+    name : str
+        ``"transformers"`` or ``"llama.cpp"``: the label every timing carries.
+    vocab_size : int
+        Width of the logits.
+    device : torch.device
+        Where the returned logits live (the FSM builds its masks there).
+    """
+
+    name: str = "engine"
+    vocab_size: int
+    device: torch.device
+
+    @abstractmethod
+    def new_session(self) -> Session:
+        """A session with an empty KV cache."""
+
+    def check_copy_kv(self, mode: str) -> None:
+        """Raise when this engine cannot run copy mode ``mode`` (``"prefill"`` always runs;
+        ``"reuse"`` needs :meth:`Session.forward_reuse`)."""
+        if mode != "prefill":
+            raise NotImplementedError(f"the {self.name} engine supports copy_kv='prefill' only")
+
+    def sync(self) -> None:  # noqa: B027 (a CPU engine has nothing to wait for)
+        """Wait until queued work is done (timing bookends); nothing to do on a CPU."""
+
+    def info(self) -> dict:
+        """What runs the model (engine, threads, weights): the label of every timing."""
+        return dict(engine=self.name, vocab_size=self.vocab_size, device=str(self.device))

@@ -1,5 +1,0 @@
-"""Copy-as-Decode as a ``transformers`` custom generate method (see cadlib.custom_generate)."""
-
-from cadlib.custom_generate import copy_as_decode_generate as generate
-
-__all__ = ["generate"]
