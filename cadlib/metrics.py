@@ -18,7 +18,9 @@ A column named ``em_trimmed`` means :func:`equal_stripped` in
 compares bodies whose one trailing newline the resolver strips); the column names are kept because
 the results files use them.
 
-:func:`wilson_ci` is the Wilson score interval of a rate (Table 6's CIs).
+:func:`wilson_ci` is the Wilson score interval of a rate (Table 6's CIs); :func:`rate_cell`
+shows a rate with it, and :func:`percent` a fraction as a percentage that never rounds to 0 or
+100 unless it is.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ from __future__ import annotations
 import math
 
 __all__ = [
+    "percent",
+    "rate_cell",
     "byte_equal",
     "strip_one_newline",
     "equal_up_to_one_newline",
@@ -66,3 +70,30 @@ def wilson_ci(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
 
     ci = binomtest(int(k), int(n)).proportion_ci(confidence_level=confidence, method="wilson")
     return (float(ci.low), float(ci.high))
+
+
+def _digits(x: float) -> int:
+    """The fewest decimals that show the fraction ``x`` as a percentage that is not 0 or 100
+    unless ``x`` is."""
+    for digits in range(7):
+        shown = round(100 * x, digits)
+        if not ((shown == 100 and x < 1) or (shown == 0 and x > 0)):
+            return digits
+    return 6
+
+
+def percent(x: float, digits: int = 0) -> str:
+    """``x`` (a fraction) as a percentage without the sign, with at least ``digits`` decimals
+    and as many more as it takes never to show 0 or 100 for a fraction that is not (7970/8000
+    is ``"99.6"``, not ``"100"``)."""
+    return f"{100 * x:.{max(digits, _digits(x))}f}"
+
+
+def rate_cell(k: int, n: int) -> str:
+    """``"k/n (p%, 95% CI lo-hi%)"`` (Wilson interval, :func:`cadlib.metrics.wilson_ci`;
+    percentages by :func:`percent`, the three with the same decimals)."""
+    if n == 0:
+        return "0/0"
+    lo, hi = wilson_ci(int(k), int(n))
+    d = max(_digits(k / n), _digits(lo), _digits(hi))
+    return f"{k}/{n} ({percent(k / n, d)}%, CI {percent(lo, d)}-{percent(hi, d)}%)"

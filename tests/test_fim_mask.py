@@ -155,9 +155,9 @@ def test_parser_clock_times_the_parser_without_changing_the_mask(tok):
 def test_the_three_masks_are_mask_processors(tok):
     import torch
 
+    from cadlib.chapters.fim_constraint.experiments import GenBodyMask
     from cadlib.decoding.decoder import GrammarLogitsProcessor
     from cadlib.decoding.processors import MaskProcessor
-    from cadlib.fim import GenBodyMask
 
     masks = [GrammarLogitsProcessor(tok, "a\nb\n", prompt_length=0),
              FIMLogitsProcessor(FIMConstraint("x = ", "\n"), tok, prompt_length=0),
@@ -217,7 +217,7 @@ def test_body_mask_takes_both_calls(tok):
     (ids (1, seq), scores (1, V)) give the same masks and the same step records."""
     import torch
 
-    from cadlib.fim import GenBodyMask
+    from cadlib.chapters.fim_constraint.experiments import GenBodyMask
 
     left, right = 'def f(a):\n    """Doc."""\n    x = a\n', "\n    return x\n"
     ids = tok.encode("\n    x = x + 1 # é🦀\n", add_special_tokens=False)

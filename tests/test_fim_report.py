@@ -14,6 +14,7 @@ from cadlib.chapters.fim_constraint import experiments as FX
 from cadlib.chapters.fim_constraint import figures as F
 from cadlib.chapters.fim_constraint import report as R
 from cadlib.fim import stdlib as S
+from cadlib.metrics import percent, rate_cell
 
 PARAMS = dict(FX.PROFILES["smoke"], model="smollm2-135m-instruct")
 
@@ -247,12 +248,12 @@ def test_arm_tests_refuse_unpaired_arms():
 
 
 def test_percentages_never_round_to_0_or_100_unless_they_are():
-    assert R.percent(7970 / 8000) == "99.6" and R.percent(0.25) == "25"
-    assert R.percent(1.0) == "100" and R.percent(0.0) == "0"
-    assert R.percent(0.9999) == "99.99" and R.percent(0.002) == "0.2"
-    assert R.rate_cell(7970, 8000).startswith("7970/8000 (99.6%, CI 99.5-99.7%")
-    assert R.rate_cell(2000, 2000) == "2000/2000 (100.0%, CI 99.8-100.0%)"
-    assert R.rate_cell(3, 12) == "3/12 (25%, CI 9-53%)" and R.percent(0.5, 1) == "50.0"
+    assert percent(7970 / 8000) == "99.6" and percent(0.25) == "25"
+    assert percent(1.0) == "100" and percent(0.0) == "0"
+    assert percent(0.9999) == "99.99" and percent(0.002) == "0.2"
+    assert rate_cell(7970, 8000).startswith("7970/8000 (99.6%, CI 99.5-99.7%")
+    assert rate_cell(2000, 2000) == "2000/2000 (100.0%, CI 99.8-100.0%)"
+    assert rate_cell(3, 12) == "3/12 (25%, CI 9-53%)" and percent(0.5, 1) == "50.0"
 
 
 def test_the_primary_metric_leads_and_the_budget_is_reported_apart():

@@ -11,6 +11,7 @@ import pytest
 from cadlib.chapters.fim_constraint import report as R
 from cadlib.fim import stdlib as S
 from cadlib.fim.mask import PendingBytes
+from cadlib.metrics import rate_cell
 
 MODULE = '''"""A module."""
 import os
@@ -138,8 +139,8 @@ def test_pending_bytes_keep_unfinished_characters():
 
 
 def test_rates_carry_n_and_a_wilson_interval():
-    assert R.rate_cell(3, 12).startswith("3/12 (25%, CI ")
-    assert R.rate_cell(0, 0) == "0/0"
+    assert rate_cell(3, 12).startswith("3/12 (25%, CI ")
+    assert rate_cell(0, 0) == "0/0"
     rows = pd.DataFrame(dict(system="s", arm=["a", "a", "b"], case=["1", "2", "1"],
                              parses=[True, False, True], em=False, passed=[True, None, False],
                              end=["model ended", "budget, not closable", "budget, closable"],

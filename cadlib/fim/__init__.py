@@ -38,15 +38,12 @@ Module map (pipeline order):
 ``stdlib``
     the differential check at scale: seeded cuts of the interpreter's standard library,
     disagreements categorized (``python -m cadlib.fim.stdlib`` writes the full run);
-``experiments``
-    the FIM chapter's profiles and first experiment: :class:`GenBodyMask` on ``<gen>``
-    bodies in the decoder's localized-edit mode;
 ``completion``
-    the second experiment: FIM completion of HumanEval solutions (re-exported by
-    ``experiments``);
-``report``, ``figures``
-    the chapter's tables (rates with n and Wilson intervals), per-case records, results
-    record and run summary; its figures (the notebook calls these for everything it shows).
+    FIM completion of HumanEval solutions (chapter 8's second experiment).
+
+Chapter 8's own code (its profiles, :class:`GenBodyMask` on ``<gen>`` bodies in the decoder's
+localized-edit mode, tables, figures and the mask-speed verdict) lives in
+:mod:`cadlib.chapters.fim_constraint`, above this wing: the recognizer imports no model.
 """
 
 from .benchmark import mask_cost, per_step_cost
@@ -57,7 +54,6 @@ from .mask import FIMLogitsProcessor, TokenTrie, allowed_mask, naive_allowed_mas
 __all__ = [
     "FIMConstraint",
     "FIMLogitsProcessor",
-    "GenBodyMask",
     "KNOWN_DIFFERENCES",
     "TokenTrie",
     "UnconnectableContextError",
@@ -70,12 +66,3 @@ __all__ = [
     "summarize",
 ]
 
-
-def __getattr__(name: str):
-    # ``experiments`` is chapter 8's code: it imports the decoder, the SFT module and
-    # transformers, so it loads on first use of ``GenBodyMask``; the recognizer stays light.
-    if name == "GenBodyMask":
-        from cadlib.chapters.fim_constraint.experiments import GenBodyMask
-
-        return GenBodyMask
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -62,9 +62,8 @@ import pandas as pd
 from tqdm import tqdm
 
 from cadlib.book.results import hardware_info, repo_root
-from cadlib.chapters.fim_constraint.report import rate_cell
 from cadlib.fim import fstring
-from cadlib.metrics import wilson_ci
+from cadlib.metrics import rate_cell, wilson_ci
 
 from .constraint import FIMConstraint, UnconnectableContextError, _Problem
 from .differential import cut_kinds, fim_splits, python_accepts, random_edit

@@ -41,15 +41,15 @@ from cadlib.chapters.sft_pilot.paired import ALPHA, holm, mcnemar_exact
 from cadlib.fim.completion import ARMS, ENDS, FIM_USER
 from cadlib.fim.differential import summarize
 from cadlib.grammar import Copy
-from cadlib.metrics import wilson_ci
+from cadlib.metrics import percent, rate_cell, wilson_ci
 from cadlib.models import SMOLLM2, model_info
 from cadlib.oracle import oracle_program
 
-__all__ = ["PRIMARY", "percent", "conclusion_markdown", "primary_tests_markdown",
+__all__ = ["PRIMARY", "conclusion_markdown", "primary_tests_markdown",
            "rates_from_cases", "records_of",
            "MASK_TARGET_MS", "mask_target_markdown", "LARGE", "load_run", "arm_tests",
            "arm_tests_table", "large_run_markdown", "validity_table", "step_costs",
-           "cost_by_length", "system_labels", "rate_cell",
+           "cost_by_length", "system_labels",
            "rate_table", "edit_cost_table", "case_records", "write_case_records", "clean",
            "records", "run_summary", "setting", "run_label", "differential_text",
            "differential_by_cut", "edit_shape_table", "edit_caption", "edit_outcomes",
@@ -129,33 +129,6 @@ def system_labels(model: str) -> tuple[str, str]:
     last part on the paper profile), so no table of another profile is mislabelled."""
     short = "SmolLM2" if model == SMOLLM2 else model.rstrip("/").split("/")[-1]
     return f"{short} untrained", f"{short} + SFT (ch. 7)"
-
-
-def _digits(x: float) -> int:
-    """The fewest decimals that show the fraction ``x`` as a percentage that is not 0 or 100
-    unless ``x`` is."""
-    for digits in range(7):
-        shown = round(100 * x, digits)
-        if not ((shown == 100 and x < 1) or (shown == 0 and x > 0)):
-            return digits
-    return 6
-
-
-def percent(x: float, digits: int = 0) -> str:
-    """``x`` (a fraction) as a percentage without the sign, with at least ``digits`` decimals
-    and as many more as it takes never to show 0 or 100 for a fraction that is not (7970/8000
-    is ``"99.6"``, not ``"100"``)."""
-    return f"{100 * x:.{max(digits, _digits(x))}f}"
-
-
-def rate_cell(k: int, n: int) -> str:
-    """``"k/n (p%, 95% CI lo-hi%)"`` (Wilson interval, :func:`cadlib.metrics.wilson_ci`;
-    percentages by :func:`percent`, the three with the same decimals)."""
-    if n == 0:
-        return "0/0"
-    lo, hi = wilson_ci(int(k), int(n))
-    d = max(_digits(k / n), _digits(lo), _digits(hi))
-    return f"{k}/{n} ({percent(k / n, d)}%, CI {percent(lo, d)}-{percent(hi, d)}%)"
 
 
 def rate_table(frame, by: list[str]) -> pd.DataFrame:
