@@ -87,11 +87,13 @@ def expected_outputs(page: str) -> tuple[int, int]:
 def built_book():
     # MathJax is vendored by make (pinned npm tarball, checked sha512); a no-op once there.
     subprocess.run(["make", "--no-print-directory", "--silent", "mathjax"], cwd=ROOT, check=True)
-    subprocess.run(
+    build = subprocess.run(
         [str(Path(sys.executable).parent / "jupyter-book"), "build", str(ROOT),
          "--warningiserror", "--quiet"],
-        check=True, capture_output=True, text=True,
+        capture_output=True, text=True,
     )  # fmt: skip
+    if build.returncode:  # say which warning failed the build: a bare exit status says nothing
+        pytest.fail(f"jupyter-book build failed:\n{build.stdout[-4000:]}\n{build.stderr[-4000:]}")
     return HTML
 
 

@@ -20,9 +20,8 @@ on every tokenizer the book can load **offline**:
 Three checks per tokenizer, all deterministic (no model runs):
 
 1. :func:`literal_table` — how each structural literal tokenizes (ids, pieces, count);
-2. :func:`fsm_summary` — the :class:`cadlib.decoding.fsm.TokenTable` the FSM resolves: the mask at
-an
-   op boundary, the forced tails, the exact ``</gen>`` detector sequence, and whether the
+2. :func:`fsm_summary` — the :class:`cadlib.decoding.fsm.TokenTable` the FSM resolves: the
+   mask at an op boundary, the forced tails, the exact ``</gen>`` detector sequence, and whether the
    tokenizer merges a literal with the newline that follows it;
 3. :func:`transcript_check` — on every case of a corpus, the FSM walks the oracle program's
    canonical ids (:func:`cadlib.decoding.fsm.transcript`), the program parses back to itself and

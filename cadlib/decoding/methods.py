@@ -10,10 +10,10 @@ gold).
 * :class:`Autoregressive`: one forward per output id (:func:`ar_along`);
 * :class:`PromptLookup`: drafts from the prompt verified in one forward
   (:func:`prompt_lookup_along`, drafts from ``transformers``' ``PromptLookupCandidateGenerator``);
-* :class:`CopyAsDecode`: :class:`~cadlib.decoding.decoder.CopyDecoder` forced along the oracle
-program;
-  as :data:`DRAFTED` the same decoder with its drafts on (cursor lookup inside bodies and
-  speculative op headers, :mod:`cadlib.decoding.drafts`), the accounting's ``m=0 +cursor +headers``.
+* :class:`CopyAsDecode`: :class:`~cadlib.decoding.decoder.CopyDecoder` forced along the
+  oracle program; as :data:`DRAFTED` the same decoder with its drafts on (cursor lookup inside
+  bodies and speculative op headers, :mod:`cadlib.decoding.drafts`), the accounting's
+  ``m=0 +cursor +headers``.
 
 :func:`make_methods` builds them by name (:data:`METHODS`, in that order, and
 :data:`DRAFTED`) for a model; the

@@ -6,7 +6,7 @@ read the last (or every) position's logits, truncate the cache, its length, the 
 timing sync. Two engines:
 
 * :class:`TransformersEngine` (:mod:`.hf`): a ``transformers`` model over
-:mod:`cadlib.decoding.cache`;
+  :mod:`cadlib.decoding.cache`;
 * :class:`LlamaCppEngine` (:mod:`.llamacpp`): the same GGUF run by llama.cpp
   (``llama-cpp-python``, the optional ``llama`` extra).
 
