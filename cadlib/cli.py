@@ -32,9 +32,9 @@ from .alignment import AlignmentError
 from .decoding.cpu_threads import default_threads, passive_openmp
 from .decoding.kv_reuse import COPY_KV_MODES, check_copy_kv
 from .escape import decode_gen_body
-from .grammar import GEN_OPEN, Copy, ProgramSyntaxError, StreamingParser, parse_program
+from .grammar import GEN_OPEN, ProgramSyntaxError, StreamingParser, parse_program
 from .oracle import ALIGNMENTS, cheapest_program
-from .resolver import MODES, ResolveError, doc_lines, resolve
+from .resolver import MODES, ResolveError, doc_lines, op_text, resolve
 from .tokenizers import get_tokenizer, qwen25_tokenizer
 
 __all__ = ["main", "profile_models", "EXIT_CODES"]
@@ -338,8 +338,7 @@ class _TextStream:
         self.fed = len(run.ids)
         out = []
         for op in self.parser.feed(self.utf8.decode(b"".join(new))):
-            text = ("\n".join(self.lines[op.start - 1 : op.end]) if isinstance(op, Copy)
-                    else op.text)  # fmt: skip
+            text = op_text(op, self.lines)
             out.append(self._start() + text[len(self.body) :])
             self.ops, self.body = self.ops + 1, ""
         partial = self._open_body()

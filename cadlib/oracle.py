@@ -18,7 +18,7 @@ import numpy as np
 
 from .alignment import ALIGNMENTS, histogram_blocks
 from .grammar import Copy, Gen, Program
-from .resolver import doc_lines
+from .resolver import copied_text, doc_lines
 
 __all__ = [
     "ALIGNMENTS",
@@ -91,7 +91,7 @@ def inline_cheap_copies(program: Program, doc: str, count) -> Program:
     ops: list[Copy | Gen] = []
     for op in program:
         if isinstance(op, Copy):
-            text = "\n".join(lines[op.start - 1 : op.end])
+            text = copied_text(lines, op.start, op.end)
             if count(str(op)) < count(text):
                 ops.append(op)
                 continue

@@ -16,10 +16,12 @@ so ``"\\n".join(lines) == doc`` always holds. This is what makes the round trip 
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 
-from .grammar import Copy, Program, parse_program
+from .grammar import Copy, Gen, Program, parse_program
 
-__all__ = ["resolve", "doc_lines", "ResolveError", "RangeClippedWarning", "MODES"]
+__all__ = ["resolve", "doc_lines", "copied_text", "op_text", "ResolveError", "RangeClippedWarning",
+           "MODES"]  # fmt: skip
 
 MODES = ("strict", "clipped")
 
@@ -37,11 +39,24 @@ def doc_lines(doc: str) -> list[str]:
     return doc.split("\n")
 
 
+def copied_text(lines: Sequence[str], start: int, end: int) -> str:
+    """Lines ``start..end`` (1-based, inclusive) joined by newlines: rule 1, unchecked.
+
+    The one home of the copy rule: the decoder, the drafts, the accounting and the figures
+    call it; :func:`resolve` checks the range first."""
+    return "\n".join(lines[start - 1 : end])
+
+
+def op_text(op: Copy | Gen, lines: Sequence[str]) -> str:
+    """The text one op emits (rules 1 and 2): a copy's lines, a gen's text."""
+    return copied_text(lines, op.start, op.end) if isinstance(op, Copy) else op.text
+
+
 def _copy_text(op: Copy, lines: list[str], mode: str, k: int) -> str:
     n = len(lines)
     i, j = op.start, op.end
     if 1 <= i <= j <= n:
-        return "\n".join(lines[i - 1 : j])
+        return copied_text(lines, i, j)
     problem = f"op {k} copies lines {i}-{j} but the document has {n} line(s)"
     if i > j:
         problem = f"op {k} has an inverted range {i}-{j}"
@@ -53,7 +68,7 @@ def _copy_text(op: Copy, lines: list[str], mode: str, k: int) -> str:
         RangeClippedWarning,
         stacklevel=3,
     )
-    return "\n".join(lines[ci - 1 : cj])
+    return copied_text(lines, ci, cj)
 
 
 def resolve(program: Program | str, doc: str, mode: str = "strict") -> str:

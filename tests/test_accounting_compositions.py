@@ -5,11 +5,11 @@ the counts obey on real cases (drafts never add forwards; jump-forward never cos
 
 import pytest
 
-from cadlib.chapters.decoding.measure import prepare
 from cadlib.corpora import EditCase, load_corpus
 from cadlib.costs import accounting as A
 from cadlib.decoding.drafts import Drafter
 from cadlib.decoding.fsm import token_table, transcript
+from cadlib.decoding.methods import prepare
 from cadlib.grammar import Copy, Gen
 
 KINDS = ("forced", "choice", "gen", "gen", "gen", "choice")

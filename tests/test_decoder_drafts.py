@@ -9,7 +9,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_accounting import observed, predicted
 
-from cadlib.chapters.decoding.measure import prepare
 from cadlib.corpora import EditCase, load_corpus
 from cadlib.costs import accounting as A
 from cadlib.decoding.decoder import CopyDecoder
@@ -22,6 +21,7 @@ from cadlib.decoding.drafts import (
 )
 from cadlib.decoding.engines import as_engine
 from cadlib.decoding.fsm import token_table, transcript
+from cadlib.decoding.methods import prepare
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

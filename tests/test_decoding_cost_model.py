@@ -14,6 +14,7 @@ from cadlib.chapters.decoding import measure as D
 from cadlib.corpora import EditCase, load_corpus
 from cadlib.costs import accounting as A
 from cadlib.costs import cost_model as CM
+from cadlib.decoding.methods import timed_sample
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -105,13 +106,13 @@ def test_predicted_speedups_and_goals(tok):
 
 def test_timed_sample_is_stratified_short_and_seeded(tok):
     cases = load_corpus("heval-fix-py")[:40]
-    xs = D.timed_sample("heval-fix-py", cases, 3, tok, max_ids=200, seed=0)
+    xs = timed_sample("heval-fix-py", cases, 3, tok, max_ids=200, seed=0)
     assert len(xs) == 3 and all(len(x.target) - 1 <= 200 for x in xs)
     lengths = [len(x.target) for x in xs]
     assert lengths == sorted(lengths) and len({x.case.id for x in xs}) == 3
-    again = D.timed_sample("heval-fix-py", cases, 3, tok, max_ids=200, seed=0)
+    again = timed_sample("heval-fix-py", cases, 3, tok, max_ids=200, seed=0)
     assert [x.case.id for x in again] == [x.case.id for x in xs]
-    assert len(D.timed_sample("heval-fix-py", cases[:2], None, tok)) == 2
+    assert len(timed_sample("heval-fix-py", cases[:2], None, tok)) == 2
 
 
 def test_case_records_and_their_file(tok, tmp_path, monkeypatch):

@@ -16,6 +16,8 @@ from cadlib.chapters.decoding import report as R
 from cadlib.costs import accounting as A
 from cadlib.costs import cost_model as CM
 from cadlib.decoding.fsm import transcript
+from cadlib.decoding.methods import DRAFTED_SETTING, METHODS, TIMED, prepare
+from cadlib.decoding.token_boundaries import boundary_effect
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -53,7 +55,7 @@ def test_measurement_label_names_the_gpu_or_the_cpu_and_its_threads():
 
 
 def test_timed_cases_table_and_the_transcript_as_runs(tok):
-    timed = [D.prepare("toy", case, tok) for case in CASES]
+    timed = [prepare("toy", case, tok) for case in CASES]
     table = R.timed_cases_table(timed, tok)
     assert list(table.case) == ["toy/0", "toy/1"] and table.timed.all()
     assert list(table.gold_ids) == [len(x.target) - 1 for x in timed]
@@ -149,7 +151,7 @@ def test_wall_and_forwards_tables():
 @pytest.fixture(scope="module")
 def run(model, tok):
     """The chapter on the tiny model and the toy cases, end to end (seconds)."""
-    timed = [D.prepare("toy", case, tok) for case in CASES]
+    timed = [prepare("toy", case, tok) for case in CASES]
     timing = R.time_methods(model, tok, timed, PARAMS)
     corpora = {"toy": Corpus("toy", "generated", CASES)}
     every = R.account_every_case(PARAMS, tok, timing.grid, seed=0, corpora=corpora,
@@ -157,7 +159,7 @@ def run(model, tok):
     fr = D.free_run(model, tok, timed[:1], PARAMS["max_new_tokens"], progress=False)
     masks = R.mask_costs(model, tok, PARAMS)
     bt = R.boundary_table(corpora, tok)
-    eff = D.boundary_effect(model, tok, timed[:1])
+    eff = boundary_effect(model, tok, timed[:1])
     return SimpleNamespace(timing=timing, every=every, fr=fr, masks=masks, bt=bt, eff=eff)
 
 
@@ -168,7 +170,7 @@ def test_time_methods_prices_the_timed_runs_on_its_grid(run, tok):
     assert set(timing.forced) == {"toy/0", "toy/1"}
     ar = timing.speed.set_index(["corpus", "method"]).loc[("pooled", "autoregressive")]
     assert ar.forward_ratio == 1.0 and ar["T"] == sum(len(x.target) - 1 for x in timing.inputs)
-    assert set(timing.validation.method) == set(D.TIMED) and len(timing.validation) == 8
+    assert set(timing.validation.method) == set(TIMED) and len(timing.validation) == 8
     assert timing.validation.predicted_s.notna().all()
     # the validation prices the settings that ran (m=0, its drafts, K=10 n=2): their
     # forwards are exact
@@ -184,7 +186,7 @@ def test_speedup_figure_draws_every_method_and_the_bound(run):
     fig = R.plot_speedups(run.timing, "toy label")
     ax = fig.axes[0]
     assert [t.get_text() for t in ax.get_xticklabels()] == ["toy", "pooled"]
-    assert len(ax.patches) == len(D.TIMED) * 2
+    assert len(ax.patches) == len(TIMED) * 2
     heights = sorted(round(p.get_height(), 9) for p in ax.patches)
     assert heights == sorted(round(float(v), 9) for v in run.timing.speed.speedup)
     assert ax.get_title().endswith("toy label")
@@ -272,7 +274,7 @@ def test_goals_numbers_records_and_results_file(run, tmp_path, monkeypatch):
         "speed", "timed_cases", "cost_model", "goals", "free_run", "teacher_forced_agreement",
         "fixed_costs", "mask_costs", "boundaries", "free_run_closed_by_budget",
         "free_run_ended_by_model", "boundary_effect", "accounting", "runtime_s"]
-    assert set(numbers["speed"]) == {f"{c}/{m}" for c in ("toy", "pooled") for m in D.TIMED}
+    assert set(numbers["speed"]) == {f"{c}/{m}" for c in ("toy", "pooled") for m in TIMED}
     assert numbers["timed_cases"] == {"toy/0": "toy", "toy/1": "toy"}
     assert numbers["free_run"][-1]["corpus"] == "pooled"
     assert (numbers["free_run_closed_by_budget"] + numbers["free_run_ended_by_model"]
@@ -295,8 +297,8 @@ def test_goals_numbers_records_and_results_file(run, tmp_path, monkeypatch):
     recs = R.case_records(every, timing, run.fr, PARAMS)
     timed = [r for r in recs if "measured_s" in r]
     assert {(r["case"], r["method"]) for r in timed} == {
-        (c, m) for c in ("toy/0", "toy/1") for m in D.METHODS}
-    drafted = [r for r in timed if r["setting"] == D.DRAFTED_SETTING]  # the 4th timed method
+        (c, m) for c in ("toy/0", "toy/1") for m in METHODS}
+    drafted = [r for r in timed if r["setting"] == DRAFTED_SETTING]  # the 4th timed method
     assert {r["case"] for r in drafted} == {"toy/0", "toy/1"}
     assert recs[-1]["method"] == "free run (FSM, greedy)"
 

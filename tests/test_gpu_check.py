@@ -10,7 +10,7 @@ from cadlib.book.rerun_check import undeclared_floats
 from cadlib.chapters import gpu_check
 from cadlib.chapters import kernel as K
 from cadlib.chapters.decoding import measure as D
-from cadlib.chapters.decoding.measure import TIMED
+from cadlib.decoding.methods import TIMED
 
 
 def test_the_gpu_profiles_time_the_papers_shapes_in_bf16_eager():

@@ -15,6 +15,7 @@ from cadlib.chapters.decoding import measure as D
 from cadlib.chapters.decoding import report as R
 from cadlib.decoding.decoder import ForwardRecord, Trace
 from cadlib.decoding.fsm import Transcript
+from cadlib.decoding.methods import prepare
 from cadlib.grammar import Copy, Gen, Program
 
 
@@ -85,7 +86,7 @@ def test_replay_1_reads_the_committed_records(monkeypatch):
 def test_a_replayed_timing_is_the_recorded_one(dirs, monkeypatch, model, tok, one_torch_thread):
     """The chapter's timing recorded on the tiny model, then replayed: every derived table
     equals the measured run's, and nothing is timed."""
-    timed = [D.prepare("toy", case, tok) for case in CASES]
+    timed = [prepare("toy", case, tok) for case in CASES]
     rec = Recorder("toy", "cpu")
     measured_run = R.time_methods(model, tok, timed, PARAMS, record=rec)
     monkeypatch.setenv(REPLAY_ENV, str(dirs / "written" / "records"))

@@ -21,6 +21,7 @@ from cadlib.book.rerun_check import compare_records
 from cadlib.book.results import repo_root
 from cadlib.chapters.decoding import measure as D
 from cadlib.chapters.decoding import report as R
+from cadlib.decoding.token_boundaries import boundary_effect
 
 pytestmark = pytest.mark.slow
 
@@ -40,7 +41,7 @@ def rerun(committed) -> dict:
         setup = R.load_setup(params, "cpu", committed["profile"])
         torch.set_num_threads(2)
         _, timed, _ = R.load_cases(params, None, setup.tokenizer, seed=0)
-        effect = D.boundary_effect(setup.model, setup.tokenizer, timed[: params["effect_cases"]])
+        effect = boundary_effect(setup.model, setup.tokenizer, timed[: params["effect_cases"]])
     finally:
         torch.set_num_threads(threads)
     record = copy.deepcopy(committed)

@@ -3,7 +3,14 @@ import warnings
 import pytest
 
 from cadlib.grammar import Copy, Gen, Program
-from cadlib.resolver import RangeClippedWarning, ResolveError, resolve
+from cadlib.resolver import (
+    RangeClippedWarning,
+    ResolveError,
+    copied_text,
+    doc_lines,
+    op_text,
+    resolve,
+)
 
 DOC = "l1\nl2\nl3\nl4"
 
@@ -57,3 +64,11 @@ def test_in_range_programs_do_not_warn_in_clipped_mode():
 def test_unknown_mode_lists_the_valid_ones():
     with pytest.raises(ValueError, match="strict, clipped"):
         resolve(Program([Copy(1, 1)]), DOC, mode="lenient")
+
+
+def test_op_text_is_what_resolve_emits_for_one_op():
+    # The copy rule's one home (copied_text) agrees with the checked resolver op by op.
+    doc = "a\nb\n\nc\n"
+    for op in (Copy(1, 1), Copy(2, 4), Copy(3, 5), Gen("x\ny")):
+        assert op_text(op, doc_lines(doc)) == resolve(Program((op,)), doc)
+    assert copied_text(["a", "b", "c"], 2, 3) == "b\nc"

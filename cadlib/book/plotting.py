@@ -12,7 +12,7 @@ from tqdm import TqdmExperimentalWarning, TqdmWarning
 
 from cadlib.grammar import Copy
 from cadlib.oracle import oracle_program
-from cadlib.resolver import doc_lines
+from cadlib.resolver import doc_lines, op_text
 
 __all__ = [
     "setup", "PALETTE", "mechanism_figure", "save_book_figures", "EXAMPLE_DOC", "EXAMPLE_GOLD",
@@ -61,7 +61,7 @@ def mechanism_figure(doc: str = EXAMPLE_DOC, gold: str = EXAMPLE_GOLD):
     lines = doc_lines(doc)
     out = []  # (text, op index, is_copy)
     for k, op in enumerate(program.ops):
-        texts = lines[op.start - 1 : op.end] if isinstance(op, Copy) else op.text.split("\n")
+        texts = op_text(op, lines).split("\n")
         out += [(t, k, isinstance(op, Copy)) for t in texts]
     colours = {True: "#2ca02c", False: "#e377c2"}
     height = max(len(lines), len(out), len(program.ops)) * 0.32 + 1.0

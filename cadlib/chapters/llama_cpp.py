@@ -160,7 +160,7 @@ def _argmax(logits, trace: Trace) -> list[int]:
 
 def ar_along(engine: Engine, prompt_ids, target_ids) -> Trace:
     """Autoregressive greedy decoding of ``target_ids`` on ``engine``, one forward per id,
-    teacher-forced (as :func:`cadlib.chapters.decoding.measure.ar_along`): prefill, then one step
+    teacher-forced (as :func:`cadlib.decoding.methods.ar_along`): prefill, then one step
     per id."""
     trace, session, feed = Trace(), engine.new_session(), list(prompt_ids)
     start = time.perf_counter()
@@ -184,7 +184,7 @@ def ngram_drafter(num_pred_tokens: int, max_ngram_size: int):
 def prompt_lookup_along(engine: Engine, prompt_ids, target_ids, num_pred_tokens: int = 10,
                         max_ngram_size: int = 2) -> Trace:  # fmt: skip
     """Prompt-lookup decoding along ``target_ids`` (as
-    :func:`cadlib.chapters.decoding.measure.prompt_lookup_along`) with the binding's drafter: each
+    :func:`cadlib.decoding.methods.prompt_lookup_along`) with the binding's drafter: each
     round drafts from prompt + output, one forward verifies ``[last id] + draft`` with logits at
     every position, the accepted prefix is the run of draft ids equal to the target plus one bonus
     id, the rejected tail is truncated from the engine's cache. ``trace.info``: drafted,

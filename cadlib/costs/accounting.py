@@ -8,10 +8,10 @@ model counts decode steps (§2.1: ``L_AR = tau T``; a copy op is one parallel-pr
 case of a corpus, in seconds:
 
 * :func:`autoregressive`: the prompt prefill, then one forward per output id
-  (:func:`cadlib.chapters.decoding.measure.ar_along`);
+  (:func:`cadlib.decoding.methods.ar_along`);
 * :func:`prompt_lookup`: ``transformers``' prompt-lookup drafting (draft length ``K``,
   n-gram size ``n``) with greedy verification along the gold, as
-  :func:`cadlib.chapters.decoding.measure.prompt_lookup_along` drives it;
+  :func:`cadlib.decoding.methods.prompt_lookup_along` drives it;
 * :func:`copy_as_decode`: every forward of :class:`cadlib.decoding.decoder.CopyDecoder` in
   forced-program mode with minimum span ``m`` (Appendix J), from the program's transcript
   (:func:`cadlib.decoding.fsm.transcript`) and the decoder's own split of a feed into forwards
@@ -156,7 +156,7 @@ def autoregressive(n_prompt: int, target: Sequence[int], T: int | None = None) -
 def prompt_lookup(prompt: Sequence[int], target: Sequence[int], K: int = 10, n: int = 2,
                   T: int | None = None, *, index: dict | None = None) -> Accounting:  # fmt: skip
     """Prompt-lookup decoding along ``target``
-    (:func:`cadlib.chapters.decoding.measure.prompt_lookup_along`).
+    (:func:`cadlib.decoding.methods.prompt_lookup_along`).
 
     After the prefill and the first target id, each round drafts up to ``K`` ids by
     matching the last ``n`` (down to 1) ids in prompt + output
@@ -389,7 +389,7 @@ def bound_forwards(n_prompt: int, tr: Transcript) -> tuple[Forward, ...]:
 
 def case_forwards(x, tokenizer, grid=PLD_GRID, min_spans=(0, M_STAR),
                   compositions=COMPOSITIONS) -> list[Accounting]:  # fmt: skip
-    """Every method on one case made ready by :func:`cadlib.chapters.decoding.measure.prepare` (same
+    """Every method on one case made ready by :func:`cadlib.decoding.methods.prepare` (same
     prompts, oracle program and gold ids as chapter 6): autoregressive, prompt lookup at each
     ``(K, n)`` of ``grid``, Copy-as-Decode at each minimum span of ``min_spans`` and each
     composition of ``compositions`` (:func:`composed`), and last the charge of ``bnd_exact``

@@ -18,7 +18,7 @@ from tqdm import tqdm
 
 from cadlib.cases import EditCase
 from cadlib.oracle import oracle_program
-from cadlib.resolver import doc_lines
+from cadlib.resolver import copied_text, doc_lines
 from cadlib.tokenizers import QWEN25, Tokenizer, get_tokenizer
 
 __all__ = ["CaseSpans", "as_tokenizer", "line_spans", "line_cover", "summarize_line_cover"]
@@ -51,7 +51,7 @@ def line_spans(case: EditCase, tokenizer: Tokenizer | str | None = None) -> Case
     tok = as_tokenizer(tokenizer)
     lines = doc_lines(case.doc)
     program = oracle_program(case.doc, case.gold)
-    spans = tuple(tok.count("\n".join(lines[c.start - 1 : c.end])) for c in program.copies)
+    spans = tuple(tok.count(copied_text(lines, c.start, c.end)) for c in program.copies)
     return CaseSpans(case.id, tok.count(case.gold), spans)
 
 

@@ -47,7 +47,7 @@ from transformers import LogitsProcessor
 
 from cadlib.grammar import Copy, Program, StreamingParser, parse_program
 from cadlib.prompts import edit_prompt_ids
-from cadlib.resolver import resolve
+from cadlib.resolver import doc_lines, op_text, resolve
 
 from .drafts import BODY_PLD, Drafter
 from .engines import as_engine
@@ -218,12 +218,8 @@ class _FreeBodies:
     def __init__(self, plan: Transcript, program: Program, doc: str, gen_processor):
         self.doc, self.factory = doc, gen_processor
         self.gen_ops = [k for k, op in enumerate(program.ops) if not isinstance(op, Copy)]
-        self.texts = [
-            op.text
-            if not isinstance(op, Copy)
-            else "\n".join(doc.split("\n")[op.start - 1 : op.end])
-            for op in program.ops
-        ]
+        lines = doc_lines(doc)
+        self.texts = [op_text(op, lines) for op in program.ops]
         self.ends = [k for k in range(1, len(plan.kinds) + 1)  # end of each planned body
                      if plan.kinds[k - 1] == "gen" and (k == len(plan.kinds) or
                                                         plan.kinds[k] != "gen")]  # fmt: skip
@@ -405,7 +401,7 @@ class CopyDecoder:
                    if k != "splice"]  # fmt: skip
             fed = len(run.ids)
             for op in parser.feed(utf8.decode(b"".join(new))):
-                text = "\n".join(lines[op.start - 1 : op.end]) if isinstance(op, Copy) else op.text
+                text = op_text(op, lines)
                 yield text if first else "\n" + text
                 first = False
 

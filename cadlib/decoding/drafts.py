@@ -27,6 +27,7 @@ from collections.abc import Sequence
 
 from cadlib.escape import encode_gen_body
 from cadlib.grammar import Copy, StreamingParser
+from cadlib.resolver import copied_text
 
 from .fsm import Transcript
 
@@ -289,7 +290,7 @@ class Drafter:
         at most :data:`SPLICE_CHAIN` ids (else ``[]``: too many ids to feed on a guess)."""
         if not 1 <= start <= end <= self.n_lines:
             return []
-        text = "\n".join(self.lines[start - 1 : end])
+        text = copied_text(self.lines, start, end)
         if len(text.encode()) > SPLICE_CHAIN * self.table.longest_token:
             return []
         tail = [i for i, _ in self.table.copy_end(text)]

@@ -57,7 +57,7 @@ import torch
 
 from cadlib.escape import encode_gen_body
 from cadlib.grammar import COPY_OPEN, GEN_OPEN, PROGRAM_CLOSE, Copy
-from cadlib.resolver import doc_lines
+from cadlib.resolver import copied_text, doc_lines
 
 from .token_table import TokenTable, token_table
 
@@ -234,8 +234,8 @@ class CopyGenFSM:
         return FSMState(pending=tuple((i, "forced") for i in self.table.program_open))
 
     def copied_text(self, i: int, j: int) -> str:
-        """Lines ``i..j`` joined by newlines (resolver semantics, §2.2)."""
-        return "\n".join(self.lines[i - 1 : j])
+        """Lines ``i..j`` joined by newlines (:func:`cadlib.resolver.copied_text`, §2.2)."""
+        return copied_text(self.lines, i, j)
 
     def copy_end(self, i: int, j: int) -> tuple[tuple[int, str], ...]:
         """``(id, kind)`` pairs closing the range ``i-j`` (cached :meth:`TokenTable.copy_end`)."""

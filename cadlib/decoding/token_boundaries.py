@@ -23,6 +23,7 @@ from cadlib.grammar import (
     Copy,
 )
 from cadlib.oracle import oracle_program
+from cadlib.resolver import copied_text
 
 from .fsm import token_table, transcript
 
@@ -38,7 +39,7 @@ def naive_transcript_ids(program, doc: str, tokenizer) -> list[int]:
     for op in program:
         if isinstance(op, Copy):
             out += enc(COPY_OPEN) + enc(str(op.start)) + enc("-") + enc(str(op.end))
-            out += enc(COPY_CLOSE) + enc("\n" + "\n".join(lines[op.start - 1 : op.end]) + "\n")
+            out += enc(COPY_CLOSE) + enc("\n" + copied_text(lines, op.start, op.end) + "\n")
         else:
             out += enc(GEN_OPEN + "\n") + enc(encode_gen_body(op.text) + "\n")
             out += enc(GEN_CLOSE) + enc("\n")

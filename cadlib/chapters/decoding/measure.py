@@ -3,14 +3,13 @@
 Three methods (:mod:`cadlib.decoding.methods`) produce the same gold output of each case and are
 timed in one process: forced-oracle Copy-as-Decode (:class:`cadlib.decoding.decoder.CopyDecoder`
 driven along the oracle program: the mechanism under perfect span selection), autoregressive
-decoding of the gold (:func:`ar_along`) and prompt-lookup decoding along the gold
-(:func:`prompt_lookup_along`, drafts from ``transformers``' ``PromptLookupCandidateGenerator``).
+decoding of the gold (:func:`~cadlib.decoding.methods.ar_along`) and prompt-lookup decoding
+along the gold (:func:`~cadlib.decoding.methods.prompt_lookup_along`, drafts from
+``transformers``' ``PromptLookupCandidateGenerator``).
 Also here: free-run decoding of an untrained model, bounds from the kernel curve, the fixed
 costs of Appendix H and the FSM's mask cost. Tokenization at splice boundaries lives in
 :mod:`cadlib.decoding.token_boundaries`; the chapter's run as the notebook shows it (tables,
-figures, the results numbers) in :mod:`cadlib.chapters.decoding.report`. The names that moved
-(``ar_along``, ``prompt_lookup_along``, ``METHODS``, ``CaseInputs``, ``prepare``,
-``naive_transcript_ids``, ``boundary_table``, ``boundary_effect``) stay importable from here.
+figures, the results numbers) in :mod:`cadlib.chapters.decoding.report`.
 """
 
 from __future__ import annotations
@@ -32,23 +31,12 @@ from cadlib.costs.spans import line_spans
 from cadlib.costs.speedup_curve import curve_label, interpolate_loglinear, load_curve
 from cadlib.decoding.decoder import CopyDecoder, Trace
 from cadlib.decoding.fsm import CopyGenFSM, token_table, walk_ids
-from cadlib.decoding.methods import (  # re-exported (__all__): they lived here
+from cadlib.decoding.methods import (
     DRAFTED,
     DRAFTED_SETTING,
-    METHODS,
     TIMED,
     CaseInputs,
-    ar_along,
     make_methods,
-    prepare,
-    prompt_lookup_along,
-    timed_sample,
-)
-from cadlib.decoding.token_boundaries import (  # re-exported (__all__): they lived here
-    _op_starts,  # noqa: F401  (cadlib.accounting imports it from here)
-    boundary_effect,
-    boundary_table,
-    naive_transcript_ids,
 )
 from cadlib.grammar import parse_program
 from cadlib.metrics import equal_stripped
@@ -56,17 +44,8 @@ from cadlib.resolver import ResolveError, resolve
 from cadlib.tokenizers import hf_tokenizer
 
 __all__ = [
-    "ar_along",
-    "prompt_lookup_along",
     "PROFILES",
     "TIMED_PLD",
-    "METHODS",
-    "DRAFTED",
-    "DRAFTED_SETTING",
-    "TIMED",
-    "CaseInputs",
-    "prepare",
-    "timed_sample",
     "UNRECORDED",
     "case_records",
     "write_case_records",
@@ -77,9 +56,6 @@ __all__ = [
     "kernel_bounds",
     "fixed_costs",
     "mask_costs",
-    "naive_transcript_ids",
-    "boundary_table",
-    "boundary_effect",
 ]
 
 
@@ -89,9 +65,9 @@ __all__ = [
 
 #: ``timing_cases`` / ``free_run_cases``: cases per corpus (a seeded subset; ``None`` = all);
 #: the timed cases are stratified by output length among those of at most ``timing_max_ids``
-#: gold ids per corpus (:func:`timed_sample`; ``None``: any length). ProbeEdit has no short
-#: outputs (its shortest gold is ~760 SmolLM2 ids), so its cap is higher. ``grid_contexts`` /
-#: ``grid_trials``: the forward-cost grid of the cost model
+#: gold ids per corpus (:func:`cadlib.decoding.methods.timed_sample`; ``None``: any length).
+#: ProbeEdit has no short outputs (its shortest gold is ~760 SmolLM2 ids), so its cap is higher.
+#: ``grid_contexts`` / ``grid_trials``: the forward-cost grid of the cost model
 #: (:func:`cadlib.chapters.kernel.measure_forward_costs`).
 #: ``threads``: torch CPU threads (``None``: torch's default). The cpu profile uses one: on a
 #: 2-core machine shared with other jobs, two contended threads made a decode step ~10x slower.
@@ -174,9 +150,9 @@ PROFILES = {
 
 
 def time_on_gold(model, tokenizer, inputs: list, params: dict, progress: bool = True):
-    """Time the methods of :data:`TIMED` on the same outputs: forced-oracle Copy-as-Decode
-    (perfect span selection), without and with its drafts, autoregressive and prompt lookup
-    along the gold.
+    """Time the methods of :data:`cadlib.decoding.methods.TIMED` on the same outputs:
+    forced-oracle Copy-as-Decode (perfect span selection), without and with its drafts,
+    autoregressive and prompt lookup along the gold.
 
     ``params``: ``repeats``, ``warmup``, ``min_span``, ``pld_num_tokens``, ``pld_max_ngram``.
     Runs are interleaved (for each repeat, each case, the methods in rotating order) so a

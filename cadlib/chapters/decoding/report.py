@@ -29,8 +29,16 @@ from cadlib.chapters.kernel import measure_forward_costs
 from cadlib.corpora import load_corpus, seeded_subset
 from cadlib.costs import accounting as A
 from cadlib.costs import cost_model as CM
+from cadlib.decoding import token_boundaries
 from cadlib.decoding.fsm import token_table, transcript
-from cadlib.decoding.methods import CaseInputs
+from cadlib.decoding.methods import (
+    DRAFTED,
+    DRAFTED_SETTING,
+    TIMED,
+    CaseInputs,
+    prepare,
+    timed_sample,
+)
 from cadlib.models import (
     load_model,
     load_tokenizer,
@@ -137,14 +145,14 @@ def load_setup(params: dict, device: str = "auto", profile: str = "cpu") -> Setu
 def load_cases(params: dict, corpora, tokenizer, seed: int = 0):
     """``(corpus, timed, free)``: the chapter's corpora (``corpora``, or ``None``: those of
     the profile's ``timing_cases``) by name, the stratified timed sample of each
-    (:func:`cadlib.chapters.decoding.measure.timed_sample`) and the seeded free-run subset, both
+    (:func:`cadlib.decoding.methods.timed_sample`) and the seeded free-run subset, both
     prepared (:func:`cadlib.decoding.methods.prepare`), corpus by corpus."""
     names = corpora or list(params["timing_cases"])
     corpus = {name: load_corpus(name) for name in names}
     max_ids = params["timing_max_ids"] or {}
-    timed = [x for name in names for x in D.timed_sample(
+    timed = [x for name in names for x in timed_sample(
         name, corpus[name], params["timing_cases"].get(name), tokenizer, max_ids.get(name), seed)]
-    free = [D.prepare(name, case, tokenizer) for name in names
+    free = [prepare(name, case, tokenizer) for name in names
             for case in seeded_subset(corpus[name], params["free_run_cases"].get(name), seed)]
     return corpus, timed, free
 
@@ -265,12 +273,12 @@ def timed_run(inputs: list[CaseInputs], rows: pd.DataFrame, forced: dict, grid: 
 def timed_accounting(acc: pd.DataFrame, params: dict) -> pd.DataFrame:
     """The accounting rows of the timed methods, under the timed methods' names:
     autoregressive, prompt lookup at :func:`timed_setting`, Copy-as-Decode m=0, and its
-    :data:`cadlib.chapters.decoding.measure.DRAFTED_SETTING` composition as
-    :data:`cadlib.chapters.decoding.measure.DRAFTED`."""
-    drafted = (acc.method == "Copy-as-Decode") & (acc.setting == D.DRAFTED_SETTING)
+    :data:`cadlib.decoding.methods.DRAFTED_SETTING` composition as
+    :data:`cadlib.decoding.methods.DRAFTED`."""
+    drafted = (acc.method == "Copy-as-Decode") & (acc.setting == DRAFTED_SETTING)
     keep = (acc.setting.isin(["", "m=0", timed_setting(params)]) | drafted) & (
         acc.method != A.BOUND)  # fmt: skip
-    return acc.assign(method=acc.method.where(~drafted, D.DRAFTED))[keep]
+    return acc.assign(method=acc.method.where(~drafted, DRAFTED))[keep]
 
 
 def forwards_table(speed: pd.DataFrame) -> pd.DataFrame:
@@ -313,7 +321,7 @@ def plot_speedups(timing: TimedRun, label: str):
     speed, bounds = timing.speed, timing.bounds.set_index("corpus")
     fig, ax = plt.subplots(figsize=(8, 3.6))
     order = [c for c in [*timing.corpora, "pooled"] if c in set(speed.corpus)]
-    methods = [m for m in D.TIMED if m in set(speed.method)]
+    methods = [m for m in TIMED if m in set(speed.method)]
     width = 0.8 / len(methods)
     for k, method in enumerate(methods):
         part = speed[speed.method == method].set_index("corpus").loc[order]
@@ -458,7 +466,8 @@ def mask_costs(model, tokenizer, params: dict) -> pd.DataFrame:
 def boundary_table(corpus: dict, tokenizer) -> pd.DataFrame:
     """:func:`cadlib.decoding.token_boundaries.boundary_table` of every case of ``corpus`` under the
     model's tokenizer (labelled SmolLM2, the cpu profile's) and Qwen2.5's."""
-    return D.boundary_table(dict(corpus), {"SmolLM2": tokenizer, "Qwen2.5 BPE": qwen25_tokenizer()})
+    tokenizers = {"SmolLM2": tokenizer, "Qwen2.5 BPE": qwen25_tokenizer()}
+    return token_boundaries.boundary_table(dict(corpus), tokenizers)
 
 
 def boundary_percent_table(bt: pd.DataFrame) -> pd.DataFrame:

@@ -6,8 +6,6 @@ import pytest
 
 from cadlib.cases import EditCase
 from cadlib.chapters.decoding import measure as decoding
-from cadlib.decoding import methods as strategies
-from cadlib.decoding import token_boundaries
 from cadlib.decoding.decoder import CopyDecoder, Trace
 from cadlib.decoding.methods import (
     METHODS,
@@ -84,13 +82,3 @@ def test_an_unknown_method_name_lists_the_valid_ones(model):
     with pytest.raises(ValueError, match="'beam search'.*autoregressive, prompt lookup, "
                                          "Copy-as-Decode"):  # fmt: skip
         make_methods(model, None, names=("autoregressive", "beam search"))
-
-
-def test_decoding_keeps_the_names_that_moved():
-    assert decoding.METHODS is strategies.METHODS and decoding.prepare is strategies.prepare
-    assert decoding.ar_along is strategies.ar_along
-    assert decoding.prompt_lookup_along is strategies.prompt_lookup_along
-    assert decoding.CaseInputs is strategies.CaseInputs
-    assert decoding.boundary_table is token_boundaries.boundary_table
-    assert decoding.boundary_effect is token_boundaries.boundary_effect
-    assert decoding.naive_transcript_ids is token_boundaries.naive_transcript_ids
