@@ -46,7 +46,6 @@ from pathlib import Path
 import torch
 
 from .book.provenance import monitor as monitor_load
-from .decoding.cache import crop_cache, forward, new_cache, sync_device
 from .tokenizers import qwen25_hf_tokenizer
 
 __all__ = [
@@ -74,11 +73,7 @@ __all__ = [
     "ModelUnavailableError",
     "check_available",
     "model_info",
-    "new_cache",
-    "crop_cache",
-    "forward",
     "model_vocab_size",
-    "sync_device",
     "set_threads",
     "quiet_transformers",
 ]
@@ -567,7 +562,7 @@ def model_context(name: str) -> int | None:
 
 
 # --------------------------------------------------------------------------------------------
-# KV cache and forwards: cadlib.decoding.cache (re-exported above); the logits' width stays here
+# The logits' width (KV cache and forwards: cadlib.decoding.cache)
 # --------------------------------------------------------------------------------------------
 
 

@@ -11,12 +11,12 @@ from hypothesis import strategies as st
 from transformers import LogitsProcessorList
 
 from cadlib.chapters.decoding.measure import run_summary, speed_table
+from cadlib.decoding.cache import forward, new_cache
 from cadlib.decoding.decoder import CopyDecoder, GrammarLogitsProcessor
 from cadlib.decoding.fsm import token_table, transcript
 from cadlib.decoding.methods import ar_along, prompt_lookup_along
 from cadlib.decoding.token_boundaries import boundary_table, naive_transcript_ids
 from cadlib.grammar import Copy, Gen, Program, parse_program
-from cadlib.models import forward, new_cache
 from cadlib.oracle import oracle_program
 from cadlib.prompts import edit_prompt_ids
 from cadlib.resolver import resolve

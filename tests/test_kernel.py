@@ -14,6 +14,9 @@ from hypothesis import strategies as st
 from cadlib.book.params import choose
 from cadlib.chapters import kernel as K
 from cadlib.chapters.kernel import tables as kernel_tables
+from cadlib.chapters.kernel.splice_check import _layer_keys
+from cadlib.costs import speedup_curve as SC
+from cadlib.decoding.cache import cache_length, forward_with_cache, restore_cache
 from cadlib.models import load_model
 
 
@@ -32,17 +35,17 @@ def tiny_eager():
 
 def test_prefill_and_restore_keep_the_prefix_state(tiny_eager):
     cache, row = K.prefill_context(tiny_eager, 12, seed=3)
-    assert K.cache_length(cache) == 12 and row.shape == (tiny_eager.config.vocab_size,)
-    before = [k.clone() for k in K._layer_keys(cache)]
+    assert cache_length(cache) == 12 and row.shape == (tiny_eager.config.vocab_size,)
+    before = [k.clone() for k in _layer_keys(cache)]
     with torch.inference_mode():
-        K.forward_with_cache(tiny_eager, K.random_ids(tiny_eager.config.vocab_size, 5, 1), cache)
-    assert K.cache_length(cache) == 17
-    assert K.restore_cache(cache, 12) == 12
-    for old, new in zip(before, K._layer_keys(cache), strict=True):
+        forward_with_cache(tiny_eager, K.random_ids(tiny_eager.config.vocab_size, 5, 1), cache)
+    assert cache_length(cache) == 17
+    assert restore_cache(cache, 12) == 12
+    for old, new in zip(before, _layer_keys(cache), strict=True):
         assert torch.equal(old, new)
-    assert K.restore_cache(cache, 12) == 12  # no-op when already there
+    assert restore_cache(cache, 12) == 12  # no-op when already there
     with pytest.raises(ValueError, match="cannot restore it to 20"):
-        K.restore_cache(cache, 20)
+        restore_cache(cache, 20)
 
 
 def test_random_ids_are_seeded_and_in_range():
@@ -185,44 +188,44 @@ def test_results_round_trip_through_load_curve(tmp_path, monkeypatch):
     assert record["numbers"]["splice_check"] == {"passed": True}
     assert set(record["paper"]["curves"]) == {"paper:qwen2.5-1.5b", "paper:qwen2.5-7b"}
     for source in (path, str(path), record, None):  # None = results/kernel.json of the root
-        N, s, meta = K.load_curve(source)
+        N, s, meta = SC.load_curve(source)
         assert N.tolist() == [1, 2, 4, 8] and s.tolist() == [1.1, 2.0, 4.0, 7.0]
         assert meta["name"] == "big" and meta["attn_implementation"] == "eager"
-    N, s, meta = K.load_curve(record, "small")
+    N, s, meta = SC.load_curve(record, "small")
     assert s.tolist() == [1.0, 1.6, 3.0, 6.0] and N.dtype.kind == "i"
-    N, s, meta = K.load_curve(record, "paper:qwen2.5-7b")
+    N, s, meta = SC.load_curve(record, "paper:qwen2.5-7b")
     assert N.tolist() == [8, 512] and s.tolist() == [6.8, 90.5] and meta["source"] == "paper"
     with pytest.raises(KeyError, match="available: paper:qwen2.5-1.5b"):
-        K.load_curve(record, "qwen2.5-3b-random")
+        SC.load_curve(record, "qwen2.5-3b-random")
     with pytest.raises(TypeError, match="path to a kernel results JSON"):
-        K.load_curve(42)
+        SC.load_curve(42)
 
 
 def test_paper_points_are_the_published_figures():
-    assert K.interpolate_speedup(K.PAPER_CURVES["paper:qwen2.5-7b"], 8) == 6.8
-    assert K.interpolate_speedup(K.PAPER_CURVES["paper:qwen2.5-7b"], 512) == 90.5
-    assert K.interpolate_speedup(K.PAPER_CURVES["paper:qwen2.5-1.5b"], 8) == 7.0
-    assert K.interpolate_speedup(K.PAPER_CURVES["paper:qwen2.5-1.5b"], 512) == 303.0
+    assert SC.speedup_at(K.PAPER_CURVES["paper:qwen2.5-7b"], 8) == 6.8
+    assert SC.speedup_at(K.PAPER_CURVES["paper:qwen2.5-7b"], 512) == 90.5
+    assert SC.speedup_at(K.PAPER_CURVES["paper:qwen2.5-1.5b"], 8) == 7.0
+    assert SC.speedup_at(K.PAPER_CURVES["paper:qwen2.5-1.5b"], 512) == 303.0
     assert K.PAPER_M_STAR["paper:qwen2.5-7b"] == {"strict": 2, "safe": 4}
 
 
 def test_interpolation_is_linear_in_log_n_and_clamps():
     curve = (np.array([1, 4, 16]), np.array([1.0, 3.0, 9.0]), {})
-    assert K.interpolate_speedup(curve, 4) == 3.0  # exact at a measured point
-    assert math.isclose(K.interpolate_speedup(curve, 2), 2.0)  # midpoint of log 1 .. log 4
-    assert math.isclose(K.interpolate_speedup(curve, 8), 6.0)
-    assert K.interpolate_speedup(curve, 0.5) == 1.0  # clamped below N_min
-    assert K.interpolate_speedup(curve, 1000) == 9.0  # clamped above N_max, no extrapolation
-    out = K.interpolate_speedup({"N": [1, 4, 16], "s": [1.0, 3.0, 9.0]}, [[1, 2], [8, 16]])
+    assert SC.speedup_at(curve, 4) == 3.0  # exact at a measured point
+    assert math.isclose(SC.speedup_at(curve, 2), 2.0)  # midpoint of log 1 .. log 4
+    assert math.isclose(SC.speedup_at(curve, 8), 6.0)
+    assert SC.speedup_at(curve, 0.5) == 1.0  # clamped below N_min
+    assert SC.speedup_at(curve, 1000) == 9.0  # clamped above N_max, no extrapolation
+    out = SC.speedup_at({"N": [1, 4, 16], "s": [1.0, 3.0, 9.0]}, [[1, 2], [8, 16]])
     assert isinstance(out, np.ndarray) and out.shape == (2, 2)
     assert np.allclose(out, [[1.0, 2.0], [6.0, 9.0]])
-    assert isinstance(K.interpolate_speedup(curve, np.int64(3)), float)
+    assert isinstance(SC.speedup_at(curve, np.int64(3)), float)
     with pytest.raises(ValueError, match="positive and finite"):
-        K.interpolate_speedup(curve, 0)
+        SC.speedup_at(curve, 0)
     with pytest.raises(ValueError, match="increasing positive"):
-        K.interpolate_speedup(([4, 1], [1.0, 2.0]), 2)
+        SC.speedup_at(([4, 1], [1.0, 2.0]), 2)
     with pytest.raises(ValueError, match="positive and finite"):
-        K.interpolate_speedup(([1, 4], [1.0, -2.0]), 2)
+        SC.speedup_at(([1, 4], [1.0, -2.0]), 2)
 
 
 @given(
@@ -231,7 +234,7 @@ def test_interpolation_is_linear_in_log_n_and_clamps():
 )
 def test_interpolation_stays_within_the_measured_range(s_values, n):
     N = [2**k for k in range(len(s_values))]
-    value = K.interpolate_speedup((N, s_values), n)
+    value = SC.speedup_at((N, s_values), n)
     assert min(s_values) - 1e-9 <= value <= max(s_values) + 1e-9
 
 
@@ -262,7 +265,7 @@ def test_benchmark_models_end_to_end_on_tiny(tiny_eager):
     meta = entry["curve"]["meta"]
     assert meta["random_init"] and meta["attn_implementation"] == "eager"
     assert meta["shape"]["num_hidden_layers"] == 2 and meta["device"] == "cpu"
-    assert "tiny-random" in K.curve_label(meta) and "random-init" in K.curve_label(meta)
+    assert "tiny-random" in SC.curve_label(meta) and "random-init" in SC.curve_label(meta)
     assert list(K.curve_table(bench).index.get_level_values("N")) == [1, 2, 4]
     assert set(K.m_star_table(bench).index) >= {"tiny-random", "paper:qwen2.5-7b (paper, A100)"}
     # the shared AR run, then (min_tokens = 8 > N) separate AR runs and PP per N, first samples
@@ -275,7 +278,7 @@ def test_benchmark_models_end_to_end_on_tiny(tiny_eager):
 @pytest.mark.parametrize("threads, where", [(1, "CPU, 1 thread,"), (2, "CPU, 2 threads,")])
 def test_curve_label_names_the_cpu_threads(threads, where):
     meta = _fake_bench()["big"]["curve"]["meta"] | {"hardware": {"threads": threads}}
-    label = K.curve_label(meta)
+    label = SC.curve_label(meta)
     assert label.startswith("big (random-init, float32, eager, ") and where in label
 
 

@@ -144,18 +144,6 @@ def test_loading_a_model_prints_no_progress_bar_and_restores_the_setting(capsys)
     assert logging.is_progress_bar_enabled()
 
 
-def test_cache_helpers_append_crop_and_forward(tiny):
-    cache = models.new_cache(tiny)
-    logits = models.forward(tiny, [1, 2, 3, 4], cache, logits_to_keep=2)
-    assert logits.shape == (2, models.model_vocab_size(tiny)) and cache.get_seq_length() == 4
-    models.forward(tiny, [5, 6], cache)
-    models.crop_cache(cache, 4)
-    assert cache.get_seq_length() == 4
-    models.crop_cache(cache, 10)  # never grows
-    assert cache.get_seq_length() == 4
-    models.sync_device("cpu")  # a no-op on CPU
-
-
 def test_toy_qwen2_shapes_and_the_local_stand_in_for_a_hub_model(tmp_path, monkeypatch):
     """``qwen2-tiny-random`` is initialised in memory; ``qwen2-smoke`` holds the same seed-0
     weights in a folder and loads through ``from_pretrained``, as a hub name does."""

@@ -3,13 +3,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cadlib.chapters import ceiling, kernel
+from cadlib.chapters import ceiling
 from cadlib.costs import speedup_curve as SC
-
-
-def test_kernel_and_ceiling_read_the_curve_through_one_function():
-    assert kernel.load_curve is SC.load_curve and kernel.curve_label is SC.curve_label
-    assert kernel.interpolate_speedup is SC.speedup_at
 
 
 @given(
@@ -19,7 +14,7 @@ def test_kernel_and_ceiling_read_the_curve_through_one_function():
 def test_ceiling_and_kernel_interpolations_agree_on_positive_spans(s_values, n):
     N = [2**k for k in range(len(s_values))]  # chapter 3 asserts this agreement
     a = ceiling.interpolate_loglinear(N, s_values, n)
-    b = kernel.interpolate_speedup((N, s_values), n)
+    b = SC.speedup_at((N, s_values), n)
     assert np.array_equal(a, b)
 
 
@@ -29,7 +24,7 @@ def test_non_positive_spans_clamp_in_ceiling_and_fail_in_kernel():
     with pytest.raises(ValueError, match="positive and finite"):
         SC.interpolate_loglinear(N, s, 0)
     with pytest.raises(ValueError, match="positive and finite"):
-        kernel.interpolate_speedup((N, s), 0)
+        SC.speedup_at((N, s), 0)
 
 
 @pytest.mark.parametrize("N, s", [([0.5, 1], [1.0, 2.0]), ([1, 2], [1.0, np.inf])])

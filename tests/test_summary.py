@@ -4,6 +4,7 @@ import math
 import pytest
 
 from cadlib.book import summary as S
+from cadlib.book import verdicts as V
 from cadlib.book.results import repo_root
 from cadlib.book.summary import headlines, render, spec, tables
 
@@ -37,12 +38,12 @@ def test_verdicts_are_computed_from_the_results():
                                 "escape_fuzz": {"round_trip": 9999}, **_qwen([522, 4370], 9)}),
     }  # fmt: skip
     table = S.headline_table(results).set_index("figure")
-    assert table.loc[_LITERALS, "status"] == S.CONTRADICTS
+    assert table.loc[_LITERALS, "status"] == V.CONTRADICTS
     # the resolver round-trips every input by construction: shown, never counted
-    assert table.loc[_ROUND_TRIP, "status"] == S.BY_CONSTRUCTION
+    assert table.loc[_ROUND_TRIP, "status"] == V.BY_CONSTRUCTION
     # the escape cannot fail on fuzz strings: shown, never counted, whatever the number
-    assert table.loc["escape fuzz round trips (of 10,000)", "status"] == S.BY_CONSTRUCTION
-    assert (table[table.chapter == "ceiling"].status == S.NOT_RUN).all()
+    assert table.loc["escape fuzz round trips (of 10,000)", "status"] == V.BY_CONSTRUCTION
+    assert (table[table.chapter == "ceiling"].status == V.NOT_YET_RUN).all()
     assert math.isclose(table.loc["escape fuzz round trips (of 10,000)", "ratio"], 0.9999)
 
 
@@ -50,7 +51,7 @@ def test_a_reason_never_turns_a_difference_into_agreement():
     h = next(h for h in S.HEADLINES if h.why and h.tolerance.kind == "exact")
     results = {h.chapter: record(_nested(h.ours, (h.paper or 1) * 10 / h.scale))}
     row = S.headline_table(results).set_index("figure").loc[h.label]
-    assert row.status == S.CONTRADICTS and row.why == h.why
+    assert row.status == V.CONTRADICTS and row.why == h.why
 
 
 def _nested(dotted, value):
@@ -75,7 +76,7 @@ def test_paper_figures_agree_with_what_the_chapters_recorded():
 
 def _rows(**overrides):
     base = {"chapter": "ceiling", "figure": "f", "where": "Table 2", "unit": "", "paper": 1.0,
-            "ours": 1.0, "ratio": 1.0, "status": S.EXACT, "why": "",
+            "ours": 1.0, "ratio": 1.0, "status": V.EXACT, "why": "",
             "profile": "cpu"}  # fmt: skip
     return {**base, **overrides}
 
@@ -95,9 +96,9 @@ def test_headline_html_numbers_each_explanation_once_and_links_to_it():
     import pandas as pd
 
     table = pd.DataFrame([
-        _rows(figure="a", status=S.NOT_COMPARABLE, why="same reason"),
-        _rows(figure="b", status=S.NOT_COMPARABLE, why="same reason"),
-        _rows(figure="c", status=S.CONTRADICTS, why="other <reason>"),
+        _rows(figure="a", status=V.NOT_COMPARABLE, why="same reason"),
+        _rows(figure="b", status=V.NOT_COMPARABLE, why="same reason"),
+        _rows(figure="c", status=V.CONTRADICTS, why="other <reason>"),
         _rows(figure="d", status="a status this module does not know"),
     ])  # fmt: skip
     out = S.headline_html(table)
@@ -201,7 +202,7 @@ def test_the_package_keeps_every_name_importable_from_cadlib_summary():
         assert getattr(S, name) is not None, name
     assert S.HEADLINES is headlines.HEADLINES and S.Headline is spec.Headline
     assert S.headline_table is tables.headline_table and S.headline_html is render.headline_html
-    assert S.judge_headline is tables.judge_headline and S.NOT_RUN == S.NOT_YET_RUN
+    assert S.judge_headline is tables.judge_headline
 
 
 # --- issue 31: verdicts that can fail, on the quantity they name -----------------------------
@@ -214,15 +215,15 @@ def _status(results, label):
 def test_gen_detector_is_compared_id_by_id_not_by_length():
     same = {"losslessness": record(_qwen([522, 4370, 29]))}
     merged = {"losslessness": record(_qwen([522, 4370, 397]))}
-    assert _status(same, _GEN_CLOSE) == S.EXACT
-    assert _status(merged, _GEN_CLOSE) == S.CONTRADICTS  # same length, another last id
+    assert _status(same, _GEN_CLOSE) == V.EXACT
+    assert _status(merged, _GEN_CLOSE) == V.CONTRADICTS  # same length, another last id
 
 
 def test_literal_ids_are_compared_with_the_papers():
     audit = [{"agrees": i < 8} for i in range(10)]
     row = S.headline_table({"losslessness": record({"literal_audit": audit})}).set_index(
         "figure").loc["App. A: Qwen2.5 literal ids equal to the paper's"]  # fmt: skip
-    assert row.status == S.CONTRADICTS and row.ours == 8 and row.n == 10
+    assert row.status == V.CONTRADICTS and row.ours == 8 and row.n == 10
 
 
 def test_figures_of_another_tokenizer_model_or_unidentified_subset_are_not_comparable():
@@ -231,13 +232,13 @@ def test_figures_of_another_tokenizer_model_or_unidentified_subset_are_not_compa
                   "HEvalFix-Py unified diff token overhead vs Copy-as-Decode",
                   "HEvalFix-JS unified diff token overhead vs Copy-as-Decode",
                   "FSM-constrained untrained model: held-out EM"):  # fmt: skip
-        assert by_label[label].tolerance.kind == S.NOT_COMPARABLE, label
+        assert by_label[label].tolerance.kind == V.NOT_COMPARABLE, label
 
 
 def test_round_trips_true_for_every_input_are_by_construction():
     by_label = {h.label: h for h in S.HEADLINES}
     for label in (_ROUND_TRIP, "Copy-as-Decode round-trip EM (pooled)"):
-        assert by_label[label].tolerance.kind == S.BY_CONSTRUCTION, label
+        assert by_label[label].tolerance.kind == V.BY_CONSTRUCTION, label
 
 
 def test_the_papers_inconsistent_derived_figures_get_their_own_verdict():
@@ -248,9 +249,9 @@ def test_the_papers_inconsistent_derived_figures_get_their_own_verdict():
     row = {"corpus": "pooled", "curve": "paper 7B (reconstructed)", "K": 954,
            "advantage per op (mean)": P.APPENDIX_L["pointer_advantage_per_op"] * 15}
     results = {"ceiling": record({"appendix_l": [row]})}
-    assert _status(results, label) == S.PAPER_DISAGREES
+    assert _status(results, label) == V.PAPER_DISAGREES
     row["advantage per op (mean)"] = P.APPENDIX_L["pointer_advantage_per_op"]
-    assert _status(results, label) == S.DERIVED
+    assert _status(results, label) == V.DERIVED
 
 
 def test_the_ratio_plot_keeps_zeros_and_sets_not_comparable_rows_apart():
@@ -260,10 +261,10 @@ def test_the_ratio_plot_keeps_zeros_and_sets_not_comparable_rows_apart():
     import pandas as pd
 
     table = pd.DataFrame([
-        _rows(figure="zero", ours=0.0, ratio=0.0, status=S.NOT_COMPARABLE),
-        _rows(figure="same", status=S.EXACT),
-        _rows(figure="other", ours=3.0, ratio=3.0, status=S.NOT_COMPARABLE),
-        _rows(figure="none", ours=None, ratio=None, status=S.NOT_YET_RUN),
+        _rows(figure="zero", ours=0.0, ratio=0.0, status=V.NOT_COMPARABLE),
+        _rows(figure="same", status=V.EXACT),
+        _rows(figure="other", ours=3.0, ratio=3.0, status=V.NOT_COMPARABLE),
+        _rows(figure="none", ours=None, ratio=None, status=V.NOT_YET_RUN),
     ])  # fmt: skip
     like, other = render.ratio_rows(table)
     assert list(like.figure) == ["same"] and list(other.figure) == ["zero", "other"]

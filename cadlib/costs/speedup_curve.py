@@ -5,11 +5,11 @@
 reads it between those points. This module is the one home of that reading:
 
 * :func:`load_curve` — one curve from a kernel results file (a measured model or the
-  paper's published points) **(API, also as** ``cadlib.chapters.kernel.load_curve`` **)**;
+  paper's published points) **(API)**;
 * :func:`interpolate_loglinear` — ``s`` linear in ``log N`` between measured points, the
   end values outside them (no extrapolation), as the paper's ``bnd_exact`` (Table 2);
   :func:`speedup_at` is the same on a ``(N, s[, meta])`` tuple or ``{"N", "s"}`` dict
-  (``cadlib.chapters.kernel.interpolate_speedup``, **(API)**);
+  **(API)**;
 * :func:`curve_label` — the one-line label (model, weights, dtype, attention, hardware, P,
   t) every figure and bound derived from a curve carries.
 

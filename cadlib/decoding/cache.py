@@ -14,7 +14,7 @@ One home for what both need from ``transformers``' ``DynamicCache``:
   from earlier cache positions, keys re-rotated (issue 32's reuse copy,
   :mod:`cadlib.decoding.kv_reuse`).
 
-``cadlib.models`` and ``cadlib.chapters.kernel`` re-export these names (API).
+These names are API (the kernel chapter, the decoder and the engines import them from here).
 """
 
 from __future__ import annotations

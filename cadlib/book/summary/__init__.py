@@ -7,7 +7,8 @@ results file) and, for each, the comparison it declares in code (with the result
 from ours, the paper's and n. A missing results file or key is shown as "not yet run". A test
 checks that every paper figure here equals the one the chapter itself recorded.
 
-The package, one seam a module (every name below stays importable as ``cadlib.book.summary.X``):
+The package, one seam a module (the names below are also importable as ``cadlib.book.summary.X``,
+its public API; the verdict names live in :mod:`cadlib.book.verdicts`):
 
 ``spec``       :class:`Headline` (one figure and its declared tolerance) and :func:`lookup`
                (where its value lives in a results record)
@@ -18,21 +19,6 @@ The package, one seam a module (every name below stays importable as ``cadlib.bo
 ``render``     the page: :func:`plot_ratios`, :func:`headline_html`, :func:`setting_html`,
                :func:`beyond_markdown`
 """
-
-# The verdicts stay importable from here, as before the split (``summary.EXACT``, ...).
-from cadlib.book.verdicts import (  # noqa: F401
-    BEYOND,
-    BY_CONSTRUCTION,
-    CONTRADICTS,
-    DERIVED,
-    EXACT,
-    NOT_COMPARABLE,
-    NOT_RUN_HERE,
-    NOT_YET_RUN,
-    PAPER_DISAGREES,
-    WITHIN_NOISE,
-    Tolerance,
-)
 
 from .headlines import BEYOND_THE_PAPER, HEADLINES
 from .render import (  # noqa: F401 (ratio_rows: public, not in __all__)
@@ -71,6 +57,3 @@ __all__ = [
     "setting_html",
     "count_markdown",
 ]
-
-#: Old name of "not yet run" (a chapter that has not written its results).
-NOT_RUN = NOT_YET_RUN

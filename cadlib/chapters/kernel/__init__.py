@@ -14,9 +14,9 @@ Between trials the cache is cropped back to its ``P``-token state and every crop
 Also here: the fixed costs of Appendix H / Table 1 (:func:`measure_fixed_costs`: ``c_mask``,
 ``c_sync``, ``c_forced`` and the decode step ``tau``), the minimum worthwhile span ``m*`` of
 Table 17 (:func:`minimum_span`), the splice-equals-AR correctness check ("Position-encoding
-correctness", :func:`check_splice_equals_ar`), and the results-file API that the ceiling chapter
-uses for ``bnd_exact`` (:func:`load_curve`, :func:`interpolate_speedup`; both **(API)**, both
-living in :mod:`cadlib.costs.speedup_curve` with :func:`curve_label`).
+correctness", :func:`check_splice_equals_ar`). The results-file API that the ceiling chapter
+uses for ``bnd_exact`` (``load_curve``, ``speedup_at``, ``curve_label``; **(API)**) lives in
+:mod:`cadlib.costs.speedup_curve`.
 
 Reading CPU numbers: speed does not depend on weight values, so random-init models of the
 published shapes time exactly like the trained ones. CPU ratios are not GPU ratios, nor a lean
@@ -26,15 +26,11 @@ weights (chapter 6b); the work between forwards is measured in chapter 6 and is 
 The package is split along these seams: :mod:`.timing` (the s(N) sweep and its timers),
 :mod:`.fixed_costs` (App. H costs and ``m*``), :mod:`.splice_check` (splice equals AR),
 :mod:`.chapter` (profiles, the run over models, ``results/kernel.json``), :mod:`.tables`
-(the chapter's tables and figure) and :mod:`.forward_costs` (chapter 6's cost grid). Every
-public name is importable from ``cadlib.chapters.kernel`` as before.
+(the chapter's tables and figure) and :mod:`.forward_costs` (chapter 6's cost grid); the
+package's public names (``__all__``) are importable from ``cadlib.chapters.kernel``.
 """
 
 from __future__ import annotations
-
-from cadlib.costs.speedup_curve import curve_label, load_curve
-from cadlib.costs.speedup_curve import speedup_at as interpolate_speedup
-from cadlib.decoding.cache import cache_length, forward_with_cache, new_cache, restore_cache
 
 from .chapter import (
     GPU_PAIRS,
@@ -53,7 +49,6 @@ from .chapter import (
 )
 from .fixed_costs import m_star, measure_fixed_costs, minimum_span, minimum_span_with_overhead
 from .forward_costs import FORWARD_GRID_N, measure_forward_costs
-from .splice_check import _layer_keys as _layer_keys  # private, as before (tests read keys)
 from .splice_check import check_splice_equals_ar
 from .tables import (
     SPLICE_CHECK_FIELDS,
@@ -84,10 +79,6 @@ __all__ = [
     "PAPER_CURVES",
     "PAPER_FIXED_COSTS",
     "PAPER_M_STAR",
-    "new_cache",
-    "cache_length",
-    "restore_cache",
-    "forward_with_cache",
     "random_ids",
     "prefill_context",
     "SpeedupMeasurement",
@@ -104,9 +95,6 @@ __all__ = [
     "paper_numbers",
     "write_kernel_results",
     "run_summary",
-    "load_curve",
-    "interpolate_speedup",
-    "curve_label",
     "curve_table",
     "fixed_cost_table",
     "m_star_table",
