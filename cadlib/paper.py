@@ -1,9 +1,9 @@
 """The paper's published figures, in one place (Liu 2026, *Copy-as-Decode*, arXiv 2604.18170).
 
 Every figure the book sets beside ours is typed here once, with the table or section that
-states it; the chapter modules re-export the tables they use under their old names
-(``cadlib.chapters.ceiling.PAPER_TABLE2`` is :data:`TABLE2`). Nothing here is measured: a number
-that is not printed in the paper does not belong in this module. :func:`figures` lists every
+states it; chapters, tests and notebooks read it from here (``paper.TABLE2``), under no other
+name. Nothing here is measured: a number that is not printed in the paper does not belong in
+this module. :func:`figures` lists every
 number, so a test can tell a paper figure quoted in prose from a number typed by hand.
 """
 

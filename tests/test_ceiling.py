@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cadlib import corpora
+from cadlib import corpora, paper
 from cadlib.chapters import ceiling as C
 from cadlib.chapters.ceiling import covers as ceiling_covers
 from cadlib.corpora import EditCase, load_corpus
@@ -93,7 +93,7 @@ def test_bad_curves_are_rejected(N, s):
 
 @pytest.mark.parametrize("corpus", ["probeedit", "heval-fix-py", "heval-fix-js", "pooled"])
 def test_bound_uniform_reproduces_the_papers_bnd_m8_from_its_own_columns(corpus):
-    p = C.PAPER_TABLE2[corpus]
+    p = paper.TABLE2[corpus]
     assert p["T"] == p["T_copy"] + p["T_gen"]
     assert round(C.bound_uniform(p["T"], p["T_gen"], p["T_copy"], 6.79), 2) == p["bnd_m8"]
 
@@ -144,7 +144,7 @@ def test_paper_reference_curve_labels_its_sources():
     assert list(curve.N) == sorted(curve.N)
     quoted = curve[curve.source.str.startswith("quoted")]
     assert dict(zip(quoted.N, quoted.s, strict=True)) == {8: 6.79, 512: 90.5}
-    assert (curve.source.str.startswith("assumed")).sum() == len(C.PAPER_7B_ASSUMED)
+    assert (curve.source.str.startswith("assumed")).sum() == len(paper.S_7B_ASSUMED)
     assert len(C.paper_reference_curve(with_implied=False, assumed={})) == 2
 
 
@@ -160,11 +160,11 @@ def humanevalfix(humanevalpack_dir, monkeypatch):
 @pytest.mark.parametrize("name", ["heval-fix-py", "heval-fix-js"])
 def test_table2_line_level_figures_are_reproduced_exactly(name, humanevalfix):
     summary = C.summarize_line_cover(C.line_cover(humanevalfix(name), tok, progress=False))
-    paper = C.PAPER_TABLE2[name]
+    printed = paper.TABLE2[name]
     for key in ("n", "T", "T_copy", "T_gen", "K"):
-        assert summary[key] == paper[key], key
-    assert round(summary["f_line"], 3) == paper["f_line"]
-    assert round(summary["mean"], 1) == paper["mean"]
+        assert summary[key] == printed[key], key
+    assert round(summary["f_line"], 3) == printed["f_line"]
+    assert round(summary["mean"], 1) == printed["mean"]
 
 
 def test_short_spans_on_heval_fix_py(humanevalfix):
@@ -286,7 +286,7 @@ def test_pool_token_tables_recomputes_fractions_from_the_sums():
 
 def test_percentile_table_appends_the_papers_row_and_matches_read_it():
     rows = [dict(corpus=c, family="1 percentile definition", variant="all spans", method=m,
-                 K=C.PAPER_TABLE2[c]["K"], mean=1.0, p50=p50, p95=C.PAPER_TABLE2[c]["p95"])
+                 K=paper.TABLE2[c]["K"], mean=1.0, p50=p50, p95=paper.TABLE2[c]["p95"])
             for c in ("heval-fix-py", "heval-fix-js") for m, p50 in (("linear", 1.0),
                                                                      ("nearest", 2.0))]  # fmt: skip
     wide = C.percentile_table(pd.DataFrame(rows))

@@ -11,6 +11,7 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
+from cadlib import paper
 from cadlib.book.params import choose
 from cadlib.chapters import kernel as K
 from cadlib.chapters.kernel import tables as kernel_tables
@@ -202,11 +203,11 @@ def test_results_round_trip_through_load_curve(tmp_path, monkeypatch):
 
 
 def test_paper_points_are_the_published_figures():
-    assert SC.speedup_at(K.PAPER_CURVES["paper:qwen2.5-7b"], 8) == 6.8
-    assert SC.speedup_at(K.PAPER_CURVES["paper:qwen2.5-7b"], 512) == 90.5
-    assert SC.speedup_at(K.PAPER_CURVES["paper:qwen2.5-1.5b"], 8) == 7.0
-    assert SC.speedup_at(K.PAPER_CURVES["paper:qwen2.5-1.5b"], 512) == 303.0
-    assert K.PAPER_M_STAR["paper:qwen2.5-7b"] == {"strict": 2, "safe": 4}
+    assert SC.speedup_at(paper.KERNEL_CURVES["paper:qwen2.5-7b"], 8) == 6.8
+    assert SC.speedup_at(paper.KERNEL_CURVES["paper:qwen2.5-7b"], 512) == 90.5
+    assert SC.speedup_at(paper.KERNEL_CURVES["paper:qwen2.5-1.5b"], 8) == 7.0
+    assert SC.speedup_at(paper.KERNEL_CURVES["paper:qwen2.5-1.5b"], 512) == 303.0
+    assert paper.M_STAR["paper:qwen2.5-7b"] == {"strict": 2, "safe": 4}
 
 
 def test_interpolation_is_linear_in_log_n_and_clamps():

@@ -12,7 +12,7 @@ The ``dtype`` rows are compared after :func:`cadlib.models.resolve_dtype` on a G
 may leave the dtype to the device (``None``: bf16 on CUDA), as the SFT and FIM chapters do.
 
 This is not the home of the paper's published *figures* (those sit with each chapter, e.g.
-``cadlib.chapters.kernel.PAPER_CURVES``); only of the settings that produced them.
+``cadlib.chapters._paper.KERNEL_CURVES``); only of the settings that produced them.
 """
 
 from __future__ import annotations

@@ -27,7 +27,6 @@ from .perturbation.noise import perturbation_trials
 __all__ = [
     "PROFILES",
     "EDGE_CASES",
-    "PAPER",
     "paper_equal",
     "round_trip_table",
     "round_trip_summary",
@@ -35,7 +34,6 @@ __all__ = [
     "adversarial_strings",
     "escape_fuzz",
     "literal_audit",
-    "PAPER_LITERAL_IDS",
     "splitlines_program",
     "paper_escape_round_trips",
     "edge_case_table",
@@ -53,8 +51,6 @@ PROFILES = {
               "n_fuzz": 10_000, "noise_trials": 5},
 }  # fmt: skip
 
-#: The paper's figures (§4.3, Appendix I, Table 4); their home is :mod:`cadlib.paper`.
-PAPER = _paper.LOSSLESSNESS
 
 #: (doc, gold) pairs for the byte-exact edge cases the paper's convention does not cover.
 EDGE_CASES = {
@@ -113,8 +109,9 @@ def round_trip_summary(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
             {"pooled": pd.concat(pooled, ignore_index=True)}
         ).iloc[0].to_dict()
     frame = pd.DataFrame.from_dict(rows, orient="index")
+    cases = _paper.LOSSLESSNESS["cases"]
     frame["paper"] = [
-        f"{PAPER['cases'][n]}/{PAPER['cases'][n]}" if n in PAPER["cases"]
+        f"{cases[n]}/{cases[n]}" if n in cases
         else "482/482" if n.startswith("pooled") else "not reported"
         for n in frame.index
     ]  # fmt: skip
@@ -155,15 +152,13 @@ def escape_fuzz(strings: list[str]) -> dict:
     }
 
 
-#: The ids listed in the paper's appendix "Qwen2.5 token identifiers".
-PAPER_LITERAL_IDS = _paper.LITERAL_IDS
 
 
 def literal_audit(tokenizer: Tokenizer | None = None) -> pd.DataFrame:
     """The ids of each structural literal under ``tokenizer`` beside the paper's listing."""
     tok = tokenizer or qwen25_tokenizer()
     rows = []
-    for literal, paper_id in PAPER_LITERAL_IDS.items():
+    for literal, paper_id in _paper.LITERAL_IDS.items():
         ids = tok.encode(literal)
         rows.append(
             {

@@ -9,12 +9,13 @@ import random
 from collections import Counter
 from pathlib import Path
 
+from cadlib import paper as _paper
 from cadlib.cases import Corpus, EditCase
 from cadlib.costs.spans import line_cover, summarize_line_cover
 from cadlib.tokenizers import qwen25_tokenizer
 
 from .builders import _BUILDERS, _Doc
-from .spec import DOCUMENTS, N_CASES, OPERATIONS, PAPER_STATS, SEED, VERSION, documents
+from .spec import DOCUMENTS, N_CASES, OPERATIONS, SEED, VERSION, documents
 
 
 def cases_per_cell(document: str, operation: str) -> int:
@@ -119,7 +120,7 @@ def stats_markdown(stats: dict | None = None) -> str:
     ]
     out = ["| statistic | ours | paper (Table 2) | ours / paper |", "| --- | ---: | ---: | ---: |"]
     for label, key, fmt in rows:
-        a, b = ours[key], PAPER_STATS[key]
+        a, b = ours[key], _paper.PROBEEDIT_STATS[key]
         out.append(f"| {label} | {fmt.format(a)} | {fmt.format(b)} | {a / b:.2f} |")
     return "\n".join(out)
 

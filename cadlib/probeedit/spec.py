@@ -6,8 +6,6 @@ from __future__ import annotations
 import json
 from importlib import resources
 
-from cadlib import paper as _paper
-
 VERSION = "v1"
 SEED = 154
 N_CASES = 154
@@ -39,8 +37,6 @@ OPERATIONS = (
     "change_heading",
 )
 
-#: The paper's ProbeEdit row of Table 2 (its home is :mod:`cadlib.paper`).
-PAPER_STATS = _paper.PROBEEDIT_STATS
 
 
 def _as_tuples(value):

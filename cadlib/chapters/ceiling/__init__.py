@@ -35,7 +35,6 @@ run :func:`analyse` and ``results/ceiling.json``), :mod:`.tables`, :mod:`.plots`
 
 from __future__ import annotations
 
-from cadlib import paper as _paper
 from cadlib.costs.spans import CaseSpans, line_cover, line_spans, summarize_line_cover
 
 from .bounds import (
@@ -95,20 +94,8 @@ from .tables import (
     token_level_table,
 )
 
-#: The paper's Table 2, token-level fractions and s(N) points (their home is :mod:`cadlib.paper`).
-PAPER_TABLE2 = _paper.TABLE2
-PAPER_TOKEN_LEVEL = _paper.TOKEN_LEVEL
-PAPER_SHORT_SPANS = _paper.SHORT_SPANS
-PAPER_7B_POINTS = _paper.S_7B_POINTS
-PAPER_7B_ASSUMED = _paper.S_7B_ASSUMED
-
 __all__ = [
     "PROFILES",
-    "PAPER_TABLE2",
-    "PAPER_TOKEN_LEVEL",
-    "PAPER_SHORT_SPANS",
-    "PAPER_7B_POINTS",
-    "PAPER_7B_ASSUMED",
     "CORPUS_LABELS",
     "CaseSpans",
     "load_corpora",

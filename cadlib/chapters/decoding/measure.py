@@ -26,7 +26,6 @@ from tqdm import tqdm
 from cadlib import paper as _paper
 from cadlib.book.results import results_dir
 from cadlib.chapters.ceiling import bound_exact
-from cadlib.chapters.kernel import PAPER_FIXED_COSTS
 from cadlib.costs.spans import line_spans
 from cadlib.costs.speedup_curve import curve_label, interpolate_loglinear, load_curve
 from cadlib.decoding.decoder import CopyDecoder, Trace
@@ -356,7 +355,7 @@ def fixed_costs(results: dict) -> pd.DataFrame:
     sync = [x for t in traces for x in t.sync_s]
     ops = [op for r in results.values() for op in r.ops if op["kind"] in ("copy", "gen")]
     q = lambda xs, scale: _quantiles([x * scale for x in xs])  # noqa: E731
-    paper = {k: v[0] for k, v in PAPER_FIXED_COSTS.items()}
+    paper = {k: v[0] for k, v in _paper.FIXED_COSTS.items()}
     per_op = lambda kind: _quantiles([op["forwards"] - op.get("gen", 0)  # noqa: E731
                                       for op in ops if op["kind"] == kind])  # fmt: skip
     rows = [

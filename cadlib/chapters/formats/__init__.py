@@ -69,7 +69,6 @@ from .registry import (
     EditFormat,
 )
 from .reporting import (
-    PAPER_TABLE3,
     ambiguity_kinds,
     by_corpus,
     chapter_numbers,
@@ -107,7 +106,6 @@ __all__ = [
     "FORMATS",
     "TABLE3_FORMATS",
     "EXTENSION_FORMATS",
-    "PAPER_TABLE3",
     "PROFILES",
     "change_blocks",
     "search_replace_blocks",

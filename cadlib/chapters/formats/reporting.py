@@ -22,15 +22,12 @@ from .unified_diff import git_version
 # The paper's Table 3, and the side-by-side view
 # ---------------------------------------------------------------------------------------------
 
-#: The paper's Table 3 (Qwen2.5-Coder-7B BPE; subsets of n = 31 / 33 / 33, pooled 97);
-#: its home is :mod:`cadlib.paper`.
-PAPER_TABLE3 = _paper.TABLE3
 
 
 def paper_table3() -> pd.DataFrame:
     """The paper's Table 3 as a frame, with Δ tokens recomputed from its own totals."""
     rows = []
-    for corpus, block in PAPER_TABLE3.items():
+    for corpus, block in _paper.TABLE3.items():
         cad_total = block["cad"]["total"]
         for fmt in TABLE3_FORMATS:
             row = block[fmt]
@@ -257,7 +254,7 @@ def _d(pct: float) -> str:
 
 def _printed(corpus: str, fmt: str) -> str:
     """The paper's printed Δ tokens of a Table 3 row (``"+19.3% tok, -3 EM"`` -> ``+19.3 %``)."""
-    text = PAPER_TABLE3[corpus][fmt]["delta_printed"].split("%")[0]
+    text = _paper.TABLE3[corpus][fmt]["delta_printed"].split("%")[0]
     return f"{text} %".replace("-", "−")
 
 
@@ -287,7 +284,7 @@ def table3_reading(
     exact = all(ours[c][f]["rt_em"] == 1 for c in cs for f in ("cad", "full"))
     means = lambda f: " / ".join(f"{ours[c][f]['mean']:.1f}" for c in cs)  # noqa: E731
     pe = cs[-1]
-    longer = ours[pe]["full"]["mean"] > PAPER_TABLE3[pe]["full"]["mean"]
+    longer = ours[pe]["full"]["mean"] > _paper.TABLE3[pe]["full"]["mean"]
     out = [
         f"* *Copy-as-Decode and full regeneration* round-trip "
         f"{'every case, as in the paper' if exact else 'not every case'}. Our CaD means "
@@ -295,11 +292,11 @@ def table3_reading(
         "subset means by what one expects from 33-case samples on HEvalFix, and on ProbeEdit by "
         f"the corpus: our regenerated documents are {'longer' if longer else 'shorter'} "
         f"(full regeneration {ours[pe]['full']['mean']:.0f} vs "
-        f"{PAPER_TABLE3[pe]['full']['mean']:.0f} tokens)."
+        f"{_paper.TABLE3[pe]['full']['mean']:.0f} tokens)."
     ]
     cats = set().union(*(_parse_failures(ours[c][sr]["failures"]) for c in cs))
     fails = [(ours[c][sr]["fails"], ours[c][sr]["n"]) for c in cs]
-    pfails = [(PAPER_TABLE3[c][sr]["fails"], PAPER_TABLE3[c]["n"]) for c in cs]
+    pfails = [(_paper.TABLE3[c][sr]["fails"], _paper.TABLE3[c]["n"]) for c in cs]
     prob = [_at_least(k, n, f / m) for (f, m), (k, n) in zip(fails, pfails, strict=True)]
     out.append(
         "* *Search/replace* costs "
@@ -333,7 +330,7 @@ def table3_reading(
 
     def paper_between_u0_u1(c):  # the paper's Δ (from its totals) within our u0 .. u1 range
         ds = [ours[c][f]["delta_tok_pct"] for f in ("unified-diff-u0", "unified-diff-u1")]
-        paper = 100 * (PAPER_TABLE3[c][ud]["total"] / PAPER_TABLE3[c]["cad"]["total"] - 1)
+        paper = 100 * (_paper.TABLE3[c][ud]["total"] / _paper.TABLE3[c]["cad"]["total"] - 1)
         return min(ds) <= paper <= max(ds)
 
     between = all(paper_between_u0_u1(c) for c in cs)
@@ -463,7 +460,7 @@ def conclusion(numbers: Mapping) -> str:
     document, edit = ambiguity_kinds(numbers["failures"])
     unique = ext["pooled"]["search-replace-unique"]
     more = 100 * (unique["total"] / sr["total"] - 1)
-    p_sr = PAPER_TABLE3["pooled"]["search-replace"]
+    p_sr = _paper.TABLE3["pooled"]["search-replace"]
     return (
         f"On every case of all {len(corpora)} corpora the Copy-as-Decode program "
         f"{'round-trips byte-exactly' if cad_ok else 'does not always round-trip'}, and unified "
@@ -482,7 +479,7 @@ def conclusion(numbers: Mapping) -> str:
         "three corpora (the coverage page lists them), so ours, the diff `git diff` writes, is "
         "the one to use. Search/replace fails only through anchor ambiguity on these corpora, "
         f"as the paper says, but much less often ({sr['fails']}/{sr['n']} pooled vs "
-        f"{p_sr['fails']}/{PAPER_TABLE3['pooled']['n']}); {edit} of those {document + edit} are "
+        f"{p_sr['fails']}/{_paper.TABLE3['pooled']['n']}); {edit} of those {document + edit} are "
         "ambiguity that an earlier block creates by writing a copy of a later anchor (mostly "
         "section swaps), not repetition already in the document, and growing the anchors until "
         f"Aider's first match is the right one removes {'some' if unique['fails'] else 'them all'} "

@@ -34,9 +34,6 @@ from __future__ import annotations
 
 from .chapter import (
     GPU_PAIRS,
-    PAPER_CURVES,
-    PAPER_FIXED_COSTS,
-    PAPER_M_STAR,
     PROFILES,
     benchmark_models,
     gpu_evidence,
@@ -76,9 +73,6 @@ __all__ = [
     "gpu_evidence_markdown",
     "PROFILES",
     "N_GRID",
-    "PAPER_CURVES",
-    "PAPER_FIXED_COSTS",
-    "PAPER_M_STAR",
     "random_ids",
     "prefill_context",
     "SpeedupMeasurement",

@@ -30,9 +30,6 @@ __all__ = [
     "gpu_evidence",
     "gpu_evidence_markdown",
     "PROFILES",
-    "PAPER_CURVES",
-    "PAPER_FIXED_COSTS",
-    "PAPER_M_STAR",
     "trials_for",
     "benchmark_models",
     "paper_numbers",
@@ -83,10 +80,6 @@ PROFILES = {
     ),
 }  # fmt: skip
 
-#: Figure 3 / §4.1 points, Appendix H fixed costs and Table 17 (their home is :mod:`cadlib.paper`).
-PAPER_CURVES = _paper.KERNEL_CURVES
-PAPER_FIXED_COSTS = _paper.FIXED_COSTS
-PAPER_M_STAR = _paper.M_STAR
 
 
 def trials_for(params: Mapping, model_name: str) -> int:
@@ -156,10 +149,10 @@ def benchmark_models(
 def paper_numbers() -> dict:
     """The paper's figures in the layout of :func:`kernel_numbers` (the results ``paper`` key)."""
     return dict(
-        curves={k: dict(v) for k, v in PAPER_CURVES.items()},
+        curves={k: dict(v) for k, v in _paper.KERNEL_CURVES.items()},
         s_small_N_range=[1.1, 1.3],
-        fixed_costs={k: {"value": v, "pm": pm} for k, (v, pm) in PAPER_FIXED_COSTS.items()},
-        m_star=dict(PAPER_M_STAR),
+        fixed_costs={k: {"value": v, "pm": pm} for k, (v, pm) in _paper.FIXED_COSTS.items()},
+        m_star=dict(_paper.M_STAR),
     )
 
 
@@ -221,7 +214,7 @@ def gpu_evidence(record: Mapping | None = None):
         record = json.loads(path.read_text())
     rows = []
     for name, paper_name in GPU_PAIRS.items():
-        curve, paper = record["numbers"]["curves"].get(name), PAPER_CURVES[paper_name]
+        curve, paper = record["numbers"]["curves"].get(name), _paper.KERNEL_CURVES[paper_name]
         if curve is None:
             continue
         ours = dict(zip(curve["N"], curve["s"], strict=True))

@@ -11,9 +11,9 @@ from collections.abc import Mapping
 
 import pandas as pd
 
+from cadlib import paper as _paper
 from cadlib.costs.speedup_curve import curve_label
 
-from .chapter import PAPER_CURVES, PAPER_FIXED_COSTS, PAPER_M_STAR
 from .timing import timing_warnings
 
 __all__ = [
@@ -48,7 +48,7 @@ def fixed_cost_table(bench: Mapping):
     which Appendix H takes as about 1."""
     rows = {}
     for key in ("c_mask_ms", "c_sync_ms", "c_forced_ms", "tau_ms"):
-        value, pm = PAPER_FIXED_COSTS[key]
+        value, pm = _paper.FIXED_COSTS[key]
         row = {"paper (A100, 1.5B; tau 7B)": f"{value}" + (f" ± {pm}" if pm else "")}
         for name, entry in bench.items():
             st = entry["fixed_costs"][key]
@@ -68,7 +68,7 @@ def m_star_table(bench: Mapping):
 
     rows = {f"{k} (paper, A100)": {"strict (s>1)": show(v["strict"]),
                                    "safe (s>1.5)": show(v["safe"]), "with fixed costs": ""}
-            for k, v in PAPER_M_STAR.items()}  # fmt: skip
+            for k, v in _paper.M_STAR.items()}  # fmt: skip
     for name, entry in bench.items():
         m = entry["m_star"]
         rows[name] = {"strict (s>1)": show(m["strict"]), "safe (s>1.5)": show(m["safe"]),
@@ -119,7 +119,7 @@ def timing_sanity(bench: Mapping) -> str:
 def speedup_overview(numbers: Mapping, paper: Mapping | None = None):
     """One row per measured curve (s at 1, 2, 8 and the largest N, the best-of-trials ratios,
     per-token costs) and one per paper curve (its A100 s(8) and s(512))."""
-    paper = PAPER_CURVES if paper is None else paper
+    paper = _paper.KERNEL_CURVES if paper is None else paper
 
     def at(c, n):
         return c["s"][c["N"].index(n)] if n in c["N"] else None
@@ -145,11 +145,11 @@ def plot_speedup(curves: Mapping, paper: Mapping | None = None, ax=None, title: 
     ``curves`` maps names to ``{"N", "s", "s_lo", "s_hi", "s_best", "meta"}``
     (``kernel_numbers(...)["curves"]``): the median ratio as a line, the per-trial min–max as a
     band, the best-of-trials ratio dashed; ``paper`` maps names to ``{"N", "s", "meta"}``
-    (default: ``PAPER_CURVES``). Returns the figure.
+    (default: :data:`cadlib.paper.KERNEL_CURVES`). Returns the figure.
     """
     import matplotlib.pyplot as plt  # lazy: only figures need matplotlib (~1 s to import)
 
-    paper = PAPER_CURVES if paper is None else paper
+    paper = _paper.KERNEL_CURVES if paper is None else paper
     if ax is None:
         fig, ax = plt.subplots(figsize=(7.5, 4.8))
     else:

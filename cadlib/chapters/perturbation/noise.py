@@ -48,8 +48,6 @@ from cadlib.resolver import RangeClippedWarning, ResolveError, doc_lines, resolv
 
 __all__ = [
     "PROFILES",
-    "PAPER_TABLE8",
-    "PAPER_TABLE4",
     "WHICH",
     "perturb_program",
     "case_rng",
@@ -82,9 +80,6 @@ PROFILES = {
 }
 PROFILES["paper"] = dict(PROFILES["cpu"])
 
-#: Tables 8 and 4 of the paper (their home is :mod:`cadlib.paper`).
-PAPER_TABLE8 = _paper.TABLE8
-PAPER_TABLE4 = _paper.TABLE4
 
 
 def _check_eps(eps_max) -> int:
@@ -334,9 +329,9 @@ def table8_table(
             e: f"{100 * part.em_trimmed[e]:.2f}% ± {100 * part.em_trimmed_se[e]:.1f}"
             for e in eps_values
         }
-        if name in PAPER_TABLE8:
+        if name in _paper.TABLE8:
             rows[(CORPUS_LABELS[name], "paper")] = {
-                e: f"{100 * v:.2f}%" for e, v in PAPER_TABLE8[name].items() if e in eps_values
+                e: f"{100 * v:.2f}%" for e, v in _paper.TABLE8[name].items() if e in eps_values
             }
     table = pd.DataFrame.from_dict(rows, orient="index")
     table.columns = [f"eps={e}" for e in table.columns]
@@ -354,7 +349,7 @@ def paper_difference_se(
         part = _by_eps(both, name)
         diff[CORPUS_LABELS[name]] = {
             f"eps={e}": (part.em_trimmed[e] - v) / part.em_trimmed_se[e]
-            for e, v in PAPER_TABLE8[name].items()
+            for e, v in _paper.TABLE8[name].items()
             if e in eps_values and e > 0 and part.em_trimmed_se[e] > 0
         }
     return pd.DataFrame(diff).T
@@ -401,7 +396,7 @@ def swap_table(
     """Trimmed EM ± one SE with inverted ranges kept (our protocol, ``both``) and swapped
     (``swapped``, a ``swap_inverted=True`` run summarized), beside the paper, per corpus of
     ``names`` and noisy level."""
-    paper = pd.Series({(c, e): f"{100 * v:.2f}" for c, d in PAPER_TABLE8.items()
+    paper = pd.Series({(c, e): f"{100 * v:.2f}" for c, d in _paper.TABLE8.items()
                        for e, v in d.items()})  # fmt: skip
     table = pd.concat({"kept": _em_cells(both), "swapped": _em_cells(swapped), "paper": paper},
                       axis=1)  # fmt: skip
@@ -427,8 +422,8 @@ def plot_em_vs_noise(both: pd.DataFrame, order: Sequence[str], paper_set: Sequen
                         alpha=0.15)  # fmt: skip
         if name in main:
             ax.plot(part.eps_max, 100 * part.em_exact, ls=":", color=line.get_color(), lw=1)
-        if name in PAPER_TABLE8:
-            eps, em = zip(*PAPER_TABLE8[name].items(), strict=True)
+        if name in _paper.TABLE8:
+            eps, em = zip(*_paper.TABLE8[name].items(), strict=True)
             ax.plot(eps, 100 * np.array(em), "x", color=line.get_color(), ms=9, mew=2)
     ax.set_yscale("symlog", linthresh=10)
     ax.set_yticks([0, 1, 2, 5, 10, 20, 50, 100], ["0", "1", "2", "5", "10", "20", "50", "100"])

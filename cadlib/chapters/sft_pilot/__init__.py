@@ -176,11 +176,7 @@ from .strata import (  # noqa: F401
 )
 from .tables import (  # noqa: F401
     BND_EXACT_PY,
-    PAPER_REGEN,
-    PAPER_TABLE6,
     PAPER_TABLE7,
-    PAPER_TABLE22,
-    PAPER_TABLE23,
     expected_speedup,
     render_loss,
     results_frame,
@@ -289,10 +285,7 @@ __all__ = [
     "transcript_stats",
     "render_loss",
     "expected_speedup",
-    "PAPER_TABLE6",
     "PAPER_TABLE7",
-    "PAPER_TABLE22",
-    "PAPER_TABLE23",
     "setting_markdown",
     "split_overview",
     "preview_examples",

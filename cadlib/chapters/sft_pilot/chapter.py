@@ -15,6 +15,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pandas as pd
 
+from cadlib import paper as _paper
 from cadlib.book.results import (
     find_results_file,
     repo_root,
@@ -51,11 +52,7 @@ from .scoring import CaseResult, summarize, summary_record, taxonomy
 from .split import SPLIT_CORPORA, TRAIN_SET_LABELS, split_cases, training_cases
 from .strata import strata_markdown, strata_table
 from .tables import (
-    PAPER_REGEN,
-    PAPER_TABLE6,
     PAPER_TABLE7,
-    PAPER_TABLE22,
-    PAPER_TABLE23,
     expected_speedup,
     table22,
     transcript_stats,
@@ -304,8 +301,8 @@ def _cases_file(profile: str) -> Path:
 def paper_numbers() -> dict:
     """The paper's figures the chapter compares with (Tables 6, 7, 22, 23; App. O's 1.42x)."""
     return {
-        "table6": PAPER_TABLE6 | {REGEN: PAPER_REGEN},
-        "table7": PAPER_TABLE7, "table22": PAPER_TABLE22, "table23": PAPER_TABLE23,
+        "table6": _paper.TABLE6 | {REGEN: _paper.REGEN},
+        "table7": PAPER_TABLE7, "table22": _paper.TABLE22, "table23": _paper.TABLE23,
         "expected_speedup": {"SFT+FSM, Combined": 1.42},
     }  # fmt: skip
 

@@ -28,13 +28,7 @@ from .split import (
 # Tables: ours beside the paper's
 # --------------------------------------------------------------------------------------------
 
-#: Tables 6, 7, 22 and 23 of the paper and its regeneration baseline (their home is
-#: :mod:`cadlib.paper`); Table 7 keyed by :data:`TAXONOMY`.
-PAPER_TABLE6 = _paper.TABLE6
-PAPER_REGEN = _paper.REGEN
 PAPER_TABLE7 = {k: dict(zip(TAXONOMY, v, strict=True)) for k, v in _paper.TABLE7.items()}
-PAPER_TABLE22 = _paper.TABLE22
-PAPER_TABLE23 = _paper.TABLE23
 
 
 def _pct(x: float) -> str:
@@ -82,8 +76,8 @@ def table6(ours: Mapping[str, Sequence[CaseResult]], label: str) -> pd.DataFrame
     (full regeneration) show no parse or endpoint figures.
     """
 
-    rows = [table6_row(k, v, "paper (Qwen2.5-Coder-1.5B, L4)") for k, v in PAPER_TABLE6.items()]
-    rows.insert(0, table6_row("Full regeneration (untrained)", PAPER_REGEN, rows[0]["Source"],
+    rows = [table6_row(k, v, "paper (Qwen2.5-Coder-1.5B, L4)") for k, v in _paper.TABLE6.items()]
+    rows.insert(0, table6_row("Full regeneration (untrained)", _paper.REGEN, rows[0]["Source"],
                               free_form=True))  # fmt: skip
     for system, results in ours.items():
         free = bool(results) and all(r.extra.get("free_form") for r in results)
@@ -137,7 +131,7 @@ def results_frame(results: Sequence[CaseResult]) -> pd.DataFrame:
 def table22(cross: Mapping[str, Sequence[CaseResult]], label: str) -> pd.DataFrame:
     """Table 22: the Combined checkpoint on three held-out splits, paper beside ours."""
     rows = []
-    for name, p in PAPER_TABLE22.items():
+    for name, p in _paper.TABLE22.items():
         rows.append({"Source": "paper (Qwen2.5-Coder-1.5B, L4)", "Held-out split": name,
                      "n": p["n"], "EM": _pct(p["em_rate"]),
                      "Prog. EM": f"{p['program_em']}/{p['n']}",
