@@ -8,10 +8,12 @@ import pytest
 import torch
 
 from cadlib.chapters.fim_constraint import experiments as FX
+from cadlib.chapters.fim_constraint import report as FR
 from cadlib.corpora import EditCase, load_corpus
 from cadlib.decoding.decoder import CopyDecoder
 from cadlib.decoding.fsm import token_table
 from cadlib.fim import FIMConstraint
+from cadlib.fim import completion as FC
 from cadlib.grammar import Copy, Gen, Program
 from cadlib.oracle import oracle_program
 from cadlib.resolver import resolve
@@ -137,8 +139,8 @@ def test_constrained_bodies_parse_when_the_model_ends_them(model, tok):
                 gen_processor=random_walk(tok, made, seed),
             )
             end = made[-1].finish(FX._body_ids(res, token_table(tok).gen_close))
-            assert end in FX.ENDS
-            assert FX.parses(PROMPT + res.text) == (end != "budget, not closable"), res.text
+            assert end in FC.ENDS
+            assert FC.parses(PROMPT + res.text) == (end != "budget, not closable"), res.text
             if end == "model ended":
                 ended.append(made[-1].middle)
     assert sum(bool(m.strip()) for m in ended) >= 3  # real bodies, not only empty ones
@@ -158,7 +160,7 @@ def test_constrained_outcomes_are_honest(model, tok):
             test_timeout=None,
             progress=False,
         )
-        assert set(rows.end) <= set(FX.ENDS)
+        assert set(rows.end) <= set(FC.ENDS)
         assert (rows.body_tokens <= budget).all()
         for r in rows.itertuples():
             assert r.parses == (r.end != "budget, not closable"), (r.end, r.output)
@@ -215,11 +217,11 @@ def solutions():
 
 def test_fim_problems_are_seeded_and_cover_both_cuts():
     cases = solutions()
-    a = FX.fim_problems(cases, None, seed=3)
-    assert a == FX.fim_problems(cases, None, seed=3)
+    a = FC.fim_problems(cases, None, seed=3)
+    assert a == FC.fim_problems(cases, None, seed=3)
     assert {p.cut for p in a} == {"line", "char"}
     assert len(a) == 2 * len(cases)
-    assert any(p != q for p, q in zip(a, FX.fim_problems(cases, None, seed=4), strict=True))
+    assert any(p != q for p, q in zip(a, FC.fim_problems(cases, None, seed=4), strict=True))
     for p in a:
         source = p.case.meta["prompt"] + p.case.gold
         assert p.left + p.middle + p.right == source
@@ -229,63 +231,63 @@ def test_fim_problems_are_seeded_and_cover_both_cuts():
             assert p.middle.count("\n") <= 2
         else:
             assert len(p.middle) <= 60
-    some = FX.fim_problems(cases, 2, seed=0)
+    some = FC.fim_problems(cases, 2, seed=0)
     assert [p.cut for p in some] == ["line", "char"]
 
 
 def test_fim_problems_on_humaneval(humanevalpack_dir):
     cases = load_corpus("heval-fix-py", humanevalpack_dir)
-    problems = FX.fim_problems(cases, 12, seed=0, max_lines=2, max_chars=40)
-    assert problems == FX.fim_problems(cases, 12, seed=0, max_lines=2, max_chars=40)
+    problems = FC.fim_problems(cases, 12, seed=0, max_lines=2, max_chars=40)
+    assert problems == FC.fim_problems(cases, 12, seed=0, max_lines=2, max_chars=40)
     assert [p.cut for p in problems].count("char") == 6
     for p in problems:
-        assert FX.parses(p.program(p.middle))
+        assert FC.parses(p.program(p.middle))
         FIMConstraint(p.left, p.right)  # every true split connects
 
 
 def test_cut_middle_rejects_unknown_kinds():
     with pytest.raises(ValueError, match="unknown cut"):
-        FX.cut_middle("x = 1\n", 0, "word", random.Random(0))
+        FC.cut_middle("x = 1\n", 0, "word", random.Random(0))
 
 
 # ----- FIM generation: budget exhaustion is reported -----------------------------------------
 
 
 def test_fim_generate_reports_budget_exhaustion(model, tok):
-    problems = FX.fim_problems(solutions(), None, seed=1)[:3]
+    problems = FC.fim_problems(solutions(), None, seed=1)[:3]
     for p in problems:
         for constrained in (False, True):
-            r = FX.fim_generate(model, tok, p, constrained=constrained, budget=3)
-            assert r["end"] in FX.ENDS
+            r = FC.fim_generate(model, tok, p, constrained=constrained, budget=3)
+            assert r["end"] in FC.ENDS
             assert r["new_tokens"] <= 3
             if r["end"] != "model ended":
                 assert r["new_tokens"] == 3
-                assert FX.parses(p.program(r["middle"])) == (r["end"] == "budget, closable")
+                assert FC.parses(p.program(r["middle"])) == (r["end"] == "budget, closable")
             elif constrained:
-                assert FX.parses(p.program(r["middle"]))
+                assert FC.parses(p.program(r["middle"]))
             if constrained:
                 assert len(r["mask_s"]) == r["new_tokens"]
 
 
 def test_fim_completion_rows(model, tok):
-    problems = FX.fim_problems(solutions(), 2, seed=0)
-    rows = FX.fim_completion(
+    problems = FC.fim_problems(solutions(), 2, seed=0)
+    rows = FC.fim_completion(
         model, tok, problems, budget=2, system="tiny", test_timeout=None, progress=False
     )
-    assert len(rows) == len(problems) * len(FX.ARMS)
-    assert list(rows.arm[: len(FX.ARMS)]) == list(FX.ARMS)
-    table = FX.validity_table(rows, ["arm"])
-    assert (table[list(FX.ENDS)].sum(axis=1) == table.n).all()
+    assert len(rows) == len(problems) * len(FC.ARMS)
+    assert list(rows.arm[: len(FC.ARMS)]) == list(FC.ARMS)
+    table = FR.validity_table(rows, ["arm"])
+    assert (table[list(FC.ENDS)].sum(axis=1) == table.n).all()
 
 
 def test_fim_prompt_styles(tok):
-    p = FX.fim_problems(solutions(), 1, seed=0)[0]
-    hole = tok.decode(FX.fim_prompt_ids(p, tok, "hole"))
-    cont = tok.decode(FX.fim_prompt_ids(p, tok, "continue"))
-    assert FX.FIM_HOLE in hole and hole.endswith("```python\n")
+    p = FC.fim_problems(solutions(), 1, seed=0)[0]
+    hole = tok.decode(FC.fim_prompt_ids(p, tok, "hole"))
+    cont = tok.decode(FC.fim_prompt_ids(p, tok, "continue"))
+    assert FC.FIM_HOLE in hole and hole.endswith("```python\n")
     assert cont.endswith("```python\n" + p.left)
     with pytest.raises(ValueError, match="style"):
-        FX.fim_prompt_ids(p, tok, "psm")
+        FC.fim_prompt_ids(p, tok, "psm")
 
 
 # ----- post-hoc context trimming ----------------------------------------------------------------
@@ -295,16 +297,16 @@ def test_trim_to_context():
     left = 'def find_max(words):\n    """doc"""\n    return sorted(words, key'
     right = "lambda x: (-len(set(x)), x))[0]\n"
     reply = "def find_max(words):\n    return sorted(words, key=lambda x: (-len(set(x)), x))[0]\n"
-    assert FX.trim_to_context(reply, left, right) == "="
+    assert FC.trim_to_context(reply, left, right) == "="
     start = FIMConstraint(left, right)
 
     def accept(middle):
         c = start.fork()
         return c.feed(middle) and c.can_end()
 
-    assert FX.trim_to_context(reply, left, right, accept) == "="
-    assert FX.trim_to_context("x = 1\n", left, right) is None
-    assert FX.trim_to_context("x(1)\n" + right, left, "", accept) is None  # no anchor
+    assert FC.trim_to_context(reply, left, right, accept) == "="
+    assert FC.trim_to_context("x = 1\n", left, right) is None
+    assert FC.trim_to_context("x(1)\n" + right, left, "", accept) is None  # no anchor
 
 
 def test_cost_helpers():
@@ -313,13 +315,13 @@ def test_cost_helpers():
     frame = pd.DataFrame(
         dict(method=["a"] * 4, middle_chars=[0, 10, 30, 60], seconds=[1.0, 2.0, 3.0, 4.0])
     )
-    out = FX.cost_by_length(frame, bins=(0, 25, 100))
+    out = FR.cost_by_length(frame, bins=(0, 25, 100))
     assert out.steps.tolist() == [2, 2] and out["median"].tolist() == [1.5, 3.5]
     assert torch.isfinite(torch.tensor(out.p90.tolist())).all()
 
 
 def test_system_labels_name_the_model_of_the_profile():
-    from cadlib.chapters.fim_constraint.experiments import system_labels
+    from cadlib.chapters.fim_constraint.report import system_labels
 
     assert system_labels("smollm2-135m-instruct") == ("SmolLM2 untrained", "SmolLM2 + SFT (ch. 7)")
     untrained, tuned = system_labels("Qwen/Qwen2.5-Coder-1.5B-Instruct")

@@ -13,6 +13,7 @@ from cadlib.cases import EditCase
 from cadlib.chapters.fim_constraint import experiments as FX
 from cadlib.chapters.fim_constraint import figures as F
 from cadlib.chapters.fim_constraint import report as R
+from cadlib.fim import completion as FC
 from cadlib.fim import stdlib as S
 from cadlib.metrics import percent, rate_cell
 
@@ -41,7 +42,7 @@ def edit_rows() -> pd.DataFrame:
 def fim_rows() -> pd.DataFrame:
     rows = []
     for problem, cut in (("p/1/line", "line"), ("p/2/char", "char")):
-        for arm in FX.ARMS:
+        for arm in FC.ARMS:
             raw, constrained = not arm.endswith("trim"), arm.startswith("FIM")
             rows.append(dict(system="s0", arm=arm, problem=problem, cut=cut,
                              parses=constrained or cut == "line", em=False, passed=None,
@@ -105,7 +106,7 @@ def test_edit_shape_table_reads_the_oracle_program():
 def test_fim_tables():
     rows = fim_rows()
     out = R.fim_outcomes(rows)
-    assert list(out.columns) == [*FX.ARMS, "end", "middle"]
+    assert list(out.columns) == [*FC.ARMS, "end", "middle"]
     assert out.loc["p/2/char", "unconstrained"] == "syntax error"
     assert out.loc["p/2/char", "FIM-constrained"] == "parses"
     assert out.loc["p/1/line", "middle"] == "FIM-constrained:p/1/line"

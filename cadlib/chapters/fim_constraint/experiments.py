@@ -18,7 +18,7 @@ Experiment 1: constrained ``<gen>`` bodies in localized edits (:func:`localized_
     parse is ``meta["prompt"] + resolved body``: the prompt (signature and docstring) is part
     of the left context.
 Experiment 2: FIM completion, the companion paper's setting
-    in :mod:`cadlib.fim.completion` (re-exported here); tables, costs, per-case records and
+    in :mod:`cadlib.fim.completion`; tables, costs, per-case records and
     the run summary in :mod:`cadlib.chapters.fim_constraint.report`.
 Both count every outcome (:data:`ENDS`): a middle ends when the model emits its end (``</gen>``
 or EOS / a closing code fence), which under the constraint is allowed only when ``can_end()``;
@@ -47,23 +47,8 @@ from cadlib.decoding.decoder import CopyDecoder
 from cadlib.decoding.fsm import token_table
 from cadlib.execution import run_humaneval_tests
 from cadlib.fim.completion import (
-    ARMS,
-    CUTS,
     ENDS,
-    FIM_FENCE,
-    FIM_HOLE,
-    FIM_SYSTEM,
-    FIM_USER,
-    FIMProblem,
-    cut_middle,
-    fim_completion,
-    fim_generate,
-    fim_problems,
-    fim_prompt_ids,
     parses,
-    prefix_anchor,
-    suffix_anchor,
-    trim_to_context,
 )
 from cadlib.fim.constraint import FIMConstraint
 from cadlib.fim.mask import IncrementalMask
@@ -72,17 +57,12 @@ from cadlib.models import load_model, load_tokenizer, resolve_device, set_thread
 from cadlib.oracle import oracle_program
 from cadlib.prompts import edit_prompt_ids
 
-from .report import cost_by_length, step_costs, system_labels, validity_table
+from .report import system_labels
 
 __all__ = [
     "PROFILES", "GenBodyMask", "body_mask_factory", "load_checkpoint", "single_gen_cases",
     "edit_cases", "localized_edit", "prepare", "load_models", "chapter_systems",
     "localized_edits",
-    # re-exported from cadlib.fim.completion and cadlib.chapters.fim_constraint.report
-    "ENDS", "parses", "FIM_SYSTEM", "FIM_USER", "FIM_HOLE", "FIM_FENCE", "FIMProblem", "CUTS",
-    "cut_middle", "fim_problems", "fim_prompt_ids", "fim_generate", "fim_completion", "ARMS",
-    "suffix_anchor", "prefix_anchor", "trim_to_context", "validity_table", "step_costs",
-    "cost_by_length", "system_labels",
 ]  # fmt: skip
 
 #: ``checkpoint``: the chapter-7 SFT model, relative to the repository root (``checkpoints/`` is
