@@ -12,7 +12,9 @@ from hypothesis import strategies as st
 from cadlib import corpora, paper
 from cadlib.chapters import ceiling as C
 from cadlib.chapters.ceiling import covers as ceiling_covers
+from cadlib.chapters.ceiling import prose as ceiling_prose
 from cadlib.corpora import EditCase, load_corpus
+from cadlib.costs import spans as SP
 from cadlib.tokenizers import qwen25_tokenizer
 
 tok = qwen25_tokenizer()
@@ -28,20 +30,20 @@ def case(doc, gold, id="t/0"):
 def test_line_spans_count_tokens_of_the_copied_lines_joined_by_newlines():
     doc = "def f(x):\n    return x + 1\n\nprint(f(2))"
     gold = "def f(x):\n    return x - 1\n\nprint(f(2))"
-    spans = C.line_spans(case(doc, gold), tok)
+    spans = SP.line_spans(case(doc, gold), tok)
     assert spans.spans == (tok.count("def f(x):"), tok.count("\nprint(f(2))"))
     assert spans.T == tok.count(gold)
     assert spans.T_gen == spans.T - spans.T_copy
 
 
 def test_a_copied_empty_line_is_a_zero_token_span():
-    spans = C.line_spans(case("a\n\nb", "x\n\ny"), tok)
+    spans = SP.line_spans(case("a\n\nb", "x\n\ny"), tok)
     assert spans.spans == (0,)
 
 
 def test_summary_adds_up():
-    covers = [C.CaseSpans("a", 10, (3, 4)), C.CaseSpans("b", 6, (0, 2, 1))]
-    s = C.summarize_line_cover(covers)
+    covers = [SP.CaseSpans("a", 10, (3, 4)), SP.CaseSpans("b", 6, (0, 2, 1))]
+    s = SP.summarize_line_cover(covers)
     assert (s["n"], s["T"], s["T_copy"], s["T_gen"], s["K"]) == (2, 16, 10, 6, 5)
     assert s["f_line"] == 10 / 16 and s["mean"] == 2.0 and s["p50"] == 2.0
     assert s["p95"] == pytest.approx(np.percentile([3, 4, 0, 2, 1], 95))
@@ -159,7 +161,7 @@ def humanevalfix(humanevalpack_dir, monkeypatch):
 
 @pytest.mark.parametrize("name", ["heval-fix-py", "heval-fix-js"])
 def test_table2_line_level_figures_are_reproduced_exactly(name, humanevalfix):
-    summary = C.summarize_line_cover(C.line_cover(humanevalfix(name), tok, progress=False))
+    summary = SP.summarize_line_cover(SP.line_cover(humanevalfix(name), tok, progress=False))
     printed = paper.TABLE2[name]
     for key in ("n", "T", "T_copy", "T_gen", "K"):
         assert summary[key] == printed[key], key
@@ -168,7 +170,7 @@ def test_table2_line_level_figures_are_reproduced_exactly(name, humanevalfix):
 
 
 def test_short_spans_on_heval_fix_py(humanevalfix):
-    covers = C.line_cover(humanevalfix("heval-fix-py"), tok, progress=False)
+    covers = SP.line_cover(humanevalfix("heval-fix-py"), tok, progress=False)
     share = C.short_span_share([n for c in covers for n in c.spans], 8)
     assert round(share["spans"], 3) == 0.346 and round(share["tokens"], 4) == 0.0265
 
@@ -185,8 +187,8 @@ def test_token_level_figures_at_m8_and_m4(humanevalfix):
 def test_bounds_vs_m_rows_follow_the_token_table():
     cases = [case("a b c d e f g h i j\nk", "a b c d e f g h i j\nK")]
     table = C.token_cover_table(cases, (1, 4), tok, progress=False)
-    summary = C.summarize_line_cover(C.line_cover(cases, tok, progress=False))
-    line = [n for c in C.line_cover(cases, tok, progress=False) for n in c.spans]
+    summary = SP.summarize_line_cover(SP.line_cover(cases, tok, progress=False))
+    line = [n for c in SP.line_cover(cases, tok, progress=False) for n in c.spans]
     N, s = [1, 8, 512], [1.0, 6.0, 90.0]
     out = C.bounds_vs_m(summary, line, table, N, s)
     assert list(out.m) == [1, 4]
@@ -236,7 +238,7 @@ def test_percentile_finding_reads_its_numbers_from_the_variants(results):
     text = C.percentile_finding(records)
     py = next(r for r in records if r["corpus"] == "heval-fix-py" and r["family"] == "3 span "
               "formation" and r["variant"] == next(iter(C.SPAN_VARIANTS)))  # fmt: skip
-    assert f"{C._fmt(py['p50'])} / {C._fmt(py['p95'])} (Py)" in text
+    assert f"{ceiling_prose._fmt(py['p50'])} / {ceiling_prose._fmt(py['p95'])} (Py)" in text
     changed = [dict(r, p95=r["p95"] + 1000) if r is py else r for r in records]
     assert C.percentile_finding(changed) != text  # generated, not typed
 

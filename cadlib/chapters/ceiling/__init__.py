@@ -29,13 +29,12 @@ The package is split along these seams: :mod:`.covers` (the corpora and their to
 covers), :mod:`.bounds` (the three bounds, curve coverage, the paper's reconstructed curve),
 :mod:`.percentiles` (the p50 / p95 investigation), :mod:`.chapter` (profiles, the chapter's
 run :func:`analyse` and ``results/ceiling.json``), :mod:`.tables`, :mod:`.plots` and
-:mod:`.prose` (what the chapter shows and says). Every public name is importable from
-``cadlib.chapters.ceiling`` as before.
+:mod:`.prose` (what the chapter shows and says); the package's public names (``__all__``) are
+importable from ``cadlib.chapters.ceiling``. The span statistics it bounds live in
+:mod:`cadlib.costs.spans`.
 """
 
 from __future__ import annotations
-
-from cadlib.costs.spans import CaseSpans, line_cover, line_spans, summarize_line_cover
 
 from .bounds import (
     bound_exact,
@@ -69,9 +68,6 @@ from .covers import (
 from .percentiles import SPAN_VARIANTS, percentile_matches, percentile_table, percentile_variants
 from .plots import plot_bounds_vs_m, plot_span_histograms, plot_token_cover
 from .prose import (
-    _fmt as _fmt,  # private, as before (tests format numbers as the prose does)
-)
-from .prose import (
     conclusion,
     percentile_finding,
     reference_curve_finding,
@@ -97,11 +93,7 @@ from .tables import (
 __all__ = [
     "PROFILES",
     "CORPUS_LABELS",
-    "CaseSpans",
     "load_corpora",
-    "line_spans",
-    "line_cover",
-    "summarize_line_cover",
     "short_span_share",
     "token_cover_table",
     "interpolate_loglinear",
