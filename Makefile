@@ -91,7 +91,7 @@ notebooks: install vocab
 	done
 
 html: install mathjax
-	$(BIN)/python -c "from cadlib import plotting; plotting.save_book_figures()"
+	$(BIN)/python -c "from cadlib.book import plotting; plotting.save_book_figures()"
 	$(BIN)/jupyter-book build . --warningiserror
 	@echo "open _build/html/index.html"
 

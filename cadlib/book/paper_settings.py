@@ -11,8 +11,8 @@ this table, and that every difference from the paper is declared here.
 The ``dtype`` rows are compared after :func:`cadlib.models.resolve_dtype` on a GPU: a profile
 may leave the dtype to the device (``None``: bf16 on CUDA), as the SFT and FIM chapters do.
 
-This is not the home of the paper's published *figures* (those sit with each chapter, e.g.
-``cadlib.chapters._paper.KERNEL_CURVES``); only of the settings that produced them.
+This is not the home of the paper's published *figures* (those are in :mod:`cadlib.paper`,
+e.g. ``cadlib.paper.KERNEL_CURVES``); only of the settings that produced them.
 """
 
 from __future__ import annotations
