@@ -101,6 +101,9 @@ html: install mathjax
 # to _build/record/. It warns before starting (a 5-second sample of the other processes' load)
 # and after (the load recorded during the run) when the machine is busy.
 #   make record CHAPTER=06_decoding PROFILE=full
+# RESUME=1 (chapter 7's evidence profiles): runs already recorded are read back, not redone, so a
+# pilot of several trainings stopped part-way continues where it stopped.
+#   make record CHAPTER=07_sft_pilot PROFILE=seeds RESUME=1
 CHAPTER ?=
 record-args:
 	@test -n "$(CHAPTER)" -a -f "notebooks/$(CHAPTER).ipynb" || { \
@@ -113,7 +116,7 @@ record: record-args install vocab
 	@mkdir -p _build/record && touch _build/record/.started
 	$(BIN)/papermill --cwd notebooks "notebooks/$(CHAPTER).ipynb" \
 	  "_build/record/$(CHAPTER).$(PROFILE).ipynb" -p profile $(PROFILE) -p device $(DEVICE) \
-	  --log-level WARNING
+	  $(if $(RESUME),-p resume True) --log-level WARNING
 	$(BIN)/python -W ignore::RuntimeWarning -m cadlib.book.provenance report \
 	  $$(find results -name '*.$(PROFILE).json' -newer _build/record/.started)
 

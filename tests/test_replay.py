@@ -77,6 +77,21 @@ def test_measured_records_then_replays_without_measuring(dirs, monkeypatch):
     assert "replaying the committed records in" in Recorder("toy", "cpu").describe()
 
 
+def test_resume_reads_back_what_this_run_already_recorded(dirs):
+    calls = []
+
+    def once(value):
+        calls.append(value)
+        return value
+
+    assert measured("toy", "full", "part", lambda: once(1)) == 1
+    assert measured("toy", "full", "part", lambda: once(2)) == 2  # a plain re-run re-measures
+    resumed = Recorder("toy", "full", resume=True)
+    assert resumed("part", lambda: once(3)) == 2 and calls == [1, 2]  # read back, not run
+    assert resumed("next", lambda: once(4)) == 4 and calls == [1, 2, 4]  # a new one runs
+    assert "resuming from" in resumed.describe()
+
+
 def test_replay_1_reads_the_committed_records(monkeypatch):
     monkeypatch.setenv(REPLAY_ENV, "1")
     path = replay.record_path("decoding", "full", "timing")

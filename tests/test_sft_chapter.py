@@ -73,3 +73,54 @@ def test_recipe_differences_give_the_declared_reasons_in_the_full_profile():
     assert (diff["why"] == [sft.FULL_DEVIATIONS[k] for k in diff.index]).all()
     cpu = sft.recipe_differences(sft.choose_params("cpu"))
     assert "n_train" in cpu.index and (cpu["why"] == "CI time budget").all()
+
+
+@pytest.fixture()
+def fake_training(monkeypatch, tmp_path):
+    """run_pilot with training and scoring replaced by a counter; records under tmp_path."""
+    from cadlib.book.replay import REPLAY_ENV
+    from cadlib.chapters.sft_pilot import pilot as pilot_module
+
+    monkeypatch.setenv("CADLIB_RESULTS_DIR", str(tmp_path))
+    monkeypatch.delenv(REPLAY_ENV, raising=False)
+    trained = []
+
+    def fine_tune(model_name, train_set, seed, *args, **kwargs):
+        trained.append((train_set, seed))
+        return None, None, sft.TrainRun(train_set, seed, n_examples=1, n_loss_tokens=1, epochs=1.0,
+                                        optimizer_steps=1, losses=[1.0], train_seconds=0.0,
+                                        output_dir=None)  # fmt: skip
+
+    def evaluate(model, tokenizer, run, P, split, corpora, held, progress):
+        return sft.PilotRun(train=run, held=[f"{run.train_set}-{run.seed}"])
+
+    monkeypatch.setattr(pilot_module, "fine_tune", fine_tune)
+    monkeypatch.setattr(pilot_module, "_evaluate_run", evaluate)
+    monkeypatch.setattr(pilot_module, "eval_cases", lambda split, corpora, P: [])
+    return trained, tmp_path / "records"
+
+
+def test_an_evidence_pilot_records_each_run_and_resumes_without_retraining(fake_training):
+    from cadlib.book.replay import Recorder
+
+    trained, records = fake_training
+    split = {"corpora": {}}
+    P = {**sft.choose_params("seeds"), "seeds": (0, 1)}
+    first = sft.recorded_pilot(Recorder("sft_pilot", "seeds"), "m", P, split, {})
+    assert trained == [("py", 0), ("py", 1), ("combined", 0), ("combined", 1)]
+    assert len(list((records / "sft_pilot.runs").glob("run-*.json"))) == 4
+    assert not (records / "sft_pilot.seeds" / "pilot.json").exists()  # run by run, not whole
+    (records / "sft_pilot.runs" / f"{sft.run_record_name(P, split, 'combined', 1)}.json").unlink()
+    again = sft.recorded_pilot(Recorder("sft_pilot", "seeds", resume=True), "m", P, split, {})
+    assert trained[4:] == [("combined", 1)]  # only the run that had no record is made again
+    assert again.results == first.results and [r.seed for r in again.runs] == [0, 1, 0, 1]
+
+
+def test_a_ci_profile_pilot_is_recorded_whole(fake_training):
+    from cadlib.book.replay import Recorder
+
+    trained, records = fake_training
+    P = sft.choose_params("cpu")
+    sft.recorded_pilot(Recorder("sft_pilot", "cpu"), "m", P, {"corpora": {}}, {})
+    assert trained == [("py", 0)] and (records / "sft_pilot" / "pilot.json").exists()
+    assert not (records / "sft_pilot.runs").exists()

@@ -221,3 +221,28 @@ def test_full_profile_differs_from_the_paper_only_where_declared():
     assert all(len(reason) > 30 for reason in sft.FULL_DEVIATIONS.values())
     assert full["n_train"] is None and full["epochs"]["py"] == 8 and full["lr"] == 2e-5
     assert full["checkpoints"] != sft.PROFILES["cpu"]["checkpoints"]
+
+
+def test_seeds_profile_is_the_full_recipe_over_both_sets_and_three_seeds():
+    seeds, paper = sft.PROFILES["seeds"], sft.PROFILES["paper"]
+    differs = {k for k in paper if seeds[k] != paper[k]} | {"dtype"}
+    assert differs == set(sft.SEEDS_DEVIATIONS)
+    assert seeds["train_sets"] == paper["train_sets"] and seeds["seeds"] == paper["seeds"]
+    assert seeds["cross_corpus"] and seeds["checkpoints"] != sft.PROFILES["full"]["checkpoints"]
+    assert set(sft.RUN_RECORDS) == {"full", "seeds"}
+
+
+def test_a_run_record_name_is_shared_only_by_runs_that_train_and_score_alike():
+    split = {"corpora": {"heval-fix-py": {"train": [1, 2], "held_out": [3]}}}
+    full, seeds = sft.choose_params("full"), sft.choose_params("seeds")
+    name = sft.run_record_name(full, split, "py", 0)
+    assert name.startswith("run-py-s0-")
+    assert sft.run_record_name(seeds, split, "py", 0) == name  # Py-only seed 0: made once
+    assert sft.run_record_name(seeds, split, "py", 1) != name
+    assert sft.run_record_name({**full, "lr": 1e-4}, split, "py", 0) != name
+    other = {"corpora": {"heval-fix-py": {"train": [1, 3], "held_out": [2]}}}
+    assert sft.run_record_name(full, other, "py", 0) != name
+    # the Combined first seed of a cross-corpus profile also scores Table 22's corpora
+    no_cross = {**seeds, "cross_corpus": False}
+    assert sft.run_record_name(seeds, split, "combined", 0) != sft.run_record_name(
+        no_cross, split, "combined", 0)

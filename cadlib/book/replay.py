@@ -65,9 +65,18 @@ def record_path(chapter: str, profile: str, name: str, replay: bool | None = Non
     return _records_root(replay) / stem / f"{name}.json"
 
 
-def measured(chapter: str, profile: str, name: str, measure: Callable[[], T]) -> T:
+def measured(chapter: str, profile: str, name: str, measure: Callable[[], T],
+             resume: bool = False) -> T:  # fmt: skip
     """``measure()``, written to its record (:func:`record_path`); under replay
-    (:func:`replaying`), the committed record instead, without calling ``measure``."""
+    (:func:`replaying`), the committed record instead, without calling ``measure``.
+
+    ``resume``: a record this run would write that already exists is read back instead of
+    measured again, so a long evidence run stopped part-way continues where it stopped (opt-in:
+    a plain re-run re-measures, or a changed code path would be hidden behind an old record)."""
+    if resume and not replaying():
+        path = record_path(chapter, profile, name, replay=False)
+        if path.exists():
+            return decode(json.loads(path.read_text()))
     if replaying():
         path = record_path(chapter, profile, name, replay=True)
         if not path.exists():
@@ -153,19 +162,22 @@ def _decode_dataclass(kind: str, fields: dict):
 
 class Recorder:
     """The measurements of one run of a chapter at one profile: ``rec(name, measure)`` is
-    :func:`measured` for that chapter and profile; ``None`` in a library call means "measure,
-    record nothing" (unit tests)."""
+    :func:`measured` for that chapter and profile (``resume``: records already written are
+    read back, not re-measured); ``None`` in a library call means "measure, record nothing"
+    (unit tests)."""
 
-    def __init__(self, chapter: str, profile: str):
-        self.chapter, self.profile = chapter, profile
+    def __init__(self, chapter: str, profile: str, resume: bool = False):
+        self.chapter, self.profile, self.resume = chapter, profile, resume
 
     def __call__(self, name: str, measure: Callable[[], T]) -> T:
-        return measured(self.chapter, self.profile, name, measure)
+        return measured(self.chapter, self.profile, name, measure, resume=self.resume)
 
     def describe(self) -> str:
         """One line: whether this run measures or replays, and where its records are."""
         path = record_path(self.chapter, self.profile, "", replay=replaying()).parent
         verb = "replaying the committed records in" if replaying() else "recording to"
+        if self.resume and not replaying():
+            verb = "resuming from (records already there are read back) and recording to"
         return f"timed measurements: {verb} {_shown(path)}"
 
 

@@ -57,7 +57,7 @@ from .tables import (
     table22,
     transcript_stats,
 )
-from .training import FULL_DEVIATIONS, PROFILES
+from .training import DEVIATIONS, PROFILES
 
 __all__ = [
     "ChapterSetup",
@@ -142,11 +142,12 @@ def transcript_table(previews: Mapping) -> pd.DataFrame:
 
 
 def recipe_differences(P: Mapping) -> pd.DataFrame:
-    """Every setting in which this run differs from the paper profile, with the reason (the
-    full profile's declared deviations; "CI time budget" for the others)."""
-    paper, full = PROFILES["paper"], P["profile"] == "full"
+    """Every setting in which this run differs from the paper profile, with the reason (an
+    evidence profile's declared deviations, :data:`DEVIATIONS`; "CI time budget" for the
+    others)."""
+    paper, declared = PROFILES["paper"], DEVIATIONS.get(P["profile"])
     return pd.DataFrame([{"setting": k, "this run": P[k], "paper profile": paper[k],
-                          "why": FULL_DEVIATIONS.get(k, "") if full else "CI time budget"}
+                          "why": declared.get(k, "") if declared else "CI time budget"}
                          for k in paper if P[k] != paper[k]]).set_index("setting")  # fmt: skip
 
 

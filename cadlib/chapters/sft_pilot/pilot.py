@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from cadlib.book.params import check_choice, choose
+from cadlib.book.replay import Recorder
 from cadlib.cases import EditCase
 from cadlib.corpora import seeded_subset as subset
 from cadlib.decoding.fsm import transcript
@@ -37,6 +40,7 @@ from .split import (
 )
 from .training import (
     PROFILES,
+    RUN_RECORDS,
     train,
 )
 
@@ -210,50 +214,109 @@ def split_for(seed: int, corpora: Mapping[str, Sequence[EditCase]]) -> tuple[dic
     return make_split(corpora, seed), f"in-memory split with seed {seed} (not the saved one)"
 
 
+#: The parameters one (training set, seed) run's outcome depends on: two profiles that agree on
+#: these share the run's record (:func:`run_record_name`), so a run is made once.
+RUN_KEYS = ("model", "n_train", "lr", "betas", "weight_decay", "warmup", "grad_accum",
+            "micro_batch", "max_length", "overlong", "n_eval", "max_new_tokens", "localized",
+            "test_timeout", "threads")  # fmt: skip
+
+
+def run_record_name(P: Mapping, split: Mapping, train_set: str, seed: int) -> str:
+    """``run-<train set>-s<seed>-<digest>``: the record name of one run, the digest over
+    :data:`RUN_KEYS`, the set's epochs, the split's ids and (for the Combined first seed of a
+    cross-corpus profile) Table 22's corpora."""
+    cross = bool(P["cross_corpus"]) and train_set == "combined" and seed == P["seeds"][0]
+    key = {k: P.get(k) for k in RUN_KEYS} | {"epochs": P["epochs"][train_set], "cross": cross,
+                                            "split": split["corpora"]}  # fmt: skip
+    digest = hashlib.sha256(json.dumps(key, sort_keys=True, default=list).encode()).hexdigest()
+    return f"run-{train_set}-s{seed}-{digest[:10]}"
+
+
+def run_recorder(profile: str, resume: bool = False):
+    """The store of one-by-one run records for an evidence profile (:data:`RUN_RECORDS`), a
+    :class:`cadlib.book.replay.Recorder` over ``results/records/sft_pilot.runs/``, or ``None``
+    (the cpu and smoke profiles record their pilot whole)."""
+    return Recorder("sft_pilot", "runs", resume=resume) if profile in RUN_RECORDS else None
+
+
+@dataclass
+class PilotRun:
+    """One (training set, seed) run: its training, its held-out attempts (FSM and, where run,
+    localized edit) and, for the Combined first seed, Table 22's other corpora."""
+
+    train: object  # cadlib.chapters.sft_pilot.training.TrainRun
+    held: list
+    localized: list | None = None
+    cross: dict = field(default_factory=dict)
+
+
 def run_pilot(model_name: str, P: Mapping, split: dict,
               corpora: Mapping[str, Sequence[EditCase]], *, device: str = "auto",
               checkpoints: str | Path | None = "checkpoints", base_model=None,
-              tokenizer=None, progress: bool = True) -> Pilot:  # fmt: skip
+              tokenizer=None, progress: bool = True, record=None) -> Pilot:  # fmt: skip
     """Train and evaluate every (training set, seed) of ``P`` (paper §5, Tables 6, 7, 22).
 
     Each run starts from the pretrained model (``base_model`` is trained in place by the
-    first run, to save a load; later runs reload ``model_name``), is saved under
+    first run that trains, to save a load; later runs reload ``model_name``), is saved under
     ``checkpoints``, and is evaluated on the HEvalFix-Py held-out cases (the first
     ``P["n_eval"]`` of them, all 33 by default) with FSM-constrained greedy decoding and the
     unit tests. With ``P["cross_corpus"]`` the first seed's Combined model is also
     evaluated on the HEvalFix-JS and ProbeEdit held-out splits (Table 22; the first
     ``P["n_eval"]`` cases of each when set).
+
+    ``record`` (a :class:`cadlib.book.replay.Recorder`, or ``None``): each run is recorded
+    on its own as soon as it ends (:func:`run_record_name`), so a long pilot stopped part-way
+    resumes with a ``resume`` recorder instead of starting over.
     """
     pilot = Pilot()
     held = eval_cases(split, corpora, P)
     for train_set in P["train_sets"]:
         for seed in P["seeds"]:
-            model, tokenizer, run = fine_tune(
-                model_name, train_set, seed, P, split, corpora, device=device,
-                checkpoints=checkpoints, model=base_model, tokenizer=tokenizer,
-            )  # fmt: skip
-            base_model = None
-            pilot.runs.append(run)
-            system = sft_system(train_set)
-            pilot.results[(train_set, seed)] = evaluate_fsm(
-                model, tokenizer, held, system=system, max_new_tokens=P["max_new_tokens"],
-                test_timeout=P["test_timeout"], progress=progress, seed=seed,
-            )  # fmt: skip
-            if P.get("localized"):
-                pilot.localized[(train_set, seed)] = evaluate_localized(
-                    model, tokenizer, held, system=localized_system(train_set),
-                    max_new_tokens=P["max_new_tokens"], test_timeout=P["test_timeout"],
-                    progress=progress, seed=seed,
+            def one_run(train_set=train_set, seed=seed):
+                nonlocal base_model
+                model, tok, run = fine_tune(
+                    model_name, train_set, seed, P, split, corpora, device=device,
+                    checkpoints=checkpoints, model=base_model, tokenizer=tokenizer,
                 )  # fmt: skip
-            if P["cross_corpus"] and train_set == "combined" and seed == P["seeds"][0]:
-                pilot.cross["heval-fix-py"] = pilot.results[(train_set, seed)]
-                for name in ("heval-fix-js", "probeedit"):
-                    cases = split_cases(split, name, corpora[name], "held_out")
-                    cases = cases[: P["n_eval"]] if P["n_eval"] else cases
-                    pilot.cross[name] = evaluate_fsm(
-                        model, tokenizer, cases, system=f"{system} on {name}",
-                        max_new_tokens=P["max_new_tokens"], test_timeout=P["test_timeout"],
-                        progress=progress, seed=seed,
-                    )  # fmt: skip
-            del model
+                base_model = None
+                return _evaluate_run(model, tok, run, P, split, corpora, held, progress)
+
+            name = run_record_name(P, split, train_set, seed)
+            done = one_run() if record is None else record(name, one_run)
+            pilot.runs.append(done.train)
+            pilot.results[(train_set, seed)] = done.held
+            if done.localized is not None:
+                pilot.localized[(train_set, seed)] = done.localized
+            if done.cross:
+                pilot.cross = {"heval-fix-py": done.held, **done.cross}
     return pilot
+
+
+def recorded_pilot(rec: Recorder, model_name: str, P: Mapping, split: dict,
+                   corpora: Mapping[str, Sequence[EditCase]], **kw) -> Pilot:  # fmt: skip
+    """:func:`run_pilot` under the chapter's recorder ``rec``: recorded whole at the CI
+    profiles (one record, ``pilot``), run by run at the evidence profiles (:func:`run_recorder`,
+    so a stopped pilot resumes when ``rec.resume``); replayed either way under replay."""
+    runs = run_recorder(P["profile"], rec.resume)
+    if runs is None:
+        return rec("pilot", lambda: run_pilot(model_name, P, split, corpora, **kw))
+    return run_pilot(model_name, P, split, corpora, record=runs, **kw)
+
+
+def _evaluate_run(model, tokenizer, run, P: Mapping, split: dict, corpora, held, progress):
+    """One trained model scored: held-out FSM attempts, localized edits, Table 22's corpora."""
+    train_set, seed = run.train_set, run.seed
+    kw = dict(max_new_tokens=P["max_new_tokens"], test_timeout=P["test_timeout"],
+              progress=progress, seed=seed)  # fmt: skip
+    system = sft_system(train_set)
+    out = PilotRun(train=run, held=evaluate_fsm(model, tokenizer, held, system=system, **kw))
+    if P.get("localized"):
+        out.localized = evaluate_localized(model, tokenizer, held,
+                                           system=localized_system(train_set), **kw)  # fmt: skip
+    if P["cross_corpus"] and train_set == "combined" and seed == P["seeds"][0]:
+        for name in ("heval-fix-js", "probeedit"):
+            cases = split_cases(split, name, corpora[name], "held_out")
+            cases = cases[: P["n_eval"]] if P["n_eval"] else cases
+            out.cross[name] = evaluate_fsm(model, tokenizer, cases,
+                                           system=f"{system} on {name}", **kw)  # fmt: skip
+    return out

@@ -110,6 +110,26 @@ FULL_DEVIATIONS = {
     "checkpoints": "checkpoints/full, apart from the cpu profile's model that chapter 8 loads",
     "dtype": "fp32 on CPU (bf16 is the paper's GPU dtype; this CPU has no fast bf16 training)",
 }
+#: The paper's whole pilot on CPU (issue 35): both training sets, seeds 0-2, Table 22, with the
+#: ``full`` profile's CPU deviations. Hours on 2 cores (six trainings; Combined is ~2.2x a
+#: Py-only one), so each (train set, seed) run is recorded as it ends and the run resumes
+#: (``make record CHAPTER=07_sft_pilot PROFILE=seeds RESUME=1``); results to
+#: ``results/sft_pilot.seeds.json``. A run it shares with ``full`` (Py-only seed 0) is made once.
+PROFILES["seeds"] = {
+    **PROFILES["full"],
+    "train_sets": ("py", "combined"),
+    "seeds": (0, 1, 2),
+    "cross_corpus": True,
+    "checkpoints": "checkpoints/seeds",
+}
+SEEDS_DEVIATIONS = {
+    k: v for k, v in FULL_DEVIATIONS.items() if k not in ("train_sets", "seeds", "cross_corpus")
+} | {"checkpoints": "checkpoints/seeds, apart from the cpu profile's model that chapter 8 loads"}
+#: Each evidence profile's declared deviations from the paper's recipe, with their reasons.
+DEVIATIONS = {"full": FULL_DEVIATIONS, "seeds": SEEDS_DEVIATIONS}
+#: The profiles whose (train set, seed) runs are recorded one by one in a store they share
+#: (``results/records/sft_pilot.runs/``, :func:`cadlib.chapters.sft_pilot.pilot.run_record_name`).
+RUN_RECORDS = tuple(DEVIATIONS)
 #: CI's check of the paper path (make test-smoke): both training sets, two seeds (so later
 #: runs reload the model by name), gradient checkpointing and the cross-corpus evaluation, on
 #: the local stand-in for a hub model (cadlib.models.QWEN2_SMOKE) with a handful of cases.
