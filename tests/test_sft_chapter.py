@@ -101,7 +101,9 @@ def fake_training(monkeypatch, tmp_path):
 
 
 def test_an_evidence_pilot_records_each_run_and_resumes_without_retraining(fake_training):
-    from cadlib.book.replay import Recorder
+    import json
+
+    from cadlib.book.replay import Recorder, decode
 
     trained, records = fake_training
     split = {"corpora": {}}
@@ -110,6 +112,8 @@ def test_an_evidence_pilot_records_each_run_and_resumes_without_retraining(fake_
     assert trained == [("py", 0), ("py", 1), ("combined", 0), ("combined", 1)]
     assert len(list((records / "sft_pilot.runs").glob("run-*.json"))) == 4
     assert not (records / "sft_pilot.seeds" / "pilot.json").exists()  # run by run, not whole
+    one = json.loads(next((records / "sft_pilot.runs").glob("run-*.json")).read_text())
+    assert {"started", "commit", "load", "busy"} <= set(decode(one["fields"]["provenance"]))
     (records / "sft_pilot.runs" / f"{sft.run_record_name(P, split, 'combined', 1)}.json").unlink()
     again = sft.recorded_pilot(Recorder("sft_pilot", "seeds", resume=True), "m", P, split, {})
     assert trained[4:] == [("combined", 1)]  # only the run that had no record is made again

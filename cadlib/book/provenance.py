@@ -142,10 +142,11 @@ def git_commit(root: Path) -> str | None:
     return head + ("+dirty" if dirty else "")
 
 
-def provenance(root: Path) -> dict:
-    """The ``provenance`` of a results file: commit and the load while it ran (the monitor's
-    samples since it started; one sample now when no model was loaded)."""
-    load = monitor().summary()
+def provenance(root: Path, watch: LoadMonitor | None = None) -> dict:
+    """The ``provenance`` of a results file: commit and the load while it ran (the process
+    monitor's samples since it started, or ``watch``'s for one part of a run; one sample now
+    when nothing was sampled)."""
+    load = (watch or monitor()).summary()
     return {"commit": git_commit(root), "load": load, "busy": busy(load)}
 
 

@@ -7,10 +7,13 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 from cadlib.book.params import check_choice, choose
+from cadlib.book.provenance import LoadMonitor, provenance
 from cadlib.book.replay import Recorder
+from cadlib.book.results import repo_root
 from cadlib.cases import EditCase
 from cadlib.corpora import seeded_subset as subset
 from cadlib.decoding.fsm import transcript
@@ -242,12 +245,14 @@ def run_recorder(profile: str, resume: bool = False):
 @dataclass
 class PilotRun:
     """One (training set, seed) run: its training, its held-out attempts (FSM and, where run,
-    localized edit) and, for the Combined first seed, Table 22's other corpora."""
+    localized edit), for the Combined first seed Table 22's other corpora, and its own
+    provenance (commit, date, the load while it trained and scored)."""
 
     train: object  # cadlib.chapters.sft_pilot.training.TrainRun
     held: list
     localized: list | None = None
     cross: dict = field(default_factory=dict)
+    provenance: dict = field(default_factory=dict)
 
 
 def run_pilot(model_name: str, P: Mapping, split: dict,
@@ -274,12 +279,16 @@ def run_pilot(model_name: str, P: Mapping, split: dict,
         for seed in P["seeds"]:
             def one_run(train_set=train_set, seed=seed):
                 nonlocal base_model
+                watch, started = LoadMonitor(), datetime.now(UTC).isoformat("T", "seconds")
                 model, tok, run = fine_tune(
                     model_name, train_set, seed, P, split, corpora, device=device,
                     checkpoints=checkpoints, model=base_model, tokenizer=tokenizer,
                 )  # fmt: skip
                 base_model = None
-                return _evaluate_run(model, tok, run, P, split, corpora, held, progress)
+                done = _evaluate_run(model, tok, run, P, split, corpora, held, progress)
+                watch.stop()
+                done.provenance = {"started": started, **provenance(repo_root(), watch)}
+                return done
 
             name = run_record_name(P, split, train_set, seed)
             done = one_run() if record is None else record(name, one_run)
