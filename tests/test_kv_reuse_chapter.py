@@ -68,3 +68,31 @@ def test_the_timed_run_reads_the_fastest_reuse_policy_against_both_baselines():
     assert "not recorded" in text  # no provenance: the caption says so
     table = K.timing_run_table(record)
     assert len(table) == 4 and set(table.method) >= {"reuse none", "Copy-as-Decode"}
+
+
+def test_speed_goals_are_judged_at_the_best_agreeing_policy_and_can_be_met():
+    def t(decode_s, vs, ids_per_s=100.0):
+        return dict(forwards=1.0, ids_computed=1.0, decode_s=decode_s, gold_ids_per_s=ids_per_s,
+                    vs_exact_splice=vs)
+
+    def corpus(reuse_s):
+        return {"prompt lookup": t(8.0, 0.5), "Copy-as-Decode": t(4.0, 1.0),
+                "reuse none": t(1.0, 4.0, 1200.0), "reuse first=2": t(reuse_s, 4.0 / reuse_s)}
+
+    agreement = {"test": {"none": dict(rate=0.90, recomputed=0.1),
+                          "first=2": dict(rate=0.95, recomputed=0.3)}}
+    record = dict(params={"timing_cases": 1, "repeats": 3}, numbers=dict(
+        verdict={"best": None}, agreement=agreement,
+        timing={"probeedit": corpus(1.0), "realedits-flask": corpus(2.0)}))  # fmt: skip
+    assert K.judged_policy(record["numbers"]) == "first=2"  # the highest held-out agreement
+    goals = K.speed_goals(record).set_index(["goal", "corpus"])
+    splice = goals.loc[K.SPEED_GOALS[0][0]]
+    assert splice.loc["ProbeEdit", "met"] and not splice.loc["RealEdits-Flask", "met"]  # 4× vs 2×
+    assert goals.loc[(K.SPEED_GOALS[1][0], "RealEdits-Flask"), "at first=2"] == 4.0
+    assert not goals.loc[(K.SPEED_GOALS[2][0], "ProbeEdit"), "met"]  # 100 ids/s at first=2
+    assert goals.loc[(K.SPEED_GOALS[2][0], "ProbeEdit"), "at none"] == 1200.0
+    text = K.speed_goals_markdown(record)
+    assert "≥ 3× the exact splice: **missed**, met on 1 of 2" in text
+    assert "no policy meets the agreement threshold" in text
+    record["numbers"]["verdict"]["best"] = "none"
+    assert K.judged_policy(record["numbers"]) == "none" and K.speed_goals(record).met.all()

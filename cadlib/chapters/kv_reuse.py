@@ -74,6 +74,10 @@ __all__ = [
     "load_timing_run",
     "timing_run_table",
     "timing_run_markdown",
+    "SPEED_GOALS",
+    "judged_policy",
+    "speed_goals",
+    "speed_goals_markdown",
     "kv_numbers",
     "run_summary",
 ]
@@ -384,8 +388,7 @@ def timing_table(timing: pd.DataFrame) -> pd.DataFrame:
 
 #: The command that records the chapter's timed run (a quiet machine; ``results/
 #: kv_reuse.timing.json``, its records under ``results/records/kv_reuse.timing/``).
-TIMING_COMMAND = ("papermill --cwd notebooks notebooks/06c_kv_reuse.ipynb "
-                  "_build/06c_kv_reuse.timing.ipynb -p profile timing")
+TIMING_COMMAND = "make record CHAPTER=06c_kv_reuse PROFILE=timing"
 
 
 def load_timing_run(profile: str = "timing") -> dict | None:
@@ -420,6 +423,72 @@ def timing_run_markdown(record: dict) -> str:
             f"interleaved repeats; medians):")  # fmt: skip
     caption = evidence_caption(record, f"kv_reuse.{record['profile']}.json")
     return "\n".join([head, "", *lines, "", caption])
+
+
+#: Issue 32's speed goals, declared before the timed run: (goal, corpora, target). Ratios are
+#: of median decode seconds measured side by side in one run; the moonshot is gold ids per
+#: decode second.
+SPEED_GOALS = (
+    ("≥ 3× the exact splice", ("probeedit", "realedits-flask"), 3.0),
+    ("≥ 2× prompt lookup", TEST, 2.0),
+    ("moonshot: ≥ 1,000 output ids/s", ("probeedit",), 1000.0),
+)
+
+
+def judged_policy(numbers: dict) -> str:
+    """The policy the speed goals are judged at: the one the threshold verdict accepted, else
+    (none met it) the one with the highest held-out agreement, fewest recomputed ids on a tie."""
+    if numbers["verdict"]["best"]:
+        return numbers["verdict"]["best"]
+    test = numbers["agreement"]["test"]
+    return max(test, key=lambda p: (test[p]["rate"], -test[p]["recomputed"]))
+
+
+def speed_goals(record: dict) -> pd.DataFrame:
+    """Each speed goal per corpus of the timed run: the measured value at :func:`judged_policy`
+    and at ``none`` (reuses the most: the mode's ceiling), the target, and whether the
+    judged policy meets it."""
+    numbers, rows = record["numbers"], []
+    policy = judged_policy(numbers)
+    for goal, corpora, target in SPEED_GOALS:
+        for corpus in corpora:
+            methods = numbers["timing"].get(corpus)
+            if not methods:
+                continue
+
+            def value(name, methods=methods, goal=goal):
+                run = methods[f"reuse {name}"]
+                if goal.startswith("moonshot"):
+                    return run["gold_ids_per_s"]
+                if "lookup" in goal:
+                    return methods[METHODS[1]]["decode_s"] / run["decode_s"]
+                return run["vs_exact_splice"]
+
+            at = value(policy)
+            rows.append({"goal": goal, "corpus": CORPUS_LABELS.get(corpus, corpus),
+                         f"at {policy}": at, "at none": value("none"), "target": target,
+                         "met": bool(at >= target)})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def speed_goals_markdown(record: dict) -> str:
+    """One sentence per goal: met or missed at the judged policy, on how many corpora, and why
+    the policy is the judged one (the run's n: cases per corpus and repeats)."""
+    table, numbers = speed_goals(record), record["numbers"]
+    policy = judged_policy(numbers)
+    why = ("the policy that meets the agreement threshold" if numbers["verdict"]["best"] else
+           "no policy meets the agreement threshold, so the one with the highest held-out "
+           "agreement")  # fmt: skip
+    lines = [f"**Speed goals**, judged at `{policy}` ({why}); "
+             f"{record['params']['timing_cases']} case(s) per corpus, "
+             f"{record['params']['repeats']} repeats:", ""]
+    for goal, rows in table.groupby("goal", sort=False):
+        verdict = "met" if rows.met.all() else "missed"
+        lines.append(f"- {goal}: **{verdict}**, met on {int(rows.met.sum())} of {len(rows)} "
+                     f"corpora (at `{policy}`: " + ", ".join(
+                         f"{r.corpus} {r[f'at {policy}']:.3g}" for _, r in rows.iterrows())
+                     + ").")  # fmt: skip
+    return "\n".join(lines)
 
 
 # --------------------------------------------------------------------------------------------
