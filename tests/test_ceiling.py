@@ -15,6 +15,7 @@ from cadlib.chapters.ceiling import covers as ceiling_covers
 from cadlib.chapters.ceiling import prose as ceiling_prose
 from cadlib.corpora import EditCase, load_corpus
 from cadlib.costs import spans as SP
+from cadlib.costs import speedup_curve as SC
 from cadlib.tokenizers import qwen25_tokenizer
 
 tok = qwen25_tokenizer()
@@ -79,10 +80,11 @@ def test_load_corpora_reports_what_it_could_not_load(monkeypatch):
 
 def test_loglinear_interpolation_is_linear_in_log_n_and_clamped():
     N, s = [1, 4, 16], [1.0, 3.0, 9.0]
-    assert C.interpolate_loglinear(N, s, [1, 4, 16]).tolist() == [1.0, 3.0, 9.0]
-    assert C.interpolate_loglinear(N, s, 2) == pytest.approx(2.0)  # halfway in log N
-    assert C.interpolate_loglinear(N, s, 8) == pytest.approx(6.0)
-    assert C.interpolate_loglinear(N, s, [0.5, 0, 1000]).tolist() == [1.0, 1.0, 9.0]
+    assert SC.interpolate_loglinear(N, s, [1, 4, 16]).tolist() == [1.0, 3.0, 9.0]
+    assert SC.interpolate_loglinear(N, s, 2) == pytest.approx(2.0)  # halfway in log N
+    assert SC.interpolate_loglinear(N, s, 8) == pytest.approx(6.0)
+    clamped = SC.interpolate_loglinear(N, s, [0.5, 0, 1000], clamp_nonpositive=True)
+    assert clamped.tolist() == [1.0, 1.0, 9.0]
 
 
 @pytest.mark.parametrize(
@@ -90,7 +92,7 @@ def test_loglinear_interpolation_is_linear_in_log_n_and_clamped():
 )
 def test_bad_curves_are_rejected(N, s):
     with pytest.raises(ValueError, match="curve"):
-        C.interpolate_loglinear(N, s, 3)
+        SC.interpolate_loglinear(N, s, 3)
 
 
 @pytest.mark.parametrize("corpus", ["probeedit", "heval-fix-py", "heval-fix-js", "pooled"])
@@ -198,7 +200,7 @@ def test_bounds_vs_m_rows_follow_the_token_table():
     )
     row = table.iloc[1]
     assert out.iloc[1]["token_m"] == pytest.approx(
-        C.bound_uniform(row["T"], row["T_gen"], row["T_copy"], C.interpolate_loglinear(N, s, 4))
+        C.bound_uniform(row["T"], row["T_gen"], row["T_copy"], SC.interpolate_loglinear(N, s, 4))
     )
 
 

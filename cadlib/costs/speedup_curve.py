@@ -56,8 +56,8 @@ def interpolate_loglinear(
     values outside them (no extrapolation beyond what was measured).
 
     At a measured ``N`` it returns the measured value exactly. ``n`` must be positive and
-    finite, unless ``clamp_nonpositive``: then ``n <= 0`` reads ``s(N_min)`` (the convention of
-    :func:`cadlib.chapters.ceiling.interpolate_loglinear`, whose callers may pass zero-token spans).
+    finite, unless ``clamp_nonpositive``: then ``n <= 0`` reads ``s(N_min)`` (the ceiling
+    chapter's convention: its covers may hold zero-token spans).
     Returns an array of ``n``'s shape (0-d for a scalar).
     """
     N, s = check_curve(N, s)

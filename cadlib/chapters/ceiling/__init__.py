@@ -42,7 +42,6 @@ from .bounds import (
     bounds_vs_m,
     curve_coverage,
     implied_speedup,
-    interpolate_loglinear,
     line_bounds,
     paper_reference_curve,
 )
@@ -96,7 +95,6 @@ __all__ = [
     "load_corpora",
     "short_span_share",
     "token_cover_table",
-    "interpolate_loglinear",
     "bound_uniform",
     "bound_exact",
     "line_bounds",

@@ -3,8 +3,9 @@
 A gen token costs one decode step, a copy span of ``N`` tokens ``N / s(N)`` steps:
 ``bnd_m8`` and ``bnd_mean`` charge every copied token at one speedup (:func:`bound_uniform`),
 ``bnd_exact`` each span at its own (:func:`bound_exact`), optionally regenerating spans shorter
-than a minimum span. ``s`` is read off the curve by :func:`interpolate_loglinear`, whose one
-home is :mod:`cadlib.costs.speedup_curve`. Also here: how far a cover leans on the curve's clamped
+than a minimum span. ``s`` is read off the curve by
+:func:`cadlib.costs.speedup_curve.interpolate_loglinear` with ``clamp_nonpositive`` (a cover may
+hold zero-token spans; :func:`_s_of`). Also here: how far a cover leans on the curve's clamped
 ends (:func:`curve_coverage`) and the partial reconstruction of the paper's 7B curve
 (:func:`paper_reference_curve`).
 """
@@ -20,7 +21,6 @@ from cadlib import paper as _paper
 from cadlib.costs import speedup_curve
 
 __all__ = [
-    "interpolate_loglinear",
     "bound_uniform",
     "bound_exact",
     "line_bounds",
@@ -31,10 +31,8 @@ __all__ = [
 ]
 
 
-def interpolate_loglinear(N: Sequence[float], s: Sequence[float], n) -> np.ndarray:
-    """``s(n)`` from measured points ``(N, s)``: linear in ``log N`` between points, the end
-    values outside them (no extrapolation beyond what was measured); ``n <= 0`` reads the
-    first point. :func:`cadlib.costs.speedup_curve.interpolate_loglinear`, which does the work."""
+def _s_of(N: Sequence[float], s: Sequence[float], n) -> np.ndarray:
+    """``s(n)`` off the curve ``(N, s)``, ``n <= 0`` reading its first point."""
     return speedup_curve.interpolate_loglinear(N, s, n, clamp_nonpositive=True)
 
 
@@ -59,14 +57,14 @@ def bound_exact(
     spans = np.asarray(spans, dtype=float)
     spliced = spans[(spans >= min_span) & (spans > 0)]
     regenerated = spans[spans < min_span].sum()
-    cost = T_gen + regenerated + float(np.sum(spliced / interpolate_loglinear(N, s, spliced)))
+    cost = T_gen + regenerated + float(np.sum(spliced / _s_of(N, s, spliced)))
     return float(T / cost)
 
 
 def line_bounds(summary: Mapping, spans: Sequence[int], N, s, m: int = 8) -> dict:
     """bnd_m8, bnd_mean and bnd_exact of a line-level cover (Table 2), plus the s values used."""
-    s_m = float(interpolate_loglinear(N, s, m))
-    s_mean = float(interpolate_loglinear(N, s, summary["mean"]))
+    s_m = float(_s_of(N, s, m))
+    s_mean = float(_s_of(N, s, summary["mean"]))
     T, T_gen, T_copy = summary["T"], summary["T_gen"], summary["T_copy"]
     return {
         "s_m8": s_m,
@@ -93,7 +91,7 @@ def bounds_vs_m(
     """
     rows = []
     for row in token_table.itertuples(index=False):
-        s_m = float(interpolate_loglinear(N, s, row.m))
+        s_m = float(_s_of(N, s, row.m))
         rows.append(
             {
                 "m": row.m,

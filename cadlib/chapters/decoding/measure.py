@@ -313,7 +313,7 @@ def kernel_bounds(inputs: list, results: dict, tokenizer, curve=None, kernel_mod
             return None, f"not yet available ({type(err).__name__}: {err})"
     N, s, meta = curve if len(curve) == 3 else (*curve, {})
     tok = tokenizer if hasattr(tokenizer, "count") else hf_tokenizer(tokenizer)
-    def s_of(n):  # as ceiling.interpolate_loglinear, which this called before
+    def s_of(n):  # zero-token spans read the first point, as in the ceiling chapter
         return interpolate_loglinear(N, s, n, clamp_nonpositive=True)
 
     rows = []
