@@ -2,11 +2,6 @@ from cadlib.chapters import losslessness as L
 from cadlib.corpora import EditCase
 
 
-def test_paper_equal_tolerates_one_trailing_newline_only():
-    assert L.paper_equal("a\n", "a") and L.paper_equal("a", "a")
-    assert not L.paper_equal("a\n\n", "a")
-
-
 def test_every_edge_case_is_byte_exact_for_us():
     table = L.edge_case_table(L.EDGE_CASES)
     assert table["ours byte-exact"].all()

@@ -4,8 +4,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cadlib import metrics
-from cadlib.chapters import formats, losslessness
-from cadlib.chapters import sft_pilot as sft
 
 
 def test_the_three_exact_matches_differ_where_the_paper_says():
@@ -14,13 +12,6 @@ def test_the_three_exact_matches_differ_where_the_paper_says():
     assert not metrics.equal_up_to_one_newline("a\n\n", "a")  # one newline only
     assert metrics.equal_stripped("a\n\n", "a") and metrics.equal_stripped(" a\t", "a")  # Table 8
     assert not metrics.equal_up_to_one_newline(" a", "a")
-
-
-def test_old_names_are_the_metrics():
-    assert sft.outputs_equal is metrics.equal_up_to_one_newline
-    assert losslessness.paper_equal is metrics.equal_up_to_one_newline
-    assert formats.strip_one_newline is metrics.strip_one_newline
-    assert sft.wilson_ci is metrics.wilson_ci
 
 
 @given(st.text(alphabet="ab\n "), st.text(alphabet="ab\n "))

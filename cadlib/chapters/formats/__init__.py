@@ -41,10 +41,6 @@ requires; they would add a few tokens per block to S/R). Nothing makes the ancho
 tolerates one trailing newline; that is reported as ``em_r``.
 """
 
-from cadlib.metrics import (
-    strip_one_newline,
-)
-
 from .blocks import (
     Block,
     change_blocks,
@@ -117,7 +113,6 @@ __all__ = [
     "apply_unified_diff",
     "git_apply",
     "git_version",
-    "strip_one_newline",
     "round_trip",
     "evaluate_formats",
     "summarize",

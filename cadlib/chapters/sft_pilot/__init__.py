@@ -43,11 +43,6 @@ tables, figures and results record). Every public name is importable from
 
 from __future__ import annotations
 
-from cadlib.corpora import seeded_subset as subset  # noqa: F401
-from cadlib.corpora import split_key  # noqa: F401
-from cadlib.metrics import equal_up_to_one_newline as outputs_equal  # noqa: F401
-from cadlib.metrics import wilson_ci  # noqa: F401
-
 from .chapter import (  # noqa: F401
     ChapterSetup,
     chapter_numbers,
@@ -248,7 +243,6 @@ __all__ = [
     "SPLIT_CORPORA",
     "TRAIN_SETS",
     "HELD_OUT_FRACTION",
-    "split_key",
     "held_out_ids",
     "make_split",
     "split_path",
@@ -256,8 +250,6 @@ __all__ = [
     "load_split",
     "split_cases",
     "training_cases",
-    "wilson_ci",
-    "outputs_equal",
     "endpoint_hits",
     "score_program",
     "CaseResult",
@@ -286,7 +278,6 @@ __all__ = [
     "extract_program",
     "extract_document",
     "choose_params",
-    "subset",
     "spread",
     "fine_tune",
     "run_pilot",

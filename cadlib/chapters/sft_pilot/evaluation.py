@@ -13,8 +13,7 @@ from tqdm import tqdm
 from cadlib.cases import EditCase
 from cadlib.decoding.decoder import CopyDecoder
 from cadlib.execution import run_humaneval_tests
-from cadlib.metrics import equal_stripped
-from cadlib.metrics import equal_up_to_one_newline as outputs_equal
+from cadlib.metrics import equal_stripped, equal_up_to_one_newline
 from cadlib.prompts import regen_prompt_ids
 
 from .examples import (
@@ -154,7 +153,7 @@ def extract_document(text: str) -> str:
 def score_output(case: EditCase, output: str, system: str = "", **extra) -> CaseResult:
     """Score a full-regeneration output: EM only (no program, so no parse or endpoints)."""
     return CaseResult(
-        case.id, system, output, True, output, outputs_equal(output, case.gold),
+        case.id, system, output, True, output, equal_up_to_one_newline(output, case.gold),
         equal_stripped(output, case.gold), False, 0, 0, 0, 0, False,
         extra={"free_form": True}, span_iou=math.nan, identity=is_identity(output, case.doc),
         **extra,

@@ -15,7 +15,7 @@ from cadlib.book.provenance import LoadMonitor, provenance
 from cadlib.book.replay import Recorder
 from cadlib.book.results import repo_root
 from cadlib.cases import EditCase
-from cadlib.corpora import seeded_subset as subset
+from cadlib.corpora import seeded_subset
 from cadlib.decoding.fsm import transcript
 from cadlib.models import load_model, load_tokenizer, resolve_device
 
@@ -95,7 +95,7 @@ def fine_tune(model_name: str, train_set: str, seed: int, P: Mapping, split: dic
     dev = str(resolve_device(device))
     tokenizer = tokenizer or load_tokenizer(model_name)
     model = model if model is not None else load_model(model_name, device=dev)
-    cases = subset(training_cases(split, train_set, corpora), P["n_train"], seed)
+    cases = seeded_subset(training_cases(split, train_set, corpora), P["n_train"], seed)
     examples, report = build_examples(cases, tokenizer, P["max_length"], P["overlong"])
     recipe = {k: P[k] for k in ("lr", "betas", "weight_decay", "warmup", "grad_accum",
                                 "micro_batch", "gradient_checkpointing")}  # fmt: skip

@@ -11,8 +11,7 @@ import numpy as np
 
 from cadlib.cases import EditCase
 from cadlib.grammar import Program, ProgramSyntaxError, parse_program
-from cadlib.metrics import equal_stripped, wilson_ci
-from cadlib.metrics import equal_up_to_one_newline as outputs_equal
+from cadlib.metrics import equal_stripped, equal_up_to_one_newline, wilson_ci
 from cadlib.oracle import oracle_program
 from cadlib.resolver import RangeClippedWarning, doc_lines, resolve
 
@@ -114,7 +113,7 @@ def score_program(case: EditCase, text: str, system: str = "", **extra) -> CaseR
         text=text,
         parsed=True,
         output=output,
-        em=output is not None and outputs_equal(output, case.gold),
+        em=output is not None and equal_up_to_one_newline(output, case.gold),
         trimmed_em=output is not None and equal_stripped(output, case.gold),
         program_em=program == oracle,
         start_hits=starts,
