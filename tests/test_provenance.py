@@ -45,6 +45,24 @@ def test_the_commit_is_head_with_a_dirty_mark_when_tracked_files_differ():
     assert prov.git_commit(repo_root() / "no-such-folder") is None
 
 
+def test_the_commit_recorded_is_the_one_checked_out_when_the_monitor_started(tmp_path):
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t", "PATH": os.environ["PATH"]}  # fmt: skip
+
+    def commit():
+        subprocess.run(["git", "-C", str(tmp_path), "commit", "-q", "--allow-empty", "-m", "c"],
+                       check=True, env=env)  # fmt: skip
+        return prov.git_commit(tmp_path)
+
+    first = commit()
+    watch = prov.LoadMonitor(interval=3600, root=tmp_path)
+    later = commit()  # a commit made while the run goes on
+    watch.stop()
+    assert later != first and prov.provenance(tmp_path, watch)["commit"] == first
+    assert prov.provenance(tmp_path, prov.LoadMonitor(interval=3600))["commit"] == later
+
+
 def test_every_results_file_records_its_provenance(tmp_path, monkeypatch):
     monkeypatch.setenv("CADLIB_RESULTS_DIR", str(tmp_path))
     path = write_results("x", {"n": 1}, profile="cpu", model=None, tokenizer=None)

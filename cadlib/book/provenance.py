@@ -3,10 +3,11 @@
 A timing means little without the load it was measured under: one SmolLM2 forward took
 42 ms in one chapter and 110 ms in another on the same kind of machine, because one ran
 beside another job. So every results file records, beside its numbers, the commit it ran at
-and the load while it ran (:func:`provenance`): a :class:`LoadMonitor` samples, every few
-seconds from a daemon thread, the 1-minute load average and how many cores the *other*
-processes kept busy, and names the busiest of them. It starts with the first model a chapter
-loads (:func:`cadlib.models.load_model` calls :func:`monitor`), so it covers every timed part.
+(checked out when the monitor started) and the load while it ran (:func:`provenance`): a
+:class:`LoadMonitor` samples, every few seconds from a daemon thread, the 1-minute load
+average and how many cores the *other* processes kept busy, and names the busiest of them.
+It starts with the first model a chapter loads (:func:`cadlib.models.load_model` calls
+:func:`monitor`), so it covers every timed part.
 A run is *busy* when other processes kept more than :data:`BUSY_CORES` of a core busy on
 average; ``make record`` warns before and after such a run, and a chapter that shows an
 evidence run says so in its caption (:func:`load_caption`).
@@ -47,11 +48,14 @@ _MONITOR: LoadMonitor | None = None
 
 
 class LoadMonitor:
-    """Samples the machine's load every ``interval`` seconds from a daemon thread."""
+    """Samples the machine's load every ``interval`` seconds from a daemon thread; with a
+    ``root``, also notes the commit checked out there when it starts (the code that ran: a
+    commit made while a long run goes on is not it)."""
 
-    def __init__(self, interval: float = 5.0):
+    def __init__(self, interval: float = 5.0, root: Path | None = None):
         self.interval = interval
         self.started = time.time()
+        self.commit = git_commit(root) if root is not None else None
         self.load_avg: list[float] = []
         self.other_cores: list[float] = []
         self.busiest: dict[str, float] = defaultdict(float)  # name -> summed cores
@@ -120,10 +124,12 @@ def sample_other_load() -> tuple[float, dict[str, float]]:
 
 
 def monitor() -> LoadMonitor:
-    """The process's load monitor, started on the first call."""
+    """The process's load monitor, started on the first call (noting the commit then)."""
     global _MONITOR
     if _MONITOR is None:
-        _MONITOR = LoadMonitor()
+        from .results import repo_root  # results imports this module
+
+        _MONITOR = LoadMonitor(root=repo_root())
     return _MONITOR
 
 
@@ -146,8 +152,9 @@ def provenance(root: Path, watch: LoadMonitor | None = None) -> dict:
     """The ``provenance`` of a results file: commit and the load while it ran (the process
     monitor's samples since it started, or ``watch``'s for one part of a run; one sample now
     when nothing was sampled)."""
-    load = (watch or monitor()).summary()
-    return {"commit": git_commit(root), "load": load, "busy": busy(load)}
+    watch = watch or monitor()
+    load = watch.summary()
+    return {"commit": watch.commit or git_commit(root), "load": load, "busy": busy(load)}
 
 
 def busy(load: dict) -> bool:

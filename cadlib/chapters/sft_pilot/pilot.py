@@ -279,7 +279,8 @@ def run_pilot(model_name: str, P: Mapping, split: dict,
         for seed in P["seeds"]:
             def one_run(train_set=train_set, seed=seed):
                 nonlocal base_model
-                watch, started = LoadMonitor(), datetime.now(UTC).isoformat("T", "seconds")
+                watch = LoadMonitor(root=repo_root())
+                started = datetime.now(UTC).isoformat("T", "seconds")
                 model, tok, run = fine_tune(
                     model_name, train_set, seed, P, split, corpora, device=device,
                     checkpoints=checkpoints, model=base_model, tokenizer=tokenizer,
