@@ -67,6 +67,18 @@ def test_full_profile_section_without_a_record(monkeypatch):
     assert "full run" in text and fig is None and rates is None
 
 
+def test_the_cpu_chapter_shows_the_largest_committed_evidence_run(monkeypatch):
+    committed = {"full"}
+    monkeypatch.setattr(sft.report, "profile_record",
+                        lambda p: {"profile": p} if p in committed else None)  # fmt: skip
+    assert sft.evidence_profile() == "full"
+    committed.add("seeds")
+    assert sft.evidence_profile() == "seeds"
+    committed.clear()
+    assert sft.evidence_profile() == "full"  # none yet: the one to record first
+    assert "RESUME=1" in sft.REGENERATE["seeds"] and "make record" in sft.REGENERATE["full"]
+
+
 def test_recipe_differences_give_the_declared_reasons_in_the_full_profile():
     diff = sft.recipe_differences(sft.choose_params("full"))
     assert set(diff.index) <= set(sft.FULL_DEVIATIONS)

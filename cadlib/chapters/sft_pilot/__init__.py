@@ -132,10 +132,12 @@ from .pilot import (  # noqa: F401
 )
 from .report import (  # noqa: F401
     CASE_FIELDS,
+    EVIDENCE_PROFILES,
     REGENERATE,
     case_record,
     cases_path,
     conclusion,
+    evidence_profile,
     profile_record,
     profile_summary,
     read_cases,
@@ -201,6 +203,8 @@ from .training import (  # noqa: F401
 __all__ = [
     "REGENERATE",
     "profile_record",
+    "EVIDENCE_PROFILES",
+    "evidence_profile",
     "profile_summary",
     "op_signature",
     "span_em",

@@ -43,6 +43,7 @@ from .report import (
     REGENERATE,
     case_record,
     conclusion,
+    evidence_profile,
     profile_record,
     profile_summary,
     read_cases,
@@ -385,21 +386,23 @@ def write_chapter_results(
 
 
 def full_profile_outputs(profile: str) -> tuple[str, object, pd.DataFrame | None]:
-    """``(markdown, figure, rates)``. In the cpu chapter: the full profile's generated
-    conclusion (or the command that runs it), its loss curve and its rates (``None`` while
-    it has not been run); in any other profile, a note that the conclusion at the end is this
-    run's own, and no figure or table."""
+    """``(markdown, figure, rates)``. In the cpu chapter: the largest committed evidence run's
+    (:func:`evidence_profile`) generated conclusion (or the command that runs it), its loss
+    curves and its rates (``None`` while it has not been run); in any other profile, a note
+    that the conclusion at the end is this run's own, and no figure or table."""
     if profile != "cpu":
         return f"*This is the {profile} run; the conclusion below is its own.*", None, None
-    record = profile_record("full")
+    evidence = evidence_profile()
+    record = profile_record(evidence)
     if record is None:
-        return profile_summary("full"), None, None
-    summary = (f"*Profile full, model {record['model']}, run {record['created'][:10]}; "
-               f"regenerate with* `{REGENERATE['full']}`. *Its conclusion, regenerated from its "
-               f"committed results and per-case records under this chapter's current rules:*"
-               f"\n\n{regenerated_conclusion('full')}")  # fmt: skip
+        return profile_summary(evidence), None, None
+    summary = (f"*Profile {evidence}, model {record['model']}, run {record['created'][:10]}; "
+               f"regenerate with* `{REGENERATE[evidence]}`. *Its conclusion, regenerated from "
+               f"its committed results and per-case records under this chapter's current "
+               f"rules:*\n\n{regenerated_conclusion(evidence)}")  # fmt: skip
     ax = plot_losses({f"{r['train_set']}, seed {r['seed']}": r["losses"]
                       for r in record["numbers"]["training"]},
-                     title=f"{record['model']}, profile full", ylabel="training loss")  # fmt: skip
+                     title=f"{record['model']}, profile {evidence}",
+                     ylabel="training loss")  # fmt: skip
     plt.close(ax.figure)
     return summary, ax.figure, pd.DataFrame(record["numbers"]["rates"]).T

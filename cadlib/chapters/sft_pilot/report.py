@@ -32,6 +32,8 @@ __all__ = [
     "conclusion",
     "REGENERATE",
     "profile_record",
+    "EVIDENCE_PROFILES",
+    "evidence_profile",
     "profile_summary",
 ]
 
@@ -41,8 +43,9 @@ __all__ = [
 REGENERATE = {
     "cpu": "papermill --cwd notebooks notebooks/07_sft_pilot.ipynb notebooks/07_sft_pilot.ipynb "
     "-p profile cpu",
-    "full": "papermill --cwd notebooks notebooks/07_sft_pilot.ipynb _build/07_sft_pilot.full.ipynb "
-    "-p profile full  # about an hour on 2 cores, alone on the machine",
+    "full": "make record CHAPTER=07_sft_pilot PROFILE=full  # about an hour on 2 cores",
+    "seeds": "make record CHAPTER=07_sft_pilot PROFILE=seeds RESUME=1  # ~10 h on 2 cores, "
+    "resumable",
     "paper": "papermill --cwd notebooks notebooks/07_sft_pilot.ipynb "
     "_build/07_sft_pilot.paper.ipynb -p profile paper -p device cuda  # a GPU and the hub",
 }
@@ -200,6 +203,17 @@ def conclusion(systems: Mapping[str, Sequence[CaseResult]], comparisons: Sequenc
             f"construction, which is a property of the decoder, not evidence of learning."
         )
     return "\n\n".join(p for p in out if p)
+
+
+#: The chapter's evidence profiles, largest first: the cpu chapter shows the largest committed.
+EVIDENCE_PROFILES = ("seeds", "full")
+
+
+def evidence_profile() -> str:
+    """The largest evidence profile with a committed run (:data:`EVIDENCE_PROFILES`); the
+    smallest when none is committed yet (the one to record first)."""
+    return next((p for p in EVIDENCE_PROFILES if profile_record(p) is not None),
+                EVIDENCE_PROFILES[-1])  # fmt: skip
 
 
 def profile_record(profile: str) -> dict | None:
