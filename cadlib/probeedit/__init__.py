@@ -21,71 +21,15 @@ between them). ``python -m cadlib.probeedit --stats`` prints the corpus statisti
 (:func:`corpus_stats`, Qwen2.5 BPE, paper Table 2) and ``--write DIR`` dumps the cases as JSONL.
 """
 
-from .corpus import (
-    cases_per_cell,
-    corpus_stats,
-    main,
-    probeedit_corpus,
-    stats_markdown,
-    write_jsonl,
-)
-from .operations import (
-    change_heading,
-    delete_block,
-    delete_sentence,
-    insert_paragraph,
-    make_typo,
-    merge_paragraphs,
-    rename_everywhere,
-    replace_at,
-    replace_once,
-    split_paragraph,
-    swap_sections,
-)
-from .spec import (
-    DOCUMENTS,
-    N_CASES,
-    OPERATIONS,
-    POOLS,
-    SEED,
-    VERSION,
-    WRAP,
-    document_text,
-    documents,
-)
-from .structure import Block, Section, blocks, find_section, sections, sentence_spans
+from . import corpus, operations, spec, structure
+from .corpus import *  # noqa: F403
+from .operations import *  # noqa: F403
+from .spec import *  # noqa: F403
+from .structure import *  # noqa: F403
 
 __all__ = [
-    "VERSION",
-    "SEED",
-    "DOCUMENTS",
-    "OPERATIONS",
-    "N_CASES",
-    "POOLS",
-    "Section",
-    "Block",
-    "document_text",
-    "documents",
-    "sections",
-    "blocks",
-    "sentence_spans",
-    "find_section",
-    "replace_once",
-    "replace_at",
-    "rename_everywhere",
-    "insert_paragraph",
-    "delete_sentence",
-    "delete_block",
-    "swap_sections",
-    "merge_paragraphs",
-    "split_paragraph",
-    "change_heading",
-    "make_typo",
-    "cases_per_cell",
-    "probeedit_corpus",
-    "corpus_stats",
-    "stats_markdown",
-    "write_jsonl",
-    "WRAP",
-    "main",
+    *corpus.__all__,
+    *operations.__all__,
+    *spec.__all__,
+    *structure.__all__,
 ]

@@ -17,6 +17,15 @@ from cadlib.tokenizers import qwen25_tokenizer
 from .builders import _BUILDERS, _Doc
 from .spec import DOCUMENTS, N_CASES, OPERATIONS, SEED, VERSION, documents
 
+__all__ = [
+    "cases_per_cell",
+    "corpus_stats",
+    "main",
+    "probeedit_corpus",
+    "stats_markdown",
+    "write_jsonl",
+]
+
 
 def cases_per_cell(document: str, operation: str) -> int:
     """How many cases (document, operation) gets: 14 per operation, split 4/4/3/3 over the

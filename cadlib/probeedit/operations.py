@@ -19,6 +19,20 @@ from .structure import (
     sentence_spans,
 )
 
+__all__ = [
+    "change_heading",
+    "delete_block",
+    "delete_sentence",
+    "insert_paragraph",
+    "make_typo",
+    "merge_paragraphs",
+    "rename_everywhere",
+    "replace_at",
+    "replace_once",
+    "split_paragraph",
+    "swap_sections",
+]
+
 
 def replace_once(doc: str, old: str, new: str) -> str:
     """Replace the single occurrence of ``old`` (which must not span lines) by ``new``."""

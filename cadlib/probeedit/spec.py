@@ -6,6 +6,18 @@ from __future__ import annotations
 import json
 from importlib import resources
 
+__all__ = [
+    "DOCUMENTS",
+    "N_CASES",
+    "OPERATIONS",
+    "POOLS",
+    "SEED",
+    "VERSION",
+    "WRAP",
+    "document_text",
+    "documents",
+]
+
 VERSION = "v1"
 SEED = 154
 N_CASES = 154

@@ -8,6 +8,15 @@ from dataclasses import dataclass
 
 from cadlib.resolver import doc_lines
 
+__all__ = [
+    "Block",
+    "Section",
+    "blocks",
+    "find_section",
+    "sections",
+    "sentence_spans",
+]
+
 
 @dataclass(frozen=True)
 class Section:

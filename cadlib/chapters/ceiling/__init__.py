@@ -36,105 +36,21 @@ importable from ``cadlib.chapters.ceiling``. The span statistics it bounds live 
 
 from __future__ import annotations
 
-from .bounds import (
-    bound_exact,
-    bound_uniform,
-    bounds_vs_m,
-    curve_coverage,
-    implied_speedup,
-    line_bounds,
-    paper_reference_curve,
-)
-from .chapter import (
-    PROFILES,
-    REFERENCE_CURVE,
-    CeilingRun,
-    analyse,
-    ceiling_numbers,
-    corpora_report,
-    measured_curve,
-    paper_figures,
-    short_spans,
-    write_ceiling_results,
-)
-from .covers import (
-    CORPUS_LABELS,
-    load_corpora,
-    pool_token_tables,
-    short_span_share,
-    token_cover_table,
-)
-from .percentiles import SPAN_VARIANTS, percentile_matches, percentile_table, percentile_variants
-from .plots import plot_bounds_vs_m, plot_span_histograms, plot_token_cover
-from .prose import (
-    conclusion,
-    percentile_finding,
-    reference_curve_finding,
-    short_span_finding,
-    token_bound_finding,
-    token_level_finding,
-)
-from .tables import (
-    BOUND_COLUMNS,
-    TABLE2_COLUMNS,
-    bounds_table,
-    coverage_table,
-    m8_bounds_table,
-    measured_curve_table,
-    paper_bnd_m8_check,
-    short_span_table,
-    side_by_side,
-    table2,
-    token_level_f,
-    token_level_table,
-)
+from . import bounds, chapter, covers, percentiles, plots, prose, tables
+from .bounds import *  # noqa: F403
+from .chapter import *  # noqa: F403
+from .covers import *  # noqa: F403
+from .percentiles import *  # noqa: F403
+from .plots import *  # noqa: F403
+from .prose import *  # noqa: F403
+from .tables import *  # noqa: F403
 
 __all__ = [
-    "PROFILES",
-    "CORPUS_LABELS",
-    "load_corpora",
-    "short_span_share",
-    "token_cover_table",
-    "bound_uniform",
-    "bound_exact",
-    "line_bounds",
-    "bounds_vs_m",
-    "curve_coverage",
-    "side_by_side",
-    "implied_speedup",
-    "paper_reference_curve",
-    "percentile_variants",
-    "SPAN_VARIANTS",
-    "percentile_finding",
-    "short_span_finding",
-    "token_level_finding",
-    "reference_curve_finding",
-    "token_bound_finding",
-    "conclusion",
-    "pool_token_tables",
-    "percentile_table",
-    "percentile_matches",
-    "REFERENCE_CURVE",
-    "CeilingRun",
-    "analyse",
-    "measured_curve",
-    "corpora_report",
-    "short_spans",
-    "ceiling_numbers",
-    "paper_figures",
-    "write_ceiling_results",
-    "TABLE2_COLUMNS",
-    "BOUND_COLUMNS",
-    "table2",
-    "short_span_table",
-    "token_level_table",
-    "token_level_f",
-    "paper_bnd_m8_check",
-    "bounds_table",
-    "measured_curve_table",
-    "coverage_table",
-    "m8_bounds_table",
-    "plot_span_histograms",
-    "plot_token_cover",
-    "plot_bounds_vs_m",
+    *bounds.__all__,
+    *chapter.__all__,
+    *covers.__all__,
+    *percentiles.__all__,
+    *plots.__all__,
+    *prose.__all__,
+    *tables.__all__,
 ]

@@ -41,94 +41,21 @@ requires; they would add a few tokens per block to S/R). Nothing makes the ancho
 tolerates one trailing newline; that is reported as ``em_r``.
 """
 
-from .blocks import (
-    Block,
-    change_blocks,
-)
-from .errors import (
-    FAILURE_CATEGORIES,
-    ApplyError,
-)
-from .evaluate import (
-    RoundTrip,
-    evaluate_formats,
-    failure_counts,
-    failure_table,
-    round_trip,
-    summarize,
-)
-from .registry import (
-    EXTENSION_FORMATS,
-    FORMATS,
-    PROFILES,
-    TABLE3_FORMATS,
-    EditFormat,
-)
-from .reporting import (
-    ambiguity_kinds,
-    by_corpus,
-    chapter_numbers,
-    compare_with_paper,
-    conclusion,
-    other_languages_reading,
-    paper_numbers,
-    paper_table3,
-    pareto_front,
-    pareto_plot,
-    pareto_reading,
-    printed_totals,
-    table3_reading,
-)
-from .search_replace import (
-    ambiguous_anchors,
-    apply_search_replace,
-    parse_search_replace,
-    render_search_replace,
-    search_replace_blocks,
-)
-from .unified_diff import (
-    apply_unified_diff,
-    git_apply,
-    git_version,
-    render_unified_diff,
-)
+from . import blocks, errors, evaluate, registry, reporting, search_replace, unified_diff
+from .blocks import *  # noqa: F403
+from .errors import *  # noqa: F403
+from .evaluate import *  # noqa: F403
+from .registry import *  # noqa: F403
+from .reporting import *  # noqa: F403
+from .search_replace import *  # noqa: F403
+from .unified_diff import *  # noqa: F403
 
 __all__ = [
-    "ApplyError",
-    "Block",
-    "EditFormat",
-    "RoundTrip",
-    "FAILURE_CATEGORIES",
-    "FORMATS",
-    "TABLE3_FORMATS",
-    "EXTENSION_FORMATS",
-    "PROFILES",
-    "change_blocks",
-    "search_replace_blocks",
-    "ambiguous_anchors",
-    "render_search_replace",
-    "parse_search_replace",
-    "apply_search_replace",
-    "render_unified_diff",
-    "apply_unified_diff",
-    "git_apply",
-    "git_version",
-    "round_trip",
-    "evaluate_formats",
-    "summarize",
-    "failure_table",
-    "failure_counts",
-    "paper_table3",
-    "compare_with_paper",
-    "pareto_front",
-    "pareto_plot",
-    "by_corpus",
-    "table3_reading",
-    "pareto_reading",
-    "ambiguity_kinds",
-    "other_languages_reading",
-    "conclusion",
-    "printed_totals",
-    "chapter_numbers",
-    "paper_numbers",
+    *blocks.__all__,
+    *errors.__all__,
+    *evaluate.__all__,
+    *registry.__all__,
+    *reporting.__all__,
+    *search_replace.__all__,
+    *unified_diff.__all__,
 ]

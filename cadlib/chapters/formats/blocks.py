@@ -7,6 +7,11 @@ from dataclasses import dataclass
 from cadlib.oracle import matching_blocks
 from cadlib.resolver import doc_lines
 
+__all__ = [
+    "Block",
+    "change_blocks",
+]
+
 # ---------------------------------------------------------------------------------------------
 # Change blocks from the oracle alignment
 # ---------------------------------------------------------------------------------------------

@@ -4,6 +4,11 @@ from __future__ import annotations
 
 from cadlib.metrics import equal_up_to_one_newline
 
+__all__ = [
+    "FAILURE_CATEGORIES",
+    "ApplyError",
+]
+
 # ---------------------------------------------------------------------------------------------
 # Failure categories and the typed error every applier raises
 # ---------------------------------------------------------------------------------------------

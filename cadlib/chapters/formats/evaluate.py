@@ -18,6 +18,15 @@ from cadlib.tokenizers import Tokenizer, qwen25_tokenizer
 from .errors import FAILURE_CATEGORIES, ApplyError
 from .registry import FORMATS, TABLE3_FORMATS, EditFormat
 
+__all__ = [
+    "RoundTrip",
+    "evaluate_formats",
+    "failure_counts",
+    "failure_table",
+    "round_trip",
+    "summarize",
+]
+
 # ---------------------------------------------------------------------------------------------
 # Round trips and the evaluation table
 # ---------------------------------------------------------------------------------------------

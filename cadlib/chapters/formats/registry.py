@@ -18,6 +18,14 @@ from .search_replace import (
 )
 from .unified_diff import _hunk_count, apply_unified_diff, render_unified_diff
 
+__all__ = [
+    "EXTENSION_FORMATS",
+    "FORMATS",
+    "PROFILES",
+    "TABLE3_FORMATS",
+    "EditFormat",
+]
+
 # ---------------------------------------------------------------------------------------------
 # Copy-as-Decode and full regeneration
 # ---------------------------------------------------------------------------------------------

@@ -18,6 +18,22 @@ from .errors import FAILURE_CATEGORIES
 from .registry import EXTENSION_FORMATS, FORMATS, TABLE3_FORMATS
 from .unified_diff import git_version
 
+__all__ = [
+    "ambiguity_kinds",
+    "by_corpus",
+    "chapter_numbers",
+    "compare_with_paper",
+    "conclusion",
+    "other_languages_reading",
+    "paper_numbers",
+    "paper_table3",
+    "pareto_front",
+    "pareto_plot",
+    "pareto_reading",
+    "printed_totals",
+    "table3_reading",
+]
+
 # ---------------------------------------------------------------------------------------------
 # The paper's Table 3, and the side-by-side view
 # ---------------------------------------------------------------------------------------------

@@ -11,6 +11,14 @@ from .blocks import Block, _block_texts, _grow, _widen, change_blocks
 from .errors import ApplyError, _diagnose_generic
 from .unified_diff import DOC_NAME
 
+__all__ = [
+    "ambiguous_anchors",
+    "apply_search_replace",
+    "parse_search_replace",
+    "render_search_replace",
+    "search_replace_blocks",
+]
+
 # ---------------------------------------------------------------------------------------------
 # Search/replace blocks, applied with Aider's semantics
 # ---------------------------------------------------------------------------------------------

@@ -12,6 +12,13 @@ import unidiff
 
 from .errors import ApplyError
 
+__all__ = [
+    "apply_unified_diff",
+    "git_apply",
+    "git_version",
+    "render_unified_diff",
+]
+
 # ---------------------------------------------------------------------------------------------
 # Unified diff, applied by git apply
 # ---------------------------------------------------------------------------------------------

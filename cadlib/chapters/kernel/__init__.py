@@ -32,72 +32,19 @@ package's public names (``__all__``) are importable from ``cadlib.chapters.kerne
 
 from __future__ import annotations
 
-from .chapter import (
-    GPU_PAIRS,
-    PROFILES,
-    benchmark_models,
-    gpu_evidence,
-    gpu_evidence_markdown,
-    kernel_numbers,
-    paper_numbers,
-    run_summary,
-    trials_for,
-    write_kernel_results,
-)
-from .fixed_costs import m_star, measure_fixed_costs, minimum_span, minimum_span_with_overhead
-from .forward_costs import FORWARD_GRID_N, measure_forward_costs
-from .splice_check import check_splice_equals_ar
-from .tables import (
-    SPLICE_CHECK_FIELDS,
-    cache_log_table,
-    curve_table,
-    fixed_cost_table,
-    m_star_table,
-    plot_speedup,
-    speedup_overview,
-    splice_check_table,
-    timing_sanity,
-)
-from .timing import (
-    N_GRID,
-    SpeedupMeasurement,
-    measure_speedup,
-    prefill_context,
-    random_ids,
-    timing_warnings,
-)
+from . import chapter, fixed_costs, forward_costs, splice_check, tables, timing
+from .chapter import *  # noqa: F403
+from .fixed_costs import *  # noqa: F403
+from .forward_costs import *  # noqa: F403
+from .splice_check import *  # noqa: F403
+from .tables import *  # noqa: F403
+from .timing import *  # noqa: F403
 
 __all__ = [
-    "GPU_PAIRS",
-    "gpu_evidence",
-    "gpu_evidence_markdown",
-    "PROFILES",
-    "N_GRID",
-    "random_ids",
-    "prefill_context",
-    "SpeedupMeasurement",
-    "timing_warnings",
-    "measure_speedup",
-    "measure_fixed_costs",
-    "minimum_span",
-    "minimum_span_with_overhead",
-    "m_star",
-    "check_splice_equals_ar",
-    "trials_for",
-    "benchmark_models",
-    "kernel_numbers",
-    "paper_numbers",
-    "write_kernel_results",
-    "run_summary",
-    "curve_table",
-    "fixed_cost_table",
-    "m_star_table",
-    "cache_log_table",
-    "splice_check_table",
-    "timing_sanity",
-    "speedup_overview",
-    "SPLICE_CHECK_FIELDS",
-    "plot_speedup",
-    "FORWARD_GRID_N",
-    "measure_forward_costs",
+    *chapter.__all__,
+    *fixed_costs.__all__,
+    *forward_costs.__all__,
+    *splice_check.__all__,
+    *tables.__all__,
+    *timing.__all__,
 ]

@@ -26,6 +26,16 @@ from .scoring import (
     score_program,
 )
 
+__all__ = [
+    "evaluate_baseline",
+    "evaluate_fsm",
+    "evaluate_localized",
+    "extract_document",
+    "extract_program",
+    "generate_greedy",
+    "score_output",
+]
+
 # --------------------------------------------------------------------------------------------
 # Decoding and evaluation
 # --------------------------------------------------------------------------------------------

@@ -13,6 +13,19 @@ from cadlib.grammar import Program
 from cadlib.oracle import oracle_program
 from cadlib.prompts import edit_prompt_ids
 
+__all__ = [
+    "IGNORE",
+    "LOSS_KINDS",
+    "OVERLONG",
+    "Example",
+    "ExampleDataset",
+    "build_example",
+    "build_examples",
+    "collate",
+    "prompt_ids",
+    "target_program",
+]
+
 # --------------------------------------------------------------------------------------------
 # Training examples
 # --------------------------------------------------------------------------------------------

@@ -47,6 +47,29 @@ from .training import (
     train,
 )
 
+__all__ = [
+    "CRP",
+    "FSM_UNTRAINED",
+    "REGEN",
+    "Pilot",
+    "PilotRun",
+    "baseline_budget",
+    "budget_note",
+    "checkpoint_dir",
+    "choose_params",
+    "eval_cases",
+    "evaluate_untrained",
+    "fine_tune",
+    "localized_system",
+    "recorded_pilot",
+    "run_pilot",
+    "run_record_name",
+    "run_recorder",
+    "sft_system",
+    "split_for",
+    "spread",
+]
+
 # --------------------------------------------------------------------------------------------
 # One pilot run, end to end
 # --------------------------------------------------------------------------------------------

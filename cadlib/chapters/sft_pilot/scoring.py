@@ -17,6 +17,17 @@ from cadlib.resolver import RangeClippedWarning, doc_lines, resolve
 
 from .metrics import is_identity, span_em, span_iou
 
+__all__ = [
+    "TAXONOMY",
+    "CaseResult",
+    "categorize",
+    "endpoint_hits",
+    "score_program",
+    "summarize",
+    "summary_record",
+    "taxonomy",
+]
+
 # --------------------------------------------------------------------------------------------
 # Scoring one prediction
 # --------------------------------------------------------------------------------------------

@@ -10,6 +10,21 @@ from cadlib.book.results import repo_root
 from cadlib.cases import EditCase
 from cadlib.corpora import case_rank, split_key
 
+__all__ = [
+    "HELD_OUT_FRACTION",
+    "SPLIT_CORPORA",
+    "SPLIT_FILE",
+    "TRAIN_SET_LABELS",
+    "TRAIN_SETS",
+    "held_out_ids",
+    "load_split",
+    "make_split",
+    "save_split",
+    "split_cases",
+    "split_path",
+    "training_cases",
+]
+
 #: Corpora that are split into train / held-out (paper §5, Table 22).
 SPLIT_CORPORA = ("heval-fix-py", "heval-fix-js", "probeedit")
 #: Training sets of the pilot: Py-only (131 cases) and Combined (385 cases).

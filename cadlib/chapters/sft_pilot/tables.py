@@ -24,6 +24,19 @@ from .split import (
     TRAIN_SET_LABELS,
 )
 
+__all__ = [
+    "BND_EXACT_PY",
+    "PAPER_TABLE7",
+    "expected_speedup",
+    "render_loss",
+    "results_frame",
+    "table6",
+    "table6_row",
+    "table7",
+    "table22",
+    "transcript_stats",
+]
+
 # --------------------------------------------------------------------------------------------
 # Tables: ours beside the paper's
 # --------------------------------------------------------------------------------------------

@@ -19,6 +19,19 @@ from .examples import (
     collate,
 )
 
+__all__ = [
+    "DEVIATIONS",
+    "FULL_DEVIATIONS",
+    "PROFILES",
+    "RUN_RECORDS",
+    "SEEDS_DEVIATIONS",
+    "SMOKE_CHECKPOINTS",
+    "TrainRun",
+    "make_trainable",
+    "train",
+    "training_arguments",
+]
+
 # --------------------------------------------------------------------------------------------
 # Fine-tuning
 # --------------------------------------------------------------------------------------------
