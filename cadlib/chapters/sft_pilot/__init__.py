@@ -35,7 +35,8 @@ Evaluation (:func:`score_program`, :func:`summarize`, :func:`taxonomy`)
 
 The package is split along these seams: :mod:`.split`, :mod:`.examples`, :mod:`.training`,
 :mod:`.evaluation`, :mod:`.scoring` (with the span-selection metrics of issue 20),
-:mod:`.paired` (same-case comparisons), :mod:`.pilot`, :mod:`.tables`, :mod:`.report`
+:mod:`.paired` (same-case comparisons), :mod:`.findings` (the three findings' declared
+tests), :mod:`.pilot`, :mod:`.tables`, :mod:`.report`
 (per-case records and the generated conclusion) and :mod:`.chapter` (chapter 7's displayed
 tables, figures and results record). Every public name is importable from
 ``cadlib.chapters.sft_pilot`` as before.
@@ -47,6 +48,7 @@ from . import (
     chapter,
     evaluation,
     examples,
+    findings,
     metrics,
     paired,
     pilot,
@@ -60,6 +62,7 @@ from . import (
 from .chapter import *  # noqa: F403
 from .evaluation import *  # noqa: F403
 from .examples import *  # noqa: F403
+from .findings import *  # noqa: F403
 from .metrics import *  # noqa: F403
 from .paired import *  # noqa: F403
 from .pilot import *  # noqa: F403
@@ -74,6 +77,7 @@ __all__ = [
     *chapter.__all__,
     *evaluation.__all__,
     *examples.__all__,
+    *findings.__all__,
     *metrics.__all__,
     *paired.__all__,
     *pilot.__all__,

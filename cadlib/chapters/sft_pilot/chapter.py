@@ -28,6 +28,7 @@ from cadlib.execution import sandbox_report, sandbox_summary
 from cadlib.models import load_tokenizer, resolve_device, set_threads
 
 from .examples import build_examples, target_program
+from .findings import DECLARED, findings_markdown, pilot_findings
 from .paired import compare, rates_table
 from .pilot import (
     CRP,
@@ -68,6 +69,8 @@ __all__ = [
     "table22_outputs",
     "write_chapter_results",
     "full_profile_outputs",
+    "findings_section",
+    "run_findings",
     "setting_markdown",
     "split_overview",
     "preview_examples",
@@ -385,6 +388,22 @@ def write_chapter_results(
     return numbers, path, write_cases(ours, profile=P["profile"])
 
 
+def findings_section(records: Sequence[Mapping], train_sets: Sequence[str]) -> str:
+    """Markdown: the three findings' declared tests (:data:`cadlib.chapters.sft_pilot.findings.
+    DECLARED`) and their answers on ``records`` (per-attempt case records)."""
+    declared = "\n".join(f"- *{k}*: {v}" for k, v in DECLARED.items())
+    answers = findings_markdown(pilot_findings(records, train_sets))
+    return (f"**The paper's three findings, as declared before the multi-seed runs** (unit: "
+            f"the held-out case, averaged over seeds; sign-flip test, Holm over those tested):"
+            f"\n\n{declared}\n\n**Answers on this run:**\n\n{answers}")  # fmt: skip
+
+
+def run_findings(ours: Mapping[str, Sequence[CaseResult]], P: Mapping) -> str:
+    """:func:`findings_section` of this run's attempts."""
+    return findings_section([case_record(r) for rs in ours.values() for r in rs],
+                            P["train_sets"])  # fmt: skip
+
+
 def full_profile_outputs(profile: str) -> tuple[str, object, pd.DataFrame | None]:
     """``(markdown, figure, rates)``. In the cpu chapter: the largest committed evidence run's
     (:func:`evidence_profile`) generated conclusion (or the command that runs it), its loss
@@ -399,7 +418,9 @@ def full_profile_outputs(profile: str) -> tuple[str, object, pd.DataFrame | None
     summary = (f"*Profile {evidence}, model {record['model']}, run {record['created'][:10]}; "
                f"regenerate with* `{REGENERATE[evidence]}`. *Its conclusion, regenerated from "
                f"its committed results and per-case records under this chapter's current "
-               f"rules:*\n\n{regenerated_conclusion(evidence)}")  # fmt: skip
+               f"rules:*\n\n{regenerated_conclusion(evidence)}\n\n"
+               + findings_section(read_cases(_cases_file(evidence)),
+                                  record["params"].get("train_sets", ["py"])))  # fmt: skip
     ax = plot_losses({f"{r['train_set']}, seed {r['seed']}": r["losses"]
                       for r in record["numbers"]["training"]},
                      title=f"{record['model']}, profile {evidence}",
