@@ -134,7 +134,7 @@ gpu-check:
 	  $(GPU_PYTHON) -m pip install -q --no-index --no-deps --target .gpu/site .gpu/whl/*.whl; fi
 	PYTHONPATH=$(CURDIR):$(CURDIR)/.gpu/site HF_HUB_OFFLINE=1 \
 	  CADLIB_HUMANEVALPACK_DIR=$$( [ -d .gpu/humanevalpack ] && echo $(CURDIR)/.gpu/humanevalpack || echo $(CADLIB_HUMANEVALPACK_DIR) ) \
-	  $(GPU_PYTHON) -m cadlib.chapters.gpu_check --profile gpu --device cuda
+	  $(GPU_PYTHON) -m cadlib.cli.gpu_check --profile gpu --device cuda
 
 gpu-carry:
 	rm -rf .gpu && mkdir -p .gpu/whl .gpu/humanevalpack

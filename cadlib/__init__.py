@@ -5,8 +5,9 @@ used names are re-exported here.
 
 The floor plan (the design page, ``book/design.md``, has the full map). At the top: the edit
 language (``grammar``, ``escape``, ``resolver``, ``oracle``, ``alignment``: no model) and what
-every wing shares (``cases``, ``corpora``, ``probeedit``, ``execution``, ``tokenizers``,
-``vocab``, ``prompts``, ``models``, ``metrics``, ``paper``). Then the wings, each a package:
+every wing shares (``cases``, ``corpora``, ``probeedit``, ``endpoint_noise``, ``execution``,
+``tokenizers``, ``vocab``, ``prompts``, ``models``, ``metrics``, ``paper``, ``paths``). Then the
+wings, each a package:
 
 ``decoding``  how a model writes an edit program: token table, FSM, decoder with the copy
               splice, drafts, masks, KV cache, engines, the baselines as methods, KV reuse
@@ -17,7 +18,7 @@ every wing shares (``cases``, ``corpora``, ``probeedit``, ``execution``, ``token
               notebook 06_decoding): profiles, runs, tables, figures, generated text
 ``book``      the book's machinery: profiles, results files, provenance, record and replay,
               the re-run comparison, verdicts, the summary, coverage and reproduction pages
-``cli``       the ``cad`` command
+``cli``       the shell commands: ``cad`` and the GPU check (``make gpu-check``)
 """
 
 import warnings as _warnings

@@ -51,7 +51,7 @@ def stats():
 
 
 def test_composition_without_fixed_costs_is_bnd_exact(stats):
-    from cadlib.chapters.ceiling import bound_exact
+    from cadlib.costs.bounds import bound_exact
 
     N, s = [1, 8, 512], [1.0, 6.79, 90.5]
     ours = E.composition_speedup(stats, N, s, 1.0, gen_fixed=0, copy_fixed=0)

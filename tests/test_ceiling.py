@@ -6,14 +6,13 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 from cadlib import corpora, paper
 from cadlib.chapters import ceiling as C
 from cadlib.chapters.ceiling import covers as ceiling_covers
 from cadlib.chapters.ceiling import prose as ceiling_prose
 from cadlib.corpora import EditCase, load_corpus
+from cadlib.costs import bounds as B
 from cadlib.costs import spans as SP
 from cadlib.costs import speedup_curve as SC
 from cadlib.tokenizers import qwen25_tokenizer
@@ -95,63 +94,6 @@ def test_bad_curves_are_rejected(N, s):
         SC.interpolate_loglinear(N, s, 3)
 
 
-@pytest.mark.parametrize("corpus", ["probeedit", "heval-fix-py", "heval-fix-js", "pooled"])
-def test_bound_uniform_reproduces_the_papers_bnd_m8_from_its_own_columns(corpus):
-    p = paper.TABLE2[corpus]
-    assert p["T"] == p["T_copy"] + p["T_gen"]
-    assert round(C.bound_uniform(p["T"], p["T_gen"], p["T_copy"], 6.79), 2) == p["bnd_m8"]
-
-
-def test_implied_speedup_inverts_bound_uniform():
-    b = C.bound_uniform(100, 20, 80, 7.5)
-    assert C.implied_speedup(100, 20, 80, b) == pytest.approx(7.5)
-
-
-spans_st = st.lists(st.integers(0, 600), min_size=1, max_size=30)
-
-
-@given(spans_st, st.integers(0, 500), st.floats(1.0, 100.0))
-def test_exact_bound_with_a_flat_curve_is_the_uniform_bound(spans, T_gen, s):
-    T = sum(spans) + T_gen
-    if T == 0:
-        return
-    exact = C.bound_exact(T, T_gen, spans, [1, 512], [s, s])
-    assert exact == pytest.approx(C.bound_uniform(T, T_gen, sum(spans), s))
-
-
-@given(spans_st, st.integers(1, 500))
-def test_exact_bound_lies_between_the_curves_extremes(spans, T_gen):
-    N, s = [1, 8, 64, 512], [1.0, 6.0, 40.0, 90.0]
-    T = sum(spans) + T_gen
-    exact = C.bound_exact(T, T_gen, spans, N, s)
-    lo = C.bound_uniform(T, T_gen, sum(spans), 1.0)
-    hi = C.bound_uniform(T, T_gen, sum(spans), 90.0)
-    assert lo - 1e-9 <= exact <= hi + 1e-9 and exact >= 1 - 1e-9
-
-
-def test_min_span_policy_regenerates_short_spans():
-    N, s = [1, 512], [2.0, 2.0]
-    # spans 0 and 4 fall below m = 8: 4 tokens regenerated, the 16-token span spliced at 2x
-    assert C.bound_exact(30, 10, [0, 4, 16], N, s, min_span=8) == pytest.approx(30 / (10 + 4 + 8))
-    assert C.bound_exact(30, 10, [0, 4, 16], N, s) == pytest.approx(30 / (10 + 2 + 8))
-
-
-def test_line_bounds_with_the_papers_s8():
-    summary = {"T": 100, "T_gen": 20, "T_copy": 80, "mean": 40.0}
-    b = C.line_bounds(summary, [40, 40], [8, 512], [6.79, 6.79])
-    assert b["bnd_m8"] == b["bnd_mean"] == pytest.approx(b["bnd_exact"])
-    assert b["s_m8"] == pytest.approx(6.79)
-
-
-def test_paper_reference_curve_labels_its_sources():
-    curve = C.paper_reference_curve()
-    assert list(curve.N) == sorted(curve.N)
-    quoted = curve[curve.source.str.startswith("quoted")]
-    assert dict(zip(quoted.N, quoted.s, strict=True)) == {8: 6.79, 512: 90.5}
-    assert (curve.source.str.startswith("assumed")).sum() == len(paper.S_7B_ASSUMED)
-    assert len(C.paper_reference_curve(with_implied=False, assumed={})) == 2
-
-
 # ----- Table 2 on the real HumanEvalFix corpora (needs $CADLIB_HUMANEVALPACK_DIR) --------
 
 
@@ -192,15 +134,15 @@ def test_bounds_vs_m_rows_follow_the_token_table():
     summary = SP.summarize_line_cover(SP.line_cover(cases, tok, progress=False))
     line = [n for c in SP.line_cover(cases, tok, progress=False) for n in c.spans]
     N, s = [1, 8, 512], [1.0, 6.0, 90.0]
-    out = C.bounds_vs_m(summary, line, table, N, s)
+    out = B.bounds_vs_m(summary, line, table, N, s)
     assert list(out.m) == [1, 4]
     first = out.iloc[0]
     assert first["line_exact"] == pytest.approx(
-        C.bound_exact(summary["T"], summary["T_gen"], line, N, s)
+        B.bound_exact(summary["T"], summary["T_gen"], line, N, s)
     )
     row = table.iloc[1]
     assert out.iloc[1]["token_m"] == pytest.approx(
-        C.bound_uniform(row["T"], row["T_gen"], row["T_copy"], SC.interpolate_loglinear(N, s, 4))
+        B.bound_uniform(row["T"], row["T_gen"], row["T_copy"], SC.interpolate_loglinear(N, s, 4))
     )
 
 
@@ -210,13 +152,6 @@ def test_side_by_side_puts_the_papers_row_under_ours():
     assert frame.loc[("a", "paper"), "x"] == 9 and pd.isna(frame.loc[("a", "paper"), "y"])
 
 
-def test_curve_coverage_counts_spans_outside_the_measured_range():
-    cov = C.curve_coverage([0, 1, 8, 600], [2, 512])
-    assert cov["spans_above"] == 0.25 and cov["tokens_above"] == pytest.approx(600 / 609)
-    assert cov["spans_below"] == 0.25 and cov["tokens_below"] == pytest.approx(1 / 609)
-    assert (cov["N_min"], cov["N_max"]) == (2.0, 512.0)
-
-
 # ----- prose generated from the results ------------------------------------------------------
 
 
@@ -224,7 +159,7 @@ def test_curve_coverage_counts_spans_outside_the_measured_range():
 def results():
     import json
 
-    from cadlib.book.results import repo_root
+    from cadlib.paths import repo_root
 
     return json.loads((repo_root() / "results" / "ceiling.json").read_text())["numbers"]
 
@@ -259,7 +194,7 @@ def test_token_bound_finding_recomputes_the_papers_arithmetic(results):
     assert "= 4.9$×" in text  # 1 / (0.067 + 0.933 / 6.79), from the paper's own figures
     assert "95.6% copy fraction" in text  # the f that would give 5.4x at s(8) = 6.79
     f = (1 - 1 / 5.4) / (1 - 1 / 6.79)
-    assert C.bound_uniform(1, 1 - f, f, 6.79) == pytest.approx(5.4)
+    assert B.bound_uniform(1, 1 - f, f, 6.79) == pytest.approx(5.4)
 
 
 def test_conclusion_cites_realedits_from_the_results(results):

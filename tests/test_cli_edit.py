@@ -12,6 +12,7 @@ import sys
 import pytest
 
 from cadlib import cli, models
+from cadlib.cli import edit as cli_edit
 from cadlib.cli import main
 from cadlib.grammar import parse_program
 from cadlib.resolver import resolve
@@ -61,13 +62,13 @@ def one_line_error(err: str, message: str) -> None:
 
 
 def test_default_model_is_the_packaged_one():
-    assert cli.SMOLLM2 == models.SMOLLM2
+    assert cli_edit.SMOLLM2 == models.SMOLLM2
 
 
 def test_gguf_types_are_the_engines():
     from cadlib.decoding import engines
 
-    assert cli.GGUF_TYPES == tuple(sorted(engines.GGUF_TYPES))
+    assert cli_edit.GGUF_TYPES == tuple(sorted(engines.GGUF_TYPES))
 
 
 @pytest.mark.parametrize(
@@ -196,7 +197,7 @@ def test_free_run_prints_the_resolution_of_a_valid_program(doc, capsysbinary):
     summary = parse_summary(err.decode())
     assert summary["model"] == models.SMOLLM2 and summary["engine"] == "transformers"
     # the same greedy run in-process: its program is valid and resolves to what was printed
-    model, tokenizer = cli._load_engine("transformers", models.SMOLLM2, "cpu", 1)
+    model, tokenizer = cli_edit._load_engine("transformers", models.SMOLLM2, "cpu", 1)
     result = CopyDecoder(model, tokenizer, max_new_tokens=24).decode(DOC.decode(), INSTRUCTION)
     assert result.error is None and out.decode() == result.text
     assert resolve(parse_program(result.program_text), DOC.decode()) == out.decode()
@@ -388,7 +389,7 @@ def test_stream_writes_generated_text_before_its_op_closes(body):
 
     doc = "one\ntwo\nthree\n"
     program = Program([Copy(1, 1), Gen(body), Copy(3, 4)])
-    text, stream, run, pieces = str(program), cli._TextStream(_Table(), doc), _Run(), []
+    text, stream, run, pieces = str(program), cli_edit._TextStream(_Table(), doc), _Run(), []
     for ch in text:  # a decision per character, as a model writes
         run.ids.append(ord(ch))
         run.kinds.append("gen")
@@ -398,7 +399,7 @@ def test_stream_writes_generated_text_before_its_op_closes(body):
     written = "".join(pieces[:closed])
     assert written.startswith("one")
     if "<" not in body:  # held back: at most a tail that could be an entity or "\n</gen>"
-        assert len(written) >= len("one\n") + len(body) - cli._TextStream.HOLD
+        assert len(written) >= len("one\n") + len(body) - cli_edit._TextStream.HOLD
 
 
 # -- the reuse copy mode (issue 32) -----------------------------------------------------------

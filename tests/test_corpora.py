@@ -102,7 +102,7 @@ def test_translations_of_a_task_share_their_rank():
 def realedits_dir():
     import os
 
-    from cadlib.book.results import repo_root
+    from cadlib.paths import repo_root
 
     folder = os.environ.get(corpora.REALEDITS_ENV) or repo_root() / "../shared/data/realedits"
     if not os.path.isfile(os.path.join(folder, "flask.jsonl")):
@@ -124,7 +124,7 @@ def test_realedits_flask_loads_every_commit_file(realedits_dir):
 def test_realedits_default_folder_is_beside_the_repository(realedits_dir, monkeypatch):
     from pathlib import Path
 
-    from cadlib.book.results import repo_root
+    from cadlib.paths import repo_root
 
     monkeypatch.delenv(corpora.REALEDITS_ENV, raising=False)
     if not (repo_root() / "../shared/data/realedits/flask.jsonl").is_file():
@@ -137,3 +137,47 @@ def test_realedits_missing_folder_is_a_clear_error(tmp_path, monkeypatch):
     monkeypatch.setenv(corpora.REALEDITS_ENV, str(tmp_path))
     with pytest.raises(CorpusUnavailable, match=f"flask.jsonl.*{corpora.REALEDITS_ENV}"):
         load_corpus("realedits-flask")
+
+
+# The held-out split (chapters 7 and 8)
+
+
+def fake_ids_corpus(prefix, n):
+    return [EditCase(f"{prefix}/{k}", "a\nb", "a\nc", "fix") for k in range(n)]
+
+
+def test_split_is_disjoint_complete_and_stable():
+    cases = fake_ids_corpus("Python", 164)
+    ids = [c.id for c in cases]
+    held = corpora.held_out_ids(ids, seed=0)
+    assert held == corpora.held_out_ids(list(reversed(ids)), seed=0)[::-1]  # order-free rule
+    assert corpora.held_out_ids(ids, seed=0) == held  # same seed, same list
+    assert corpora.held_out_ids(ids, seed=1) != held
+    split = corpora.make_split({"heval-fix-py": cases}, seed=0)["corpora"]["heval-fix-py"]
+    assert set(split["train"]).isdisjoint(split["held_out"])
+    assert sorted(split["train"] + split["held_out"]) == sorted(ids)
+
+
+def test_translations_of_a_task_share_a_side():
+    py = [f"Python/{k}" for k in range(164)]
+    js = [f"JavaScript/{k}" for k in range(164)]
+    held_py = {i.split("/")[1] for i in corpora.held_out_ids(py)}
+    held_js = {i.split("/")[1] for i in corpora.held_out_ids(js)}
+    assert held_py == held_js
+
+
+def test_saved_split_equals_the_seeded_function(humanevalpack_dir):
+    saved = corpora.load_split()
+    split_corpora = {name: load_corpus(name, local_dir=humanevalpack_dir)
+                     for name in corpora.SPLIT_CORPORA}
+    fresh = corpora.make_split(split_corpora, seed=saved["seed"], fraction=saved["fraction"])
+    assert fresh == saved
+    py = saved["corpora"]["heval-fix-py"]
+    assert (py["n_train"], py["n_held_out"]) == (131, 33)
+    held = set(py["held_out"])
+    assert not held & set(py["train"])
+
+
+def test_an_unknown_split_part_fails_loudly():
+    with pytest.raises(ValueError, match="part"):
+        corpora.split_cases({"corpora": {}}, "heval-fix-py", [], "test")

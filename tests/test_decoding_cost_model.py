@@ -9,11 +9,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from cadlib.chapters import kernel as K
 from cadlib.chapters.decoding import measure as D
 from cadlib.corpora import EditCase, load_corpus
 from cadlib.costs import accounting as A
 from cadlib.costs import cost_model as CM
+from cadlib.costs import forward_grid as FG
 from cadlib.decoding.methods import timed_sample
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -144,13 +144,13 @@ def test_case_records_and_their_file(tok, tmp_path, monkeypatch):
 
 
 def test_forward_cost_grid_on_the_tiny_model(model):
-    grid = K.measure_forward_costs(model, (8, 32), {"last": (1, 4), "all": (1, 3)}, trials=1,
+    grid = FG.measure_forward_costs(model, (8, 32), {"last": (1, 4), "all": (1, 3)}, trials=1,
                                    warmup=0, progress=False)  # fmt: skip
     assert len(grid) == 2 * 4 and (grid.seconds > 0).all()
     assert set(grid.keep) == {"last", "all"} and set(grid.L) == {8, 32}
     CM.CostGrid(grid).seconds([2], [16])
     with pytest.raises(ValueError):
-        K.measure_forward_costs(model, (), trials=1)
+        FG.measure_forward_costs(model, (), trials=1)
 
 
 def test_a_goal_is_judged_on_the_quantity_it_names():

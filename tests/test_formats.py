@@ -369,7 +369,7 @@ def test_pareto_front_keeps_only_undominated_points():
 def results():
     import json
 
-    from cadlib.book.results import repo_root
+    from cadlib.paths import repo_root
 
     return json.loads((repo_root() / "results" / "formats.json").read_text())["numbers"]
 

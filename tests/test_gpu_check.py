@@ -7,9 +7,9 @@ import pytest
 import torch
 
 from cadlib.book.rerun_check import undeclared_floats
-from cadlib.chapters import gpu_check
 from cadlib.chapters import kernel as K
 from cadlib.chapters.decoding import measure as D
+from cadlib.cli import gpu_check
 from cadlib.decoding.methods import TIMED
 
 

@@ -16,6 +16,7 @@ from cadlib.book.params import choose
 from cadlib.chapters import kernel as K
 from cadlib.chapters.kernel import tables as kernel_tables
 from cadlib.chapters.kernel.splice_check import _layer_keys
+from cadlib.costs import kernel_timing as KT
 from cadlib.costs import speedup_curve as SC
 from cadlib.decoding.cache import cache_length, forward_with_cache, restore_cache
 from cadlib.models import load_model
@@ -35,11 +36,11 @@ def tiny_eager():
 
 
 def test_prefill_and_restore_keep_the_prefix_state(tiny_eager):
-    cache, row = K.prefill_context(tiny_eager, 12, seed=3)
+    cache, row = KT.prefill_context(tiny_eager, 12, seed=3)
     assert cache_length(cache) == 12 and row.shape == (tiny_eager.config.vocab_size,)
     before = [k.clone() for k in _layer_keys(cache)]
     with torch.inference_mode():
-        forward_with_cache(tiny_eager, K.random_ids(tiny_eager.config.vocab_size, 5, 1), cache)
+        forward_with_cache(tiny_eager, KT.random_ids(tiny_eager.config.vocab_size, 5, 1), cache)
     assert cache_length(cache) == 17
     assert restore_cache(cache, 12) == 12
     for old, new in zip(before, _layer_keys(cache), strict=True):
@@ -50,11 +51,11 @@ def test_prefill_and_restore_keep_the_prefix_state(tiny_eager):
 
 
 def test_random_ids_are_seeded_and_in_range():
-    a, b = K.random_ids(100, 50, seed=7), K.random_ids(100, 50, seed=7)
+    a, b = KT.random_ids(100, 50, seed=7), KT.random_ids(100, 50, seed=7)
     assert a.shape == (1, 50) and torch.equal(a, b) and int(a.max()) < 100
-    assert not torch.equal(a, K.random_ids(100, 50, seed=8))
+    assert not torch.equal(a, KT.random_ids(100, 50, seed=8))
     with pytest.raises(ValueError, match="at least one token"):
-        K.random_ids(100, 0, seed=0)
+        KT.random_ids(100, 0, seed=0)
 
 
 # ---------------------------------------------------------------- s(N) measurement
@@ -63,7 +64,7 @@ def test_random_ids_are_seeded_and_in_range():
 @pytest.mark.parametrize("shared", [False, True])
 def test_measure_speedup_shapes_and_cache_log(tiny_eager, shared):
     grid = (1, 2, 4, 8)
-    m = K.measure_speedup(tiny_eager, P=10, N_grid=grid, trials=2, warmup=1,
+    m = KT.measure_speedup(tiny_eager, P=10, N_grid=grid, trials=2, warmup=1,
                           shared_ar_run=shared, progress=False)  # fmt: skip
     assert m.N == list(grid) and m.ar_s.shape == m.pp_s.shape == (2, 4)
     assert (m.ar_s > 0).all() and (m.pp_s > 0).all()
@@ -87,15 +88,15 @@ def test_measure_speedup_shapes_and_cache_log(tiny_eager, shared):
 
 def test_timing_warnings_flag_a_disturbed_run():
     quiet = {"N": [1, 2, 4], "s": [1.02, 1.3, 2.9], "AR_ms_per_token": [40.0, 41.0, 42.0]}
-    assert K.timing_warnings(quiet) == []
+    assert KT.timing_warnings(quiet) == []
     noisy = {"N": [1, 2, 4], "s": [6.7, 8.3, 12.7], "AR_ms_per_token": [2500.0, 2400.0, 900.0]}
-    found = K.timing_warnings(noisy)
+    found = KT.timing_warnings(noisy)
     assert len(found) == 2 and found[0].startswith("s(1) = 6.70")
     assert "varies 2.8x" in found[1]
 
 
 def test_short_spans_are_sampled_min_tokens_over_n_times(tiny_eager):
-    m = K.measure_speedup(tiny_eager, P=6, N_grid=(1, 2, 4, 8), trials=1, warmup=0,
+    m = KT.measure_speedup(tiny_eager, P=6, N_grid=(1, 2, 4, 8), trials=1, warmup=0,
                           shared_ar_run=True, min_tokens=4, progress=False)  # fmt: skip
     count = {}
     for row in m.cache_log:
@@ -109,7 +110,7 @@ def test_short_spans_are_sampled_min_tokens_over_n_times(tiny_eager):
 def test_measure_speedup_rejects_bad_grids(tiny_eager):
     for grid in [(), (2, 1), (0, 1), (1, 1)]:
         with pytest.raises(ValueError, match="increasing positive"):
-            K.measure_speedup(tiny_eager, P=4, N_grid=grid, trials=1, progress=False)
+            KT.measure_speedup(tiny_eager, P=4, N_grid=grid, trials=1, progress=False)
 
 
 def test_fixed_costs_report_every_cost(tiny_eager):
@@ -245,7 +246,7 @@ def test_interpolation_stays_within_the_measured_range(s_values, n):
 def test_profiles_follow_the_paper_and_fit_the_cpu():
     paper = choose(K.PROFILES, "paper")
     assert paper["P"] == 1024 and paper["dtype"] == "bfloat16"
-    assert paper["attn_implementation"] == "eager" and list(paper["N_grid"]) == list(K.N_GRID)
+    assert paper["attn_implementation"] == "eager" and list(paper["N_grid"]) == list(KT.N_GRID)
     assert K.trials_for(paper, "qwen2.5-1.5b-random") == 7
     assert K.trials_for(paper, "qwen2.5-7b-random") == 5
     with pytest.raises(ValueError, match="pass trials=<int>"):
@@ -253,7 +254,7 @@ def test_profiles_follow_the_paper_and_fit_the_cpu():
     cpu = choose(K.PROFILES, "cpu", trials=2)
     assert max(cpu["N_grid"]) <= 512 and K.trials_for(cpu, "anything") == 2
     assert cpu["check_model"] in cpu["models"]
-    assert K.N_GRID == (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
+    assert KT.N_GRID == (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
 
 
 def test_benchmark_models_end_to_end_on_tiny(tiny_eager):

@@ -3,10 +3,10 @@
 import json
 
 from cadlib import paper, probeedit
-from cadlib.book.results import repo_root
 from cadlib.chapters import ceiling, formats, kernel, losslessness
 from cadlib.chapters import sft_pilot as sft
 from cadlib.chapters.perturbation import noise as perturb
+from cadlib.paths import repo_root
 
 
 def test_no_chapter_keeps_a_second_name_for_a_paper_constant():

@@ -12,7 +12,7 @@ import re
 import pytest
 
 from cadlib import paper
-from cadlib.book.results import repo_root
+from cadlib.paths import repo_root
 
 ROOT = repo_root()
 PAPER = sorted(set(paper.figures()))

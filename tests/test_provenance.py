@@ -11,7 +11,8 @@ import time
 import pytest
 
 from cadlib.book import provenance as prov
-from cadlib.book.results import repo_root, write_results
+from cadlib.book.results import write_results
+from cadlib.paths import repo_root
 
 
 def load(mean: float, busiest=()) -> dict:

@@ -14,7 +14,7 @@ from cadlib.book.rerun_check import (
     tolerance_for,
     undeclared_floats,
 )
-from cadlib.book.results import repo_root
+from cadlib.paths import repo_root
 
 #: Every committed results file of a chapter (cpu runs and larger evidence runs alike).
 RESULTS = sorted(p for p in (repo_root() / "results").glob("*.json")

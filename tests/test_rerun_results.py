@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from cadlib.book.rerun_check import compare_records
-from cadlib.book.results import repo_root
+from cadlib.paths import repo_root
 
 COMMITTED = sorted(p for p in (repo_root() / "results").glob("*.json") if "." not in p.stem)
 

@@ -18,10 +18,10 @@ import torch
 
 from cadlib.book.params import choose
 from cadlib.book.rerun_check import compare_records
-from cadlib.book.results import repo_root
 from cadlib.chapters.decoding import measure as D
 from cadlib.chapters.decoding import report as R
 from cadlib.decoding.token_boundaries import boundary_effect
+from cadlib.paths import repo_root
 
 pytestmark = pytest.mark.slow
 

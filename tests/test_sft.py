@@ -6,7 +6,7 @@ import pytest
 
 from cadlib import metrics
 from cadlib.chapters import sft_pilot as sft
-from cadlib.corpora import EditCase, load_corpus
+from cadlib.corpora import EditCase, make_split
 from cadlib.grammar import Copy, Gen, Program
 from cadlib.oracle import oracle_program
 
@@ -25,36 +25,16 @@ def test_split_sizes_follow_the_paper():
         "heval-fix-js": fake_corpus("JavaScript", 164),
         "probeedit": fake_corpus("probeedit/doc/op", 154),
     }
-    split = sft.make_split(corpora, seed=0)
+    split = make_split(corpora, seed=0)
     sizes = {n: (e["n_train"], e["n_held_out"]) for n, e in split["corpora"].items()}
     assert sizes == {"heval-fix-py": (131, 33), "heval-fix-js": (131, 33), "probeedit": (123, 31)}
     assert len(sft.training_cases(split, "py", corpora)) == 131
     assert len(sft.training_cases(split, "combined", corpora)) == 385  # the paper's Combined
 
 
-def test_split_is_disjoint_complete_and_stable():
-    cases = fake_corpus("Python", 164)
-    ids = [c.id for c in cases]
-    held = sft.held_out_ids(ids, seed=0)
-    assert held == sft.held_out_ids(list(reversed(ids)), seed=0)[::-1]  # order-free rule
-    assert sft.held_out_ids(ids, seed=0) == held  # same seed, same list
-    assert sft.held_out_ids(ids, seed=1) != held
-    split = sft.make_split({"heval-fix-py": cases}, seed=0)["corpora"]["heval-fix-py"]
-    assert set(split["train"]).isdisjoint(split["held_out"])
-    assert sorted(split["train"] + split["held_out"]) == sorted(ids)
-
-
-def test_translations_of_a_task_share_a_side():
-    py = [f"Python/{k}" for k in range(164)]
-    js = [f"JavaScript/{k}" for k in range(164)]
-    held_py = {i.split("/")[1] for i in sft.held_out_ids(py)}
-    held_js = {i.split("/")[1] for i in sft.held_out_ids(js)}
-    assert held_py == held_js
-
-
 def test_training_cases_refuse_a_leak():
     corpora = {"heval-fix-py": fake_corpus("Python", 10)}
-    split = sft.make_split(corpora, seed=0)
+    split = make_split(corpora, seed=0)
     entry = split["corpora"]["heval-fix-py"]
     entry["train"].append(entry["held_out"][0])
     entry["n"] += 1  # pretend the corpus had it twice
@@ -63,21 +43,9 @@ def test_training_cases_refuse_a_leak():
         sft.training_cases(split, "py", corpora)
 
 
-def test_saved_split_equals_the_seeded_function(humanevalpack_dir):
-    saved = sft.load_split()
-    corpora = {name: load_corpus(name, local_dir=humanevalpack_dir) for name in sft.SPLIT_CORPORA}
-    assert sft.make_split(corpora, seed=saved["seed"], fraction=saved["fraction"]) == saved
-    py = saved["corpora"]["heval-fix-py"]
-    assert (py["n_train"], py["n_held_out"]) == (131, 33)
-    held = set(py["held_out"])
-    assert not held & set(py["train"])
-
-
 def test_unknown_names_fail_loudly():
     with pytest.raises(ValueError, match="train set"):
         sft.training_cases({"corpora": {}}, "all", {})
-    with pytest.raises(ValueError, match="part"):
-        sft.split_cases({"corpora": {}}, "heval-fix-py", [], "test")
 
 
 # --------------------------------------------------------------------------------------------

@@ -4,6 +4,7 @@ import pytest
 
 from cadlib.chapters import sft_pilot as sft
 from cadlib.chapters.sft_pilot import findings as F
+from cadlib.metrics import holm
 
 PY, COMBINED = sft.sft_system("py"), sft.sft_system("combined")
 
@@ -55,7 +56,7 @@ def test_the_p_values_are_adjusted_together_and_one_set_leaves_combined_untested
     out = sft.pilot_findings(pilot(n_cases=8, py_span=3), ("py",))
     assert "combined helps" not in out
     ps = [out[k]["p"] for k in out]
-    assert [out[k]["p_holm"] for k in out] == sft.holm(ps)
+    assert [out[k]["p_holm"] for k in out] == holm(ps)
     text = sft.findings_markdown(out)
     assert "*combined helps*: not tested" in text and text.count("\n") == 2
     assert "Holm" in text and "over 8 cases" in text

@@ -74,38 +74,11 @@ def test_summary_reports_endpoints_without_identity_outputs():
 # --------------------------------------------------------------------------------------------
 
 
-def test_mcnemar_exact_is_the_binomial_test_on_discordant_pairs():
-    a = [True] * 8 + [False] * 10
-    b = [False] * 8 + [False] * 10
-    t = sft.mcnemar_exact(a, b)
-    assert (t["a_only"], t["b_only"], t["a"], t["b"], t["n"]) == (8, 0, 8, 0, 18)
-    assert t["p"] == pytest.approx(2 * 0.5**8)  # two-sided, all 8 discordant pairs one way
-    assert sft.mcnemar_exact([True, False], [True, False])["p"] == 1.0  # no discordant pair
-    with pytest.raises(ValueError, match="equal length"):
-        sft.mcnemar_exact([True], [True, False])
-
-
-def test_paired_bootstrap_is_seeded_and_sees_a_clear_difference():
-    a, b = [0.9, 0.8, 0.95, 0.85] * 5, [0.1, 0.2, 0.15, 0.05] * 5
-    t = sft.paired_bootstrap(a, b)
-    assert t == sft.paired_bootstrap(a, b)  # same seed, same interval
-    assert t["diff"] == pytest.approx(0.75) and t["ci"][0] > 0 and t["p"] == 0.0
-    assert sft.paired_bootstrap(a, a)["p"] == 1.0
-
-
-def test_a_bootstrap_p_of_zero_is_shown_as_its_resolution():
-    assert sft.format_p(0.0, "paired bootstrap") == "< 0.0001"
-    assert sft.format_p(0.0, "McNemar exact") == "0"
-    assert sft.format_p(0.01234, "paired bootstrap") == "0.0123"
+def test_the_comparison_table_shows_a_bootstrap_p_of_zero_as_its_resolution():
     comps = [{"system_a": "a", "system_b": "b", "metric": "span_iou", "test": "paired bootstrap",
               "a": 0.9, "b": 0.1, "diff": 0.8, "ci": [0.7, 0.9], "p": 0.0, "p_holm": 0.0,
               "significant": True}]  # fmt: skip
     assert sft.comparison_table(comps).loc[0, "p (Holm)"] == "< 0.0001"
-
-
-def test_holm_adjusts_step_down():
-    assert sft.holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
-    assert sft.holm([0.5]) == [0.5]
 
 
 def _systems(n=12):

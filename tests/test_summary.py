@@ -5,8 +5,8 @@ import pytest
 
 from cadlib.book import summary as S
 from cadlib.book import verdicts as V
-from cadlib.book.results import repo_root
 from cadlib.book.summary import headlines, render, spec, tables
+from cadlib.paths import repo_root
 
 
 def record(numbers, paper=None, profile="cpu"):

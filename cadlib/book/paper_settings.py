@@ -55,7 +55,7 @@ class Setting:
         return self.paper == UNPUBLISHED or self.value != self.paper
 
 
-_N_GRID = tuple(2**k for k in range(10))  # 1 ... 512 (= cadlib.chapters.kernel.N_GRID)
+_N_GRID = tuple(2**k for k in range(10))  # 1 ... 512 (= cadlib.costs.kernel_timing.N_GRID)
 _RANDOM_SHAPES = ("qwen2.5-1.5b-random", "qwen2.5-7b-random")
 _ALL = {"heval-fix-py": None, "heval-fix-js": None, "probeedit": None}
 

@@ -26,6 +26,8 @@ from pathlib import Path
 
 import psutil
 
+from cadlib.paths import repo_root
+
 __all__ = [
     "BUSY_CORES",
     "LoadMonitor",
@@ -127,8 +129,6 @@ def monitor() -> LoadMonitor:
     """The process's load monitor, started on the first call (noting the commit then)."""
     global _MONITOR
     if _MONITOR is None:
-        from .results import repo_root  # results imports this module
-
         _MONITOR = LoadMonitor(root=repo_root())
     return _MONITOR
 

@@ -31,7 +31,9 @@ from typing import TypeVar
 import numpy as np
 import pandas as pd
 
-from .results import repo_root, results_dir, results_name
+from cadlib.paths import repo_root
+
+from .results import results_dir, results_name
 
 __all__ = ["REPLAY_ENV", "Recorder", "decode", "encode", "measured", "record_path", "replaying",
            "with_record"]

@@ -20,8 +20,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from cadlib.paths import repo_root
+
 from .rerun_check import TOLERANCES, compare_fields
-from .results import repo_root
 from .summary.tables import chapter_runtimes
 
 __all__ = [

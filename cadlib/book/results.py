@@ -25,6 +25,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from cadlib.paths import repo_root
+
 from .provenance import provenance
 
 __all__ = [
@@ -32,7 +34,6 @@ __all__ = [
     "hardware_info",
     "load_results",
     "machine_label",
-    "repo_root",
     "results_dir",
     "results_name",
     "find_results_file",
@@ -46,20 +47,6 @@ __all__ = [
 #: the next one with another CPU.
 FAKE_MACHINE_ENV = "CADLIB_FAKE_MACHINE"
 _FAKE = {"cpu": "Fake CPU (CADLIB_FAKE_MACHINE)", "cores": 999, "version": "0.0.0-fake"}
-
-
-def repo_root() -> Path:
-    """The repository root: ``$CADLIB_ROOT``, else the folder above ``cadlib/`` holding
-    ``_toc.yml``, else the nearest such folder above the working directory."""
-    if os.environ.get("CADLIB_ROOT"):
-        return Path(os.environ["CADLIB_ROOT"]).resolve()
-    here = Path(__file__).resolve().parents[2]  # cadlib/book/results.py
-    if (here / "_toc.yml").exists():
-        return here
-    for folder in [Path.cwd(), *Path.cwd().parents]:
-        if (folder / "_toc.yml").exists():
-            return folder
-    raise FileNotFoundError("cannot find the repository root (no _toc.yml); set CADLIB_ROOT")
 
 
 def results_dir() -> Path:

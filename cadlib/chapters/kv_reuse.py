@@ -35,7 +35,14 @@ from cadlib.corpora import CORPUS_LABELS, load_corpus, seeded_subset
 from cadlib.costs.accounting import copy_sources
 from cadlib.decoding.decoder import CopyDecoder
 from cadlib.decoding.fsm import transcript
-from cadlib.decoding.methods import METHODS, TIMED, CopyAsDecode, make_methods, prepare
+from cadlib.decoding.methods import (
+    METHODS,
+    TIMED,
+    TIMED_PLD,
+    CopyAsDecode,
+    make_methods,
+    prepare,
+)
 from cadlib.metrics import wilson_ci
 from cadlib.models import (
     QWEN2_SMOKE,
@@ -46,8 +53,6 @@ from cadlib.models import (
     resolve_device,
     set_threads,
 )
-
-from .decoding.measure import TIMED_PLD
 
 __all__ = [
     "PROFILES",

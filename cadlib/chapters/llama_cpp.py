@@ -5,7 +5,7 @@ llama.cpp with the file as shipped (Q4_1) and converted to F16 weights (:func:`l
 same cases, the same gold outputs. Per engine:
 
 * the kernel curve ``s(N) = T_AR(N) / T_PP(N)`` (:func:`measure_engine_speedup`, the protocol
-  of :func:`cadlib.chapters.kernel.measure_speedup` written against the engine seam);
+  of :func:`cadlib.costs.kernel_timing.measure_speedup` written against the engine seam);
 * three methods along each case's gold (as chapter 6, :mod:`cadlib.chapters.decoding.measure`):
   autoregressive (:func:`ar_along`), prompt lookup with the binding's own n-gram drafter
   (``llama_cpp.llama_speculative.LlamaPromptLookupDecoding``, :func:`prompt_lookup_along`) at
@@ -27,6 +27,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from cadlib.corpora import load_corpus
+from cadlib.costs.kernel_timing import SpeedupMeasurement, random_ids
 from cadlib.decoding.decoder import CopyDecoder, ForwardRecord, Trace
 from cadlib.decoding.engines import Engine, import_llama_cpp, load_engine
 from cadlib.decoding.methods import (
@@ -40,8 +41,6 @@ from cadlib.decoding.methods import (
 )
 from cadlib.metrics import wilson_ci
 from cadlib.models import QWEN2_SMOKE, SMOLLM2
-
-from .kernel import SpeedupMeasurement, random_ids
 
 __all__ = [
     "PROFILES",
@@ -220,8 +219,9 @@ def prompt_lookup_along(engine: Engine, prompt_ids, target_ids, num_pred_tokens:
 def measure_engine_speedup(engine: Engine, P: int = 256, N_grid=(1, 2, 4, 8, 16, 32, 64, 128),
                            trials: int = 3, seed: int = 0, progress: bool = True,
                            ) -> SpeedupMeasurement:  # fmt: skip
-    """``s(N)`` on ``engine`` with the protocol of :func:`cadlib.chapters.kernel.measure_speedup`
-    (shared AR run, last-position logits only on the PP path, as a splice needs): a ``P``-id
+    """``s(N)`` on ``engine`` with the protocol of
+    :func:`cadlib.costs.kernel_timing.measure_speedup` (shared AR run, last-position logits
+    only on the PP path, as a splice needs): a ``P``-id
     random prefill, then per trial one AR run of ``max(N)`` single-id forwards read off at every
     ``N`` and one PP forward per ``N``, the cache truncated back to ``P`` (logged) each time."""
     grid = sorted(int(n) for n in N_grid)

@@ -14,14 +14,13 @@ import random
 import pandas as pd
 
 from cadlib import paper as _paper
+from cadlib.endpoint_noise import perturbation_trials
 from cadlib.escape import ENTITIES, RESERVED, decode_gen_body, encode_gen_body
 from cadlib.grammar import Gen, Program
 from cadlib.metrics import byte_equal, equal_stripped, equal_up_to_one_newline
 from cadlib.oracle import oracle_program
 from cadlib.resolver import resolve
 from cadlib.tokenizers import Tokenizer, qwen25_tokenizer
-
-from .perturbation.noise import perturbation_trials
 
 __all__ = [
     "PROFILES",
@@ -217,7 +216,7 @@ def table4(loaded: dict, trials: int = 5, seed: int = 0) -> pd.DataFrame:
     ``loaded`` maps corpus names to corpora. Rows: each corpus (and ``pooled``) under the
     oracle programs (eps = 0, one run per case), eps = 1 noise clamped to the document (the
     paper's protocol) and eps = 1 unclamped (indices may leave the document: what strict mode
-    is for). Noise comes from :mod:`cadlib.chapters.perturbation.noise`, so it is the perturbation
+    is for). Noise comes from :mod:`cadlib.endpoint_noise`, so it is the perturbation
     chapter's.
     """
     runs = []

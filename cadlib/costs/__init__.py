@@ -1,7 +1,8 @@
 """The costs wing: what a decode costs, counted and priced without running the decoder.
 
 ``spans`` (a case's line-level copy spans, Table 2), ``speedup_curve`` (the kernel's s(N):
-load, interpolate, label), ``accounting`` (exact forward counts along a known output, every
+load, interpolate, label), ``bounds`` (the speedup bounds a cover and a curve give, Table 2),
+``accounting`` (exact forward counts along a known output, every
 method), ``cost_model`` (those forwards priced on a measured forward-cost grid) and
 ``thread_bench`` (``cad edit``'s default threads against one, on a quiet and a busy machine).
 """

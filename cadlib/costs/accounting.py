@@ -490,7 +490,7 @@ def forwards_summary(rows: pd.DataFrame, best: pd.Series | None = None,
 
 def setting_grid(rows: pd.DataFrame) -> pd.DataFrame:
     """Pooled decode forwards per gold id of every prompt-lookup setting, per corpus (rows:
-    ``K=.. n=..``; the book's timed runs use :data:`cadlib.chapters.decoding.measure.TIMED_PLD`):
+    ``K=.. n=..``; the book's timed runs use :data:`cadlib.decoding.methods.TIMED_PLD`):
     how much the rival's best depends on its setting."""
     pld = rows[rows.method == "prompt lookup"]
     tot = pld.groupby(["setting", "corpus"], sort=False)[["forwards", "T"]].sum()

@@ -1,7 +1,7 @@
 """Chapter 6's cost model: predicted decode time = the sum, over a run's forwards, of the
 measured cost of a forward of ``n`` ids at context length ``L``.
 
-The grid comes from :func:`cadlib.chapters.kernel.measure_forward_costs` (the kernel chapter's
+The grid comes from :func:`cadlib.costs.forward_grid.measure_forward_costs` (the s(N) sweep's
 timer), run in the same process, with the same model, dtype, attention implementation and threads as
 the timed decodes it predicts. :class:`CostGrid` interpolates it (bilinear in ``n`` and ``L``,
 linear beyond the grid), prices the forwards of :mod:`cadlib.costs.accounting` (every case, no
@@ -46,7 +46,7 @@ class CostGrid:
     def __init__(self, table: pd.DataFrame):
         if table.empty or not {"keep", "L", "n", "seconds"} <= set(table.columns):
             raise ValueError("need a grid with columns keep, L, n, seconds "
-                             "(cadlib.chapters.kernel.measure_forward_costs)")  # fmt: skip
+                             "(cadlib.costs.forward_grid.measure_forward_costs)")  # fmt: skip
         self.table = table
         self._grids = {}
         for keep, g in table.groupby("keep"):  # repeated cells (grids measured twice): median

@@ -3,7 +3,7 @@
 The line-level cover of a case is its oracle program (:func:`cadlib.oracle.oracle_program`);
 a copy span's length ``N_k`` is the number of tokens (Qwen2.5 BPE by default) of its lines
 joined by newlines, ``T`` the tokens of the gold, ``T_copy = sum N_k`` and ``T_gen = T -
-T_copy``. :mod:`cadlib.chapters.ceiling` turns these into bounds (and re-exports the names here);
+T_copy``. :mod:`cadlib.costs.bounds` turns these into bounds (chapter 3 shows them);
 :mod:`cadlib.probeedit` reports them as its corpus statistics. Depends on no corpus loader,
 so both can import it.
 """

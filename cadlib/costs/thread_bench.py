@@ -34,9 +34,10 @@ from pathlib import Path
 import pandas as pd
 
 from cadlib.book.provenance import monitor, provenance
-from cadlib.book.results import find_results_file, repo_root
+from cadlib.book.results import find_results_file
 from cadlib.decoding.cpu_threads import usable_cores
 from cadlib.oracle import oracle_program
+from cadlib.paths import repo_root
 
 __all__ = ["COMMITTED", "SETTINGS", "bench_cases", "busy_core", "committed", "run_edit",
            "thread_benchmark", "thread_reading", "thread_table", "main"]  # fmt: skip

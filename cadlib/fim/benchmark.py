@@ -61,10 +61,11 @@ import pandas as pd
 from tqdm import tqdm
 
 from cadlib.book.provenance import monitor, provenance
-from cadlib.book.results import hardware_info, repo_root
+from cadlib.book.results import hardware_info
 from cadlib.corpora import load_corpus
 from cadlib.fim import earley
 from cadlib.models import load_tokenizer
+from cadlib.paths import repo_root
 
 from .constraint import FIMConstraint
 from .differential import python_accepts

@@ -61,9 +61,10 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from tqdm import tqdm
 
-from cadlib.book.results import hardware_info, repo_root
+from cadlib.book.results import hardware_info
 from cadlib.fim import fstring
 from cadlib.metrics import rate_cell, wilson_ci
+from cadlib.paths import repo_root
 
 from .constraint import FIMConstraint, UnconnectableContextError, _Problem
 from .differential import cut_kinds, fim_splits, python_accepts, random_edit

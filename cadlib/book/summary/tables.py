@@ -14,7 +14,8 @@ from pathlib import Path
 import pandas as pd
 
 from cadlib.book import verdicts as V
-from cadlib.book.results import find_results_file, repo_root, results_dir, results_name
+from cadlib.book.results import find_results_file, results_dir, results_name
+from cadlib.paths import repo_root
 
 from .headlines import HEADLINES
 from .spec import Headline, _get

@@ -26,18 +26,17 @@ run, or the paper's published points) can be passed in; :mod:`cadlib.costs.speed
 them from ``results/kernel.json`` and does the interpolation.
 
 The package is split along these seams: :mod:`.covers` (the corpora and their token-level
-covers), :mod:`.bounds` (the three bounds, curve coverage, the paper's reconstructed curve),
-:mod:`.percentiles` (the p50 / p95 investigation), :mod:`.chapter` (profiles, the chapter's
+covers), :mod:`.percentiles` (the p50 / p95 investigation), :mod:`.chapter` (profiles, the chapter's
 run :func:`analyse` and ``results/ceiling.json``), :mod:`.tables`, :mod:`.plots` and
 :mod:`.prose` (what the chapter shows and says); the package's public names (``__all__``) are
 importable from ``cadlib.chapters.ceiling``. The span statistics it bounds live in
-:mod:`cadlib.costs.spans`.
+:mod:`cadlib.costs.spans`, the three bounds, curve coverage and the paper's reconstructed curve
+in :mod:`cadlib.costs.bounds` (chapter 6 prices its cases with them too).
 """
 
 from __future__ import annotations
 
-from . import bounds, chapter, covers, percentiles, plots, prose, tables
-from .bounds import *  # noqa: F403
+from . import chapter, covers, percentiles, plots, prose, tables
 from .chapter import *  # noqa: F403
 from .covers import *  # noqa: F403
 from .percentiles import *  # noqa: F403
@@ -46,7 +45,6 @@ from .prose import *  # noqa: F403
 from .tables import *  # noqa: F403
 
 __all__ = [
-    *bounds.__all__,
     *chapter.__all__,
     *covers.__all__,
     *percentiles.__all__,

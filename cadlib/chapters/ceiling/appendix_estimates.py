@@ -3,7 +3,7 @@
 
 Both are arithmetic on a cost model in **forward-pass equivalents** (one decode step = 1), on
 the line-level oracle covers of :mod:`cadlib.costs.spans` and an ``s(N)`` curve (the paper's
-partly reconstructed Qwen2.5-7B curve, :func:`cadlib.chapters.ceiling.paper_reference_curve`, or one
+partly reconstructed Qwen2.5-7B curve, :func:`~cadlib.costs.bounds.paper_reference_curve`, or one
 measured by the kernel chapter). Per case, with ``G`` gen ops, ``K`` copy ops of lengths
 ``N_k`` and ``T_gen`` generated tokens:
 

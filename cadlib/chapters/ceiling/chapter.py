@@ -20,14 +20,15 @@ import numpy as np
 import pandas as pd
 
 from cadlib import paper as _paper
-from cadlib.book.results import repo_root, write_results
+from cadlib.book.results import write_results
 from cadlib.cases import EditCase
 from cadlib.chapters.ceiling import appendix_estimates as _appendix
+from cadlib.costs.bounds import bounds_vs_m, line_bounds, paper_reference_curve
 from cadlib.costs.spans import line_cover, summarize_line_cover
 from cadlib.costs.speedup_curve import curve_label, load_curve
+from cadlib.paths import repo_root
 from cadlib.tokenizers import Tokenizer
 
-from .bounds import bounds_vs_m, line_bounds, paper_reference_curve
 from .covers import load_corpora, pool_token_tables, short_span_share, token_cover_table
 from .percentiles import percentile_variants
 from .prose import percentile_finding
@@ -104,7 +105,7 @@ class CeilingRun:
     curves : dict
         Name -> ``(N, s)`` arrays: the reconstructed curve, and the measured one if any.
     bounds_vs_m, pointer, composition : pandas.DataFrame
-        :func:`~cadlib.chapters.ceiling.bounds_vs_m` for every corpus and curve; Appendix L and M
+        :func:`~cadlib.costs.bounds.bounds_vs_m` for every corpus and curve; Appendix L and M
         (:mod:`cadlib.chapters.ceiling.appendix_estimates`) on the paper's corpora.
     """
 

@@ -17,7 +17,7 @@ from .covers import CORPUS_LABELS
 
 __all__ = ["plot_span_histograms", "plot_token_cover", "plot_bounds_vs_m"]
 
-#: Bound columns of :func:`~cadlib.chapters.ceiling.bounds_vs_m` and their colours.
+#: Bound columns of :func:`~cadlib.costs.bounds.bounds_vs_m` and their colours.
 _BOUND_COLORS = {"line_exact": "tab:blue", "token_m": "tab:orange", "token_exact": "tab:red"}
 
 

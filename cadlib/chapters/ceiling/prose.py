@@ -12,8 +12,8 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 
 from cadlib import paper as _paper
+from cadlib.costs.bounds import bound_uniform
 
-from .bounds import bound_uniform
 from .covers import CORPUS_LABELS
 from .percentiles import SPAN_VARIANTS
 

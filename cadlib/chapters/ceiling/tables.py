@@ -13,8 +13,8 @@ from collections.abc import Mapping
 import pandas as pd
 
 from cadlib import paper as _paper
+from cadlib.costs.bounds import bound_uniform, curve_coverage
 
-from .bounds import bound_uniform, curve_coverage
 from .chapter import CeilingRun, short_spans
 from .covers import CORPUS_LABELS
 
@@ -101,7 +101,7 @@ def paper_bnd_m8_check() -> pd.DataFrame:
 
 
 def bounds_table(bounds: Mapping[str, Mapping]) -> pd.DataFrame:
-    """Line-level bounds per corpus (:func:`~cadlib.chapters.ceiling.line_bounds`) beside Table 2's
+    """Line-level bounds per corpus (:func:`~cadlib.costs.bounds.line_bounds`) beside Table 2's
     (the paper publishes no s(N_mean))."""
     paper = {k: {**v, "s_mean": None} for k, v in _paper.TABLE2.items()}
     return side_by_side(bounds, paper, list(BOUND_COLUMNS)).rename(index=CORPUS_LABELS, level=0)
@@ -115,7 +115,7 @@ def measured_curve_table(run: CeilingRun) -> pd.DataFrame:
 
 def coverage_table(run: CeilingRun) -> pd.DataFrame:
     """Per corpus, the share of spans and copied tokens beyond the measured N (where ``s`` is
-    held at its end value; :func:`~cadlib.chapters.ceiling.curve_coverage`)."""
+    held at its end value; :func:`~cadlib.costs.bounds.curve_coverage`)."""
     N = run.measured["N"]
     coverage = pd.DataFrame({CORPUS_LABELS[n]: curve_coverage(run.spans[n], N)
                              for n in run.order}).T  # fmt: skip

@@ -25,7 +25,7 @@ from tqdm import tqdm
 
 from cadlib import paper as _paper
 from cadlib.book.results import results_dir
-from cadlib.chapters.ceiling import bound_exact
+from cadlib.costs.bounds import bound_exact
 from cadlib.costs.spans import line_spans
 from cadlib.costs.speedup_curve import curve_label, interpolate_loglinear, load_curve
 from cadlib.decoding.decoder import CopyDecoder, Trace
@@ -34,6 +34,7 @@ from cadlib.decoding.methods import (
     DRAFTED,
     DRAFTED_SETTING,
     TIMED,
+    TIMED_PLD,
     CaseInputs,
     make_methods,
 )
@@ -44,7 +45,6 @@ from cadlib.tokenizers import hf_tokenizer
 
 __all__ = [
     "PROFILES",
-    "TIMED_PLD",
     "UNRECORDED",
     "case_records",
     "write_case_records",
@@ -67,7 +67,7 @@ __all__ = [
 #: gold ids per corpus (:func:`cadlib.decoding.methods.timed_sample`; ``None``: any length).
 #: ProbeEdit has no short outputs (its shortest gold is ~760 SmolLM2 ids), so its cap is higher.
 #: ``grid_contexts`` / ``grid_trials``: the forward-cost grid of the cost model
-#: (:func:`cadlib.chapters.kernel.measure_forward_costs`).
+#: (:func:`cadlib.costs.forward_grid.measure_forward_costs`).
 #: ``threads``: torch CPU threads (``None``: torch's default). The cpu profile uses one: on a
 #: 2-core machine shared with other jobs, two contended threads made a decode step ~10x slower.
 #: Corpora whose every case the forward accounting covers (no model: seconds, so every profile).
@@ -76,12 +76,6 @@ ACCOUNTED = (
     "heval-fix-rust", "probeedit", "realedits-flask",
 )  # fmt: skip
 
-#: The prompt-lookup setting ``(K, n)`` of the timed runs (``pld_num_tokens``, ``pld_max_ngram``):
-#: the rival at its best, the setting of :data:`cadlib.costs.accounting.PLD_GRID` with the fewest
-#: forwards on each of the accounted corpora (and the fewest predicted seconds; chapter 6 §2b
-#: prints the best per corpus of each run). It was K=10 n=2 (``transformers``' default n-gram
-#: size) until the accounting showed that setting behind K=40 n=3 on every corpus.
-TIMED_PLD = (40, 3)
 _TIMED_PLD_PARAMS = dict(pld_num_tokens=TIMED_PLD[0], pld_max_ngram=TIMED_PLD[1])
 
 PROFILES = {
@@ -98,7 +92,7 @@ PROFILES = {
     # The first GPU evidence (make gpu-check, issue 30 §3): the forced-oracle timing of the four
     # methods with the paper's 7B shape (random init: forced decoding along a gold needs no
     # trained weights; the Qwen2.5 BPE built offline), bf16, eager, on a small stratified
-    # sample; cadlib.chapters.gpu_check runs only the timing and its cost grid.
+    # sample; cadlib.cli.gpu_check runs only the timing and its cost grid.
     "gpu": dict(
         model="qwen2.5-7b-random", dtype="bfloat16", attn_implementation="eager", threads=None,
         timing_cases={"heval-fix-py": 3, "heval-fix-js": 3, "probeedit": 2},

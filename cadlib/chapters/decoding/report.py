@@ -25,10 +25,10 @@ from cadlib.book import plotting
 from cadlib.book.replay import Recorder, with_record
 from cadlib.book.results import hardware_info, load_results, setting_label, write_results
 from cadlib.chapters.decoding import measure as D
-from cadlib.chapters.kernel import measure_forward_costs
 from cadlib.corpora import load_corpus, seeded_subset
 from cadlib.costs import accounting as A
 from cadlib.costs import cost_model as CM
+from cadlib.costs.forward_grid import measure_forward_costs
 from cadlib.decoding import token_boundaries
 from cadlib.decoding.fsm import token_table, transcript
 from cadlib.decoding.methods import (

@@ -40,9 +40,7 @@ from tqdm import tqdm
 
 from cadlib.book import plotting
 from cadlib.book.paper_settings import CODE_MODEL
-from cadlib.book.results import repo_root
-from cadlib.chapters.sft_pilot import load_split, split_cases
-from cadlib.corpora import seeded_subset
+from cadlib.corpora import load_split, seeded_subset, split_cases
 from cadlib.decoding.decoder import CopyDecoder
 from cadlib.decoding.fsm import token_table
 from cadlib.execution import run_humaneval_tests
@@ -55,6 +53,7 @@ from cadlib.fim.mask import IncrementalMask
 from cadlib.metrics import byte_equal, equal_up_to_one_newline
 from cadlib.models import load_model, load_tokenizer, resolve_device, set_threads
 from cadlib.oracle import oracle_program
+from cadlib.paths import repo_root
 from cadlib.prompts import edit_prompt_ids
 
 from .report import system_labels

@@ -37,11 +37,10 @@ from cadlib.book.results import (
     setting_label,
     write_results,
 )
-from cadlib.chapters.sft_pilot.paired import ALPHA, holm, mcnemar_exact
 from cadlib.fim.completion import ARMS, ENDS, FIM_USER
 from cadlib.fim.differential import summarize
 from cadlib.grammar import Copy
-from cadlib.metrics import percent, rate_cell, wilson_ci
+from cadlib.metrics import ALPHA, holm, mcnemar_exact, percent, rate_cell, wilson_ci
 from cadlib.models import SMOLLM2, model_info
 from cadlib.oracle import oracle_program
 
@@ -516,10 +515,10 @@ def load_run(profile: str = "large") -> tuple[dict, pd.DataFrame] | None:
 
 
 def arm_tests(records: pd.DataFrame) -> pd.DataFrame:
-    """McNemar's exact test (:func:`cadlib.chapters.sft_pilot.paired.mcnemar_exact`) of each pair of
+    """McNemar's exact test (:func:`cadlib.metrics.mcnemar_exact`) of each pair of
     :data:`ARM_PAIRS` on each outcome of :data:`ARM_OUTCOMES`, on the same cases, with
     Holm-adjusted p-values over the whole family (level
-    :data:`cadlib.chapters.sft_pilot.paired.ALPHA`)."""
+    :data:`cadlib.metrics.ALPHA`)."""
     recs = records.assign(ended_and_parses=(records.end == ENDS[0]) & records.parses,
                           passed=records.passed.fillna(False).astype(bool))  # fmt: skip
     rows = []

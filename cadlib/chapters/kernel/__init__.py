@@ -23,28 +23,25 @@ published shapes time exactly like the trained ones. CPU ratios are not GPU rati
 engine's: here a decode step reads fp32 weights, where llama.cpp reads the same model's Q4_1
 weights (chapter 6b); the work between forwards is measured in chapter 6 and is small.
 
-The package is split along these seams: :mod:`.timing` (the s(N) sweep and its timers),
-:mod:`.fixed_costs` (App. H costs and ``m*``), :mod:`.splice_check` (splice equals AR),
-:mod:`.chapter` (profiles, the run over models, ``results/kernel.json``), :mod:`.tables`
-(the chapter's tables and figure) and :mod:`.forward_costs` (chapter 6's cost grid); the
-package's public names (``__all__``) are importable from ``cadlib.chapters.kernel``.
+The package is split along these seams: :mod:`.fixed_costs` (App. H costs and ``m*``),
+:mod:`.splice_check` (splice equals AR), :mod:`.chapter` (profiles, the run over models,
+``results/kernel.json``) and :mod:`.tables` (the chapter's tables and figure); the package's
+public names (``__all__``) are importable from ``cadlib.chapters.kernel``. The s(N) sweep and
+its timers are :mod:`cadlib.costs.kernel_timing` (chapter 6b times llama.cpp with them), chapter
+6's forward-cost grid :mod:`cadlib.costs.forward_grid`.
 """
 
 from __future__ import annotations
 
-from . import chapter, fixed_costs, forward_costs, splice_check, tables, timing
+from . import chapter, fixed_costs, splice_check, tables
 from .chapter import *  # noqa: F403
 from .fixed_costs import *  # noqa: F403
-from .forward_costs import *  # noqa: F403
 from .splice_check import *  # noqa: F403
 from .tables import *  # noqa: F403
-from .timing import *  # noqa: F403
 
 __all__ = [
     *chapter.__all__,
     *fixed_costs.__all__,
-    *forward_costs.__all__,
     *splice_check.__all__,
     *tables.__all__,
-    *timing.__all__,
 ]

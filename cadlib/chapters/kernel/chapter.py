@@ -20,10 +20,10 @@ import torch
 from cadlib import paper as _paper
 from cadlib.book.provenance import load_caption
 from cadlib.book.results import find_results_file, hardware_info, write_results
+from cadlib.costs.kernel_timing import N_GRID, measure_speedup
 from cadlib.models import SMOLLM2, is_random_init, load_model, model_info
 
 from .fixed_costs import m_star, measure_fixed_costs
-from .timing import N_GRID, measure_speedup
 
 __all__ = [
     "GPU_PAIRS",

@@ -14,10 +14,9 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import torch
 
+from cadlib.costs.kernel_timing import prefill_context, random_ids, time_pp
 from cadlib.decoding.cache import forward_with_cache, restore_cache
 from cadlib.decoding.cache import sync_device as _sync
-
-from .timing import _time_pp, prefill_context, random_ids
 
 __all__ = [
     "measure_fixed_costs",
@@ -99,10 +98,10 @@ def measure_fixed_costs(
             mask_sync.append(_per_op_seconds(mask_sync_op, mask_reps, device))
             for r in range(forward_reps):
                 ids = random_ids(vocab, max([1, *forced_lens]), seed + 1000 * t + r, device)
-                tau.append(_time_pp(model, cache, ids[:, :1]))
+                tau.append(time_pp(model, cache, ids[:, :1]))
                 restore_cache(cache, P)
                 for k in forced_lens:
-                    forced[k].append(_time_pp(model, cache, ids[:, :k]))
+                    forced[k].append(time_pp(model, cache, ids[:, :k]))
                     restore_cache(cache, P)
     sync = np.asarray(mask_sync) - np.asarray(mask)
     pooled = [x for k in forced_lens for x in forced[k]]

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import torch
 
+from cadlib.costs.kernel_timing import prefill_context, random_ids
 from cadlib.decoding.cache import cache_length, forward_with_cache, restore_cache
-
-from .timing import prefill_context, random_ids
 
 __all__ = ["check_splice_equals_ar"]
 

@@ -12,9 +12,8 @@ from collections.abc import Mapping
 import pandas as pd
 
 from cadlib import paper as _paper
+from cadlib.costs.kernel_timing import timing_warnings
 from cadlib.costs.speedup_curve import curve_label
-
-from .timing import timing_warnings
 
 __all__ = [
     "curve_table",

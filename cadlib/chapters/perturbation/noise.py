@@ -1,27 +1,8 @@
 """Span-selection brittleness: oracle programs under endpoint noise (paper §3, §5, Tables 8, 4).
 
-The noise model, as the paper states it (§3 "Span-selection sensitivity", Table 8 caption):
-every endpoint of every ``<copy lines="i-j"/>`` op of the oracle program is offset
-*independently* by an integer ``eps ~ Uniform{-eps_max, ..., +eps_max}`` and clipped to
-``[1, n_lines]`` of the document; the perturbed program is resolved and compared with the gold.
-
-Choices made here, and why:
-
-* **No swap of an inverted range.** Noise can turn a short span ``i-j`` into ``i' > j'``. The
-  paper describes independent offsets plus clipping and nothing else, so we keep the
-  inverted range. The strict resolver rejects it (a strict rejection, like an out-of-range
-  index); the clipped resolver copies ``lines[i'-1:j']``, i.e. *nothing*, and the op still
-  contributes an empty part to the newline join (so the output gains an empty line where
-  the copy was). ``swap_inverted=True`` reorders such endpoints instead, to measure how much
-  that choice matters; it is not the paper's protocol.
-* **Clamping before resolving** (``clamp=True``) is the paper's protocol; with
-  ``clamp=False`` the raw indices go to the resolver: strict then also rejects every
-  out-of-range index, while clipped mode clips exactly as the clamp does (same outputs).
-* **Common random numbers.** Both offsets of every copy are always drawn, then the endpoint
-  that ``which`` leaves alone is reset, so ``which="start"`` / ``"end"`` / ``"both"`` see the
-  same noise. Each (case, eps_max, trial) gets its own generator seeded from
-  ``(seed, crc32(case id), eps_max, trial)``: results do not depend on the order or the
-  selection of cases, and the same seed gives the same numbers on every run.
+The noise model and the trial runner are :mod:`cadlib.endpoint_noise` (chapter 1's Table 4
+uses them too); this module is chapter 5's: its profiles, the summaries of the trials by
+corpus, endpoint and noise level (Table 8), the tables, figures and the chapter's numbers.
 
 EM: trimmed (:func:`cadlib.metrics.equal_stripped`, ``a.strip() == b.strip()``, Table 8's
 metric) and byte-exact (:func:`cadlib.metrics.byte_equal`, ``a == b``).
@@ -30,28 +11,21 @@ metric) and byte-exact (:func:`cadlib.metrics.byte_equal`, ``a == b``).
 from __future__ import annotations
 
 import warnings
-import zlib
 from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-from tqdm import tqdm
 
 from cadlib import paper as _paper
-from cadlib.book.params import check_choice
 from cadlib.cases import EditCase
 from cadlib.corpora import CORPUS_LABELS
-from cadlib.grammar import Copy, Program
-from cadlib.metrics import byte_equal, equal_stripped
+from cadlib.endpoint_noise import WHICH, case_rng, perturb_program, perturbation_trials
+from cadlib.metrics import equal_stripped
 from cadlib.oracle import oracle_program
-from cadlib.resolver import RangeClippedWarning, ResolveError, doc_lines, resolve
+from cadlib.resolver import RangeClippedWarning, doc_lines, resolve
 
 __all__ = [
     "PROFILES",
-    "WHICH",
-    "perturb_program",
-    "case_rng",
-    "perturbation_trials",
     "summarize_trials",
     "perturbation_em",
     "corpus_trials",
@@ -67,8 +41,6 @@ __all__ = [
     "chapter_numbers",
 ]
 
-WHICH = ("both", "start", "end")
-
 PROFILES = {
     "cpu": {
         "corpora": ("probeedit", "heval-fix-py", "heval-fix-js"),
@@ -80,139 +52,6 @@ PROFILES = {
 }
 PROFILES["paper"] = dict(PROFILES["cpu"])
 
-
-
-def _check_eps(eps_max) -> int:
-    if isinstance(eps_max, bool) or not isinstance(eps_max, (int, np.integer)) or eps_max < 0:
-        raise ValueError(f"eps_max must be an integer >= 0, got {eps_max!r}")
-    return int(eps_max)
-
-
-def perturb_program(
-    program: Program,
-    n_lines: int,
-    eps_max: int,
-    rng: np.random.Generator,
-    which: str = "both",
-    *,
-    clamp: bool = True,
-    swap_inverted: bool = False,
-) -> Program:
-    """``program`` with every copy endpoint offset by integer noise in ``[-eps_max, eps_max]``.
-
-    ``which`` picks the noisy endpoints (``"both"``, ``"start"`` or ``"end"``); ``clamp``
-    clips the noisy indices into ``[1, n_lines]``; an inverted result is kept unless
-    ``swap_inverted`` (see the module docstring). Gen ops are unchanged.
-    """
-    eps_max = _check_eps(eps_max)
-    check_choice("which", which, WHICH)
-    if isinstance(n_lines, bool) or not isinstance(n_lines, (int, np.integer)) or n_lines < 1:
-        raise ValueError(f"n_lines must be an integer >= 1, got {n_lines!r}")
-    ops = []
-    for op in program.ops:
-        if not isinstance(op, Copy):
-            ops.append(op)
-            continue
-        d_start, d_end = (int(x) for x in rng.integers(-eps_max, eps_max, size=2, endpoint=True))
-        i = op.start + (d_start if which in ("both", "start") else 0)
-        j = op.end + (d_end if which in ("both", "end") else 0)
-        if clamp:
-            i, j = min(max(i, 1), n_lines), min(max(j, 1), n_lines)
-        if swap_inverted and i > j:
-            i, j = j, i
-        ops.append(Copy(i, j))
-    return Program(ops)
-
-
-def case_rng(seed: int, case_id: str, eps_max: int, trial: int) -> np.random.Generator:
-    """The generator of one (case, eps_max, trial): independent of every other case."""
-    return np.random.default_rng([seed, zlib.crc32(case_id.encode("utf-8")), eps_max, trial])
-
-
-def _out_of_range(program: Program, n_lines: int) -> bool:
-    return any(not (1 <= op.start <= n_lines and 1 <= op.end <= n_lines) for op in program.copies)
-
-
-def _inverted(program: Program) -> bool:
-    return any(op.start > op.end for op in program.copies)
-
-
-TRIAL_COLUMNS = (
-    "corpus", "case", "eps_max", "which", "trial", "n_copies", "out_of_range", "inverted",
-    "strict_rejected", "em_exact", "em_trimmed", "strict_em_trimmed",
-)  # fmt: skip
-
-
-def perturbation_trials(
-    cases: Sequence[EditCase],
-    eps_values: Iterable[int] = (0, 1, 2, 3, 5),
-    trials: int = 5,
-    seed: int = 0,
-    which: Iterable[str] = ("both",),
-    *,
-    clamp: bool = True,
-    swap_inverted: bool = False,
-    corpus: str | None = None,
-    progress: bool = True,
-) -> pd.DataFrame:
-    """One row per (case, eps_max, which, trial): the perturbed program's outcome.
-
-    Columns: ``corpus, case, eps_max, which, trial, n_copies, out_of_range`` (noise pushed an
-    index outside the document; clamped when ``clamp``), ``inverted``, ``strict_rejected``,
-    ``em_exact``, ``em_trimmed`` (clipped resolver) and ``strict_em_trimmed`` (a rejection
-    counts as a miss).
-    """
-    corpus = corpus or getattr(cases, "name", "corpus")
-    eps_values = [_check_eps(e) for e in eps_values]
-    which = list(which)
-    for w in which:
-        check_choice("which", w, WHICH)
-    if isinstance(trials, bool) or not isinstance(trials, (int, np.integer)) or trials < 1:
-        raise ValueError(f"trials must be an integer >= 1, got {trials!r}")
-    rows = []
-    for case in tqdm(cases, desc=f"perturb {corpus}", disable=not progress):
-        program = oracle_program(case.doc, case.gold)
-        n_lines = len(doc_lines(case.doc))
-        for eps in eps_values:
-            for trial in range(trials):
-                for w in which:
-                    rng = case_rng(seed, case.id, eps, trial)
-                    raw = perturb_program(program, n_lines, eps, rng, w, clamp=False)
-                    noisy = perturb_program(
-                        program,
-                        n_lines,
-                        eps,
-                        case_rng(seed, case.id, eps, trial),
-                        w,
-                        clamp=clamp,
-                        swap_inverted=swap_inverted,
-                    )
-                    rows.append(
-                        _outcome(case, noisy, n_lines)
-                        | dict(corpus=corpus, case=case.id, eps_max=eps, which=w, trial=trial,
-                               n_copies=len(program.copies),
-                               out_of_range=_out_of_range(raw, n_lines))
-                    )  # fmt: skip
-    return pd.DataFrame(rows, columns=TRIAL_COLUMNS)
-
-
-def _outcome(case: EditCase, program: Program, n_lines: int) -> dict:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RangeClippedWarning)
-        out = resolve(program, case.doc, mode="clipped")
-    try:
-        resolve(program, case.doc, mode="strict")
-        rejected = False
-    except ResolveError:
-        rejected = True
-    trimmed = equal_stripped(out, case.gold)
-    return dict(
-        inverted=_inverted(program),
-        strict_rejected=rejected,
-        em_exact=byte_equal(out, case.gold),
-        em_trimmed=trimmed,
-        strict_em_trimmed=trimmed and not rejected,
-    )
 
 
 def summarize_trials(
@@ -259,7 +98,7 @@ def perturbation_em(
     which: Iterable[str] = ("both",),
     **kwargs,
 ) -> pd.DataFrame:
-    """Table 8 for one corpus: :func:`perturbation_trials` summarized by
+    """Table 8 for one corpus: :func:`cadlib.endpoint_noise.perturbation_trials` summarized by
     :func:`summarize_trials` (one row per which x eps_max; no pooled row).
 
     The ``eps_max = 1`` row also gives Table 4's noisy row: ``strict_rejected`` (runs the
@@ -280,8 +119,9 @@ def corpus_trials(
     which: Iterable[str] = ("both",),
     **kwargs,
 ) -> pd.DataFrame:
-    """:func:`perturbation_trials` of every corpus of ``corpora`` (name -> cases), in one frame
-    whose ``corpus`` column is the name; ``kwargs`` (``clamp``, ``swap_inverted``) as there."""
+    """:func:`cadlib.endpoint_noise.perturbation_trials` of every corpus of ``corpora`` (name
+    -> cases), in one frame whose ``corpus`` column is the name; ``kwargs`` (``clamp``,
+    ``swap_inverted``) as there."""
     frames = [perturbation_trials(cases, eps_values, trials, seed, which, corpus=name,
                                   progress=False, **kwargs)
               for name, cases in corpora.items()]  # fmt: skip
@@ -298,7 +138,8 @@ def corpora_report(loaded: Mapping[str, Sequence[EditCase]], unavailable: Mappin
 
 def noise_demo(case: EditCase, seed: int, eps_max: int = 1, trials: int = 4) -> str:
     """The noise model on one case: its oracle program, then ``trials`` noisy copies of it
-    (the study's own draws, :func:`case_rng`) with the trimmed EM of each (clipped resolver)."""
+    (the study's own draws, :func:`cadlib.endpoint_noise.case_rng`) with the trimmed EM of
+    each (clipped resolver)."""
     program = oracle_program(case.doc, case.gold)
     n_lines = len(doc_lines(case.doc))
     lines = [f"{case.id}: {n_lines} document lines; oracle program:\n  {program}"]

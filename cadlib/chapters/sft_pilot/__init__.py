@@ -3,7 +3,7 @@
 Fine-tune a causal LM to emit the oracle program of an edit, then decode held-out cases with
 the FSM-constrained decoder (greedy, with the copy splice) and score what comes out.
 
-The split (:func:`make_split`, saved as ``data/sft_split.json``)
+The split (:func:`cadlib.corpora.make_split`, saved as ``data/sft_split.json``)
     The paper trains on 131 HEvalFix-Py cases and evaluates on 33 held-out ones; its
     Combined set has 385 = 131 Py + 131 JS + 123 ProbeEdit cases, and Table 22 evaluates
     the Combined checkpoint on held-out splits of 33 JS and 31 ProbeEdit cases. So each
@@ -33,13 +33,14 @@ Evaluation (:func:`score_program`, :func:`summarize`, :func:`taxonomy`)
     failure taxonomy of Table 7, Wilson 95 % CIs, wall time per case, and (beyond the paper)
     functional correctness against the HumanEvalPack unit tests (:mod:`cadlib.execution`).
 
-The package is split along these seams: :mod:`.split`, :mod:`.examples`, :mod:`.training`,
+The package is split along these seams: :mod:`.train_sets`, :mod:`.examples`, :mod:`.training`,
 :mod:`.evaluation`, :mod:`.scoring` (with the span-selection metrics of issue 20),
 :mod:`.paired` (same-case comparisons), :mod:`.findings` (the three findings' declared
 tests), :mod:`.pilot`, :mod:`.tables`, :mod:`.report`
 (per-case records and the generated conclusion) and :mod:`.chapter` (chapter 7's displayed
 tables, figures and results record). Every public name is importable from
-``cadlib.chapters.sft_pilot`` as before.
+``cadlib.chapters.sft_pilot``; the held-out split itself is :mod:`cadlib.corpora`'s (chapter 8
+evaluates on it too), the paired tests :mod:`cadlib.metrics`'.
 """
 
 from __future__ import annotations
@@ -54,9 +55,9 @@ from . import (
     pilot,
     report,
     scoring,
-    split,
     strata,
     tables,
+    train_sets,
     training,
 )
 from .chapter import *  # noqa: F403
@@ -68,9 +69,9 @@ from .paired import *  # noqa: F403
 from .pilot import *  # noqa: F403
 from .report import *  # noqa: F403
 from .scoring import *  # noqa: F403
-from .split import *  # noqa: F403
 from .strata import *  # noqa: F403
 from .tables import *  # noqa: F403
+from .train_sets import *  # noqa: F403
 from .training import *  # noqa: F403
 
 __all__ = [
@@ -83,8 +84,8 @@ __all__ = [
     *pilot.__all__,
     *report.__all__,
     *scoring.__all__,
-    *split.__all__,
     *strata.__all__,
     *tables.__all__,
+    *train_sets.__all__,
     *training.__all__,
 ]

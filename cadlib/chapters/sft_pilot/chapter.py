@@ -23,7 +23,7 @@ from cadlib.book.results import (
     setting_label,
     write_results,
 )
-from cadlib.corpora import load_corpus, seeded_subset
+from cadlib.corpora import SPLIT_CORPORA, load_corpus, seeded_subset, split_cases
 from cadlib.execution import sandbox_report, sandbox_summary
 from cadlib.models import load_tokenizer, resolve_device, set_threads
 
@@ -51,7 +51,6 @@ from .report import (
     write_cases,
 )
 from .scoring import CaseResult, summarize, summary_record, taxonomy
-from .split import SPLIT_CORPORA, TRAIN_SET_LABELS, split_cases, training_cases
 from .strata import strata_markdown, strata_table
 from .tables import (
     PAPER_TABLE7,
@@ -59,6 +58,7 @@ from .tables import (
     table22,
     transcript_stats,
 )
+from .train_sets import TRAIN_SET_LABELS, training_cases
 from .training import DEVIATIONS, PROFILES
 
 __all__ = [

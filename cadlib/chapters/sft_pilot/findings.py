@@ -9,7 +9,7 @@ case are not independent (same document, same gold), so **the unit is the case**
 score is its mean over the attempts of a system (one per seed), and two systems are compared
 by the mean per-case difference, with an exact-in-distribution sign-flip permutation test
 (``scipy.stats.permutation_test``, paired samples, seeded, two-sided). The three p-values are
-Holm-adjusted together at :data:`cadlib.chapters.sft_pilot.paired.ALPHA`; a finding holds only
+Holm-adjusted together at :data:`cadlib.metrics.ALPHA`; a finding holds only
 when its adjusted p is below it and the difference points the paper's way.
 """
 
@@ -20,7 +20,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from scipy.stats import permutation_test
 
-from .paired import ALPHA, format_p, holm
+from cadlib.metrics import ALPHA, format_p, holm
+
 from .pilot import FSM_UNTRAINED, sft_system
 
 __all__ = [

@@ -1,12 +1,10 @@
-"""Same cases, paired: rates with Wilson intervals and paired tests between systems.
+"""Same cases, paired: chapter 7's rates with Wilson intervals and its paired comparisons.
 
 Every system of chapter 7 is scored on the same held-out cases, so two systems are compared
-case by case (issue 20): a binary outcome (EM, span-only EM, parse, identity, tests passed)
-by McNemar's exact test (a two-sided binomial test on the discordant pairs,
-``scipy.stats.binomtest``), a per-case number (span IoU) by a paired bootstrap of the mean
-difference (seeded, so the interval is the same on every run). All p-values of one chapter are
-Holm-adjusted together before anything is called significant, and the level (0.05) is fixed
-here, before any comparison is made.
+case by case (issue 20) with the tests of :mod:`cadlib.metrics`: a binary outcome (EM, span-only
+EM, parse, identity, tests passed) by McNemar's exact test, a per-case number (span IoU) by a
+paired bootstrap of the mean difference. All p-values of the chapter are Holm-adjusted together
+before anything is called significant, at :data:`cadlib.metrics.ALPHA`.
 """
 
 from __future__ import annotations
@@ -15,27 +13,19 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-from scipy.stats import binomtest
 
-from cadlib.metrics import wilson_ci
+from cadlib.metrics import ALPHA, format_p, holm, mcnemar_exact, paired_bootstrap, wilson_ci
 
 from .scoring import CaseResult
 
 __all__ = [
-    "ALPHA",
     "BINARY_METRICS",
     "check_paired",
-    "mcnemar_exact",
-    "paired_bootstrap",
-    "holm",
-    "format_p",
     "compare",
     "comparison_table",
     "rates_table",
 ]
 
-#: Significance level of every paired test (family-wise, Holm), declared before comparing.
-ALPHA = 0.05
 #: Binary per-case outcomes and their display names; ``None`` = not defined for free-form
 #: outputs (a free-form reply has no program, so no parse or span figures).
 BINARY_METRICS = {
@@ -46,7 +36,6 @@ BINARY_METRICS = {
     "passed": "tests passed",
 }
 _PROGRAM_ONLY = ("span_em", "parsed", "span_iou")
-N_BOOT = 10_000
 
 
 def check_paired(a: Sequence[CaseResult], b: Sequence[CaseResult]) -> None:
@@ -57,67 +46,6 @@ def check_paired(a: Sequence[CaseResult], b: Sequence[CaseResult]) -> None:
             f"not paired: {len(ids_a)} vs {len(ids_b)} cases, first difference "
             f"{next(((x, y) for x, y in zip(ids_a, ids_b, strict=False) if x != y), None)}"
         )
-
-
-def mcnemar_exact(a: Sequence[bool], b: Sequence[bool]) -> dict:
-    """McNemar's exact test of paired binary outcomes: ``{n, a, b, a_only, b_only, p}``.
-
-    ``a_only`` counts cases where only ``a`` is true; p is two-sided, the binomial test of
-    ``a_only`` among the discordant pairs at 1/2 (1.0 when there is none).
-    """
-    if len(a) != len(b):
-        raise ValueError(f"paired outcomes must have equal length, got {len(a)} and {len(b)}")
-    a_only = sum(bool(x) and not bool(y) for x, y in zip(a, b, strict=True))
-    b_only = sum(bool(y) and not bool(x) for x, y in zip(a, b, strict=True))
-    n_disc = a_only + b_only
-    p = binomtest(a_only, n_disc, 0.5).pvalue if n_disc else 1.0
-    return {"n": len(a), "a": sum(map(bool, a)), "b": sum(map(bool, b)), "a_only": a_only,
-            "b_only": b_only, "p": float(p)}  # fmt: skip
-
-
-def paired_bootstrap(a: Sequence[float], b: Sequence[float], n_boot: int = N_BOOT,
-                     seed: int = 0) -> dict:  # fmt: skip
-    """Paired bootstrap of ``mean(a) - mean(b)``: ``{n, a, b, diff, ci, p}``.
-
-    Cases are resampled with replacement (``numpy.random.default_rng(seed)``); ``ci`` is the
-    percentile 95% interval of the difference, ``p`` the two-sided bootstrap p-value
-    (twice the smaller share of resampled differences on either side of 0, at most 1).
-    """
-    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if x.shape != y.shape or x.size == 0:
-        raise ValueError(
-            f"paired samples must be non-empty and equal in length: {x.size}, {y.size}"
-        )
-    d = x - y
-    rng = np.random.default_rng(seed)
-    boot = d[rng.integers(0, d.size, size=(n_boot, d.size))].mean(axis=1)
-    if np.all(d == 0):
-        p = 1.0
-    else:
-        p = min(1.0, 2 * min(np.mean(boot <= 0), np.mean(boot >= 0)))
-    lo, hi = np.percentile(boot, [2.5, 97.5])
-    return {"n": int(d.size), "a": float(x.mean()), "b": float(y.mean()), "diff": float(d.mean()),
-            "ci": [float(lo), float(hi)], "p": float(p)}  # fmt: skip
-
-
-def format_p(p: float, test: str = "") -> str:
-    """A p-value for prose and tables: three significant digits, and for a bootstrap p of 0
-    its resolution instead (``< 1/N_BOOT``: no resampled difference crossed 0, which bounds p,
-    it does not make it 0)."""
-    if test == "paired bootstrap" and p < 1 / N_BOOT:
-        return f"< {1 / N_BOOT:g}"
-    return f"{p:.3g}"
-
-
-def holm(pvalues: Sequence[float]) -> list[float]:
-    """Holm's step-down adjustment (family-wise error) of ``pvalues``, in their order."""
-    m = len(pvalues)
-    order = sorted(range(m), key=lambda k: pvalues[k])
-    adjusted, running = [0.0] * m, 0.0
-    for rank, k in enumerate(order):
-        running = max(running, min(1.0, (m - rank) * pvalues[k]))
-        adjusted[k] = running
-    return adjusted
 
 
 def _values(results: Sequence[CaseResult], metric: str) -> list:

@@ -13,11 +13,11 @@ from pathlib import Path
 from cadlib.book.params import check_choice, choose
 from cadlib.book.provenance import LoadMonitor, provenance
 from cadlib.book.replay import Recorder
-from cadlib.book.results import repo_root
 from cadlib.cases import EditCase
-from cadlib.corpora import seeded_subset
+from cadlib.corpora import SPLIT_FILE, load_split, make_split, seeded_subset, split_cases
 from cadlib.decoding.fsm import transcript
 from cadlib.models import load_model, load_tokenizer, resolve_device
+from cadlib.paths import repo_root
 
 from .evaluation import (
     evaluate_baseline,
@@ -32,15 +32,7 @@ from .examples import (
 from .scoring import (
     CaseResult,
 )
-from .split import (
-    SPLIT_FILE,
-    TRAIN_SET_LABELS,
-    TRAIN_SETS,
-    load_split,
-    make_split,
-    split_cases,
-    training_cases,
-)
+from .train_sets import TRAIN_SET_LABELS, TRAIN_SETS, training_cases
 from .training import (
     PROFILES,
     RUN_RECORDS,

@@ -19,8 +19,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from cadlib.book.results import load_results, results_dir, results_name
+from cadlib.metrics import ALPHA, format_p
 
-from .paired import ALPHA, format_p
 from .scoring import CaseResult
 
 __all__ = [

@@ -18,9 +18,8 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
+from cadlib.metrics import ALPHA, format_p, mcnemar_exact
 from cadlib.resolver import doc_lines
-
-from .paired import ALPHA, format_p, mcnemar_exact
 
 __all__ = ["ONE_LINE", "SEVERAL_LINES", "code_lines", "stratum", "strata_table",
            "strata_markdown"]  # fmt: skip
@@ -71,7 +70,7 @@ def strata_markdown(records: Sequence[Mapping], docs: Mapping[str, str], *, trai
     """What the strata show, as Markdown generated from the records: span-only EM of
     ``trained`` and ``untrained`` per stratum (and ``trained``'s without identity outputs),
     how many runs of each the decision budget closed, and McNemar's exact test of span-only EM
-    on the multi-line stratum (unadjusted, at :data:`cadlib.chapters.sft_pilot.paired.ALPHA`):
+    on the multi-line stratum (unadjusted, at :data:`cadlib.metrics.ALPHA`):
     "evidence" of span selection on multi-line documents is claimed only when that test says so."""
     frame = _frame(records, docs)
     a, b = (frame[frame.system == s].set_index("id") for s in (trained, untrained))

@@ -20,9 +20,7 @@ from .scoring import (
     summarize,
     taxonomy,
 )
-from .split import (
-    TRAIN_SET_LABELS,
-)
+from .train_sets import TRAIN_SET_LABELS
 
 __all__ = [
     "BND_EXACT_PY",

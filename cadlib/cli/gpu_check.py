@@ -29,10 +29,9 @@ import torch
 from cadlib.book.params import choose
 from cadlib.book.results import write_results
 from cadlib.chapters import kernel as K
+from cadlib.chapters.decoding import measure as D
+from cadlib.chapters.decoding import report as R
 from cadlib.models import load_model, resolve_device, set_threads
-
-from .decoding import measure as D
-from .decoding import report as R
 
 __all__ = ["CHECK_PROFILES", "run_kernel", "run_decoding", "decoding_gpu_numbers", "main"]
 
@@ -80,9 +79,9 @@ def run_decoding(profile: str, device: str, seed: int = 0) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m cadlib.chapters.gpu_check [--profile gpu|smoke] [--device auto|cuda|cpu]``."""
+    """``python -m cadlib.cli.gpu_check [--profile gpu|smoke] [--device auto|cuda|cpu]``."""
     parser = argparse.ArgumentParser(
-        prog="python -m cadlib.chapters.gpu_check", description=__doc__.split("\n\n")[0],
+        prog="python -m cadlib.cli.gpu_check", description=__doc__.split("\n\n")[0],
         formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     parser.add_argument("--profile", choices=CHECK_PROFILES, default="gpu")
     parser.add_argument("--device", default="auto", help="auto (CUDA when present), cuda, cpu")

@@ -17,7 +17,7 @@ from tqdm import tqdm
 
 from cadlib.decoding.cache import restore_cache
 
-from .timing import _check_grid, _time_pp, prefill_context, random_ids
+from .kernel_timing import check_grid, prefill_context, random_ids, time_pp
 
 __all__ = ["FORWARD_GRID_N", "measure_forward_costs"]
 
@@ -35,14 +35,14 @@ def measure_forward_costs(model, contexts: Sequence[int], n_grid: Mapping | None
     ``contexts`` and ``n`` of ``n_grid`` (default :data:`FORWARD_GRID_N`), with logits at the
     last position (``keep="last"``) or at all ``n`` (``keep="all"``).
 
-    The same timer as the s(N) sweep (:func:`_time_pp`: one forward over a restored cache,
+    The same timer as the s(N) sweep (:func:`time_pp`: one forward over a restored cache,
     sync-bookended), so a prediction built from this grid uses the model, dtype, attention
     implementation and threads of the timed runs it is compared with. One random-context
     prefill of ``max(contexts)`` ids; contexts are visited longest first, the cache cropped
     to each. Trials are interleaved over the whole grid (a disturbance hits every cell alike).
     Returns one row per (keep, L, n): ``seconds`` (median over trials), ``s_min``, ``s_max``.
     """
-    grid = {k: _check_grid(v) for k, v in (n_grid or FORWARD_GRID_N).items()}
+    grid = {k: check_grid(v) for k, v in (n_grid or FORWARD_GRID_N).items()}
     if not contexts or min(contexts) < 1 or trials < 1:
         raise ValueError(f"need positive contexts and trials >= 1, got {contexts}, {trials}")
     Ls = sorted({int(L) for L in contexts}, reverse=True)
@@ -59,7 +59,7 @@ def measure_forward_costs(model, contexts: Sequence[int], n_grid: Mapping | None
             for t in range((warmup if L == Ls[0] else 0) + trials):  # warm once, at the top
                 gc.collect()
                 for keep, n in cells:
-                    dt = _time_pp(model, cache, span[:, :n], 1 if keep == "last" else n)
+                    dt = time_pp(model, cache, span[:, :n], 1 if keep == "last" else n)
                     restore_cache(cache, L)
                     if t >= (warmup if L == Ls[0] else 0):
                         times.setdefault((keep, L, n), []).append(dt)

@@ -7,9 +7,9 @@ same ``N`` tokens (PP), sync-bookended, with warm-up and trials, restoring the c
 :class:`SpeedupMeasurement`, whose :meth:`~SpeedupMeasurement.summary` is the curve written to
 ``results/kernel.json``; :func:`timing_warnings` flags a run disturbed by other processes.
 
-The two timers (:func:`_time_ar`, :func:`_time_pp`) are shared with the fixed costs
-(:mod:`.fixed_costs`) and the forward-cost grid (:mod:`.forward_costs`), so every kernel
-number is timed the same way.
+The two timers (:func:`time_ar`, :func:`time_pp`) are shared with chapter 2's fixed costs
+(:mod:`cadlib.chapters.kernel.fixed_costs`) and chapter 6's forward-cost grid
+(:mod:`cadlib.costs.forward_grid`), so every kernel number is timed the same way.
 """
 
 from __future__ import annotations
@@ -31,6 +31,9 @@ __all__ = [
     "N_GRID",
     "random_ids",
     "prefill_context",
+    "time_ar",
+    "time_pp",
+    "check_grid",
     "SpeedupMeasurement",
     "timing_warnings",
     "measure_speedup",
@@ -67,7 +70,7 @@ def prefill_context(model, P: int, seed: int = 0):
     return cache, out.logits[0, -1]
 
 
-def _time_ar(model, cache, span: torch.Tensor, checkpoints: Sequence[int]) -> list[float]:
+def time_ar(model, cache, span: torch.Tensor, checkpoints: Sequence[int]) -> list[float]:
     """Seconds after each checkpoint of ``len(span)`` single-token forwards, sync-bookended.
 
     ``span`` has shape (1, max(checkpoints)); ``checkpoints`` are increasing step counts.
@@ -83,7 +86,7 @@ def _time_ar(model, cache, span: torch.Tensor, checkpoints: Sequence[int]) -> li
     return out
 
 
-def _time_pp(model, cache, span: torch.Tensor, logits_to_keep: int = 0) -> float:
+def time_pp(model, cache, span: torch.Tensor, logits_to_keep: int = 0) -> float:
     """Seconds of one forward of ``span`` (shape (1, N)) over ``cache``, sync-bookended."""
     device = model.device
     _sync(device)
@@ -177,7 +180,7 @@ def timing_warnings(summary: Mapping, s1_range=(0.8, 1.25), max_step_spread=1.5)
     return found
 
 
-def _check_grid(N_grid: Sequence[int]) -> list[int]:
+def check_grid(N_grid: Sequence[int]) -> list[int]:
     grid = [int(n) for n in N_grid]
     if not grid or any(n < 1 for n in grid) or any(b <= a for a, b in itertools.pairwise(grid)):
         raise ValueError(f"N_grid must be increasing positive span lengths, got {list(N_grid)}")
@@ -233,7 +236,7 @@ def measure_speedup(
         short span, one forward of a few ms, is not a single draw of the timer on a busy
         machine. ``1`` (the paper): one sample per trial.
     """
-    grid = _check_grid(N_grid)
+    grid = check_grid(N_grid)
     if trials < 1 or warmup < 0:
         raise ValueError(f"need trials >= 1 and warmup >= 0, got {trials}, {warmup}")
     cache, _ = prefill_context(model, P, seed)
@@ -251,29 +254,29 @@ def measure_speedup(
     def ar_run(t, n):  # median over ceil(min_tokens / n) separate n-step runs
         samples = []
         for rep in range(-(-min_tokens // n)):
-            samples.append(_time_ar(model, cache, span[:, :n], [n])[0])
+            samples.append(time_ar(model, cache, span[:, :n], [n])[0])
             restore(t, "AR", n, rep)
         return float(np.median(samples))
 
     def pp_run(t, n):
         samples = []
         for rep in range(-(-min_tokens // n)):
-            samples.append(_time_pp(model, cache, span[:, :n], logits_to_keep))
+            samples.append(time_pp(model, cache, span[:, :n], logits_to_keep))
             restore(t, "PP", n, rep)
         return float(np.median(samples))
 
     with torch.inference_mode():
         for _ in range(warmup):
-            _time_ar(model, cache, span[:, : min(16, grid[-1])], [min(16, grid[-1])])
+            time_ar(model, cache, span[:, : min(16, grid[-1])], [min(16, grid[-1])])
             restore_cache(cache, P)
             for n in grid:
-                _time_pp(model, cache, span[:, :n], logits_to_keep)
+                time_pp(model, cache, span[:, :n], logits_to_keep)
                 restore_cache(cache, P)
         bar = tqdm(total=trials * len(grid), desc=desc, disable=not progress)
         for t in range(trials):
             gc.collect()
             if shared_ar_run:
-                ar[t] = _time_ar(model, cache, span, grid)
+                ar[t] = time_ar(model, cache, span, grid)
                 restore(t, "AR", grid[-1])
             for j, n in enumerate(grid):
                 if not shared_ar_run or n < min_tokens:
