@@ -1,6 +1,7 @@
-"""Chapter 6's report (cadlib.chapters.decoding.report): the setup label, the timed sample's tables,
-the timed run priced on its grid, the accounting of every case and its tables, the free-run,
-boundary and agreement tables, and the results numbers, on toy data and the tiny model."""
+"""Chapter 6's run and report (cadlib.chapters.decoding.chapter and .report): the setup label,
+the timed sample's tables, the timed run priced on its grid, the accounting of every case and
+its tables, the free-run, boundary and agreement tables, and the results numbers, on toy data
+and the tiny model."""
 
 import json
 from types import SimpleNamespace
@@ -11,6 +12,7 @@ import pytest
 
 from cadlib.book.results import strict_json
 from cadlib.cases import Corpus, EditCase
+from cadlib.chapters.decoding import chapter as C
 from cadlib.chapters.decoding import measure as D
 from cadlib.chapters.decoding import report as R
 from cadlib.costs import accounting as A
@@ -45,12 +47,12 @@ def test_measurement_label_names_the_gpu_or_the_cpu_and_its_threads():
     info = {"dtype": "float32", "attn_implementation": "sdpa"}
     hw = {"cpu": "Some CPU", "gpu": "Some GPU", "cores": 2}
     cpu_hw = {"cpu": "Some CPU", "cores": 2}
-    assert R.measurement_label("m", info, cpu_hw, "cpu", 1, "cpu") == (
+    assert C.measurement_label("m", info, cpu_hw, "cpu", 1, "cpu") == (
         "model m (float32, sdpa attention, cpu); profile cpu; "
         "machine: Some CPU, 2 cores, 1 torch thread")
-    assert "Some CPU, 2 cores, 2 torch threads" in R.measurement_label("m", info, cpu_hw, "cpu", 2,
+    assert "Some CPU, 2 cores, 2 torch threads" in C.measurement_label("m", info, cpu_hw, "cpu", 2,
                                                                        "cpu")  # fmt: skip
-    assert R.measurement_label("m", info, hw, "cuda", 8, "paper").endswith(
+    assert C.measurement_label("m", info, hw, "cuda", 8, "paper").endswith(
         "profile paper; machine: Some GPU, Some CPU, 2 cores")
 
 
@@ -61,21 +63,21 @@ def test_timed_cases_table_and_the_transcript_as_runs(tok):
     assert list(table.gold_ids) == [len(x.target) - 1 for x in timed]
     assert list(table.doc_lines) == [7, 5]
     tr = transcript(timed[0].program, DOC, tok)
-    runs = R.transcript_runs(timed[0], tok)
+    runs = C.transcript_runs(timed[0], tok)
     assert runs.ids.sum() == len(tr) and "".join(runs.text) == tr.text(tok)
     assert (runs.kind != runs.kind.shift()).all()  # runs are maximal
-    counts = R.transcript_counts(timed[0], tok)
+    counts = C.transcript_counts(timed[0], tok)
     assert counts.startswith(f"toy/0: {len(tr)} ids: {{'choice': {tr.count('choice')}, ")
 
 
 def test_load_cases_takes_the_profiles_corpora_and_their_subsets(tok):
     params = dict(timing_cases={"heval-fix-py": 2}, timing_max_ids=None,
                   free_run_cases={"heval-fix-py": 1})  # fmt: skip
-    corpus, timed, free = R.load_cases(params, None, tok, seed=0)
+    corpus, timed, free = C.load_cases(params, None, tok, seed=0)
     assert list(corpus) == ["heval-fix-py"] and len(corpus["heval-fix-py"]) == 164
     assert len(timed) == 2 and len(free) == 1
     assert {x.corpus for x in [*timed, *free]} == {"heval-fix-py"}
-    again = R.load_cases(params, ["heval-fix-py"], tok, seed=0)[1]
+    again = C.load_cases(params, ["heval-fix-py"], tok, seed=0)[1]
     assert [x.case.id for x in again] == [x.case.id for x in timed]
 
 
@@ -89,13 +91,13 @@ def _free_runs(parsed=(True, True, True)):
 
 
 def test_free_run_summary_pools_and_fails_on_a_program_that_did_not_parse():
-    summary = R.free_run_summary(_free_runs())
+    summary = C.free_run_summary(_free_runs())
     assert list(summary.index) == ["a", "b", "pooled"]
     assert summary.loc["pooled", "cases"] == 3 and summary.loc["a", "EM (byte-exact)"] == 0.5
     assert summary.loc["pooled", "budget closed"] == pytest.approx(1 / 3)
     assert summary.loc["pooled", "realized copy fraction"] == pytest.approx(0.5 / 3)
     with pytest.raises(AssertionError, match="parse or resolve"):
-        R.free_run_summary(_free_runs(parsed=(True, False, True)))
+        C.free_run_summary(_free_runs(parsed=(True, False, True)))
     shown = R.free_run_programs(_free_runs())
     assert list(shown.columns) == ["corpus", "case", "ops", "copies", "decisions", "em", "program"]
     assert (shown.program.str.len() == 90).all() and shown.program[0].startswith("<program>⏎x")
@@ -103,7 +105,7 @@ def test_free_run_summary_pools_and_fails_on_a_program_that_did_not_parse():
 
 def test_agreement_boundary_and_effect_lines():
     forced = {"p/1": SimpleNamespace(agreement=0.12345), "p/2": SimpleNamespace(agreement=1.0)}
-    assert R.teacher_forced_agreement(forced) == {"p/1": 0.12345, "p/2": 1.0}
+    assert C.teacher_forced_agreement(forced) == {"p/1": 0.12345, "p/2": 1.0}
     assert R.agreement_line(forced).endswith("decisions: {'p/1': 0.123, 'p/2': 1.0}")
     bt = pd.DataFrame([dict(tokenizer="T", corpus="c", cases=4, copies=8, copy_naive=2,
                             copy_ours=8, gens=3, gen_naive=1, gen_ours=3, whole_naive=0,
@@ -121,7 +123,7 @@ def test_agreement_boundary_and_effect_lines():
 
 def test_every_case_accounting_and_its_tables(tok):
     corpora = {"toy": Corpus("toy", "generated:v1", CASES)}
-    every = R.account_every_case({}, tok, CM.CostGrid(synthetic_grid()), seed=0,
+    every = C.account_every_case({}, tok, CM.CostGrid(synthetic_grid()), seed=0,
                                  corpora=corpora, progress=False)  # fmt: skip
     assert every.sources == {"toy": "generated"}
     assert every.best.to_dict() == A.best_prompt_lookup(every.rows).to_dict()
@@ -152,9 +154,9 @@ def test_wall_and_forwards_tables():
 def run(model, tok):
     """The chapter on the tiny model and the toy cases, end to end (seconds)."""
     timed = [prepare("toy", case, tok) for case in CASES]
-    timing = R.time_methods(model, tok, timed, PARAMS)
+    timing = C.time_methods(model, tok, timed, PARAMS)
     corpora = {"toy": Corpus("toy", "generated", CASES)}
-    every = R.account_every_case(PARAMS, tok, timing.grid, seed=0, corpora=corpora,
+    every = C.account_every_case(PARAMS, tok, timing.grid, seed=0, corpora=corpora,
                                  progress=False)  # fmt: skip
     fr = D.free_run(model, tok, timed[:1], PARAMS["max_new_tokens"], progress=False)
     masks = R.mask_costs(model, tok, PARAMS)
@@ -177,7 +179,7 @@ def test_time_methods_prices_the_timed_runs_on_its_grid(run, tok):
     assert (timing.validation.forwards == timing.validation.predicted_forwards).all()
     assert list(timing.bounds.corpus) == ["toy", "pooled"]
     assert timing.bounds.drafts_over_bnd_exact.notna().all()
-    again = R.timed_run(timing.inputs, timing.rows, timing.forced, timing.grid, tok, PARAMS)
+    again = C.timed_run(timing.inputs, timing.rows, timing.forced, timing.grid, tok, PARAMS)
     pd.testing.assert_frame_equal(again.validation, timing.validation)
     pd.testing.assert_frame_equal(again.bounds, timing.bounds)
 
@@ -265,11 +267,11 @@ def test_what_weighs_more_in_a_missed_goal_follows_the_grid(run, fixed, per_id, 
 
 def test_goals_numbers_records_and_results_file(run, tmp_path, monkeypatch):
     timing, every = run.timing, run.every
-    goals = R.goals(timing, every)
+    goals = C.goals(timing, every)
     pooled = timing.bounds.set_index("corpus").loc["pooled"]
     plain = pooled.realized_over_bnd_exact  # the quantity the goal names, never +drafts
     assert goals.iloc[-1].corpus == "timed" and goals.iloc[-1].ours == pytest.approx(plain)
-    numbers = R.decoding_numbers(timing, every, run.fr, run.masks, run.bt, run.eff, 1.5)
+    numbers = C.decoding_numbers(timing, every, run.fr, run.masks, run.bt, run.eff, 1.5)
     assert list(numbers) == [
         "speed", "timed_cases", "cost_model", "goals", "free_run", "teacher_forced_agreement",
         "fixed_costs", "mask_costs", "boundaries", "free_run_closed_by_budget",
@@ -279,7 +281,7 @@ def test_goals_numbers_records_and_results_file(run, tmp_path, monkeypatch):
     assert numbers["free_run"][-1]["corpus"] == "pooled"
     assert (numbers["free_run_closed_by_budget"] + numbers["free_run_ended_by_model"]
             == len(run.fr))  # fmt: skip
-    assert numbers["teacher_forced_agreement"] == R.teacher_forced_agreement(timing.forced)
+    assert numbers["teacher_forced_agreement"] == C.teacher_forced_agreement(timing.forced)
     assert numbers["boundary_effect"]["boundaries"] == len(run.eff)
     assert numbers["accounting"]["best_prompt_lookup"] == every.best.to_dict()
     assert list(numbers["accounting"]["setting_grid"]) == list(A.setting_grid(every.rows).index)
@@ -288,13 +290,13 @@ def test_goals_numbers_records_and_results_file(run, tmp_path, monkeypatch):
     json.dumps(strict_json(numbers), allow_nan=False)
 
     monkeypatch.setenv("CADLIB_RESULTS_DIR", str(tmp_path))
-    path = R.write_decoding_results(numbers, PARAMS, "smoke", "toy label", "cpu")
+    path = C.write_decoding_results(numbers, PARAMS, "smoke", "toy label", "cpu")
     assert path.name == "decoding.smoke.json"
     written = json.loads(path.read_text())
     assert written["params"]["label"] == "toy label" and written["model"] == "tiny-random"
     assert written["numbers"]["timed_cases"] == numbers["timed_cases"]
     assert written["paper"] == json.loads(json.dumps(strict_json(D.paper_numbers())))
-    recs = R.case_records(every, timing, run.fr, PARAMS)
+    recs = C.case_records(every, timing, run.fr, PARAMS)
     timed = [r for r in recs if "measured_s" in r]
     assert {(r["case"], r["method"]) for r in timed} == {
         (c, m) for c in ("toy/0", "toy/1") for m in METHODS}
@@ -305,7 +307,7 @@ def test_goals_numbers_records_and_results_file(run, tmp_path, monkeypatch):
 
 def test_empty_boundary_effect_and_budget_counts(run):
     empty = run.eff.iloc[:0]
-    numbers = R.decoding_numbers(run.timing, run.every, _free_runs(), run.masks, run.bt, empty,
+    numbers = C.decoding_numbers(run.timing, run.every, _free_runs(), run.masks, run.bt, empty,
                                  0.0)  # fmt: skip
     assert numbers["free_run_closed_by_budget"] == 1 and numbers["free_run_ended_by_model"] == 2
     assert numbers["boundary_effect"]["max_kl"] is None
@@ -314,7 +316,7 @@ def test_empty_boundary_effect_and_budget_counts(run):
 
 
 def test_a_committed_full_run_is_shown_from_its_file(tmp_path, monkeypatch):
-    committed = R.load_full()
+    committed = C.load_full()
     if committed is None:
         pytest.skip("no full run committed")
     speed = {"cases": 2, "decode_s": 2.0, "decode_s_min": 1.9, "decode_s_max": 2.1,
@@ -326,13 +328,13 @@ def test_a_committed_full_run_is_shown_from_its_file(tmp_path, monkeypatch):
     full = {"profile": "full", "params": {"label": "L", "repeats": 2}, "numbers": numbers}
     monkeypatch.setenv("CADLIB_ROOT", str(tmp_path))  # no committed results/ there
     monkeypatch.setenv("CADLIB_RESULTS_DIR", str(tmp_path / "runs"))
-    assert R.load_full() is None
+    assert C.load_full() is None
     (tmp_path / "runs").mkdir(exist_ok=True)
     (tmp_path / "runs" / "decoding.full.json").write_text(json.dumps(full))
-    got = R.load_full()
+    got = C.load_full()
     md = R.full_run_markdown(got)
     assert "3 timed cases: probeedit 2, heval-fix-py 1" in md and "25 minutes" in md
-    assert R.FULL in md and "**met**" in md
+    assert C.FULL in md and "**met**" in md
     table = R.full_run_wall_table(got)
     row = table.set_index(["corpus", "method"]).loc[tuple(key.split("/"))]
     assert row.cases == 2  # the timed cases of the corpus (not the file's own count)
@@ -363,10 +365,10 @@ def test_dominance_is_read_from_the_run_not_asserted():
 
 
 def test_the_full_runs_goals_are_rejudged_under_the_current_rules():
-    full = R.load_full()
+    full = C.load_full()
     if full is None:
         pytest.skip("no full run committed")
-    goals = R.goals_from_numbers(full["numbers"]).set_index("goal")
+    goals = C.goals_from_numbers(full["numbers"]).set_index("goal")
     pooled = pd.DataFrame(full["numbers"]["cost_model"]["timed_bounds"]).set_index("corpus")
     assert goals.loc[CM.BOUND_GOAL, "ours"] == pytest.approx(
         pooled.loc["pooled", "realized_over_bnd_exact"])  # fmt: skip

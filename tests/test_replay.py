@@ -11,6 +11,7 @@ from test_decoding_report import CASES, PARAMS
 
 from cadlib.book import replay
 from cadlib.book.replay import REPLAY_ENV, Recorder, decode, encode, measured
+from cadlib.chapters.decoding import chapter as C
 from cadlib.chapters.decoding import measure as D
 from cadlib.chapters.decoding import report as R
 from cadlib.decoding.decoder import ForwardRecord, Trace
@@ -103,10 +104,10 @@ def test_a_replayed_timing_is_the_recorded_one(dirs, monkeypatch, model, tok, on
     equals the measured run's, and nothing is timed."""
     timed = [prepare("toy", case, tok) for case in CASES]
     rec = Recorder("toy", "cpu")
-    measured_run = R.time_methods(model, tok, timed, PARAMS, record=rec)
+    measured_run = C.time_methods(model, tok, timed, PARAMS, record=rec)
     monkeypatch.setenv(REPLAY_ENV, str(dirs / "written" / "records"))
-    monkeypatch.setattr(R, "measure_timing", lambda *a: pytest.fail("timed under replay"))
-    replayed = R.time_methods(model, tok, timed, PARAMS, record=rec)
+    monkeypatch.setattr(C, "measure_timing", lambda *a: pytest.fail("timed under replay"))
+    replayed = C.time_methods(model, tok, timed, PARAMS, record=rec)
     pd.testing.assert_frame_equal(replayed.speed, measured_run.speed)
     pd.testing.assert_frame_equal(replayed.validation, measured_run.validation)
     fixed = D.fixed_costs(measured_run.forced)

@@ -18,8 +18,8 @@ import torch
 
 from cadlib.book.params import choose
 from cadlib.book.rerun_check import compare_records
+from cadlib.chapters.decoding import chapter as C
 from cadlib.chapters.decoding import measure as D
-from cadlib.chapters.decoding import report as R
 from cadlib.decoding.token_boundaries import boundary_effect
 from cadlib.paths import repo_root
 
@@ -38,14 +38,14 @@ def rerun(committed) -> dict:
     assert params["threads"] == 1, "the committed run is the one-thread run"
     threads = torch.get_num_threads()
     try:
-        setup = R.load_setup(params, "cpu", committed["profile"])
+        setup = C.load_setup(params, "cpu", committed["profile"])
         torch.set_num_threads(2)
-        _, timed, _ = R.load_cases(params, None, setup.tokenizer, seed=0)
+        _, timed, _ = C.load_cases(params, None, setup.tokenizer, seed=0)
         effect = boundary_effect(setup.model, setup.tokenizer, timed[: params["effect_cases"]])
     finally:
         torch.set_num_threads(threads)
     record = copy.deepcopy(committed)
-    record["numbers"]["boundary_effect"] = R.boundary_effect_numbers(effect)
+    record["numbers"]["boundary_effect"] = C.boundary_effect_numbers(effect)
     return record
 
 

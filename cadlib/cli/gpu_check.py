@@ -29,8 +29,8 @@ import torch
 from cadlib.book.params import choose
 from cadlib.book.results import write_results
 from cadlib.chapters import kernel as K
+from cadlib.chapters.decoding import chapter as C
 from cadlib.chapters.decoding import measure as D
-from cadlib.chapters.decoding import report as R
 from cadlib.models import load_model, resolve_device, set_threads
 
 __all__ = ["CHECK_PROFILES", "run_kernel", "run_decoding", "decoding_gpu_numbers", "main"]
@@ -54,11 +54,11 @@ def run_kernel(profile: str, device: str, seed: int = 0) -> Path:
     return K.write_kernel_results(bench, check, params, device=str(resolve_device(device)))
 
 
-def decoding_gpu_numbers(timing: R.TimedRun) -> dict:
+def decoding_gpu_numbers(timing: C.TimedRun) -> dict:
     """The ``numbers`` of ``results/decoding.gpu.json``: the timed speed table, the timed
     cases, the forward-cost grid with its validation and bounds, and the fixed costs."""
     return {
-        "speed": R.speed_numbers(timing.speed),
+        "speed": C.speed_numbers(timing.speed),
         "timed_cases": {x.case.id: x.corpus for x in timing.inputs},
         "cost_model": {"grid": timing.grid.table, "validation": timing.validation,
                        "timed_bounds": timing.bounds},  # fmt: skip
@@ -69,9 +69,9 @@ def decoding_gpu_numbers(timing: R.TimedRun) -> dict:
 def run_decoding(profile: str, device: str, seed: int = 0) -> Path:
     """Chapter 6's forced-oracle timing of the four methods at ``profile``; the results path."""
     params = choose(D.PROFILES, profile)
-    setup = R.load_setup(params, device, profile)
-    _, timed, _ = R.load_cases(params, None, setup.tokenizer, seed)
-    timing = R.time_methods(setup.model, setup.tokenizer, timed, params)
+    setup = C.load_setup(params, device, profile)
+    _, timed, _ = C.load_cases(params, None, setup.tokenizer, seed)
+    timing = C.time_methods(setup.model, setup.tokenizer, timed, params)
     numbers, label = decoding_gpu_numbers(timing), {**params, "label": setup.label}
     return write_results("decoding", numbers, D.paper_numbers(), profile=profile,
                          model=params["model"], tokenizer=params["model"], params=label,

@@ -1,1 +1,2 @@
-"""Chapter 6 (notebooks/06_decoding.ipynb): ``measure`` runs it, ``report`` shows it."""
+"""Chapter 6 (notebooks/06_decoding.ipynb): ``measure`` times the methods, ``chapter`` runs the
+chapter and writes its results, ``report`` shows them."""

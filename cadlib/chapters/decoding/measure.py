@@ -6,10 +6,10 @@ driven along the oracle program: the mechanism under perfect span selection), au
 decoding of the gold (:func:`~cadlib.decoding.methods.ar_along`) and prompt-lookup decoding
 along the gold (:func:`~cadlib.decoding.methods.prompt_lookup_along`, drafts from
 ``transformers``' ``PromptLookupCandidateGenerator``).
-Also here: free-run decoding of an untrained model, bounds from the kernel curve, the fixed
-costs of Appendix H and the FSM's mask cost. Tokenization at splice boundaries lives in
-:mod:`cadlib.decoding.token_boundaries`; the chapter's run as the notebook shows it (tables,
-figures, the results numbers) in :mod:`cadlib.chapters.decoding.report`.
+Also here: free-run decoding of an untrained model, the fixed costs of Appendix H and the FSM's
+mask cost. Tokenization at splice boundaries lives in :mod:`cadlib.decoding.token_boundaries`;
+the chapter's run and its results numbers in :mod:`cadlib.chapters.decoding.chapter`, what the
+notebook shows of them in :mod:`cadlib.chapters.decoding.report`.
 """
 
 from __future__ import annotations
@@ -25,9 +25,6 @@ from tqdm import tqdm
 
 from cadlib import paper as _paper
 from cadlib.book.results import results_dir
-from cadlib.costs.bounds import bound_exact
-from cadlib.costs.spans import line_spans
-from cadlib.costs.speedup_curve import curve_label, interpolate_loglinear, load_curve
 from cadlib.decoding.decoder import CopyDecoder, Trace
 from cadlib.decoding.fsm import CopyGenFSM, token_table, walk_ids
 from cadlib.decoding.methods import (
@@ -41,7 +38,6 @@ from cadlib.decoding.methods import (
 from cadlib.grammar import parse_program
 from cadlib.metrics import equal_stripped
 from cadlib.resolver import ResolveError, resolve
-from cadlib.tokenizers import hf_tokenizer
 
 __all__ = [
     "PROFILES",
@@ -52,7 +48,6 @@ __all__ = [
     "speed_table",
     "run_summary",
     "free_run",
-    "kernel_bounds",
     "fixed_costs",
     "mask_costs",
 ]
@@ -288,48 +283,6 @@ def free_run(model, tokenizer, inputs: list, max_new_tokens: int, progress: bool
             wall_s=res.trace.wall_s, program=res.program_text,
         ))  # fmt: skip
     return pd.DataFrame(rows)
-
-
-def kernel_bounds(inputs: list, results: dict, tokenizer, curve=None, kernel_model=None):
-    """bnd_exact (paper §4.2) of the timed cases from a kernel ``s(N)`` curve, beside the
-    cost-model prediction for the forwards the decoder actually ran.
-
-    ``bnd_exact = T / (T_gen + sum_k N_k / s(N_k))`` with the copy spans ``N_k`` counted in
-    the model's tokenizer. ``bnd_fsm`` charges every decode forward of ``n`` ids ``n / s(n)``
-    steps (so a one-id decision costs one step): ``AR forwards / sum_f n_f / s(n_f)``. The
-    gap between the two is what the FSM's per-op decision steps cost. Returns
-    ``(table or None, label)``; ``None`` with the reason when no curve is available.
-    """
-    if curve is None:
-        try:
-            curve = load_curve(None, model=kernel_model)
-        except (FileNotFoundError, KeyError, ValueError) as err:
-            return None, f"not yet available ({type(err).__name__}: {err})"
-    N, s, meta = curve if len(curve) == 3 else (*curve, {})
-    tok = tokenizer if hasattr(tokenizer, "count") else hf_tokenizer(tokenizer)
-    def s_of(n):  # zero-token spans read the first point, as in the ceiling chapter
-        return interpolate_loglinear(N, s, n, clamp_nonpositive=True)
-
-    rows = []
-    for x in inputs:
-        spans = line_spans(x.case, tok)
-        fw = [f.n_tokens for f in results[x.case.id].trace.forwards if f.kind != "prefill"]
-        cost = float(sum(n / s_of(n) for n in fw))
-        rows.append(dict(corpus=x.corpus, T=spans.T, T_gen=spans.T_gen, spans=spans.spans,
-                         ar_forwards=len(x.target) - 1, fsm_cost=cost))  # fmt: skip
-    df = pd.DataFrame(rows)
-    out = []
-    for corpus, g in [*df.groupby("corpus"), ("pooled", df)]:
-        spans = [n for sp in g["spans"] for n in sp]
-        out.append(dict(corpus=corpus, T=int(g["T"].sum()), T_gen=int(g["T_gen"].sum()),
-                        copy_ops=len(spans),
-                        bnd_exact=bound_exact(g["T"].sum(), g["T_gen"].sum(), spans, N, s),
-                        bnd_fsm=g["ar_forwards"].sum() / g["fsm_cost"].sum()))  # fmt: skip
-    try:
-        label = f"{meta['name']}: {curve_label(meta)}, N {int(N[0])}..{int(N[-1])}"
-    except KeyError:
-        label = f"{meta.get('name', 'curve')}, N {int(N[0])}..{int(N[-1])}"
-    return pd.DataFrame(out), label
 
 
 def fixed_costs(results: dict) -> pd.DataFrame:
