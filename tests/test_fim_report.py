@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from cadlib.cases import EditCase
+from cadlib.chapters.fim_constraint import conclusion as V
 from cadlib.chapters.fim_constraint import experiments as FX
 from cadlib.chapters.fim_constraint import figures as F
 from cadlib.chapters.fim_constraint import report as R
@@ -231,21 +232,21 @@ def test_arm_tests_pair_the_cases_and_adjust_for_the_family():
     ended, budget = R.ENDS[0], R.ENDS[2]
     con = [(True, ended)] * 9 + [(True, budget)] * 3
     unc = [(False, ended)] * 9 + [(True, ended)] * 3
-    t = R.arm_tests(arm_records(con, unc))
+    t = V.arm_tests(arm_records(con, unc))
     parses = t[t.outcome == "parses"].iloc[0]
     assert (parses.k_a, parses.k_b, parses.a_only, parses.b_only) == (12, 3, 9, 0)
     assert parses.p == pytest.approx(2 * 0.5**9)  # exact two-sided binomial on 9 discordant
     assert parses.p_holm == pytest.approx(3 * parses.p) and parses.significant
     finished = t[t.outcome == "model ended & parses"].iloc[0]
     assert (finished.k_a, finished.k_b) == (9, 3)  # the budget-closed outputs do not count
-    assert set(t.outcome) == set(R.ARM_OUTCOMES.values())
-    assert "9 / 0" in R.arm_tests_table(t).to_string()
+    assert set(t.outcome) == set(V.ARM_OUTCOMES.values())
+    assert "9 / 0" in V.arm_tests_table(t).to_string()
 
 
 def test_arm_tests_refuse_unpaired_arms():
     recs = arm_records([(True, R.ENDS[0])] * 2, [(True, R.ENDS[0])] * 3)
     with pytest.raises(ValueError, match="different cases"):
-        R.arm_tests(recs)
+        V.arm_tests(recs)
 
 
 def test_percentages_never_round_to_0_or_100_unless_they_are():
@@ -265,14 +266,14 @@ def test_the_primary_metric_leads_and_the_budget_is_reported_apart():
     assert con["model ended & parses (primary)"].startswith("1/2 ")
     assert con["closed by the budget"].startswith("1/2 ")
     assert con["ast.parse (budget-closed included)"].startswith("2/2 ")
-    assert list(R.ARM_OUTCOMES) == [R.PRIMARY, "parses", "passed"]
+    assert list(V.ARM_OUTCOMES) == [R.PRIMARY, "parses", "passed"]
 
 
 def _large(con, unc):
     recs = arm_records(con, unc)
     numbers = {"localized_edit": {}, "fim": R.records(R.validity_table(recs.assign(em=False),
                                                                        ["arm"]), ["arm"])}
-    return numbers, R.arm_tests(recs)
+    return numbers, V.arm_tests(recs)
 
 
 def test_the_conclusion_follows_the_primary_metric():
@@ -283,25 +284,25 @@ def test_the_conclusion_follows_the_primary_metric():
     # parses inflated by the budget: 12 vs 3 on parses, 3 vs 3 on the primary metric
     numbers, tests = _large([(True, ended)] * 3 + [(True, budget)] * 9,
                             [(True, ended)] * 3 + [(False, ended)] * 9)
-    md = R.conclusion_markdown(numbers, tests, full)
+    md = V.conclusion_markdown(numbers, tests, full)
     assert "On pandas.core (pandas 3) (5 cuts, 20 perturbed middles)" in md and "no failure" in md
     assert "FIM-constrained 3/12 (25%" in md
     assert "no paired difference in the primary metric survives Holm" in md
     assert "not evidence for the primary metric" in md
     # a real gain on the primary metric
     numbers, tests = _large([(True, ended)] * 12, [(False, ended)] * 12)
-    md = R.conclusion_markdown(numbers, tests, [])
+    md = V.conclusion_markdown(numbers, tests, [])
     assert "raises the primary metric significantly (Holm) in: fim (S, 12 vs 0/12)" in md
     assert "not evidence" not in md
-    assert "No large run" in R.conclusion_markdown(numbers, None, [])
-    assert "Primary metric" in R.primary_tests_markdown(tests)
+    assert "No large run" in V.conclusion_markdown(numbers, None, [])
+    assert "Primary metric" in V.primary_tests_markdown(tests)
 
 
 def test_large_run_markdown_names_the_significant_differences():
     con = [(True, R.ENDS[0])] * 12
     unc = [(False, R.ENDS[0])] * 12
     recs = arm_records(con, unc)
-    t = R.arm_tests(recs)
+    t = V.arm_tests(recs)
     numbers = {"differential": {"splits": 1, "true_middles_all_prefixes_viable": 1.0,
                                 "true_middles_accepted": 1.0, "edits": 0, "disagreements": 0},
                "localized_edit": {},
@@ -309,11 +310,11 @@ def test_large_run_markdown_names_the_significant_differences():
     results = {"profile": "large", "model": "m", "numbers": numbers,
                "params": {"seed": 0, "fim_cases": 12, "edit_cases": None},
                "hardware": {"cpu": "CPU", "cores": 2}}
-    md = R.large_run_markdown(results, t)
+    md = V.large_run_markdown(results, t)
     assert "profile large" in md and "every held-out" in md
     assert "parses: FIM-constrained 12/12 vs unconstrained 0/12" in md
-    t_none = R.arm_tests(arm_records(con, con))
-    assert R.large_run_markdown(results, t_none).endswith("none.")
+    t_none = V.arm_tests(arm_records(con, con))
+    assert V.large_run_markdown(results, t_none).endswith("none.")
 
 
 def test_the_mask_target_is_judged_from_the_run():
@@ -334,16 +335,16 @@ def test_a_committed_run_is_found_when_results_go_elsewhere(tmp_path, monkeypatc
     # nbval re-runs the chapters with CADLIB_RESULTS_DIR elsewhere: the committed large run
     # must still be shown (it is read from the repository's results/ as a fallback)
     monkeypatch.setenv("CADLIB_RESULTS_DIR", str(tmp_path))
-    got = R.load_run("large")
+    got = V.load_run("large")
     assert got is not None and got[0]["profile"] == "large" and len(got[1])
-    assert R.load_run("no-such-profile") is None
+    assert V.load_run("no-such-profile") is None
 
 
 def test_a_committed_runs_rates_are_recomputed_from_its_case_records():
     ended, budget = R.ENDS[0], R.ENDS[3]
     recs = arm_records([(True, ended), (True, budget)], [(False, ended), (True, ended)])
     recs["em"] = False
-    got = R.rates_from_cases(recs)
+    got = V.rates_from_cases(recs)
     assert got["localized_edit"] == {}
     con = got["fim"]["FIM-constrained"]
     assert (con["n"], con["parses"], con[R.PRIMARY], con["budget_closed"]) == (2, 2, 1, 1)
@@ -352,5 +353,5 @@ def test_a_committed_runs_rates_are_recomputed_from_its_case_records():
              "numbers": {"differential": {"splits": 1, "true_middles_all_prefixes_viable": 1,
                                           "true_middles_accepted": 1, "edits": 0,
                                           "disagreements": 0}, "localized_edit": {}, "fim": {}}}
-    md = R.large_run_markdown(stale, R.arm_tests(recs), recs)
+    md = V.large_run_markdown(stale, V.arm_tests(recs), recs)
     assert "FIM completion, FIM-constrained**: ended by the model and parses (primary) 1/2" in md

@@ -29,9 +29,7 @@ import numpy as np
 import pandas as pd
 
 from cadlib.book.results import (
-    find_results_file,
     hardware_info,
-    load_results,
     results_dir,
     results_name,
     setting_label,
@@ -40,21 +38,19 @@ from cadlib.book.results import (
 from cadlib.fim.completion import ARMS, ENDS, FIM_USER
 from cadlib.fim.differential import summarize
 from cadlib.grammar import Copy
-from cadlib.metrics import ALPHA, holm, mcnemar_exact, percent, rate_cell, wilson_ci
+from cadlib.metrics import percent, rate_cell, wilson_ci
 from cadlib.models import SMOLLM2, model_info
 from cadlib.oracle import oracle_program
 
-__all__ = ["PRIMARY", "conclusion_markdown", "primary_tests_markdown",
-           "rates_from_cases", "records_of",
-           "MASK_TARGET_MS", "mask_target_markdown", "LARGE", "load_run", "arm_tests",
-           "arm_tests_table", "large_run_markdown", "validity_table", "step_costs",
-           "cost_by_length", "system_labels",
-           "rate_table", "edit_cost_table", "case_records", "write_case_records", "clean",
-           "records", "run_summary", "setting", "run_label", "differential_text",
-           "differential_by_cut", "edit_shape_table", "edit_caption", "edit_outcomes",
-           "example_changes", "fim_caption", "problems_table", "fim_outcomes", "per_step_table",
-           "stage_table", "generation_steps", "generation_cost", "with_units", "chapter_numbers",
-           "write_chapter"]  # fmt: skip
+__all__ = [
+    "PRIMARY", "MASK_TARGET_MS", "mask_target_markdown", "validity_table", "rate_text",
+    "step_costs", "cost_by_length", "system_labels", "rate_table", "edit_cost_table",
+    "case_records", "write_case_records", "clean", "records", "run_summary", "setting",
+    "run_label", "differential_text", "differential_by_cut", "edit_shape_table", "edit_caption",
+    "edit_outcomes", "example_changes", "fim_caption", "problems_table", "fim_outcomes",
+    "per_step_table", "stage_table", "generation_steps", "generation_cost", "with_units",
+    "chapter_numbers", "write_chapter"
+]  # fmt: skip
 
 
 #: The primary outcome: the model ended the body or middle itself and the result parses.
@@ -217,7 +213,7 @@ def records(table: pd.DataFrame, keys: list[str]) -> dict:
             for r in table.to_dict(orient="records")}  # fmt: skip
 
 
-def _rate(entry: dict, key: str) -> str:
+def rate_text(entry: dict, key: str) -> str:
     return rate_cell(entry[key], entry["n"])
 
 
@@ -245,14 +241,14 @@ def run_summary(numbers: dict, where: str) -> str:
                      f"with `ast.parse`{failures} (the rest, per interpreter, in section 1).")
     for key, e in numbers["localized_edit"].items():
         lines.append(f"* **`<gen>` bodies, {key}**: ended by the model and parses (primary) "
-                     f"{_rate(e, PRIMARY)}; closed by the budget {_budget(e)}; parses, "
-                     f"budget-closed included, {_rate(e, 'parses')}; EM {_rate(e, 'em')}, "
-                     f"tests pass {_rate(e, 'passed')}.")
+                     f"{rate_text(e, PRIMARY)}; closed by the budget {_budget(e)}; parses, "
+                     f"budget-closed included, {rate_text(e, 'parses')}; EM {rate_text(e, 'em')}, "
+                     f"tests pass {rate_text(e, 'passed')}.")
     for key, e in numbers["fim"].items():
         lines.append(f"* **FIM completion, {key}**: ended by the model and parses (primary) "
-                     f"{_rate(e, PRIMARY)}; closed by the budget {_budget(e)}; parses, "
-                     f"budget-closed included, {_rate(e, 'parses')}; tests pass "
-                     f"{_rate(e, 'passed')}; trimmed {e[ENDS[1]]}.")
+                     f"{rate_text(e, PRIMARY)}; closed by the budget {_budget(e)}; parses, "
+                     f"budget-closed included, {rate_text(e, 'parses')}; tests pass "
+                     f"{rate_text(e, 'passed')}; trimmed {e[ENDS[1]]}.")
     return f"**This run** ({where}):\n\n" + "\n".join(lines)
 
 
@@ -481,171 +477,3 @@ def write_chapter(numbers: dict, edit_rows: pd.DataFrame, fim_rows: pd.DataFrame
                          tokenizer=params["model"], params={**params, "seed": seed},
                          device=device)  # fmt: skip
     return path, write_case_records(case_records(edit_rows, fim_rows), profile)
-
-
-# --------------------------------------------------------------------------------------------
-# The large run (profile "large"), run once and shown by the cpu chapter
-# --------------------------------------------------------------------------------------------
-
-#: The command that regenerates ``results/fim.large.json`` and its case records.
-LARGE = ("papermill --cwd notebooks notebooks/08_fim_constraint.ipynb "
-         "_build/08_fim_constraint.large.ipynb -p profile large")
-
-#: The paired comparisons of the arms, declared before any is made: (part, arm a, arm b);
-#: the ``<gen>``-body part is compared per system.
-ARM_PAIRS = (("edit", "FIM-constrained", "unconstrained"),
-             ("fim", "FIM-constrained", "unconstrained"),
-             ("fim", "FIM-constrained + context trim", "unconstrained + context trim"))
-#: The outcomes compared, the primary one (:data:`PRIMARY`) first; "parses" counts what the
-#: budget closed and is secondary.
-ARM_OUTCOMES = {PRIMARY: "model ended & parses", "parses": "parses",
-                "passed": "tests pass"}
-
-
-def load_run(profile: str = "large") -> tuple[dict, pd.DataFrame] | None:
-    """``(results, case records)`` of a committed ``fim.<profile>`` run
-    (:func:`cadlib.book.results.load_results`: the results folder, else the repository's
-    ``results/``), or ``None``."""
-    try:
-        results = load_results("fim", profile)
-    except FileNotFoundError:
-        return None
-    cases = find_results_file(results_name("fim", profile).replace(".json", ".cases.jsonl"))
-    return (results, pd.read_json(cases, lines=True)) if cases.exists() else None
-
-
-def arm_tests(records: pd.DataFrame) -> pd.DataFrame:
-    """McNemar's exact test (:func:`cadlib.metrics.mcnemar_exact`) of each pair of
-    :data:`ARM_PAIRS` on each outcome of :data:`ARM_OUTCOMES`, on the same cases, with
-    Holm-adjusted p-values over the whole family (level
-    :data:`cadlib.metrics.ALPHA`)."""
-    recs = records.assign(ended_and_parses=(records.end == ENDS[0]) & records.parses,
-                          passed=records.passed.fillna(False).astype(bool))  # fmt: skip
-    rows = []
-    for part, a, b in ARM_PAIRS:
-        sub = recs[recs.part == part]
-        for system, g in sub.groupby("system", sort=False):
-            ga = g[g.arm == a].set_index("id").sort_index()
-            gb = g[g.arm == b].set_index("id").sort_index()
-            if ga.empty or gb.empty:
-                continue
-            if list(ga.index) != list(gb.index):
-                raise ValueError(f"{part} {system}: arms {a!r} and {b!r} hold different cases")
-            for key, label in ARM_OUTCOMES.items():
-                t = mcnemar_exact(list(ga[key]), list(gb[key]))
-                rows.append(dict(part=part, system=system, a=a, b=b, outcome=label, n=t["n"],
-                                 k_a=t["a"], k_b=t["b"], a_only=t["a_only"],
-                                 b_only=t["b_only"], p=t["p"]))  # fmt: skip
-    out = pd.DataFrame(rows)
-    if len(out):
-        out["p_holm"] = holm(list(out.p))
-        out["significant"] = out.p_holm < ALPHA
-    return out
-
-
-def arm_tests_table(tests: pd.DataFrame) -> pd.DataFrame:
-    """:func:`arm_tests` for display: each arm's rate with its interval, the discordant
-    pairs and the p-values."""
-    t = tests.copy()
-    t["arm a"] = [f"{a}: {rate_cell(k, n)}" for a, k, n in zip(t.a, t.k_a, t.n, strict=True)]
-    t["arm b"] = [f"{b}: {rate_cell(k, n)}" for b, k, n in zip(t.b, t.k_b, t.n, strict=True)]
-    t["only a / only b"] = [f"{x} / {y}" for x, y in zip(t.a_only, t.b_only, strict=True)]
-    t["p (Holm)"] = [f"{p:.3g} ({q:.3g})" for p, q in zip(t.p, t.p_holm, strict=True)]
-    return t[["part", "system", "outcome", "arm a", "arm b", "only a / only b", "p (Holm)",
-              "significant"]]  # fmt: skip
-
-
-def rates_from_cases(records: pd.DataFrame) -> dict:
-    """``{"localized_edit": ..., "fim": ...}``: :func:`validity_table` records recomputed from
-    a run's case records (:func:`case_records`), so a committed run's rates follow the
-    current definitions (the primary metric, the budget-closed attempts)."""
-    recs = records.assign(em=records.em.astype(bool))
-    edit, fim = recs[recs.part == "edit"], recs[recs.part == "fim"]
-    return {"localized_edit": records_of(edit, ["system", "arm"]) if len(edit) else {},
-            "fim": records_of(fim, ["arm"]) if len(fim) else {}}
-
-
-def records_of(frame: pd.DataFrame, by: list[str]) -> dict:
-    """:func:`records` of :func:`validity_table` of ``frame`` grouped ``by``."""
-    return records(validity_table(frame, by), by)
-
-
-def large_run_markdown(results: dict, tests: pd.DataFrame,
-                       cases: pd.DataFrame | None = None) -> str:
-    """What the committed large run found, generated from its numbers: its setting, each
-    arm's rates (:func:`run_summary`; recomputed from its case records ``cases`` when given,
-    :func:`rates_from_cases`) and the paired tests, the primary metric's first."""
-    r = results
-    if cases is not None:
-        r = {**results, "numbers": {**results["numbers"], **rates_from_cases(cases)}}
-    p = r["params"]
-    edits = ("every held-out single-`<gen>` edit case" if p["edit_cases"] is None
-             else f"{p['edit_cases']} held-out single-`<gen>` edit cases")  # fmt: skip
-    where = (f"profile {r['profile']}, {r['model']}, seed {p['seed']}, {p['fim_cases']} FIM "
-             f"problems, {edits}; machine: {r['hardware']['cpu']}, "
-             f"{r['hardware']['cores']} cores")
-    sig = tests[tests.significant]
-    found = ("; ".join(f"{x.part} ({x.system}), {x.outcome}: {x.a} {x.k_a}/{x.n} vs {x.b} "
-                       f"{x.k_b}/{x.n}, Holm p {x.p_holm:.3g}" for x in sig.itertuples())
-             if len(sig) else "none")  # fmt: skip
-    return (f"{run_summary(r['numbers'], where)}\n\n{primary_tests_markdown(tests)}\n\n"
-            f"**Paired differences significant at {ALPHA} (Holm, {len(tests)} tests):** "
-            f"{found}.")
-
-
-def primary_tests_markdown(tests: pd.DataFrame) -> str:
-    """The paired tests (:func:`arm_tests`) of the primary outcome, one line each."""
-    prim = tests[tests.outcome == ARM_OUTCOMES[PRIMARY]] if len(tests) else tests
-    lines = [f"* {x.part} ({x.system}): {x.a} {rate_cell(x.k_a, x.n)} vs {x.b} "
-             f"{rate_cell(x.k_b, x.n)}; discordant {x.a_only} / {x.b_only}, McNemar p "
-             f"{x.p:.3g}, Holm p {x.p_holm:.3g}: "
-             f"{'significant' if x.significant else 'not significant'}"
-             for x in prim.itertuples()]  # fmt: skip
-    return ("**Primary metric, model ended & parses (paired on the same cases):**\n\n"
-            + ("\n".join(lines) if lines else "* no paired arms"))
-
-
-def conclusion_markdown(numbers: dict, tests: pd.DataFrame | None,
-                        full_runs: list[dict]) -> str:
-    """The chapter's conclusion, generated: the differential runs' failures (``full_runs``:
-    committed :mod:`cadlib.fim.stdlib` runs), this run's primary metric per arm, and what the
-    large run's paired tests of the primary metric (``tests``: :func:`arm_tests`, or
-    ``None``) support; it follows the primary metric, never the budget-inflated "parses"."""
-    out = []
-    for run in full_runs:
-        s = run["summary"]
-        verdict = ("no failure" if s.get("failures", s["uncategorized"]) == 0 else
-                   f"{s.get('failures', s['uncategorized'])} failure(s) to fix")
-        out.append(f"On {run.get('codebase', 'the standard library')} ({s['cuts']} cuts, "
-                   f"{s['edits']} perturbed middles) the constraint disagrees with `ast.parse` "
-                   f"{s['disagreements']} time(s), false rejections "
-                   f"{s.get('false_rejections', 'not counted')}: {verdict}.")
-    for part, label in (("localized_edit", "`<gen>` bodies"), ("fim", "FIM completion")):
-        cells = "; ".join(f"{key} {_rate(e, PRIMARY)}" for key, e in numbers[part].items())
-        out.append(f"This run's primary metric (model ended & parses), {label}: {cells}.")
-    if tests is None or not len(tests):
-        out.append("No large run is committed, so no paired test of the arms is made here.")
-        return " ".join(out)
-    prim = tests[tests.outcome == ARM_OUTCOMES[PRIMARY]]
-    won = prim[prim.significant & (prim.k_a > prim.k_b)]
-    lost = prim[prim.significant & (prim.k_a < prim.k_b)]
-    if len(won):
-        out.append("In the large run the constraint raises the primary metric significantly "
-                   "(Holm) in: " + ", ".join(f"{x.part} ({x.system}, {x.k_a} vs {x.k_b}/{x.n})"
-                                             for x in won.itertuples()) + ".")  # fmt: skip
-    if len(lost):
-        out.append("It lowers it significantly in: " + ", ".join(
-            f"{x.part} ({x.system}, {x.k_a} vs {x.k_b}/{x.n})" for x in lost.itertuples()) + ".")
-    if not len(won) and not len(lost):
-        out.append(f"In the large run no paired difference in the primary metric survives "
-                   f"Holm ({len(prim)} comparisons; "
-                   + ", ".join(f"{x.part} ({x.system}) {x.k_a} vs {x.k_b}/{x.n}, p {x.p:.3g}"
-                               for x in prim.itertuples())
-                   + "): the constraint is not shown to make the model finish more valid "
-                     "middles.")  # fmt: skip
-    inflated = tests[(tests.outcome == ARM_OUTCOMES["parses"]) & tests.significant]
-    if len(inflated) and not len(won):
-        out.append(f"The significant differences in *parses* ({len(inflated)}) count middles "
-                   "the token budget closed, which the model never finished; they are not "
-                   "evidence for the primary metric.")
-    return " ".join(out)
