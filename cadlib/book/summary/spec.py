@@ -16,6 +16,11 @@ from cadlib.book.verdicts import Tolerance
 
 __all__ = ["Headline", "lookup"]
 
+#: Reasons and commands more than one module of the summary's rows names.
+_REMADE = V.not_comparable("our ProbeEdit is a re-made corpus (the paper's is not public)")
+#: A chapter re-run at the paper's profile on a GPU (``.format(notebook, notebook)``).
+_PAPERMILL = "papermill --cwd notebooks notebooks/{} runs/{} -p profile paper -p device cuda"
+
 Path_ = str | Callable[[dict], float]
 _EXACT = V.exact()  # a plain deterministic recount
 
