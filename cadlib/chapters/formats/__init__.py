@@ -41,10 +41,11 @@ requires; they would add a few tokens per block to S/R). Nothing makes the ancho
 tolerates one trailing newline; that is reported as ``em_r``.
 """
 
-from . import blocks, errors, evaluate, registry, reporting, search_replace, unified_diff
+from . import blocks, errors, evaluate, prose, registry, reporting, search_replace, unified_diff
 from .blocks import *  # noqa: F403
 from .errors import *  # noqa: F403
 from .evaluate import *  # noqa: F403
+from .prose import *  # noqa: F403
 from .registry import *  # noqa: F403
 from .reporting import *  # noqa: F403
 from .search_replace import *  # noqa: F403
@@ -54,6 +55,7 @@ __all__ = [
     *blocks.__all__,
     *errors.__all__,
     *evaluate.__all__,
+    *prose.__all__,
     *registry.__all__,
     *reporting.__all__,
     *search_replace.__all__,
