@@ -1,0 +1,26 @@
+"""Chapter 6c (beyond the paper): copies without prefill, measured (issue 32).
+
+The reuse copy mode (:mod:`cadlib.decoding.kv_reuse`, ``CopyDecoder(copy_kv="reuse")``) takes each
+copied id's KV entries from the prompt's numbered document instead of computing them. This
+package measures what that is worth and what it costs, deterministic parts first:
+
+* :func:`reuse_shares` — the **reusable share** per corpus and tokenizer, no model: of the
+  spliced ids along the oracle program, how many each recompute policy reuses
+  (:func:`cadlib.costs.accounting.copy_sources`);
+* :func:`agreement_rows` — **agreement with exact decoding**, teacher-forced along the oracle
+  program: at every decision (op choices, range digits, ``<gen>`` ids) the reuse decoder's
+  masked greedy choice against the exact splice's, and the KL divergence of the masked
+  distributions (exact || reuse);
+* :func:`time_modes` — wall-clock of the exact splice, ``+drafts`` and reuse, interleaved
+  (the ``full`` profile, on a quiet machine only; never evidence from a busy one).
+
+The acceptance threshold is declared here, before any measurement (:data:`AGREEMENT_THRESHOLD`).
+Policies are tuned on the development corpora (:data:`DEV`); held-out numbers come from
+:data:`TEST` only.
+"""
+
+from . import chapter, speed
+from .chapter import *  # noqa: F403
+from .speed import *  # noqa: F403
+
+__all__ = [*chapter.__all__, *speed.__all__]

@@ -1,0 +1,184 @@
+"""Chapter 6c's speed: the reuse mode timed beside the exact splice, ``+drafts``,
+autoregressive and prompt lookup (a quiet machine only), and issue 32's speed goals judged on
+the committed timed run."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+from tqdm import tqdm
+
+from cadlib.book.provenance import evidence_caption
+from cadlib.book.results import find_results_file
+from cadlib.corpora import CORPUS_LABELS
+from cadlib.decoding.decoder import CopyDecoder
+from cadlib.decoding.methods import (
+    METHODS,
+    TIMED,
+    TIMED_PLD,
+    CopyAsDecode,
+    make_methods,
+)
+
+from .chapter import TEST
+
+__all__ = [
+    "timed_methods",
+    "time_modes",
+    "TIMING_COMMAND",
+    "load_timing_run",
+    "timing_run_table",
+    "timing_run_markdown",
+    "SPEED_GOALS",
+    "judged_policy",
+    "speed_goals",
+    "speed_goals_markdown",
+]
+
+
+# --------------------------------------------------------------------------------------------
+# Speed (quiet machine only)
+# --------------------------------------------------------------------------------------------
+
+
+def timed_methods(model, tokenizer, policies=("none",), lookup_setting=TIMED_PLD) -> tuple:
+    """The methods :func:`time_modes` interleaves (:class:`cadlib.decoding.methods.DecodingMethod`):
+    chapter 6's four (autoregressive, prompt lookup at ``lookup_setting``, the exact splice,
+    ``+drafts``), then the reuse copy at each policy, named ``reuse <policy>``."""
+    exact = CopyDecoder(model, tokenizer)
+    reuse = tuple(CopyAsDecode(CopyDecoder(model, tokenizer, copy_kv="reuse", recompute=p),
+                               f"reuse {p}") for p in policies)  # fmt: skip
+    return (*make_methods(model, exact, lookup_setting, TIMED), *reuse)
+
+
+def time_modes(model, tokenizer, inputs: dict, policies=("none",), repeats: int = 3,
+               lookup_setting=TIMED_PLD, progress: bool = True) -> pd.DataFrame:  # fmt: skip
+    """Every method of :func:`timed_methods` along each case (the baselines along the gold
+    after the regen prompt, Copy-as-Decode along the oracle program), interleaved per case and
+    repeat after one warm-up run each. One row per run: forwards after the prefill, ids
+    computed after it, decode seconds (after the prompt prefill) and gold ids per decode
+    second. Timings: run it on a quiet machine only (the ``full`` profile)."""
+    methods = timed_methods(model, tokenizer, policies, lookup_setting)
+    rows = []
+    for name, xs in inputs.items():
+        for x in tqdm(xs, desc=f"timing {name}", disable=not progress):
+            for m in methods:
+                m.run(x)  # warm-up
+            for rep in range(repeats):
+                for m in methods:
+                    run = m.run(x)
+                    tr, gold = run.trace, len(x.target) - 1
+                    rows.append(dict(corpus=name, case=x.case.id, method=m.name, repeat=rep,
+                                     reproduced=run.reproduced, forwards=tr.n_forwards - 1,
+                                     ids_computed=sum(f.n_tokens for f in tr.forwards[1:]),
+                                     decode_s=tr.decode_s,
+                                     gold_ids_per_s=gold / max(tr.decode_s, 1e-9)))
+    return pd.DataFrame(rows)  # fmt: skip
+
+
+#: The command that records the chapter's timed run (a quiet machine; ``results/
+#: kv_reuse.timing.json``, its records under ``results/records/kv_reuse.timing/``).
+TIMING_COMMAND = "make record CHAPTER=06c_kv_reuse PROFILE=timing"
+
+
+def load_timing_run(profile: str = "timing") -> dict | None:
+    """The committed timed run (``kv_reuse.<profile>.json``), or ``None``."""
+    path = find_results_file(f"kv_reuse.{profile}.json")
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def timing_run_table(record: dict) -> pd.DataFrame:
+    """The timed run's medians per corpus and method (:func:`timing_table`, as committed)."""
+    return pd.DataFrame([dict(corpus=CORPUS_LABELS.get(c, c), method=m, **v)
+                         for c, methods in record["numbers"]["timing"].items()
+                         for m, v in methods.items()])  # fmt: skip
+
+
+def timing_run_markdown(record: dict) -> str:
+    """Per corpus, the fastest reuse policy's median decode time against the exact splice's
+    and autoregressive decoding's (both on the same case and repeats), then the run's
+    provenance (:func:`cadlib.book.provenance.evidence_caption`)."""
+    lines = []
+    for corpus, methods in record["numbers"]["timing"].items():
+        reuse = {m: v for m, v in methods.items() if m.startswith("reuse ")}
+        if not reuse:
+            continue
+        best = max(reuse, key=lambda m: reuse[m]["vs_exact_splice"])
+        ar = methods[METHODS[0]]["decode_s"] / reuse[best]["decode_s"]
+        lines.append(f"- {CORPUS_LABELS.get(corpus, corpus)}: `{best}` decodes in "
+                     f"{reuse[best]['decode_s']:.2f} s, {reuse[best]['vs_exact_splice']:.2f}× "
+                     f"as fast as the exact splice and {ar:.1f}× autoregressive decoding.")
+    cases = record["params"].get("timing_cases")
+    head = (f"**The timed run** ({cases} case(s) per corpus, {record['params']['repeats']} "
+            f"interleaved repeats; medians):")  # fmt: skip
+    caption = evidence_caption(record, f"kv_reuse.{record['profile']}.json")
+    return "\n".join([head, "", *lines, "", caption])
+
+
+#: Issue 32's speed goals, declared before the timed run: (goal, corpora, target). Ratios are
+#: of median decode seconds measured side by side in one run; the moonshot is gold ids per
+#: decode second.
+SPEED_GOALS = (
+    ("≥ 3× the exact splice", ("probeedit", "realedits-flask"), 3.0),
+    ("≥ 2× prompt lookup", TEST, 2.0),
+    ("moonshot: ≥ 1,000 output ids/s", ("probeedit",), 1000.0),
+)
+
+
+def judged_policy(numbers: dict) -> str:
+    """The policy the speed goals are judged at: the one the threshold verdict accepted, else
+    (none met it) the one with the highest held-out agreement, fewest recomputed ids on a tie."""
+    if numbers["verdict"]["best"]:
+        return numbers["verdict"]["best"]
+    test = numbers["agreement"]["test"]
+    return max(test, key=lambda p: (test[p]["rate"], -test[p]["recomputed"]))
+
+
+def speed_goals(record: dict) -> pd.DataFrame:
+    """Each speed goal per corpus of the timed run: the measured value at :func:`judged_policy`
+    and at ``none`` (reuses the most: the mode's ceiling), the target, and whether the
+    judged policy meets it."""
+    numbers, rows = record["numbers"], []
+    policy = judged_policy(numbers)
+    for goal, corpora, target in SPEED_GOALS:
+        for corpus in corpora:
+            methods = numbers["timing"].get(corpus)
+            if not methods:
+                continue
+
+            def value(name, methods=methods, goal=goal):
+                run = methods[f"reuse {name}"]
+                if goal.startswith("moonshot"):
+                    return run["gold_ids_per_s"]
+                if "lookup" in goal:
+                    return methods[METHODS[1]]["decode_s"] / run["decode_s"]
+                return run["vs_exact_splice"]
+
+            at = value(policy)
+            rows.append({"goal": goal, "corpus": CORPUS_LABELS.get(corpus, corpus),
+                         f"at {policy}": at, "at none": value("none"), "target": target,
+                         "met": bool(at >= target)})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def speed_goals_markdown(record: dict) -> str:
+    """One sentence per goal: met or missed at the judged policy, on how many corpora, and why
+    the policy is the judged one (the run's n: cases per corpus and repeats)."""
+    table, numbers = speed_goals(record), record["numbers"]
+    policy = judged_policy(numbers)
+    why = ("the policy that meets the agreement threshold" if numbers["verdict"]["best"] else
+           "no policy meets the agreement threshold, so the one with the highest held-out "
+           "agreement")  # fmt: skip
+    lines = [f"**Speed goals**, judged at `{policy}` ({why}); "
+             f"{record['params']['timing_cases']} case(s) per corpus, "
+             f"{record['params']['repeats']} repeats:", ""]
+    for goal, rows in table.groupby("goal", sort=False):
+        verdict = "met" if rows.met.all() else "missed"
+        lines.append(f"- {goal}: **{verdict}**, met on {int(rows.met.sum())} of {len(rows)} "
+                     f"corpora (at `{policy}`: " + ", ".join(
+                         f"{r.corpus} {r[f'at {policy}']:.3g}" for _, r in rows.iterrows())
+                     + ").")  # fmt: skip
+    return "\n".join(lines)
+
+
