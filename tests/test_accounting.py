@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from cadlib.corpora import EditCase, load_corpus
 from cadlib.costs import accounting as A
+from cadlib.costs.accounting import forwards as accounting_forwards
 from cadlib.decoding.decoder import CopyDecoder
 from cadlib.decoding.drafts import lookup_draft, ngram_index
 from cadlib.decoding.fsm import token_table, transcript
@@ -201,7 +202,7 @@ def test_copy_as_decode_feeds_every_fed_id_once_whatever_m(tok, doc, gold, m):
     doc, gold = "\n".join(doc), "\n".join(gold)
     tr = transcript(oracle_program(doc, gold), doc, tok)
     base, acc = A.copy_as_decode(7, tr, 0), A.copy_as_decode(7, tr, m)
-    last = A._feeds(tr)[-1][0]
+    last = accounting_forwards._feeds(tr)[-1][0]
     assert acc.ids_fed == base.ids_fed == 7 + len(tr) - len(last)
     assert acc.decode_forwards >= base.decode_forwards
     decisions = sum(k in A.DECISION_KINDS for k in tr.kinds)
