@@ -2,7 +2,9 @@
 
 ``spans`` (a case's line-level copy spans, Table 2), ``speedup_curve`` (the kernel's s(N):
 load, interpolate, label), ``bounds`` (the speedup bounds a cover and a curve give, Table 2),
-``accounting`` (exact forward counts along a known output, every
-method: ``accounting.forwards`` per output, ``accounting.corpora`` per corpus), ``cost_model`` (those forwards priced on a measured forward-cost grid) and
-``thread_bench`` (``cad edit``'s default threads against one, on a quiet and a busy machine).
+``kernel_timing`` (the s(N) sweep and its two timers), ``accounting`` (exact forward counts
+along a known output, every method: ``accounting.forwards`` per output, ``accounting.corpora``
+per corpus), ``forward_grid`` (the measured seconds of one forward by ids and context),
+``cost_model`` (the accounted forwards priced on that grid) and ``thread_bench`` (``cad
+edit``'s default threads against one, on a quiet and a busy machine).
 """
