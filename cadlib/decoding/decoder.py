@@ -45,10 +45,11 @@ from dataclasses import dataclass, field
 import torch
 from transformers import LogitsProcessor
 
-from cadlib.grammar import Copy, Program, StreamingParser, parse_program
+from cadlib.grammar import Program, StreamingParser, parse_program
 from cadlib.prompts import edit_prompt_ids
-from cadlib.resolver import doc_lines, op_text, resolve
+from cadlib.resolver import op_text, resolve
 
+from .decode_run import DecodeRun, LocalizedBodies
 from .drafts import BODY_PLD, Drafter
 from .engines import as_engine
 from .fsm import DECISION_KINDS, CopyGenFSM, Transcript, token_table, transcript
@@ -178,95 +179,6 @@ def forward_chunks(feed: list, kinds: list[str], min_span: int = 0) -> list[tupl
     first = kinds.index("splice")
     head = [(feed[:first], "forced" if first > 1 else kinds[0])] if first else []
     return head + [([x], "copy-step") for x in feed[first:]]
-
-
-class _Run:
-    """Mutable bookkeeping of one decode: ids, kinds, per-op records, the trace."""
-
-    def __init__(self):
-        self.ids, self.kinds, self.trace = [], [], Trace()
-        self.op_start: int | None = None  # position of the current op's first id
-        self.ops = [dict(kind="prompt", lines=None, forwards=0, seconds=0.0)]
-        self.agree = self.decisions = 0
-
-    def append(self, fsm: CopyGenFSM, state, tok: int, kind: str):
-        if fsm.at_op_start(state):
-            self.ops.append(dict(kind="?", lines=None, forwards=0, seconds=0.0))
-            self.op_start = len(self.ids)
-        op = self.ops[-1]
-        op[kind] = op.get(kind, 0) + 1
-        self.ids.append(tok)
-        self.kinds.append(kind)
-        t0 = time.perf_counter()
-        new = fsm.advance(state, tok)
-        self.trace.fsm_s += time.perf_counter() - t0
-        if new.phase != state.phase and new.phase in ("copy", "gen", "done"):
-            op["kind"] = {"copy": "copy", "gen": "gen", "done": "close"}[new.phase]
-        if state.phase == "copy" and new.phase == "op":
-            op["lines"] = (state.lo, int(state.digits))
-        return new
-
-
-class _FreeBodies:
-    """Localized-edit mode: the model writes each ``<gen>`` body of a given program.
-
-    Keeps the offset between the run and the planned transcript (bodies differ in length from
-    the planned ones), counts each body's decisions against the budget and applies the
-    optional per-body ``gen_processor`` (see :meth:`CopyDecoder.decode`).
-    """
-
-    def __init__(self, plan: Transcript, program: Program, doc: str, gen_processor):
-        self.doc, self.factory = doc, gen_processor
-        self.gen_ops = [k for k, op in enumerate(program.ops) if not isinstance(op, Copy)]
-        lines = doc_lines(doc)
-        self.texts = [op_text(op, lines) for op in program.ops]
-        self.ends = [k for k in range(1, len(plan.kinds) + 1)  # end of each planned body
-                     if plan.kinds[k - 1] == "gen" and (k == len(plan.kinds) or
-                                                        plan.kinds[k] != "gen")]  # fmt: skip
-        self.n = self.shift = self.decisions = self.total_decisions = 0
-        self.is_open, self.start, self.processor = False, 0, None
-        self.processors: list = []
-
-    def open(self, fsm, run) -> bool:
-        """At a body step: open the body on its first step (build its processor)."""
-        if not self.is_open:
-            self.is_open, self.start, self.decisions = True, len(run.ids), 0
-            if self.factory is not None:
-                self.processor = self.factory(*self._contexts(fsm, run))
-                self.processors.append(self.processor)
-        return True
-
-    def _contexts(self, fsm, run) -> tuple[str, str]:
-        text = Transcript(tuple(run.ids), tuple(run.kinds)).program_text(fsm.table)
-        done = StreamingParser().feed(text)  # the complete ops before this body
-        left = resolve(Program(done), fsm.doc) + "\n" if done else ""
-        after = self.texts[self.gen_ops[self.n] + 1 :]
-        return left, "\n" + "\n".join(after) if after else ""
-
-    def close(self, run, budget: bool) -> None:
-        """The body ended (its ``</gen>`` ids are in ``run``): the plan resumes after it."""
-        self.is_open, self.processor = False, None
-        self.shift = len(run.ids) - self.ends[self.n]
-        self.n += 1
-
-    def choose(self, fsm, state, logits, run) -> int:
-        """Greedy choice of a body id under the grammar's mask and the body processor's."""
-        t0 = time.perf_counter()
-        allowed = fsm.allowed(state)
-        scores = logits.masked_fill(~allowed.full_mask(), float("-inf"))
-        if self.processor is not None:
-            masked = self.processor(run.ids[self.start :], scores)
-            if torch.isfinite(masked).any():  # a dead processor leaves the grammar's mask
-                scores = masked
-        t1 = time.perf_counter()
-        tok = int(scores.argmax())
-        t2 = time.perf_counter()
-        run.trace.mask_s.append(t1 - t0)
-        run.trace.sync_s.append(t2 - t1)
-        run.decisions += 1
-        self.decisions += 1
-        self.total_decisions += 1
-        return tok
 
 
 # --------------------------------------------------------------------------------------------
@@ -417,11 +329,11 @@ class CopyDecoder:
     def _steps(self, doc: str, prompt: list[int], program: Program | None,
                free_gen: bool = False, gen_processor=None):  # fmt: skip
         """Generator: yields the run after each forward; returns the :class:`DecodeResult`."""
-        fsm, run, cache = self.fsm(doc), _Run(), self.engine.new_session()
+        fsm, run, cache = self.fsm(doc), DecodeRun(Trace()), self.engine.new_session()
         self._index = (PromptIndex(prompt, doc, self.table.token_bytes)
                        if self.copy_kv == "reuse" else None)  # fmt: skip
         plan = transcript(program, doc, self.table) if program is not None else None
-        body = _FreeBodies(plan, program, doc, gen_processor) if free_gen else None
+        body = LocalizedBodies(plan, program, doc, gen_processor) if free_gen else None
         plan = plan.ids if plan is not None else None
         drafter = (Drafter(self.drafts, self.table, doc, prompt, self.body_pld)
                    if self.drafts else None)  # fmt: skip
@@ -592,7 +504,7 @@ class CopyDecoder:
             tok = want
         return tok
 
-    def _result(self, fsm, run: _Run, plan, budget_closed: bool, body=None) -> DecodeResult:
+    def _result(self, fsm, run: DecodeRun, plan, budget_closed: bool, body=None) -> DecodeResult:
         tr = Transcript(tuple(run.ids), tuple(run.kinds))
         if plan is not None and body is None and tr.ids != tuple(plan):
             raise RuntimeError("forced decoding left the program's transcript")
