@@ -1,6 +1,7 @@
 """cadlib.book.replay: a measurement is recorded with its run and replayed, not re-measured, under
 $CADLIB_REPLAY; records round-trip exactly."""
 
+import dataclasses
 import json
 import math
 
@@ -113,3 +114,22 @@ def test_a_replayed_timing_is_the_recorded_one(dirs, monkeypatch, model, tok, on
     fixed = D.fixed_costs(measured_run.forced)
     pd.testing.assert_frame_equal(D.fixed_costs(replayed.forced), fixed)
     assert R.agreement_line(replayed.forced) == R.agreement_line(measured_run.forced)
+
+
+def test_every_type_a_committed_record_names_still_exists():
+    """Records name their dataclasses by module path (``cadlib.x:Class``), so moving one of
+    them would leave CI unable to replay the committed evidence: every name must resolve."""
+    import importlib
+    import re
+
+    from cadlib.paths import repo_root
+
+    kinds = set()
+    for path in (repo_root() / "results" / "records").rglob("*.json"):
+        kinds |= set(re.findall(r'"(cadlib(?:\.\w+)+):([\w.]+)"', path.read_text()))
+    assert kinds, "no record names a dataclass"
+    for module, qualname in sorted(kinds):
+        obj = importlib.import_module(module)
+        for part in qualname.split("."):
+            obj = getattr(obj, part)
+        assert dataclasses.is_dataclass(obj), f"{module}:{qualname}"
