@@ -125,7 +125,8 @@ def test_the_cached_smollm2_folder_holds_the_gguf_weights():
     gguf = models.smollm2_gguf_path()
     folder = models.smollm2_checkpoint()
     assert folder.parent.parent == models.cache_dir() and str(gguf.stat().st_size) in folder.name
-    ref = models._from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32)
+    ref = models.loading._from_pretrained(str(gguf.parent), gguf_file=gguf.name,
+                                          dtype=torch.float32)
     model = load_model(models.SMOLLM2, device="cpu", dtype="float32")
     assert model.config.name_or_path == str(folder)
     ids = torch.tensor([[1, 2, 3, 400, 5000, 9000, 49151]])
