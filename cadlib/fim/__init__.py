@@ -7,7 +7,9 @@ Module map (pipeline order):
 ``regular``
     NFAs over lexical symbols, built backwards with shared suffixes (§II-A, §IV-B);
 ``earley``
-    the incremental Earley recognizer and Earley parsing of an NFA (§IV, §IV-A, Fig. 3);
+    the incremental Earley recognizer (§IV);
+``nfa_parse``
+    Earley parsing of an NFA on the same compiled grammar (§IV-A, Fig. 3);
 ``quotient``
     quotient-grammar extraction (Fig. 2) and left/right quotients by reversal (§IV-B);
 ``lexer``

@@ -1,6 +1,6 @@
 """Quotient grammars extracted from Earley charts (paper §IV-B, Fig. 2).
 
-After :func:`cadlib.fim.earley.parse_nfa` has parsed a regular language ``R`` with a grammar
+After :func:`cadlib.fim.nfa_parse.parse_nfa` has parsed a regular language ``R`` with a grammar
 ``G``, the charts hold an implicit description of the left quotient
 ``R \\ L(G) = {w | ∃ r ∈ R, r∘w ∈ L(G)}``. :func:`quotient_rules` makes it explicit, as Fig. 2
 does: every item ``[E → α • β (i)]`` of the final chart says "an ``E`` begun at chart ``i`` is
@@ -24,7 +24,8 @@ from __future__ import annotations
 from collections.abc import Hashable
 
 from .cfg import Grammar, Rule
-from .earley import CompiledGrammar, NFAChart, parse_nfa
+from .earley import CompiledGrammar
+from .nfa_parse import NFAChart, parse_nfa
 from .regular import NFA
 
 __all__ = ["TOP", "augment", "quotient_rules", "left_quotient", "right_quotient"]
