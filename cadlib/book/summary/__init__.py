@@ -14,7 +14,7 @@ its public API; the verdict names live in :mod:`cadlib.book.verdicts`):
                (where its value lives in a results record)
 ``headlines``  the declared comparisons, chapter by chapter: :data:`HEADLINES`, and
                :data:`BEYOND_THE_PAPER`
-``appendix``   the rows of Appendices K, L and M (:func:`appendix_rows`) that
+``appendix``   the rows of Appendices K, L and M (``appendix_rows``) that
                :data:`HEADLINES` includes
 ``tables``     the results files read and every headline judged: :func:`headline_table`,
                :func:`setting_table`, :func:`chapter_runtimes`
