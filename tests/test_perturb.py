@@ -2,27 +2,16 @@
 
 import json
 
-import numpy as np
 import pandas as pd
 import pytest
+from test_endpoint_noise import synthetic_cases
 
 from cadlib import corpora
 from cadlib import endpoint_noise as N
 from cadlib.chapters.perturbation import noise as P
-from cadlib.corpora import EditCase, load_corpus
+from cadlib.corpora import load_corpus
 
 # ----- trials on a synthetic corpus ----------------------------------------------------------
-
-
-def synthetic_cases(n=12):
-    rng = np.random.default_rng(7)
-    cases = []
-    for k in range(n):
-        lines = [f"stmt_{k}_{i}" for i in range(int(rng.integers(4, 15)))]
-        gold = list(lines)
-        gold[int(rng.integers(0, len(gold)))] = "changed"
-        cases.append(EditCase(f"syn/{k}", "\n".join(lines), "\n".join(gold), "edit"))
-    return cases
 
 
 def test_zero_noise_gives_full_em_and_no_rejections():
