@@ -156,7 +156,7 @@ def test_the_three_masks_are_mask_processors(tok):
     import torch
 
     from cadlib.chapters.fim_constraint.experiments import GenBodyMask
-    from cadlib.decoding.decoder import GrammarLogitsProcessor
+    from cadlib.decoding.generate_processor import GrammarLogitsProcessor
     from cadlib.decoding.processors import MaskProcessor
 
     masks = [GrammarLogitsProcessor(tok, "a\nb\n", prompt_length=0),
