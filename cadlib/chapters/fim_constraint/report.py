@@ -15,7 +15,8 @@ The chapter's notebook calls, in its order: :func:`setting` (:func:`setting_labe
 :func:`fim_outcomes` (section 3); :func:`per_step_table`, :func:`stage_table`,
 :func:`generation_cost`, :func:`with_units` (section 4); :func:`chapter_numbers`,
 :func:`write_chapter`, :func:`run_summary` (the results file). Its figures are in
-:mod:`cadlib.chapters.fim_constraint.figures`, the standard library's in :mod:`cadlib.fim.stdlib`.
+:mod:`cadlib.chapters.fim_constraint.figures`, the standard library's in
+:mod:`cadlib.chapters.fim_constraint.stdlib_view`.
 ``params`` below is the chapter's parameter dict (a
 :data:`cadlib.chapters.fim_constraint.experiments.PROFILES` entry after the notebook's overrides).
 """
