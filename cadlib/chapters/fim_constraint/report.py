@@ -371,7 +371,7 @@ def per_step_table(steps: pd.DataFrame) -> pd.DataFrame:
 
 def stage_table(stages: pd.DataFrame) -> pd.DataFrame:
     """Steps, median and p90 milliseconds of each mask stage
-    (:func:`cadlib.fim.benchmark.mask_stages`), and of the whole mask (its stages summed per
+    (:func:`cadlib.fim.step_cost.mask_stages`), and of the whole mask (its stages summed per
     step)."""
     table = stages.groupby("stage", sort=False).seconds.agg(
         steps="size", median=lambda s: 1e3 * s.median(), p90=lambda s: 1e3 * s.quantile(0.9))
