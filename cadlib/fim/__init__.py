@@ -14,6 +14,8 @@ Module map (pipeline order):
     quotient-grammar extraction (Fig. 2) and left/right quotients by reversal (§IV-B);
 ``lexer``
     Python's lexemes as one automaton, CPython's lexing quirks (§V);
+``literals``
+    the transitions of its literal lexemes: numbers and strings, f-strings included;
 ``fstring``
     f-string replacement fields with CPython 3.11's rules (not PEP 701's), run by the lexer
     beside an f-string's string states;

@@ -43,7 +43,8 @@ from collections.abc import Callable, Hashable
 from .earley import Chart, Recognizer
 from .fstring import last_field_valid
 from .indent import BASE, advance_column
-from .lexer import CLOSE_BRACKETS, IGNORE, NUMBER_TERMINALS, OPEN_BRACKETS, dfa, number_follow
+from .lexer import CLOSE_BRACKETS, IGNORE, OPEN_BRACKETS, dfa, number_follow
+from .literals import NUMBER_TERMINALS
 from .python_grammar import NEWLINE, dedent, indent
 
 __all__ = ["BranchingLexer", "Branch", "START_LINE"]

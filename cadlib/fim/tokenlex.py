@@ -45,7 +45,8 @@ import numpy as np
 
 from .branching import BranchingLexer
 from .indent import advance_column
-from .lexer import IGNORE, NUMBER_TERMINALS, dfa, is_id_continue, number_follow
+from .lexer import IGNORE, dfa, is_id_continue, number_follow
+from .literals import NUMBER_TERMINALS
 
 __all__ = ["LexTable", "LexTables", "char_bit", "sip_absorbing"]
 
