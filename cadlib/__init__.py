@@ -45,7 +45,7 @@ __version__ = "0.1.0"
 _LAZY = {
     "CopyDecoder": "decoding.decoder",
     "DecodeResult": "decoding.decoder",
-    "GrammarLogitsProcessor": "decoding.decoder",
+    "GrammarLogitsProcessor": "decoding.generate_processor",
     "CUSTOM_GENERATE_DIR": "decoding.custom_generate",
 }
 

@@ -67,6 +67,18 @@ class Tokenizer:
     def count(self, text: str) -> int:
         return len(self._encode(text))
 
+    @classmethod
+    def from_tiktoken(cls, name: str, enc) -> Tokenizer:
+        """A ``tiktoken.Encoding`` as a :class:`Tokenizer`: special-token text in the input is
+        encoded as ordinary text (``allowed_special`` empty, nothing disallowed)."""
+        return cls(
+            name=name,
+            _encode=lambda text: enc.encode(text, allowed_special=set(), disallowed_special=()),
+            _decode=enc.decode,
+            vocab_size=enc.n_vocab,
+            hf=enc,
+        )
+
 
 @functools.cache
 def qwen25_tokenizer() -> Tokenizer:
@@ -81,13 +93,7 @@ def qwen25_tokenizer() -> Tokenizer:
     enc = tiktoken.Encoding(
         "qwen2.5", pat_str=QWEN2_PATTERN, mergeable_ranks=ranks, special_tokens=special
     )
-    return Tokenizer(
-        name=QWEN25,
-        _encode=lambda text: enc.encode(text, allowed_special=set(), disallowed_special=()),
-        _decode=enc.decode,
-        vocab_size=enc.n_vocab,
-        hf=enc,
-    )
+    return Tokenizer.from_tiktoken(QWEN25, enc)
 
 
 #: Qwen2.5-Instruct's chat template (ChatML, with its default system message).

@@ -1,21 +1,14 @@
-"""The decoder: copy splice == stepping, forced programs reproduce gold, budget, streaming,
-and the pure grammar LogitsProcessor inside ``generate()`` (tiny random Llama on CPU)."""
+"""The decoder: copy splice == stepping, forced programs reproduce gold, budget, streaming
+(tiny random Llama on CPU)."""
 
-import random
-
-import pandas as pd
 import pytest
 import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from transformers import LogitsProcessorList
 
-from cadlib.chapters.decoding.measure import run_summary, speed_table
 from cadlib.decoding.cache import forward, new_cache
-from cadlib.decoding.decoder import CopyDecoder, GrammarLogitsProcessor
+from cadlib.decoding.decoder import CopyDecoder
 from cadlib.decoding.fsm import token_table, transcript
-from cadlib.decoding.methods import ar_along, prompt_lookup_along
-from cadlib.decoding.token_boundaries import boundary_table, naive_transcript_ids
 from cadlib.grammar import Copy, Gen, Program, parse_program
 from cadlib.oracle import oracle_program
 from cadlib.prompts import edit_prompt_ids
@@ -158,155 +151,3 @@ def test_free_run_text_is_the_transcript_without_tags(model, tok, prompt):
     result = CopyDecoder(model, tok, max_new_tokens=25).decode(DOC, prompt_ids=prompt)
     assert result.text == resolve(result.program, DOC)
     assert 0.0 <= result.copy_fraction <= 1.0
-
-
-# ----- the LogitsProcessor --------------------------------------------------------------------
-
-
-def prefixes(prompt, ids):
-    return [torch.tensor([prompt + list(ids[:k])]) for k in range(len(ids) + 1)]
-
-
-def test_logits_processor_is_pure(model, tok, prompt):
-    ids = transcript(oracle_program(DOC, GOLD), DOC, tok).ids
-    calls = prefixes(prompt, ids)
-    scores = torch.randn(
-        len(calls), model.config.vocab_size, generator=torch.Generator().manual_seed(1)
-    )
-    shared = GrammarLogitsProcessor(tok, DOC, len(prompt))
-    reference = [
-        GrammarLogitsProcessor(tok, DOC, len(prompt))(x, s[None])
-        for x, s in zip(calls, scores, strict=True)
-    ]
-    order = list(range(len(calls))) * 2
-    random.Random(0).shuffle(order)
-    for k in order:  # any call order, repeated calls, one shared processor
-        torch.testing.assert_close(shared(calls[k], scores[k][None]), reference[k])
-    for k, ref in enumerate(reference[:-1]):  # and the program's next id is always allowed
-        assert torch.isfinite(ref[0, ids[k]])
-
-
-def test_generate_with_the_processor_matches_the_decoder(model, tok, prompt):
-    n = 40
-    proc = GrammarLogitsProcessor(tok, DOC, len(prompt))
-    x = torch.tensor([prompt])
-    out = model.generate(
-        x,
-        logits_processor=LogitsProcessorList([proc]),
-        do_sample=False,
-        max_new_tokens=n,
-        pad_token_id=tok.eos_token_id,
-    )
-    generated = out[0, len(prompt) :].tolist()
-    ours = CopyDecoder(model, tok, max_new_tokens=n).decode(DOC, prompt_ids=prompt)
-    assert ours.transcript.ids[: len(generated)] == tuple(generated)
-
-
-def test_prompt_lookup_with_the_processor_matches_greedy(model, tok, prompt):
-    """transformers' prompt lookup calls processors on candidate sequences: a pure
-    processor keeps its output equal to greedy search."""
-    x = torch.tensor([prompt])
-    common = dict(do_sample=False, max_new_tokens=40, pad_token_id=tok.eos_token_id)
-    greedy = model.generate(
-        x,
-        logits_processor=LogitsProcessorList([GrammarLogitsProcessor(tok, DOC, len(prompt))]),
-        **common,
-    )
-    lookup = model.generate(
-        x,
-        logits_processor=LogitsProcessorList([GrammarLogitsProcessor(tok, DOC, len(prompt))]),
-        prompt_lookup_num_tokens=4,
-        **common,
-    )
-    assert lookup.tolist() == greedy.tolist()
-
-
-def test_program_only_processor_emits_a_parsable_program(model, tok, prompt):
-    proc = GrammarLogitsProcessor(tok, DOC, len(prompt), copy_text=False)
-    out = model.generate(
-        torch.tensor([prompt]),
-        logits_processor=LogitsProcessorList([proc]),
-        do_sample=False,
-        max_new_tokens=12,
-        pad_token_id=tok.eos_token_id,
-    )
-    state = proc.state(tuple(out[0, len(prompt) :].tolist()))
-    assert state is not None  # every generated id was allowed
-
-
-# ----- the baselines and the chapter's tables -------------------------------------------------
-
-
-def test_autoregressive_baseline_takes_one_forward_per_id(model, tok, prompt):
-    target = tok.encode(GOLD, add_special_tokens=False) + [tok.eos_token_id]
-    trace = ar_along(model, prompt, target)
-    assert trace.n_forwards == len(target) and trace.forwards[0].kind == "prefill"
-
-
-def test_prompt_lookup_baseline_emits_the_target(model, tok, prompt):
-    """Every round accepts the matching draft prefix plus one id, so the ids emitted add up to
-    the target, and copying the document needs far fewer forwards than ids."""
-    target = tok.encode(DOC * 3, add_special_tokens=False)
-    trace = prompt_lookup_along(model, prompt + target[:5], target, num_output_tokens=8)
-    assert trace.info["accepted"] + trace.info["rounds"] + 1 == len(target)
-    assert trace.n_forwards < len(target) / 2
-
-
-def test_naive_transcript_is_the_same_text(tok):
-    program = oracle_program(DOC, GOLD)
-    ours = transcript(program, DOC, tok)
-    naive = naive_transcript_ids(program, DOC, tok)
-    assert tok.decode(naive) == ours.text(tok) and list(ours.ids) != naive
-
-
-def test_boundary_table_counts_canonical_windows(tok):
-    from cadlib.corpora import EditCase
-
-    cases = [EditCase("a", DOC, GOLD, "Fix."), EditCase("b", "x\ny\n\nz", "x\nY\n\nz", "Fix.")]
-    table = boundary_table({"toy": cases}, {"SmolLM2": tok}).iloc[0]
-    assert table.copy_ours == table.copies and table.gen_ours == table.gens
-    assert table.whole_ours == 2
-
-
-def _speed_rows():
-    return pd.DataFrame(
-        [
-            dict(
-                corpus="c", case="k", method=m, repeat=r, T=100, forwards=f, decode_s=s, spliced=sp
-            )
-            for r in range(3)
-            for m, f, s, sp in [
-                ("autoregressive", 100, 10.0 + r, 0),
-                ("Copy-as-Decode", 20, 2.0, 80),
-                ("prompt lookup", 25, 4.0, 0),
-            ]
-        ]
-    ).assign(accepted=lambda d: (d.method == "prompt lookup") * 70)
-
-
-def test_speed_table_ratios():
-    table = speed_table(_speed_rows()).set_index(["corpus", "method"])
-    assert table.loc[("c", "Copy-as-Decode"), "forward_ratio"] == 5.0
-    assert table.loc[("c", "Copy-as-Decode"), "speedup"] == 5.5  # median of 10/2, 11/2, 12/2
-    assert table.loc[("c", "prompt lookup"), "free_share"] == 0.7
-    assert table.loc[("pooled", "autoregressive"), "speedup"] == 1.0
-
-
-def test_run_summary_cites_each_corpus_then_pooled():
-    speed = speed_table(_speed_rows())
-    bounds = pd.DataFrame([dict(corpus="c", bnd_exact_grid=6.0, bnd_fsm_grid=4.5,
-                                realized_over_bnd_exact=0.9)])  # fmt: skip
-    effect = pd.DataFrame(dict(same_prefix=[True, False, False], kl=[0.0, 0.05, 3.0],
-                               fsm_choice_agree=[True, True, False],
-                               top1_agree=[True, False, False]))  # fmt: skip
-    text = run_summary(speed, bounds, "tiny, cpu", effect)
-    lines = [x for x in text.splitlines() if x.startswith("* ")]
-    assert [x.split("**")[1] for x in lines] == ["c", "pooled"]
-    assert "(autoregressive forwards / its forwards) 5.00× for Copy-as-Decode" in lines[0]
-    assert "wall-clock speedup 5.50× [5.00–6.00] vs 2.75× [2.50–3.00]" in lines[0]
-    assert "bnd_exact 6.00×, bnd_fsm 4.50× (same grid), realized / bnd_exact 0.90" in lines[0]
-    assert "bnd_exact" not in lines[1]
-    assert text.startswith("*This run (tiny, cpu)")
-    assert "(2 of 3)" in text and "from 0.050 to 3.000, 1 below 0.1" in text
-    assert "FSM's masked choice agreed at 2 of 3" in text
-    assert "nats" not in run_summary(speed, None, "x")

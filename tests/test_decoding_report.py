@@ -378,3 +378,50 @@ def test_the_full_runs_goals_are_rejudged_under_the_current_rules():
     table = R.full_run_wall_table(full)
     per = pd.Series(full["numbers"]["timed_cases"]).value_counts()
     assert (table[table.corpus == "pooled"].cases == per.sum()).all()
+
+
+# ----- the speed table and the run summary (chapters.decoding.measure) ---------------------
+
+
+def _speed_rows():
+    return pd.DataFrame(
+        [
+            dict(
+                corpus="c", case="k", method=m, repeat=r, T=100, forwards=f, decode_s=s, spliced=sp
+            )
+            for r in range(3)
+            for m, f, s, sp in [
+                ("autoregressive", 100, 10.0 + r, 0),
+                ("Copy-as-Decode", 20, 2.0, 80),
+                ("prompt lookup", 25, 4.0, 0),
+            ]
+        ]
+    ).assign(accepted=lambda d: (d.method == "prompt lookup") * 70)
+
+
+def test_speed_table_ratios():
+    table = D.speed_table(_speed_rows()).set_index(["corpus", "method"])
+    assert table.loc[("c", "Copy-as-Decode"), "forward_ratio"] == 5.0
+    assert table.loc[("c", "Copy-as-Decode"), "speedup"] == 5.5  # median of 10/2, 11/2, 12/2
+    assert table.loc[("c", "prompt lookup"), "free_share"] == 0.7
+    assert table.loc[("pooled", "autoregressive"), "speedup"] == 1.0
+
+
+def test_run_summary_cites_each_corpus_then_pooled():
+    speed = D.speed_table(_speed_rows())
+    bounds = pd.DataFrame([dict(corpus="c", bnd_exact_grid=6.0, bnd_fsm_grid=4.5,
+                                realized_over_bnd_exact=0.9)])  # fmt: skip
+    effect = pd.DataFrame(dict(same_prefix=[True, False, False], kl=[0.0, 0.05, 3.0],
+                               fsm_choice_agree=[True, True, False],
+                               top1_agree=[True, False, False]))  # fmt: skip
+    text = D.run_summary(speed, bounds, "tiny, cpu", effect)
+    lines = [x for x in text.splitlines() if x.startswith("* ")]
+    assert [x.split("**")[1] for x in lines] == ["c", "pooled"]
+    assert "(autoregressive forwards / its forwards) 5.00× for Copy-as-Decode" in lines[0]
+    assert "wall-clock speedup 5.50× [5.00–6.00] vs 2.75× [2.50–3.00]" in lines[0]
+    assert "bnd_exact 6.00×, bnd_fsm 4.50× (same grid), realized / bnd_exact 0.90" in lines[0]
+    assert "bnd_exact" not in lines[1]
+    assert text.startswith("*This run (tiny, cpu)")
+    assert "(2 of 3)" in text and "from 0.050 to 3.000, 1 below 0.1" in text
+    assert "FSM's masked choice agreed at 2 of 3" in text
+    assert "nats" not in D.run_summary(speed, None, "x")

@@ -10,7 +10,6 @@ from cadlib.fim import (
     UnconnectableContextError,
     UnsupportedLanguageError,
     differential_check,
-    per_step_cost,
     summarize,
 )
 from cadlib.fim.differential import cut_kinds, fim_splits, python_accepts, random_edit
@@ -121,10 +120,3 @@ def test_differential_sample_agrees_with_cpython(humanevalpack):
     assert s["true_middles_all_prefixes_viable"] == 1.0 and s["true_middles_accepted"] == 1.0
     assert s["edit_agreement"] == 1.0, frame[~frame.agree]
     assert set(frame.right_cut) == {"boundary", "mid_token", "mid_string", "mid_indent"}
-
-
-def test_per_step_cost_reports_every_method(humanevalpack):
-    frame = per_step_cost(humanevalpack[:6], n_problems=1, seed=0, middle_chars=12)
-    assert set(frame.method) == {"incremental", "checked_unconstrained", "from_scratch"}
-    final = frame.groupby("method").tail(1)
-    assert final.can_end.all() and (frame.seconds > 0).all()

@@ -149,6 +149,13 @@ def test_reversal_laws():
     assert nfa.reversed().accepts(["b", "a"]) and not nfa.reversed().accepts(["a", "b"])
 
 
+def test_nullable_and_productive_nonterminals():
+    assert CALLS.nullable() == {"Args", "ArgCont"} and BRACKETS.nullable() == {"S"}
+    assert CALLS.productive() == CALLS.nonterminals and BRACKETS.productive() == {"S", "T"}
+    loop = Grammar({"a"}, [R("S", ("a",)), R("S", ("U",)), R("U", ("U", "a"))], "S")
+    assert loop.productive() == {"S"} and loop.nullable() == frozenset()
+
+
 def test_grammar_validation_names_the_problem():
     import pytest
 

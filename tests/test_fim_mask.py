@@ -103,16 +103,6 @@ def test_constrained_generation_with_a_random_model_stays_valid(tok):
         assert python_accepts(left + middle + right)
 
 
-def test_mask_cost_checks_before_timing(tok, humanevalpack_dir):
-    from cadlib.corpora import load_corpus
-    from cadlib.fim import mask_cost
-
-    corpus = load_corpus("heval-fix-py", local_dir=humanevalpack_dir)
-    frame = mask_cost(corpus[:10], tok, n_problems=1, middle_chars=12, naive_sample=200)
-    trie = frame[frame.method == "trie"]
-    assert len(trie) > 0 and trie.next_allowed.all() and trie.sample_agrees.all()
-
-
 def test_smollm2_mask_equals_naive_on_the_whole_vocabulary(tok):
     """The oracle of the fast mask: one fork per token, every id, on states where the walk
     takes its shortcuts (inside a name, between symbols mid-line, at a line start)."""
@@ -123,32 +113,6 @@ def test_smollm2_mask_equals_naive_on_the_whole_vocabulary(tok):
         assert (allowed_mask(c, tok) == naive_allowed_mask(c, tok)).all()
 
 
-def test_mask_stages_compose_the_mask(tok):
-    """The stages :func:`cadlib.fim.benchmark.mask_stages` times are the mask's own steps."""
-    trie = TokenTrie.for_tokenizer(tok)
-    c = FIMConstraint("def f(x):\n    return x", "\n")
-    mask = np.zeros(trie.size, dtype=bool)
-    trie._cover(mask, trie.tables.allowed(c._problem.lexer, c.branches))
-    trie._fstring_fields(mask, c)
-    trie._byte_tokens(mask, c)
-    assert (mask == trie.allowed(c)).all()
-
-
-def test_parser_clock_times_the_parser_without_changing_the_mask(tok):
-    """:func:`cadlib.fim.benchmark.mask_stages` splits the lexical tables' time by evaluating
-    them through a clocked lexer: the tables' answer is the same, the parser's share is counted
-    (every fresh chart needs scans), and a trie the clock never sees counts nothing."""
-    from cadlib.fim.benchmark import _ParserClock
-
-    c = FIMConstraint("def f(x):\n    y = x", "\n    return y\n")
-    clock = _ParserClock(c._problem.lexer)
-    timed = TokenTrie(token_texts(tok)).tables.allowed(clock, c.branches)
-    plain = TokenTrie(token_texts(tok)).tables.allowed(c._problem.lexer, c.branches)
-    assert clock.seconds > 0 and clock._depth == 0
-    assert [[a.tolist() for a in arrays] for arrays, _ in timed] == \
-        [[a.tolist() for a in arrays] for arrays, _ in plain]
-
-
 # ----- one mask base ---------------------------------------------------------------------------
 
 
@@ -156,7 +120,7 @@ def test_the_three_masks_are_mask_processors(tok):
     import torch
 
     from cadlib.chapters.fim_constraint.experiments import GenBodyMask
-    from cadlib.decoding.decoder import GrammarLogitsProcessor
+    from cadlib.decoding.generate_processor import GrammarLogitsProcessor
     from cadlib.decoding.processors import MaskProcessor
 
     masks = [GrammarLogitsProcessor(tok, "a\nb\n", prompt_length=0),

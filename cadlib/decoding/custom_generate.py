@@ -5,8 +5,9 @@ document=doc, tokenizer=tokenizer)`` runs :class:`cadlib.decoding.decoder.CopyDe
 grammar's mask and the copy splice) instead of ``generate``'s own loop: ``transformers`` loads the
 function :func:`copy_as_decode_generate` from the folder's ``custom_generate/generate.py``
 (the layout of a hub "custom generate" repository, here shipped inside ``cadlib``).
-:class:`cadlib.decoding.decoder.GrammarLogitsProcessor` in a plain ``generate()`` applies the mask
-only, one decode step per id; this applies both, a copy being one forward (paper §2.4).
+:class:`cadlib.decoding.generate_processor.GrammarLogitsProcessor` in a plain ``generate()``
+applies the mask only, one decode step per id; this applies both, a copy being one forward
+(paper §2.4).
 """
 
 from __future__ import annotations

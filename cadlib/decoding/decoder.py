@@ -25,8 +25,9 @@ user's selection or the oracle alignment, and the model writes every ``<gen>`` b
 masked per body by ``gen_processor``, e.g. the FIM constraint of :mod:`cadlib.fim`), a minimum
 span ``m`` (copies of fewer than ``m`` tokens are fed one id per forward), drafts (``drafts=``:
 prompt lookup inside bodies and guessed op headers, :mod:`cadlib.decoding.drafts`, verified in the
-forward that decides their first id; the output is unchanged, the forwards fewer), and
-:class:`GrammarLogitsProcessor`, the constraint alone for ``generate()``.
+forward that decides their first id, :mod:`cadlib.decoding.draft_verify`; the output is
+unchanged, the forwards fewer). The constraint alone, for ``generate()``, is
+:class:`cadlib.decoding.generate_processor.GrammarLogitsProcessor`.
 
 The token budget ``max_new_tokens`` counts model decisions (structural choices and body
 tokens). When it runs out, :meth:`cadlib.decoding.fsm.CopyGenFSM.closing_ids` completes the open op
@@ -41,26 +42,25 @@ import codecs
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import partial
 
 import torch
-from transformers import LogitsProcessor
 
 from cadlib.grammar import Program, StreamingParser, parse_program
 from cadlib.prompts import edit_prompt_ids
 from cadlib.resolver import op_text, resolve
 
 from .decode_run import DecodeRun, LocalizedBodies
+from .draft_verify import next_draft, verify_draft
 from .drafts import BODY_PLD, Drafter
 from .engines import as_engine
-from .fsm import DECISION_KINDS, CopyGenFSM, Transcript, token_table, transcript
+from .fsm import CopyGenFSM, Transcript, token_table, transcript
 from .kv_reuse import COPY_KV_MODES, PromptIndex, feed_sources, parse_policy
-from .processors import GrammarMask
 
 __all__ = [
     # the decoder
     "CopyDecoder",
     "DecodeResult",
-    "GrammarLogitsProcessor",
     "ForwardRecord",
     "Trace",
     "forward_chunks",
@@ -360,9 +360,12 @@ class CopyDecoder:
                 budget_closed = True
                 break
             if drafter is not None:
-                draft = self._draft(drafter, fsm, state, run, plan)
-                state, feed, kinds = yield from self._verify(fsm, state, run, plan, cache, feed,
-                                                             kinds, feed_op, draft)  # fmt: skip
+                draft = next_draft(drafter, fsm, state, run, plan)
+                state, feed, kinds = yield from verify_draft(
+                    fsm, state, run, plan, draft, session=cache, n_feed=len(feed),
+                    forward=partial(self._forward, feed, kinds, cache, run, feed_op, draft),
+                    choose=partial(self._choose, fsm, plan=plan, run=run),
+                    budget=self.max_new_tokens)  # fmt: skip
                 feed_op = len(run.ops) - 1
                 continue
             logits = self._forward(feed, kinds, cache, run, feed_op)
@@ -387,48 +390,6 @@ class CopyDecoder:
             feed.append(single)
             kinds.append(kind)
         return state
-
-    def _draft(self, drafter: Drafter, fsm, state, run, plan) -> list[int]:
-        """The draft for the decision at ``len(run.ids)`` (forced mode: never past the
-        program's end)."""
-        at = len(run.ids)
-        first = at if fsm.at_op_start(state) else run.op_start
-        if first is not None and any(k in DECISION_KINDS for k in run.kinds[first:]):
-            first = None  # not the op's first decision
-        draft = drafter.propose(run.ids, run.kinds, fsm.kind(state), first)
-        return draft[: len(plan) - at] if plan is not None else draft
-
-    def _verify(self, fsm, state, run, plan, session, feed, kinds, op, draft):
-        """One forward of ``feed`` + ``draft``; decide position by position along the draft
-        while the decoder's choice (a forced id, or the masked argmax / the program's id)
-        equals the draft's; keep the accepted ids and the choice after them (if a decision),
-        crop the rejected tail from the cache. Generator (yields the run after the forward);
-        returns ``(state, next feed, its kinds)``."""
-        before = len(session)
-        rows = self._forward(feed, kinds, session, run, op, draft)
-        yield run
-        accepted, choice = 0, None  # choice: the decoder's pick at the first unaccepted position
-        body = 0  # accepted ids that are body (output) ids
-        while state.phase != "done":
-            known = state.pending[0][0] if state.pending else fsm.allowed(state).single
-            if known is None:  # a decision, from the logits after the accepted ids
-                if accepted and plan is None and run.decisions >= self.max_new_tokens:
-                    break
-                choice = self._choose(fsm, state, rows[accepted], plan, run)
-            if accepted == len(draft) or (choice if known is None else known) != draft[accepted]:
-                break
-            body += fsm.kind(state) == "gen"
-            state = run.append(fsm, state, draft[accepted], fsm.kind(state))
-            accepted, choice = accepted + 1, None
-        session.truncate(before + len(feed) + accepted)
-        info = run.trace.info
-        for key, n in (("draft_ids", len(draft)), ("draft_accepted", accepted),
-                       ("draft_accepted_gen", body)):  # fmt: skip
-            info[key] = info.get(key, 0) + n
-        if choice is None:  # done, the budget, or a forced id next (absorbed before a forward)
-            return state, [], []
-        kind = fsm.kind(state)
-        return run.append(fsm, state, choice, kind), [choice], [kind]
 
     def _chunks(self, feed: list[int], kinds: list[str]) -> list[tuple[list[int], str]]:
         return forward_chunks(feed, kinds, self.min_span)
@@ -521,24 +482,3 @@ class CopyDecoder:
             agreement = run.agree / planned if planned else None
         return DecodeResult(tr, text_prog, program, text, error, run.trace, run.ops, agreement,
                             budget_closed, body.processors if body is not None else [])  # fmt: skip
-
-
-# --------------------------------------------------------------------------------------------
-# The constraint alone, for generate() (prompt-level variant, Appendix Q)
-# --------------------------------------------------------------------------------------------
-
-
-class GrammarLogitsProcessor(GrammarMask, LogitsProcessor):
-    """Enforce the grammar inside ``model.generate()``: a pure function of ``input_ids``.
-
-    The ``transformers`` adapter of :class:`cadlib.decoding.processors.GrammarMask` (the
-    engine-neutral mask, which holds the logic and documents the parameters): ``tokenizer``,
-    ``doc``, ``prompt_length``, ``copy_text``. The FSM state is derived from the ids after
-    ``prompt_length`` (cached by prefix), never kept between calls, so the processor is correct
-    when ``generate`` calls it on candidate sequences (prompt lookup, assisted decoding) in any
-    order. After ``</program>`` only EOS is allowed.
-    """
-
-    def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor):
-        """``input_ids`` (batch, seq), ``scores`` (batch, V) -> masked scores (batch, V)."""
-        return GrammarMask.__call__(self, input_ids, scores)

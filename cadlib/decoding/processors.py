@@ -3,9 +3,9 @@
 A mask here is a pure function of the output ids so far: ``mask(input_ids, scores) ->
 scores`` with banned ids set to ``-inf``. It takes and returns ``torch`` tensors (numpy arrays
 are accepted and converted), needs no ``transformers``, and so applies to the logits of any
-engine in :mod:`cadlib.decoding.engines` as well as inside ``transformers``' ``generate()``, where
-:class:`cadlib.decoding.decoder.GrammarLogitsProcessor` is the thin ``LogitsProcessor`` adapter of
-:class:`GrammarMask`.
+engine in :mod:`cadlib.decoding.engines` as well as inside ``transformers``' ``generate()``,
+where :class:`cadlib.decoding.generate_processor.GrammarLogitsProcessor` is the thin
+``LogitsProcessor`` adapter of :class:`GrammarMask`.
 
 * :class:`MaskProcessor` — the base: per batch row, an allowed-id boolean mask or ``None``
   (leave the row as is); :meth:`MaskProcessor.mask_row` masks one row on its own;

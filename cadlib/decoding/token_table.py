@@ -46,8 +46,9 @@ class TokenTable:
     special_ids : frozenset of int
         Ids never allowed in a ``<gen>`` body (EOS, chat markers, added tokens).
     eos_ids : tuple of int
-        End-of-sequence ids; the :class:`~cadlib.decoding.decoder.GrammarLogitsProcessor` allows the
-        first after ``</program>``.
+        End-of-sequence ids; the
+        :class:`~cadlib.decoding.generate_processor.GrammarLogitsProcessor` allows the first
+        after ``</program>``.
     """
 
     name: str

@@ -14,6 +14,8 @@ Module map (pipeline order):
     quotient-grammar extraction (Fig. 2) and left/right quotients by reversal (§IV-B);
 ``lexer``
     Python's lexemes as one automaton, CPython's lexing quirks (§V);
+``literals``
+    the transitions of its literal lexemes: numbers and strings, f-strings included;
 ``fstring``
     f-string replacement fields with CPython 3.11's rules (not PEP 701's), run by the lexer
     beside an f-string's string states;
@@ -34,9 +36,13 @@ Module map (pipeline order):
     allowed-token masks for Hugging Face tokenizers; the FIM masks of logits on
     :class:`cadlib.decoding.processors.MaskProcessor` (:class:`~cadlib.fim.mask.IncrementalMask`,
     :class:`FIMLogitsProcessor`);
-``differential``, ``benchmark``
-    CPython differential checks and per-step cost measurements (mask stages included) for
-    the FIM chapter;
+``differential``
+    CPython differential checks for the FIM chapter;
+``step_cost``
+    per-step cost measurements of the constraint and of its mask (mask stages included);
+``benchmark``
+    the whole mask timed beside its previous implementation
+    (``python -m cadlib.fim.benchmark --compare`` writes the mask-speed run);
 ``stdlib``
     the differential check at scale: seeded cuts of the interpreter's standard library,
     disagreements categorized (``python -m cadlib.fim.stdlib`` writes the full run);
@@ -48,10 +54,10 @@ localized-edit mode, tables, figures and the mask-speed verdict) lives in
 :mod:`cadlib.chapters.fim_constraint`, above this wing: the recognizer imports no model.
 """
 
-from .benchmark import mask_cost, per_step_cost
 from .constraint import FIMConstraint, UnconnectableContextError, UnsupportedLanguageError
 from .differential import KNOWN_DIFFERENCES, differential_check, summarize
 from .mask import FIMLogitsProcessor, TokenTrie, allowed_mask, naive_allowed_mask
+from .step_cost import mask_cost, per_step_cost
 
 __all__ = [
     "FIMConstraint",

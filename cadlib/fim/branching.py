@@ -43,10 +43,11 @@ from collections.abc import Callable, Hashable
 from .earley import Chart, Recognizer
 from .fstring import last_field_valid
 from .indent import BASE, advance_column
-from .lexer import CLOSE_BRACKETS, IGNORE, NUMBER_TERMINALS, OPEN_BRACKETS, dfa, number_follow
+from .lexer import CLOSE_BRACKETS, IGNORE, OPEN_BRACKETS, dfa, number_follow
+from .literals import NUMBER_TERMINALS
 from .python_grammar import NEWLINE, dedent, indent
 
-__all__ = ["BranchingLexer", "Branch", "START_LINE"]
+__all__ = ["BranchingLexer", "Branch", "START_LINE", "advance_lookahead"]
 
 Branch = tuple
 #: Line state at the start of a file: depth 0, at a line start, column 0, stack ``[0]``.
@@ -135,14 +136,11 @@ class BranchingLexer:
         out: list[Branch] = []
         step, accept, commit, fstr = dfa.step, dfa.accept, dfa.commit, dfa.fstr
         for chart, sip, guards, follow, line, ftext in branches:
-            if guards:
-                guards = self._advance_guards(guards, ch)
-                if guards is None:
-                    continue  # a longer lexeme exists: delete this branch
-            if follow:
-                if ch not in follow[0]:
-                    continue
-                follow = follow[1:]
+            if guards or follow:
+                ahead = advance_lookahead(guards, follow, ch)
+                if ahead is None:
+                    continue  # a longer lexeme exists, or the follow-guard fails: delete it
+                guards, follow = ahead
             if not sip:
                 self._boundary(out, chart, guards, follow, line, ch)
                 continue
@@ -166,18 +164,6 @@ class BranchingLexer:
             new_guards = guards + (nxt,) if nxt >= 0 else guards
             self._boundary(out, ended[0], new_guards, new_follow, ended[1], ch)
         return out
-
-    @staticmethod
-    def _advance_guards(guards: tuple, ch: str) -> tuple | None:
-        """Branch guards after ``ch``: ``None`` when one became a lexeme or committed."""
-        kept = []
-        for g in guards:
-            g = dfa.step(g, ch)
-            if g >= 0:
-                if dfa.accept[g] is not None or dfa.commit[g]:
-                    return None
-                kept.append(g)
-        return tuple(kept)
 
     def _boundary(self, out: list, chart: Chart, guards: tuple, follow: tuple, line: tuple,
                   ch: str) -> None:
@@ -217,6 +203,27 @@ class BranchingLexer:
             if not branches:
                 break
         return branches
+
+
+def advance_lookahead(guards: tuple, follow: tuple, ch: str) -> tuple | None:
+    """A branch's ``(guards, follow)`` after ``ch``, or ``None`` when the branch dies: a guard
+    became a lexeme or committed (a longer lexeme exists), or ``ch`` breaks the follow-guard
+    (:func:`cadlib.fim.lexer.number_follow`). Shared by the lexer's step and the lexical
+    tables' symbolic one (:mod:`cadlib.fim.tokenlex`)."""
+    if guards:
+        kept = []
+        for g in guards:
+            g = dfa.step(g, ch)
+            if g >= 0:
+                if dfa.accept[g] is not None or dfa.commit[g]:
+                    return None
+                kept.append(g)
+        guards = tuple(kept)
+    if follow:
+        if ch not in follow[0]:
+            return None
+        follow = follow[1:]
+    return guards, follow
 
 
 def _fstring_text(sip: int, ftext: str | None, ch: str) -> str:

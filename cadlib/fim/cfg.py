@@ -65,27 +65,24 @@ class Grammar:
 
     def nullable(self) -> frozenset:
         """Nonterminals that derive the empty string."""
-        nullable: set = set()
-        changed = True
-        while changed:
-            changed = False
-            for r in self.rules:
-                if r.lhs not in nullable and all(s in nullable for s in r.rhs):
-                    nullable.add(r.lhs)
-                    changed = True
-        return frozenset(nullable)
+        return self._least_fixpoint(frozenset())
 
     def productive(self) -> frozenset:
         """Nonterminals that derive at least one terminal string."""
-        good: set = set()
+        return self._least_fixpoint(self.terminals)
+
+    def _least_fixpoint(self, given: frozenset) -> frozenset:
+        """The nonterminals with a rule whose right-hand side holds only ``given`` symbols or
+        nonterminals already found, repeated until nothing is added."""
+        found: set = set()
         changed = True
         while changed:
             changed = False
             for r in self.rules:
-                if r.lhs not in good and all(s in good or s in self.terminals for s in r.rhs):
-                    good.add(r.lhs)
+                if r.lhs not in found and all(s in found or s in given for s in r.rhs):
+                    found.add(r.lhs)
                     changed = True
-        return frozenset(good)
+        return frozenset(found)
 
     def with_rules(self, extra: Iterable[Rule], start: Hashable | None = None) -> Grammar:
         """This grammar plus ``extra`` rules (new nonterminals allowed), optionally a new start."""

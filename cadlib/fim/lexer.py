@@ -5,7 +5,9 @@ keywords (keyword prefixes are states, so ``"ret"`` knows it may become ``return
 literals with all prefixes / quotes / escapes, numbers, operators, comments and the backslash
 line continuation. States are built lazily from small descriptors and their transitions cached,
 so one step is a dict look-up. Whitespace and newlines are not lexemes here: the indentation
-machinery (:mod:`cadlib.fim.indent`) handles them between symbols.
+machinery (:mod:`cadlib.fim.indent`) handles them between symbols. The literals' transitions
+(numbers, strings, f-strings) are :mod:`cadlib.fim.literals`'s; this module holds names,
+keywords, operators, comments, the union and the lexing of a finished text.
 
 Lexemes are named by their grammar terminals (see :mod:`cadlib.fim.python_grammar`): a literal
 keyword or operator by its text (``"def"``, ``"+="``), the rest as in lark's grammar (``NAME``,
@@ -48,12 +50,21 @@ from collections.abc import Iterator
 
 from cadlib.fim import fstring
 
+from .literals import (
+    DIGITS,
+    NUMBER_STATES,
+    NUMBER_TERMINALS,
+    describe_string,
+    from_fstring,
+    from_number,
+    from_string,
+)
+
 __all__ = [
     "IGNORE",
     "KEYWORDS",
     "SOFT_KEYWORDS",
     "OPERATORS",
-    "NUMBER_TERMINALS",
     "OPEN_BRACKETS",
     "CLOSE_BRACKETS",
     "LexemeDFA",
@@ -76,8 +87,6 @@ OPERATORS = frozenset(
     "+= -= *= /= //= %= @= &= |= ^= >>= <<= **= ...".split()
 )
 _OP_PREFIXES = frozenset(op[:k] for op in OPERATORS for k in range(1, len(op) + 1)) | {"!"}
-NUMBER_TERMINALS = ("DEC_NUMBER", "HEX_NUMBER", "OCT_NUMBER", "BIN_NUMBER", "FLOAT_NUMBER",
-                    "IMAG_NUMBER")
 OPEN_BRACKETS = frozenset("([{")
 CLOSE_BRACKETS = frozenset(")]}")
 _STRING_PREFIXES = frozenset({"", "r", "u", "b", "br", "rb", "f", "fr", "rf"})
@@ -89,8 +98,6 @@ _CASED_PREFIXES = frozenset(
 _NAME_PREFIXES = frozenset(w[:k] for w in _WORDS for k in range(1, len(w) + 1)) | (
     _CASED_PREFIXES - {""}
 )
-_HEX = frozenset("0123456789abcdefABCDEF")
-_DIGITS = frozenset("0123456789")
 #: After a number: identifier characters allowed only as the start of these words.
 _FOLLOW = {"a": "nd", "e": "lse", "f": "or", "o": "r", "n": "ot"}
 _PREFIX_TEXT = {  # lower-cased name text that is a valid string prefix -> (raw, mode)
@@ -249,17 +256,9 @@ def _describe(desc: tuple) -> tuple:
             acc = ("NAME",)
         return acc, False, frozenset(reach)
     if kind in ("str", "fstr"):
-        triple, phase = desc[1][3], desc[2]
-        if phase == "done":
-            acc = ("LONG_STRING",) if triple else ("STRING",)
-            return acc, False, frozenset(acc)
-        if phase == "q2":  # '' : the empty string, or the start of ''' …
-            return ("STRING",), False, frozenset({"STRING", "LONG_STRING"})
-        if phase == "open":
-            return None, True, frozenset({"STRING", "LONG_STRING"})
-        return None, True, frozenset({"LONG_STRING" if triple else "STRING"})
+        return describe_string(desc[1][3], desc[2])
     if kind == "num":
-        return _NUMBER_STATES[desc[1]]
+        return NUMBER_STATES[desc[1]]
     if kind == "op":
         text = desc[1]
         reach = {op for op in OPERATORS if op.startswith(text)}
@@ -273,32 +272,6 @@ def _describe(desc: tuple) -> tuple:
     raise AssertionError(desc)
 
 
-_ALL_NUMBERS = frozenset(NUMBER_TERMINALS)
-#: number phase -> (accept, commit, reach)
-_NUMBER_STATES = {
-    "zero": (("DEC_NUMBER",), False, _ALL_NUMBERS),
-    "zero_": (None, True, _ALL_NUMBERS),
-    "zdigits": (None, False, _ALL_NUMBERS),
-    "zdigits_": (None, True, _ALL_NUMBERS),
-    "dec": (("DEC_NUMBER",), False, _ALL_NUMBERS),
-    "dec_": (None, True, _ALL_NUMBERS),
-    "frac": (("FLOAT_NUMBER",), False, _ALL_NUMBERS),
-    "fracd": (("FLOAT_NUMBER",), False, _ALL_NUMBERS),
-    "fracd_": (None, True, _ALL_NUMBERS),
-    "exp": (None, False, _ALL_NUMBERS),
-    "exps": (None, True, _ALL_NUMBERS),
-    "expd": (("FLOAT_NUMBER",), False, _ALL_NUMBERS),
-    "expd_": (None, True, _ALL_NUMBERS),
-    "imag": (("IMAG_NUMBER",), False, _ALL_NUMBERS),
-    **{f"{r}0": (None, True, _ALL_NUMBERS) for r in ("hex", "oct", "bin")},
-    **{f"{r}_": (None, True, _ALL_NUMBERS) for r in ("hex", "oct", "bin")},
-    "hex": (("HEX_NUMBER",), False, _ALL_NUMBERS),
-    "oct": (("OCT_NUMBER",), False, _ALL_NUMBERS),
-    "bin": (("BIN_NUMBER",), False, _ALL_NUMBERS),
-}
-_RADIX_DIGITS = {"hex": _HEX, "oct": frozenset("01234567"), "bin": frozenset("01")}
-
-
 def _delta(desc: tuple, ch: str) -> tuple | None:
     kind = desc[0]
     if kind == "start":
@@ -306,11 +279,11 @@ def _delta(desc: tuple, ch: str) -> tuple | None:
     if kind == "name":
         return _from_name(desc[1], ch)
     if kind == "str":
-        return _from_string(desc[1], desc[2], ch)
+        return from_string(desc[1], desc[2], ch)
     if kind == "fstr":
-        return _from_fstring(desc[1], desc[2], desc[3], ch)
+        return from_fstring(desc[1], desc[2], desc[3], ch)
     if kind == "num":
-        return _from_number(desc[1], ch)
+        return from_number(desc[1], ch)
     if kind == "op":
         return _from_operator(desc[1], ch)
     if kind == "comment":
@@ -327,7 +300,7 @@ def _name_state(text: str) -> tuple:
 def _from_start(ch: str) -> tuple | None:
     if is_id_start(ch):
         return _name_state(ch)
-    if ch in _DIGITS:
+    if ch in DIGITS:
         return ("num", "zero" if ch == "0" else "dec")
     if ch in "'\"":
         return ("str", (False, "u", ch, False), "open")
@@ -352,147 +325,10 @@ def _from_name(text: str | None, ch: str) -> tuple | None:
 
 
 def _from_operator(text: str, ch: str) -> tuple | None:
-    if text == "." and ch in _DIGITS:
+    if text == "." and ch in DIGITS:
         return ("num", "fracd")
     longer = text + ch
     return ("op", longer) if longer in _OP_PREFIXES else None
-
-
-def _from_number(phase: str, ch: str) -> tuple | None:
-    def to(p):
-        return ("num", p)
-
-    if phase in ("zero", "zero_"):
-        if ch == "0":
-            return to("zero")
-        if ch in _DIGITS:
-            return to("zdigits")
-        if phase == "zero_":
-            return None
-        if ch == "_":
-            return to("zero_")
-        if ch in "xXoObB":
-            return to({"x": "hex0", "o": "oct0", "b": "bin0"}[ch.lower()])
-        return _after_integer(ch)
-    if phase in ("zdigits", "dec"):
-        if ch in _DIGITS:
-            return to(phase)
-        if ch == "_":
-            return to(phase + "_")
-        return _after_integer(ch)
-    if phase in ("zdigits_", "dec_", "fracd_", "expd_"):
-        return to(phase[:-1]) if ch in _DIGITS else None
-    if phase in ("frac", "fracd"):
-        if ch in _DIGITS:
-            return to("fracd")
-        if ch == "_" and phase == "fracd":
-            return to("fracd_")
-        return to("exp") if ch in "eE" else to("imag") if ch in "jJ" else None
-    if phase == "exp":
-        return to("expd") if ch in _DIGITS else to("exps") if ch in "+-" else None
-    if phase == "exps":
-        return to("expd") if ch in _DIGITS else None
-    if phase == "expd":
-        if ch in _DIGITS:
-            return to("expd")
-        return to("expd_") if ch == "_" else to("imag") if ch in "jJ" else None
-    if phase == "imag":
-        return None
-    radix = phase.rstrip("0_")
-    digits = _RADIX_DIGITS[radix]
-    if ch in digits:
-        return to(radix)
-    if ch == "_" and not phase.endswith("_"):
-        return to(radix + "_")
-    return None
-
-
-def _after_integer(ch: str) -> tuple | None:
-    if ch == ".":
-        return ("num", "frac")
-    if ch in "eE":
-        return ("num", "exp")
-    if ch in "jJ":
-        return ("num", "imag")
-    return None
-
-
-def _from_string(kind: tuple, phase, ch: str) -> tuple | None:
-    raw, mode, quote, triple = kind
-    if mode == "b" and ord(ch) > 127:
-        return None
-
-    def go(p, k=kind):
-        return ("str", k, p)
-
-    if phase == "done":
-        return None
-    if phase == "open":
-        if ch == quote:
-            return go("q2")
-        return _string_body(kind, "body", ch)
-    if phase == "q2":
-        return go("tbody", (raw, mode, quote, True)) if ch == quote else None
-    if isinstance(phase, tuple):  # ("hex", n) or ("nname", started)
-        if phase[0] == "hex":
-            if ch not in _HEX:
-                return None
-            return go("tbody" if triple else "body") if phase[1] == 1 else go(("hex", phase[1] - 1))
-        if ch == "}":
-            return go("tbody" if triple else "body") if phase[1] else None
-        if ch == "\n" and not triple:
-            return None
-        return go(("nname", True))
-    if phase == "nbrace":
-        return go(("nname", False)) if ch == "{" else None
-    if phase == "esc":
-        if raw:
-            return go("tbody" if triple else "body")
-        if ch == "x":
-            return go(("hex", 2))
-        if mode != "b" and ch in "uUN":
-            return go(("hex", 4)) if ch == "u" else go(("hex", 8)) if ch == "U" else go("nbrace")
-        return go("tbody" if triple else "body")
-    return _string_body(kind, phase, ch)
-
-
-_HELD = {"tq1": 1, "tq2": 2}  # quotes a triple-quoted string's phase holds back
-
-
-def _from_fstring(kind: tuple, phase, fs: tuple, ch: str) -> tuple | None:
-    """The tokenizer's string step, and :func:`cadlib.fim.fstring.step` on the content (the
-    quotes a triple-quoted string may be closing are fed once a non-quote follows)."""
-    tok = _from_string(kind, phase, ch)
-    if tok is None:
-        return None
-    _, kind2, phase2 = tok
-    if phase2 == "done":
-        return ("fstr", kind2, "done", fs) if fstring.can_end(fs) else None
-    if phase == "q2" or phase2 == "q2" or phase2 in _HELD:  # no content yet, or held quotes
-        return ("fstr", kind2, phase2, fs)
-    return _feed_fstring(kind2, phase2, fs, kind[2] * _HELD.get(phase, 0) + ch)
-
-
-def _feed_fstring(kind: tuple, phase, fs: tuple, text: str) -> tuple | None:
-    """``("fstr", kind, phase, state)`` after feeding ``text`` to the content's parse."""
-    for c in text:
-        fs = fstring.step(fs, c, kind[0])
-        if fs is None:
-            return None
-    return ("fstr", kind, phase, fs)
-
-
-def _string_body(kind: tuple, phase: str, ch: str) -> tuple | None:
-    raw, mode, quote, triple = kind
-    if ch == "\\":
-        return ("str", kind, "esc")
-    if not triple:
-        if ch == quote:
-            return ("str", kind, "done")
-        return None if ch == "\n" else ("str", kind, "body")
-    if ch != quote:
-        return ("str", kind, "tbody")
-    return ("str", kind, {"tbody": "tq1", "tq1": "tq2", "tq2": "done"}[phase])
 
 
 #: The shared automaton (its tables grow as new states are met).

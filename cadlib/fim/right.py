@@ -34,7 +34,8 @@ import itertools
 from .cfg import Rule
 from .earley import CompiledGrammar
 from .indent import BASE, Bands, advance_column, right_events, stream_elements
-from .lexer import NUMBER_TERMINALS, dfa, follows, number_follow
+from .lexer import dfa, follows, number_follow
+from .literals import NUMBER_TERMINALS
 from .nfa_parse import parse_nfa
 from .python_grammar import PythonGrammar
 from .quotient import TOP, augment, quotient_rules

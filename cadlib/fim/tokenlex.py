@@ -43,9 +43,10 @@ import functools
 
 import numpy as np
 
-from .branching import BranchingLexer
+from .branching import advance_lookahead
 from .indent import advance_column
-from .lexer import IGNORE, NUMBER_TERMINALS, dfa, is_id_continue, number_follow
+from .lexer import IGNORE, dfa, is_id_continue, number_follow
+from .literals import NUMBER_TERMINALS
 
 __all__ = ["LexTable", "LexTables", "char_bit", "sip_absorbing"]
 
@@ -239,14 +240,11 @@ class LexTable:
         out: list = []
         step, accept, commit = dfa.step, dfa.accept, dfa.commit
         for node, sip, guards, follow, bol in branches:
-            if guards:
-                guards = BranchingLexer._advance_guards(guards, ch)
-                if guards is None:
+            if guards or follow:
+                ahead = advance_lookahead(guards, follow, ch)
+                if ahead is None:
                     continue
-            if follow:
-                if ch not in follow[0]:
-                    continue
-                follow = follow[1:]
+                guards, follow = ahead
             if not sip:
                 self._boundary(out, node, guards, follow, bol, ch)
                 continue

@@ -73,17 +73,19 @@ ACCOUNTED = (
 
 _TIMED_PLD_PARAMS = dict(pld_num_tokens=TIMED_PLD[0], pld_max_ngram=TIMED_PLD[1])
 
+_CPU = dict(
+    model="smollm2-135m-instruct", dtype="float32", attn_implementation="sdpa", threads=1,
+    timing_cases={"heval-fix-py": 2, "heval-fix-js": 2, "probeedit": 1},
+    timing_max_ids={"heval-fix-py": 300, "heval-fix-js": 300, "probeedit": 800},
+    free_run_cases={"heval-fix-py": 2, "heval-fix-js": 2, "probeedit": 1},
+    repeats=2, warmup=1, max_new_tokens=48, min_span=0,
+    **_TIMED_PLD_PARAMS, effect_cases=3, mask_reps=3000,
+    accounting_corpora=ACCOUNTED,
+    grid_contexts=(128, 512, 1024, 2048, 3072), grid_trials=2,
+)  # fmt: skip
+
 PROFILES = {
-    "cpu": dict(
-        model="smollm2-135m-instruct", dtype="float32", attn_implementation="sdpa", threads=1,
-        timing_cases={"heval-fix-py": 2, "heval-fix-js": 2, "probeedit": 1},
-        timing_max_ids={"heval-fix-py": 300, "heval-fix-js": 300, "probeedit": 800},
-        free_run_cases={"heval-fix-py": 2, "heval-fix-js": 2, "probeedit": 1},
-        repeats=2, warmup=1, max_new_tokens=48, min_span=0,
-        **_TIMED_PLD_PARAMS, effect_cases=3, mask_reps=3000,
-        accounting_corpora=ACCOUNTED,
-        grid_contexts=(128, 512, 1024, 2048, 3072), grid_trials=2,
-    ),
+    "cpu": _CPU,
     # The first GPU evidence (make gpu-check, issue 30 §3): the forced-oracle timing of the four
     # methods with the paper's 7B shape (random init: forced decoding along a gold needs no
     # trained weights; the Qwen2.5 BPE built offline), bf16, eager, on a small stratified
@@ -100,16 +102,15 @@ PROFILES = {
     # The cpu profile's larger timed sample (run once, on a quiet machine; results in
     # results/decoding.full.json): ~3.4x the timed ids of the cpu profile; 45 minutes on the
     # 2 quiet (and slow: a decode step ~110 ms) cores that ran the committed file.
-    "full": dict(
-        model="smollm2-135m-instruct", dtype="float32", attn_implementation="sdpa", threads=1,
-        timing_cases={"heval-fix-py": 8, "heval-fix-js": 8, "probeedit": 4},
-        timing_max_ids={"heval-fix-py": 400, "heval-fix-js": 400, "probeedit": 1000},
-        free_run_cases={"heval-fix-py": 5, "heval-fix-js": 5, "probeedit": 3},
-        repeats=2, warmup=1, max_new_tokens=48, min_span=0,
-        **_TIMED_PLD_PARAMS, effect_cases=6, mask_reps=3000,
-        accounting_corpora=ACCOUNTED,
-        grid_contexts=(128, 512, 1024, 2048, 3072, 4096), grid_trials=4,
-    ),
+    "full": {
+        **_CPU,
+        "timing_cases": {"heval-fix-py": 8, "heval-fix-js": 8, "probeedit": 4},
+        "timing_max_ids": {"heval-fix-py": 400, "heval-fix-js": 400, "probeedit": 1000},
+        "free_run_cases": {"heval-fix-py": 5, "heval-fix-js": 5, "probeedit": 3},
+        "effect_cases": 6,
+        "grid_contexts": (128, 512, 1024, 2048, 3072, 4096),
+        "grid_trials": 4,
+    },
     "paper": dict(
         model="Qwen/Qwen2.5-7B-Instruct", dtype="bfloat16", attn_implementation="eager",
         threads=None,

@@ -152,10 +152,11 @@ def primary_tests_markdown(tests: pd.DataFrame) -> str:
 
 def conclusion_markdown(numbers: dict, tests: pd.DataFrame | None,
                         full_runs: list[dict]) -> str:
-    """The chapter's conclusion, generated: the differential runs' failures (``full_runs``:
-    committed :mod:`cadlib.fim.stdlib` runs), this run's primary metric per arm, and what the
-    large run's paired tests of the primary metric (``tests``: :func:`arm_tests`, or
-    ``None``) support; it follows the primary metric, never the budget-inflated "parses"."""
+    """The chapter's conclusion, generated: the differential runs' failures (``full_runs``: the
+    committed :mod:`cadlib.fim.stdlib` runs, :func:`.stdlib_view.load_runs`), this run's primary
+    metric per arm, and what the large run's paired tests of the primary metric (``tests``:
+    :func:`arm_tests`, or ``None``) support; it follows the primary metric, never the
+    budget-inflated "parses"."""
     out = []
     for run in full_runs:
         s = run["summary"]

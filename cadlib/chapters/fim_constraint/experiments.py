@@ -64,6 +64,15 @@ __all__ = [
     "localized_edits",
 ]  # fmt: skip
 
+#: The ``cpu`` profile, which ``large`` extends (:data:`PROFILES`).
+_CPU = dict(
+    model="smollm2-135m-instruct", checkpoint="checkpoints/sft-smollm2-135m-instruct-py-s0",
+    edit_cases=4, edit_budget=48, fim_cases=4, fim_budget=48, fim_style="hole",
+    fim_max_lines=2, fim_max_chars=40, diff_cases=12, diff_splits=3, diff_edits=4,
+    cost_problems=4, cost_middle_chars=400, test_timeout=5.0, threads=1,
+    stdlib_cuts=24, stdlib_edits=4, sweep_files=1,
+)  # fmt: skip
+
 #: ``checkpoint``: the chapter-7 SFT model, relative to the repository root (``checkpoints/`` is
 #: git-ignored: absent on a fresh clone, then reported as not available; ``""`` skips it).
 #: ``edit_cases`` / ``fim_cases`` / ``diff_cases``: seeded subsets (``None`` = all);
@@ -75,24 +84,13 @@ PROFILES = {
     # a few cases per arm, so that chapter 8 stays within ~4 minutes on 2 slow cores (a
     # SmolLM2 decode step ~110 ms: 10 and 12 cases took 435 s, 4 and 4 take 226 s); the large
     # run is the evidence
-    "cpu": dict(
-        model="smollm2-135m-instruct", checkpoint="checkpoints/sft-smollm2-135m-instruct-py-s0",
-        edit_cases=4, edit_budget=48, fim_cases=4, fim_budget=48, fim_style="hole",
-        fim_max_lines=2, fim_max_chars=40, diff_cases=12, diff_splits=3, diff_edits=4,
-        cost_problems=4, cost_middle_chars=400, test_timeout=5.0, threads=1,
-        stdlib_cuts=24, stdlib_edits=4, sweep_files=1,
-    ),
-    # the cpu model with enough cases for intervals that can separate the arms (>= 100 FIM
+    "cpu": _CPU,
+    # the cpu profile with enough cases for intervals that can separate the arms (>= 100 FIM
     # problems per arm, every held-out single-<gen> edit case); about 25-30 minutes on 2 quiet
     # cores. Not named "full": results/fim.full.json is the standard-library differential's
     # full run (python -m cadlib.fim.stdlib), which a "full" chapter record would overwrite.
-    "large": dict(
-        model="smollm2-135m-instruct", checkpoint="checkpoints/sft-smollm2-135m-instruct-py-s0",
-        edit_cases=None, edit_budget=48, fim_cases=120, fim_budget=48, fim_style="hole",
-        fim_max_lines=2, fim_max_chars=40, diff_cases=12, diff_splits=3, diff_edits=4,
-        cost_problems=4, cost_middle_chars=400, test_timeout=5.0, threads=1,
-        stdlib_cuts=200, stdlib_edits=4, sweep_files=3,
-    ),
+    "large": {**_CPU, "edit_cases": None, "fim_cases": 120, "stdlib_cuts": 200,
+              "sweep_files": 3},
     # the companion paper's experiments are not in our copy: the SFT chapter's code model and
     # its paper-profile Py-only seed-0 checkpoint (cadlib.book.paper_settings)
     "paper": dict(

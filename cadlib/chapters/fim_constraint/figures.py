@@ -1,4 +1,5 @@
-"""Chapter 8's figures (the standard-library cost figure is :func:`cadlib.fim.stdlib.plot_costs`).
+"""Chapter 8's figures (the standard-library cost figure is
+:func:`cadlib.chapters.fim_constraint.stdlib_view.plot_costs`).
 
 * :func:`plot_validity` — the primary metric (the model ended it and it parses) with and
   without the FIM constraint, ``<gen>`` bodies and FIM completion side by side (section 3);

@@ -15,7 +15,8 @@ The chapter's notebook calls, in its order: :func:`setting` (:func:`setting_labe
 :func:`fim_outcomes` (section 3); :func:`per_step_table`, :func:`stage_table`,
 :func:`generation_cost`, :func:`with_units` (section 4); :func:`chapter_numbers`,
 :func:`write_chapter`, :func:`run_summary` (the results file). Its figures are in
-:mod:`cadlib.chapters.fim_constraint.figures`, the standard library's in :mod:`cadlib.fim.stdlib`.
+:mod:`cadlib.chapters.fim_constraint.figures`, the standard library's in
+:mod:`cadlib.chapters.fim_constraint.stdlib_view`.
 ``params`` below is the chapter's parameter dict (a
 :data:`cadlib.chapters.fim_constraint.experiments.PROFILES` entry after the notebook's overrides).
 """
@@ -370,7 +371,7 @@ def per_step_table(steps: pd.DataFrame) -> pd.DataFrame:
 
 def stage_table(stages: pd.DataFrame) -> pd.DataFrame:
     """Steps, median and p90 milliseconds of each mask stage
-    (:func:`cadlib.fim.benchmark.mask_stages`), and of the whole mask (its stages summed per
+    (:func:`cadlib.fim.step_cost.mask_stages`), and of the whole mask (its stages summed per
     step)."""
     table = stages.groupby("stage", sort=False).seconds.agg(
         steps="size", median=lambda s: 1e3 * s.median(), p90=lambda s: 1e3 * s.quantile(0.9))

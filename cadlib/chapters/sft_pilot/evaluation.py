@@ -69,23 +69,8 @@ def evaluate_fsm(model, tokenizer, cases: Sequence[EditCase], *, system: str,
     ``wall_s`` is the whole decode of a case, prompt prefill included. ``extra`` (e.g.
     ``seed=0``) is stored on every result; ``test_timeout=None`` skips the unit tests.
     """
-    decoder = CopyDecoder(model, tokenizer, max_new_tokens=max_new_tokens)
-    if cases:
-        CopyDecoder(model, tokenizer, max_new_tokens=4).decode(
-            cases[0].doc, prompt_ids=prompt_ids(cases[0], tokenizer)
-        )
-    results = []
-    for case in tqdm(cases, desc=system, disable=not progress):
-        ids = prompt_ids(case, tokenizer)
-        start = time.perf_counter()
-        out = decoder.decode(case.doc, prompt_ids=ids)
-        wall = time.perf_counter() - start
-        r = score_program(case, out.program_text, system, wall_s=wall, new_tokens=out.n_chosen)
-        r.extra.update(extra, budget_closed=out.budget_closed, forwards=out.trace.n_forwards)
-        if test_timeout is not None:
-            _run_tests(r, case, test_timeout)
-        results.append(r)
-    return results
+    return _decode_cases(model, tokenizer, cases, system, max_new_tokens, test_timeout, progress,
+                         localized=False, **extra)  # fmt: skip
 
 
 def evaluate_localized(model, tokenizer, cases: Sequence[EditCase], *, system: str,
@@ -101,6 +86,16 @@ def evaluate_localized(model, tokenizer, cases: Sequence[EditCase], *, system: s
     body text. ``max_new_tokens`` bounds the body ids of the whole program. Same prompt,
     warm-up, timing, ``extra`` and tests as :func:`evaluate_fsm`.
     """
+    return _decode_cases(model, tokenizer, cases, system, max_new_tokens, test_timeout, progress,
+                         localized=True, **extra)  # fmt: skip
+
+
+def _decode_cases(model, tokenizer, cases: Sequence[EditCase], system: str, max_new_tokens: int,
+                  test_timeout: float | None, progress: bool, *, localized: bool,
+                  **extra) -> list[CaseResult]:  # fmt: skip
+    """The loop both evaluations share: one untimed warm-up decode, then per case the timed
+    decode (free, or ``localized`` along the case's target program with the model writing the
+    bodies), its score, and the unit tests."""
     decoder = CopyDecoder(model, tokenizer, max_new_tokens=max_new_tokens)
     if cases:
         CopyDecoder(model, tokenizer, max_new_tokens=4).decode(
@@ -109,13 +104,13 @@ def evaluate_localized(model, tokenizer, cases: Sequence[EditCase], *, system: s
     results = []
     for case in tqdm(cases, desc=system, disable=not progress):
         ids = prompt_ids(case, tokenizer)
-        program = target_program(case)
+        along = dict(program=target_program(case), free_gen=True) if localized else {}
         start = time.perf_counter()
-        out = decoder.decode(case.doc, prompt_ids=ids, program=program, free_gen=True)
+        out = decoder.decode(case.doc, prompt_ids=ids, **along)
         wall = time.perf_counter() - start
         r = score_program(case, out.program_text, system, wall_s=wall, new_tokens=out.n_chosen)
         r.extra.update(extra, budget_closed=out.budget_closed, forwards=out.trace.n_forwards,
-                       localized=True)  # fmt: skip
+                       **({"localized": True} if localized else {}))  # fmt: skip
         if test_timeout is not None:
             _run_tests(r, case, test_timeout)
         results.append(r)
