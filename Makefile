@@ -25,7 +25,7 @@ export PYTHONHASHSEED := 0
 export TOKENIZERS_PARALLELISM := false
 
 .PHONY: install lock chromium book notebooks html test test-fast test-unit test-notebooks \
-	nbval-chapters nbval-sft-chapters test-smoke test-results lab clean vocab lint record record-args gpu-check gpu-carry
+	nbval-chapters nbval-sft-chapters test-smoke test-results lab clean vocab lint record record-args replay gpu-check gpu-carry
 
 install: $(VENV)/.installed
 
@@ -62,18 +62,19 @@ lock:
 
 # Re-execute every chapter with papermill (cpu profile unless PROFILE=..., on DEVICE), then
 # build HTML. On a GPU runner: `make book PROFILE=paper DEVICE=cuda` (book/reproduce.md).
-# The cpu profile rewrites the committed chapters in place but sends their numbers to
-# _build/reproduction/results, so the committed results/ (the evidence the summary reads) stay
-# as they are; cadlib.book.reproduction then compares the two, number by number, into the
-# reproduction report (_build/reproduction/report.json and the page book/reproduction.ipynb):
-# does the book reproduce on this machine? Any other profile writes its executed copies to
+# The cpu profile is the reproduction: its executed chapters go to
+# _build/reproduction/notebooks and their numbers to _build/reproduction/results, so neither
+# the committed chapters (the evidence runs the book shows) nor results/ are touched;
+# cadlib.book.reproduction then compares the two, number by number, into the reproduction
+# report (_build/reproduction/report.json and the page book/reproduction.ipynb): does the
+# book reproduce on this machine? Any other profile writes its executed copies to
 # book/<profile>/ and its numbers to results/<chapter>.<profile>.json
 # (cadlib.book.results.results_name). First `cad check-models` checks every model the profile
 # loads: a hub model that is neither cached nor reachable stops the run before papermill
 # starts, with a line saying how to supply it.
 book: notebooks html
 
-NB_OUT = $(if $(filter cpu,$(PROFILE)),notebooks,book/$(PROFILE))
+NB_OUT = $(if $(filter cpu,$(PROFILE)),_build/reproduction/notebooks,book/$(PROFILE))
 REPRODUCTION := $(abspath _build/reproduction)
 NB_RESULTS = $(if $(filter cpu,$(PROFILE)),CADLIB_RESULTS_DIR=$(REPRODUCTION)/results)
 notebooks: install vocab
@@ -119,6 +120,23 @@ record: record-args install vocab
 	  $(if $(RESUME),-p resume True) --log-level WARNING
 	$(BIN)/python -W ignore::RuntimeWarning -m cadlib.book.provenance report \
 	  $$(find results -name '*.$(PROFILE).json' -newer _build/record/.started)
+	@echo "recorded; to show it in the book: make replay CHAPTER=$(CHAPTER) PROFILE=$(PROFILE)"
+
+# Render a committed run into the book (CONTRIBUTING, "Evidence runs"): re-execute
+# notebooks/<CHAPTER>.ipynb at PROFILE under replay (its measurements read back from
+# results/records/, nothing re-measured or re-trained) and replace the committed notebook with
+# it. Its numbers go to _build/replay/results, so the committed results keep the provenance of
+# the run that measured them. After a code change that alters what a chapter shows (not what
+# it measures), this is how the chapter is brought up to date; nbval checks it the same way.
+#   make replay CHAPTER=06_decoding PROFILE=full
+replay: install vocab
+	@test -n "$(CHAPTER)" -a -f "notebooks/$(CHAPTER).ipynb" || { \
+	  echo "usage: make replay CHAPTER=<notebook name, e.g. 06_decoding> PROFILE=<cpu|full|large|...>"; exit 2; }
+	@mkdir -p _build/replay
+	OMP_WAIT_POLICY=PASSIVE CADLIB_REPLAY=1 CADLIB_RESULTS_DIR=$(abspath _build/replay/results) \
+	  $(BIN)/papermill --cwd notebooks "notebooks/$(CHAPTER).ipynb" "_build/replay/$(CHAPTER).ipynb" \
+	  -p profile $(PROFILE) -p device $(DEVICE) --log-level WARNING
+	cp "_build/replay/$(CHAPTER).ipynb" "notebooks/$(CHAPTER).ipynb"
 
 # The GPU check (issue 30 §3; book/reproduce.md): chapter 2's kernel at the 1.5B and 7B shapes
 # and chapter 6's forced-oracle timing with the 7B shape, as plain library calls (the lent GPU
@@ -221,14 +239,26 @@ SFT_NOTEBOOKS := notebooks/07_sft_pilot.ipynb notebooks/08_fim_constraint.ipynb
 SECOND_QUEUE := $(SFT_NOTEBOOKS) notebooks/06b_llama_cpp.ipynb notebooks/06c_kv_reuse.ipynb \
 	book/serving.ipynb
 
+# The chapters committed at an evidence profile (the book shows their full / large run; nbval
+# replays it): their cpu profile, the reference of make book's reproduction report, is
+# replayed too (papermill, outputs not compared) so that its results are still re-derived and
+# compared by test-results. tests/test_rerun_results.py checks this list against the notebooks.
+EVIDENCE_NOTEBOOKS := notebooks/06_decoding.ipynb notebooks/07_sft_pilot.ipynb notebooks/08_fim_constraint.ipynb
+REPLAY_CPU = OMP_WAIT_POLICY=PASSIVE CADLIB_FAKE_MACHINE=1 CADLIB_REPLAY=1 CADLIB_RESULTS_DIR=$(TEST_RESULTS) \
+	$(BIN)/papermill --cwd notebooks $(1) _build/replay-cpu/$(notdir $(1)) -p profile cpu \
+	--log-level WARNING --no-progress-bar
+
 test-notebooks: install vocab
+	@mkdir -p _build/replay-cpu
 	$(MAKE) --no-print-directory -j2 -O nbval-chapters nbval-sft-chapters
 
 nbval-chapters:
 	$(NBVAL) $(filter-out $(SECOND_QUEUE),$(NOTEBOOKS))
+	$(foreach nb,$(filter-out $(SECOND_QUEUE),$(EVIDENCE_NOTEBOOKS)),$(call REPLAY_CPU,$(nb)) && ) true
 
 nbval-sft-chapters:
 	$(NBVAL) $(SECOND_QUEUE)
+	$(foreach nb,$(filter $(SECOND_QUEUE),$(EVIDENCE_NOTEBOOKS)),$(call REPLAY_CPU,$(nb)) && ) true
 
 # The paper profiles' code path, on CPU in CI (on DEVICE): the smoke profiles of the chapters
 # that run a model, on toy 2-layer Qwen2 models (cadlib.models: qwen2-tiny-random and the

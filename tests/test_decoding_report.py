@@ -331,6 +331,9 @@ def test_a_committed_full_run_is_shown_from_its_file(tmp_path, monkeypatch):
     assert C.load_full() is None
     (tmp_path / "runs").mkdir(exist_ok=True)
     (tmp_path / "runs" / "decoding.full.json").write_text(json.dumps(full))
+    assert C.load_full() is None  # a re-run's file is not the committed evidence
+    (tmp_path / "results").mkdir(exist_ok=True)
+    (tmp_path / "results" / "decoding.full.json").write_text(json.dumps(full))
     got = C.load_full()
     md = R.full_run_markdown(got)
     assert "3 timed cases: probeedit 2, heval-fix-py 1" in md and "25 minutes" in md
@@ -339,6 +342,16 @@ def test_a_committed_full_run_is_shown_from_its_file(tmp_path, monkeypatch):
     row = table.set_index(["corpus", "method"]).loc[tuple(key.split("/"))]
     assert row.cases == 2  # the timed cases of the corpus (not the file's own count)
     assert row.speedup == "3.00× [2.90–3.10]" and row.forwards_per_token == 0.123
+    # the evidence section: beside a smaller run, the full run's text and table; in the full
+    # run itself, only that it is the run (no second copy of its numbers); a command if none
+    text, shown = R.evidence_outputs(got, "cpu")
+    assert text.startswith(md) and "Evidence run `decoding.full.json`" in text
+    assert shown.equals(table)
+    text, shown = R.evidence_outputs(got, "full")
+    assert shown is None and text.startswith("This chapter is the `full` run")
+    assert "Evidence run `decoding.full.json`" in text and "timed cases" not in text
+    text, shown = R.evidence_outputs(None, "cpu")
+    assert shown is None and C.FULL in text
 
 
 def _validation(ar, cad):

@@ -328,3 +328,14 @@ def test_a_committed_runs_rates_are_recomputed_from_its_case_records():
                                           "disagreements": 0}, "localized_edit": {}, "fim": {}}}
     md = V.large_run_markdown(stale, V.arm_tests(recs), recs)
     assert "FIM completion, FIM-constrained**: ended by the model and parses (primary) 1/2" in md
+    # the evidence section: beside a smaller run the large run's summary and tests; in the
+    # large run itself only that it is the run, with its paired tests; a command when none
+    tests = V.arm_tests(recs)
+    text, table = V.evidence_outputs((stale, recs), tests, "cpu")
+    assert text.startswith(md) and V.LARGE in text and "Evidence run `fim.large.json`" in text
+    assert list(table["outcome"]) == list(V.arm_tests_table(tests)["outcome"])
+    text, table = V.evidence_outputs((stale, recs), tests, "large")
+    assert text.startswith("This chapter is the `large` run") and "ended by the model" not in text
+    assert "Primary metric, model ended & parses" in text and table is not None
+    text, table = V.evidence_outputs(None, None, "cpu")
+    assert table is None and V.LARGE in text

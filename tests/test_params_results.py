@@ -127,3 +127,47 @@ def test_results_refuse_what_json_cannot_hold(tmp_path, monkeypatch):
         write_results("bad", {"s": {1, 2}}, profile="cpu", model=None, tokenizer=None)
     with pytest.raises(TypeError, match="not a JSON object key"):
         write_results("bad", {"k": {(1, 2): 3}}, profile="cpu", model=None, tokenizer=None)
+
+
+def _notebook(tmp_path, *cells):
+    nb = {"cells": [{"cell_type": "code", "metadata": {"tags": tags}, "source": [src]}
+                    for tags, src in cells], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    path = tmp_path / "nb.ipynb"
+    path.write_text(json.dumps(nb))
+    return path
+
+
+def test_notebook_parameter_is_the_injected_value_else_the_default(tmp_path):
+    from cadlib.book.params import notebook_parameter
+
+    params = (["parameters"], 'profile = "cpu"\nseed = 0\n')
+    plain = _notebook(tmp_path, params, ([], "x = 1\n"))
+    assert notebook_parameter(plain, "profile") == "cpu"
+    injected = _notebook(tmp_path, params,
+                         (["injected-parameters"], '# Parameters\nprofile = "full"\n'))
+    assert notebook_parameter(injected, "profile") == "full"
+    assert notebook_parameter(injected, "seed") == 0  # not injected: the default
+    with pytest.raises(KeyError, match="no parameter 'device'"):
+        notebook_parameter(injected, "device")
+
+
+def test_shown_results_follow_each_committed_notebooks_profile(tmp_path, monkeypatch):
+    from cadlib.book.results import CHAPTER_NOTEBOOKS, load_committed, shown_results
+
+    for chapter, stem in CHAPTER_NOTEBOOKS.items():
+        profile = "full" if chapter == "decoding" else "cpu"
+        cells = [(["parameters"], 'profile = "cpu"\n')]
+        if profile != "cpu":
+            cells.append((["injected-parameters"], f'# Parameters\nprofile = "{profile}"\n'))
+        _notebook(tmp_path, *cells).rename(tmp_path / f"{stem}.ipynb")
+    shown = shown_results(tmp_path)
+    assert shown["decoding"] == "decoding.full.json" and shown["kernel"] == "kernel.json"
+    # the committed evidence is read from the repository's results/, never a re-run's folder
+    monkeypatch.setenv("CADLIB_ROOT", str(tmp_path))
+    monkeypatch.setenv("CADLIB_RESULTS_DIR", str(tmp_path / "rerun"))
+    (tmp_path / "rerun").mkdir()
+    (tmp_path / "rerun" / "kernel.json").write_text('{"profile": "cpu"}')
+    assert load_committed("kernel") is None
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "kernel.full.json").write_text('{"profile": "full"}')
+    assert load_committed("kernel", "full") == {"profile": "full"}

@@ -133,3 +133,27 @@ def test_every_type_a_committed_record_names_still_exists():
         for part in qualname.split("."):
             obj = getattr(obj, part)
         assert dataclasses.is_dataclass(obj), f"{module}:{qualname}"
+
+
+def test_run_caption_names_the_run_the_page_shows(tmp_path, monkeypatch):
+    """Under replay the committed run (whose records the page replays), else the run that just
+    wrote its results elsewhere: never the other one's commit and load."""
+    from cadlib.book.replay import run_caption
+
+    def record(commit):
+        load = {"other_cores": {"mean": 0.01, "max": 0.02}, "samples": 3}
+        prov = {"commit": commit, "busy": False, "load": load}
+        return json.dumps({"profile": "cpu", "created": "2026-12-01T00:00:00", "provenance": prov})
+
+    monkeypatch.setenv("CADLIB_ROOT", str(tmp_path))
+    monkeypatch.setenv("CADLIB_RESULTS_DIR", str(tmp_path / "rerun"))
+    (tmp_path / "results").mkdir()
+    (tmp_path / "rerun").mkdir()
+    (tmp_path / "results" / "kernel.json").write_text(record("aaaaaaaaaaaa"))
+    (tmp_path / "rerun" / "kernel.json").write_text(record("bbbbbbbbbbbb"))
+    monkeypatch.setenv("CADLIB_REPLAY", "1")
+    assert "`aaaaaaaaaa`" in run_caption("kernel", "cpu")
+    with pytest.raises(FileNotFoundError, match="kernel.full.json"):
+        run_caption("kernel", "full")
+    monkeypatch.setenv("CADLIB_REPLAY", "0")
+    assert "`bbbbbbbbbb`" in run_caption("kernel", "cpu")

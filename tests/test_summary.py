@@ -5,6 +5,7 @@ import pytest
 
 from cadlib.book import summary as S
 from cadlib.book import verdicts as V
+from cadlib.book.results import CHAPTER_NOTEBOOKS, shown_results
 from cadlib.book.summary import headlines, render, spec, tables
 from cadlib.paths import repo_root
 
@@ -88,7 +89,7 @@ def test_headline_html_groups_by_chapter_and_keeps_every_figure():
     chapters = list(dict.fromkeys(h.chapter for h in S.HEADLINES))
     assert out.count('<tr class="cad-group">') == len(chapters)
     for chapter in chapters:
-        assert f'href="../notebooks/{S.CHAPTER_PAGES[chapter]}.html"' in out
+        assert f'href="../notebooks/{CHAPTER_NOTEBOOKS[chapter]}.html"' in out
     assert out.count("<table") == 1 and "table-layout: fixed" in out
 
 
@@ -132,13 +133,14 @@ def test_setting_html_says_shared_settings_once():
     assert "<th>profile</th>" in S.setting_html(results)
 
 
-def test_chapter_pages_are_the_notebooks_that_write_each_results_file():
-    for chapter, page in S.CHAPTER_PAGES.items():
+def test_chapter_notebooks_are_the_notebooks_that_write_each_results_file():
+    shown = shown_results()
+    for chapter, page in CHAPTER_NOTEBOOKS.items():
         notebook = repo_root() / "notebooks" / f"{page}.ipynb"
         assert notebook.exists(), notebook
-        # the chapter names (writes, prints) its results file
-        assert f"{chapter}.json" in notebook.read_text(), (chapter, page)
-    assert {h.chapter for h in S.HEADLINES} <= set(S.CHAPTER_PAGES)
+        # the chapter names (writes, prints) the results file of the run it shows
+        assert shown[chapter] in notebook.read_text(), (chapter, page, shown[chapter])
+    assert {h.chapter for h in S.HEADLINES} <= set(CHAPTER_NOTEBOOKS)
 
 
 def test_load_all_reads_the_largest_evidence_run_never_paper_or_smoke(tmp_path):
@@ -273,3 +275,15 @@ def test_the_ratio_plot_keeps_zeros_and_sets_not_comparable_rows_apart():
     labels = [t.get_text() for t in ax.get_yticklabels()]
     ticks = sorted(zip(ax.get_yticks(), labels, strict=True))
     assert [t for _, t in ticks] == ["ceiling: other", "ceiling: zero", "ceiling: same"]
+
+
+def test_the_summary_reads_the_run_each_chapter_shows():
+    """A summary row quotes the run its chapter page shows (the evidence run where the chapter
+    is committed at one), never a smaller one, nor a larger one the page does not show."""
+    from cadlib.book.summary import load_all
+
+    rows = load_all()
+    for chapter, name in shown_results().items():
+        if chapter in rows:
+            shown_profile = name.removesuffix(".json").partition(".")[2] or "cpu"
+            assert rows[chapter]["profile"] == shown_profile, (chapter, name)

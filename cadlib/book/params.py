@@ -17,7 +17,8 @@ import ast
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 
-__all__ = ["choose", "check_choice", "check_injected_parameters", "INJECTED_HEADER"]
+__all__ = ["choose", "check_choice", "check_injected_parameters", "INJECTED_HEADER",
+           "notebook_parameter"]  # fmt: skip
 
 #: The first line of the cell papermill injects (``-p NAME VALUE``), tagged
 #: ``injected-parameters``.
@@ -69,6 +70,26 @@ def check_injected_parameters(cells: Sequence[str] | None = None) -> None:
             f"unknown parameter(s) {', '.join(unknown)} (papermill -p); this notebook's "
             f"parameters are: {', '.join(sorted(known))}"
         )
+
+
+def notebook_parameter(notebook, name: str):
+    """The value of parameter ``name`` an executed notebook ran with: what papermill injected
+    (its ``injected-parameters`` cell) when it set ``name``, else the ``parameters`` cell's
+    default; ``KeyError`` when neither assigns it. Read from the file, nothing executed (the
+    value must be a literal)."""
+    import json
+    from pathlib import Path
+
+    cells = json.loads(Path(notebook).read_text())["cells"]
+    for tag in ("injected-parameters", "parameters"):
+        for cell in cells:
+            if tag not in cell.get("metadata", {}).get("tags", []):
+                continue
+            for node in ast.parse("".join(cell["source"])).body:
+                names = [t.id for t in getattr(node, "targets", []) if isinstance(t, ast.Name)]
+                if isinstance(node, ast.Assign) and name in names:
+                    return ast.literal_eval(node.value)
+    raise KeyError(f"{notebook} assigns no parameter {name!r}")
 
 
 def _kernel_history() -> list[str]:

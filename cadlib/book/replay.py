@@ -33,10 +33,11 @@ import pandas as pd
 
 from cadlib.paths import repo_root
 
-from .results import results_dir, results_name
+from .provenance import evidence_caption
+from .results import load_committed, results_dir, results_name
 
 __all__ = ["REPLAY_ENV", "Recorder", "decode", "encode", "measured", "record_path", "replaying",
-           "with_record"]
+           "run_caption", "with_record"]
 
 T = TypeVar("T")
 
@@ -193,3 +194,19 @@ def _shown(path: Path) -> str:
         return str(path.relative_to(repo_root()))
     except ValueError:
         return str(path)
+
+
+def run_caption(chapter: str, profile: str) -> str:
+    """The provenance line of the run a chapter's page shows (profile, date, commit, the load
+    while it ran: :func:`cadlib.book.provenance.evidence_caption`), called after the chapter
+    wrote its results: under replay the committed run's, whose measurements the page replays
+    (:func:`cadlib.book.results.load_committed`); otherwise the run that just wrote
+    ``results_dir()/<chapter>[.<profile>].json``."""
+    name = results_name(chapter, profile)
+    if replaying():
+        record = load_committed(chapter, profile)
+        if record is None:
+            raise FileNotFoundError(f"no committed results/{name} to replay")
+    else:
+        record = json.loads((results_dir() / name).read_text())
+    return evidence_caption(record, name)

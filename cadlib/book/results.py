@@ -1,9 +1,11 @@
 """Results files: ``results/<chapter>.json``, the numbers the book's summary page reads.
 
-One naming scheme across the book: the cpu profile (the one CI re-runs and compares) writes
-``results/<chapter>.json``; every other profile writes ``results/<chapter>.<profile>.json``
-(:func:`results_name`), e.g. ``results/kernel.paper.json`` from a GPU run, so no profile's
-run overwrites another's committed numbers.
+One naming scheme across the book: the cpu profile writes ``results/<chapter>.json``; every
+other profile writes ``results/<chapter>.<profile>.json`` (:func:`results_name`), e.g.
+``results/kernel.paper.json`` from a GPU run, so no profile's run overwrites another's
+committed numbers. CI re-derives and compares the cpu files and the evidence runs the
+committed chapters show (:func:`shown_results`); the evidence a chapter shows beside its own
+run is read from the committed files (:func:`load_committed`).
 
 Layout: ``{"chapter", "profile", "created", "hardware", "provenance", "model", "tokenizer",
 "params", "numbers": {...}, "paper": {...}}``, where ``paper`` holds the paper's published
@@ -30,17 +32,29 @@ from cadlib.paths import repo_root
 from .provenance import provenance
 
 __all__ = [
+    "CHAPTER_NOTEBOOKS",
     "FAKE_MACHINE_ENV",
+    "committed_path",
     "hardware_info",
+    "load_committed",
     "load_results",
     "machine_label",
     "results_dir",
     "results_name",
     "find_results_file",
     "setting_label",
+    "shown_results",
     "strict_json",
     "write_results",
 ]
+
+#: The notebook (``notebooks/<stem>.ipynb``) that writes each chapter's results file.
+CHAPTER_NOTEBOOKS: dict[str, str] = {
+    "losslessness": "01_losslessness", "kernel": "02_kernel", "ceiling": "03_ceiling",
+    "formats": "04_formats", "perturbation": "05_perturbation", "decoding": "06_decoding",
+    "llama_cpp": "06b_llama_cpp", "kv_reuse": "06c_kv_reuse", "sft_pilot": "07_sft_pilot",
+    "fim": "08_fim_constraint",
+}  # fmt: skip
 
 #: Set to 1 (the Makefile's nbval run does) to report a fake CPU, core count and versions:
 #: committed outputs that leak the machine then fail nbval on every machine, not only on
@@ -201,12 +215,40 @@ def write_results(
     return path
 
 
+def shown_results(notebooks: Path | None = None) -> dict[str, str]:
+    """``{chapter: results file name}`` of the run each committed chapter shows: the profile
+    its notebook (:data:`CHAPTER_NOTEBOOKS`, in ``notebooks``, default ``<repo>/notebooks``)
+    was executed at, read from the file (:func:`cadlib.book.params.notebook_parameter`). A
+    chapter committed at an evidence profile (``full``, ``large``) shows that run, which CI
+    replays; the others show their cpu run."""
+    from .params import notebook_parameter
+
+    folder = notebooks or repo_root() / "notebooks"
+    return {chapter: results_name(chapter, notebook_parameter(folder / f"{stem}.ipynb", "profile"))
+            for chapter, stem in CHAPTER_NOTEBOOKS.items()}  # fmt: skip
+
+
 def find_results_file(name: str) -> Path:
     """``name`` in :func:`results_dir`, else in ``<repo>/results`` (where committed runs of
     other profiles live while the tests send a re-run's results elsewhere); the latter path
     when it is in neither."""
     path = results_dir() / name
     return path if path.exists() else repo_root() / "results" / name
+
+
+def committed_path(name: str) -> Path:
+    """``<repo>/results/<name>``: a committed results file (or its case records), never a
+    re-run's copy in :func:`results_dir`."""
+    return repo_root() / "results" / name
+
+
+def load_committed(chapter: str, profile: str | None = None) -> dict | None:
+    """The committed results record of ``chapter`` at ``profile`` (:func:`committed_path`), or
+    ``None`` when there is none. Evidence runs are read this way: a chapter that re-runs (under
+    nbval, or ``make book``'s reproduction) writes its own numbers elsewhere, and the evidence
+    it shows beside them is the committed run's, with that run's provenance."""
+    path = committed_path(results_name(chapter, profile))
+    return json.loads(path.read_text()) if path.exists() else None
 
 
 def load_results(chapter: str, profile: str | None = None) -> dict:

@@ -24,7 +24,6 @@ its public API; the verdict names live in :mod:`cadlib.book.verdicts`):
 
 from .headlines import BEYOND_THE_PAPER, HEADLINES
 from .render import (  # noqa: F401 (ratio_rows: public, not in __all__)
-    CHAPTER_PAGES,
     beyond_markdown,
     format_value,
     headline_html,
@@ -53,7 +52,6 @@ __all__ = [
     "chapter_runtimes",
     "BEYOND_THE_PAPER",
     "beyond_markdown",
-    "CHAPTER_PAGES",
     "format_value",
     "headline_html",
     "setting_html",

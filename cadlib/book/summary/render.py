@@ -8,6 +8,7 @@ import math
 
 import pandas as pd
 
+from cadlib.book.results import CHAPTER_NOTEBOOKS
 from cadlib.book.verdicts import (
     BEYOND,
     BY_CONSTRUCTION,
@@ -28,7 +29,6 @@ __all__ = [
     "plot_ratios",
     "ratio_rows",
     "beyond_markdown",
-    "CHAPTER_PAGES",
     "format_value",
     "headline_html",
     "setting_html",
@@ -106,13 +106,6 @@ def beyond_markdown() -> str:
 # columns have fixed shares of the column's width and cells wrap, so the table fits whatever the
 # labels (the statuses will change; a status without a colour here is shown in grey).
 
-#: The notebook (``notebooks/<stem>.ipynb``) that writes each results file.
-CHAPTER_PAGES: dict[str, str] = {
-    "losslessness": "01_losslessness", "kernel": "02_kernel", "ceiling": "03_ceiling",
-    "formats": "04_formats", "perturbation": "05_perturbation", "decoding": "06_decoding",
-    "sft_pilot": "07_sft_pilot", "fim": "08_fim_constraint",
-}  # fmt: skip
-
 #: Badge text where the status itself is long; the full status is the badge's tooltip.
 _BADGE_TEXT = {CONTRADICTS: "contradicts", DERIVED: "from paper", BEYOND: "beyond paper",
                PAPER_DISAGREES: "paper inconsistent"}  # fmt: skip
@@ -189,7 +182,7 @@ def headline_html(table: pd.DataFrame, chapters_href: str = "../notebooks/") -> 
     out = [_style(), '<table class="cad-fit cad-headlines">', _cols([42, 17, 15, 9, 17]),
            f"<thead><tr>{head}</tr></thead>", "<tbody>"]  # fmt: skip
     for chapter, rows in table.groupby("chapter", sort=False):
-        page = CHAPTER_PAGES.get(chapter)
+        page = CHAPTER_NOTEBOOKS.get(chapter)
         title = html.escape(f"Chapter {int(page[:2])}: {chapter}" if page else chapter)
         if page:
             title = f'<a href="{chapters_href}{page}.html">{title}</a>'

@@ -22,7 +22,7 @@ import torch
 
 from cadlib.book import plotting
 from cadlib.book.replay import Recorder, with_record
-from cadlib.book.results import hardware_info, load_results, setting_label, write_results
+from cadlib.book.results import hardware_info, load_committed, setting_label, write_results
 from cadlib.chapters.decoding import measure as D
 from cadlib.corpora import load_corpus, seeded_subset
 from cadlib.costs import accounting as A
@@ -415,15 +415,12 @@ def write_decoding_results(numbers: dict, params: dict, profile: str, label: str
                          params={**params, "label": label}, device=str(device))  # fmt: skip
 
 
-#: The command that regenerates ``results/decoding.full.json``.
-FULL = ("papermill --cwd notebooks notebooks/06_decoding.ipynb _build/06_decoding.full.ipynb "
-        "-p profile full")
+#: The command that records ``results/decoding.full.json`` (and its per-case records), on a
+#: quiet machine; ``make replay CHAPTER=06_decoding PROFILE=full`` then renders it as the chapter.
+FULL = "make record CHAPTER=06_decoding PROFILE=full"
 
 
 def load_full() -> dict | None:
-    """The committed ``full`` run's results (``results/decoding.full.json``, through
-    :func:`cadlib.book.results.load_results`), or ``None``."""
-    try:
-        return load_results("decoding", "full")
-    except FileNotFoundError:
-        return None
+    """The committed ``full`` run's results (``results/decoding.full.json``,
+    :func:`cadlib.book.results.load_committed`), or ``None``."""
+    return load_committed("decoding", "full")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from cadlib.book import plotting
+from cadlib.book.provenance import evidence_caption
 from cadlib.chapters.decoding import measure as D
 from cadlib.costs import accounting as A
 from cadlib.costs import cost_model as CM
@@ -30,6 +31,7 @@ from .chapter import (
 )
 
 __all__ = [
+    "evidence_outputs",
     "full_run_markdown",
     "full_run_wall_table",
     "timed_cases_table",
@@ -335,6 +337,22 @@ def full_run_markdown(full: dict) -> str:
         "error on that run):",
         CM.goals_markdown(goals_from_numbers(n), label),
     ])  # fmt: skip
+
+
+def evidence_outputs(full: dict | None, profile: str) -> tuple[str, pd.DataFrame | None]:
+    """The chapter's section on its evidence run (``results/decoding.full.json``), as
+    ``(markdown, table or None)``: at the ``full`` profile (the run the book shows) that this
+    chapter *is* that run, with its provenance; at a smaller one the full run's timed sample,
+    goals and speed table beside this run's; the command that records it when none is
+    committed."""
+    if full is None:
+        return f"No `full` run is committed; it is recorded by `{FULL}`.", None
+    caption = evidence_caption(full, "decoding.full.json")
+    if profile == full["profile"]:
+        return (f"This chapter is the `{profile}` run: every measured number above is read "
+                "back from its per-case records (`results/records/decoding.full/`), which CI "
+                f"replays; it was recorded by `{FULL}`.\n\n{caption}"), None  # fmt: skip
+    return f"{full_run_markdown(full)}\n\n{caption}", full_run_wall_table(full)
 
 
 def full_run_wall_table(full: dict) -> pd.DataFrame:

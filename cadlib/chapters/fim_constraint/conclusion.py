@@ -6,11 +6,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from cadlib.book.results import (
-    find_results_file,
-    load_results,
-    results_name,
-)
+from cadlib.book.provenance import evidence_caption
+from cadlib.book.results import committed_path, load_committed, results_name
 from cadlib.fim.completion import ENDS
 from cadlib.metrics import ALPHA, holm, mcnemar_exact, rate_cell
 
@@ -26,12 +23,13 @@ __all__ = [
     "arm_tests",
     "arm_tests_table",
     "large_run_markdown",
+    "evidence_outputs",
 ]
 
 
-#: The command that regenerates ``results/fim.large.json`` and its case records.
-LARGE = ("papermill --cwd notebooks notebooks/08_fim_constraint.ipynb "
-         "_build/08_fim_constraint.large.ipynb -p profile large")
+#: The command that records ``results/fim.large.json``, its case records and its per-run
+#: records; ``make replay CHAPTER=08_fim_constraint PROFILE=large`` then renders it as the chapter.
+LARGE = "make record CHAPTER=08_fim_constraint PROFILE=large"
 
 
 #: The paired comparisons of the arms, declared before any is made: (part, arm a, arm b);
@@ -48,15 +46,12 @@ ARM_OUTCOMES = {PRIMARY: "model ended & parses", "parses": "parses",
 
 
 def load_run(profile: str = "large") -> tuple[dict, pd.DataFrame] | None:
-    """``(results, case records)`` of a committed ``fim.<profile>`` run
-    (:func:`cadlib.book.results.load_results`: the results folder, else the repository's
-    ``results/``), or ``None``."""
-    try:
-        results = load_results("fim", profile)
-    except FileNotFoundError:
-        return None
-    cases = find_results_file(results_name("fim", profile).replace(".json", ".cases.jsonl"))
-    return (results, pd.read_json(cases, lines=True)) if cases.exists() else None
+    """``(results, case records)`` of the committed ``fim.<profile>`` run (the repository's
+    ``results/``, :func:`cadlib.book.results.load_committed`, whatever folder a re-run writes
+    to), or ``None``."""
+    results = load_committed("fim", profile)
+    cases = committed_path(results_name("fim", profile).replace(".json", ".cases.jsonl"))
+    return (results, pd.read_json(cases, lines=True)) if results and cases.exists() else None
 
 
 def arm_tests(records: pd.DataFrame) -> pd.DataFrame:
@@ -136,6 +131,29 @@ def large_run_markdown(results: dict, tests: pd.DataFrame,
     return (f"{run_summary(r['numbers'], where)}\n\n{primary_tests_markdown(tests)}\n\n"
             f"**Paired differences significant at {ALPHA} (Holm, {len(tests)} tests):** "
             f"{found}.")
+
+
+def evidence_outputs(large: tuple[dict, pd.DataFrame] | None, tests: pd.DataFrame | None,
+                     profile: str) -> tuple[str, pd.DataFrame | None]:
+    """The chapter's section on its evidence run (:func:`load_run`: the large run and its case
+    records; ``tests``: its :func:`arm_tests`), as ``(markdown, the paired tests' table or
+    None)``: at the ``large`` profile (the run the book shows) that this chapter *is* that run,
+    with its provenance, and the paired tests of its arms; at a smaller one the large run's
+    setting, rates and tests beside this run's; the command that records it when none is
+    committed."""
+    if large is None:
+        return f"No `large` run is committed; it is recorded by `{LARGE}`.", None
+    results, cases = large
+    caption = evidence_caption(results, "fim.large.json")
+    if profile == results["profile"]:
+        text = (f"This chapter is the `{profile}` run: every model output above is read back "
+                "from its records (`results/records/fim.large/`), which CI replays; it was "
+                f"recorded by `{LARGE}`. The paired tests of its arms:\n\n"
+                f"{primary_tests_markdown(tests)}\n\n{caption}")  # fmt: skip
+    else:
+        text = (f"{large_run_markdown(results, tests, cases)}\n\n*Regenerate with* `{LARGE}`."
+                f"\n\n{caption}")
+    return text, arm_tests_table(tests)
 
 
 def primary_tests_markdown(tests: pd.DataFrame) -> str:

@@ -16,8 +16,11 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from cadlib import paper as _paper
+from cadlib.book.replay import replaying
 from cadlib.book.results import (
-    find_results_file,
+    committed_path,
+    hardware_info,
+    load_committed,
     repo_root,
     results_name,
     setting_label,
@@ -64,6 +67,7 @@ from .training import DEVIATIONS, PROFILES
 __all__ = [
     "ChapterSetup",
     "setup_chapter",
+    "run_hardware",
     "crp_vs_fsm_example",
     "example_attempt",
     "table22_outputs",
@@ -300,7 +304,7 @@ def regenerated_conclusion(profile: str) -> str | None:
 
 def _cases_file(profile: str) -> Path:
     """The committed per-case records of ``profile``'s run."""
-    return find_results_file(results_name("sft_pilot", profile).replace(".json", ".cases.jsonl"))
+    return committed_path(results_name("sft_pilot", profile).replace(".json", ".cases.jsonl"))
 
 
 def paper_numbers() -> dict:
@@ -325,6 +329,15 @@ class ChapterSetup:
     split_label: str
     tokenizer: object
     label: str
+
+
+def run_hardware(profile: str, device) -> dict:
+    """The machine this chapter's measurements (wall times, training time) were made on: this
+    one (:func:`cadlib.book.results.hardware_info`) when it measures; under replay the
+    recorded run's, from the committed results file of ``profile`` (what was timed there is
+    what the replayed tables show)."""
+    record = load_committed("sft_pilot", profile) if replaying() else None
+    return record["hardware"] if record else hardware_info(device)
 
 
 def setup_chapter(profile: str, seed: int = 0, device: str = "auto", **overrides) -> ChapterSetup:

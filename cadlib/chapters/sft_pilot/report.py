@@ -18,7 +18,7 @@ import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from cadlib.book.results import load_results, results_dir, results_name
+from cadlib.book.results import load_committed, results_dir, results_name
 from cadlib.metrics import ALPHA, format_p
 
 from .scoring import CaseResult
@@ -37,15 +37,16 @@ __all__ = [
     "profile_summary",
 ]
 
-#: The command that regenerates each profile's results (from the repository root). The
-#: cpu profile rewrites the committed chapter; the others write a copy under ``_build/`` and
-#: only their results files (``results/sft_pilot.<profile>.json`` and ``.cases.jsonl``).
+#: The command that regenerates each profile's results (from the repository root). Each
+#: writes its executed copy under ``_build/`` and its results files
+#: (``results/sft_pilot[.<profile>].json`` and ``.cases.jsonl``); the committed chapter is the
+#: evidence run, rendered by ``make replay CHAPTER=07_sft_pilot PROFILE=<profile>``.
 REGENERATE = {
-    "cpu": "papermill --cwd notebooks notebooks/07_sft_pilot.ipynb notebooks/07_sft_pilot.ipynb "
+    "cpu": "papermill --cwd notebooks notebooks/07_sft_pilot.ipynb _build/07_sft_pilot.cpu.ipynb "
     "-p profile cpu",
     "full": "make record CHAPTER=07_sft_pilot PROFILE=full  # about an hour on 2 cores",
-    "seeds": "make record CHAPTER=07_sft_pilot PROFILE=seeds RESUME=1  # ~10 h on 2 cores, "
-    "resumable",
+    "seeds": "make record CHAPTER=07_sft_pilot PROFILE=seeds RESUME=1  # resumable; its hours "
+    "first: python -m cadlib.chapters.sft_pilot.estimate seeds",
     "paper": "papermill --cwd notebooks notebooks/07_sft_pilot.ipynb "
     "_build/07_sft_pilot.paper.ipynb -p profile paper -p device cuda  # a GPU and the hub",
 }
@@ -217,11 +218,9 @@ def evidence_profile() -> str:
 
 
 def profile_record(profile: str) -> dict | None:
-    """The results record of another profile of this chapter, or ``None`` if not run yet."""
-    try:
-        return load_results("sft_pilot", profile)
-    except FileNotFoundError:
-        return None
+    """The committed results record of a profile of this chapter
+    (:func:`cadlib.book.results.load_committed`), or ``None`` if not run yet."""
+    return load_committed("sft_pilot", profile)
 
 
 def profile_summary(profile: str) -> str:
