@@ -5,7 +5,7 @@ import pytest
 
 from cadlib.book import summary as S
 from cadlib.book import verdicts as V
-from cadlib.book.results import CHAPTER_NOTEBOOKS, shown_results
+from cadlib.book.results import CHAPTER_NOTEBOOKS, results_name, shown_results
 from cadlib.book.summary import headlines, render, spec, tables
 from cadlib.paths import repo_root
 
@@ -287,3 +287,22 @@ def test_the_summary_reads_the_run_each_chapter_shows():
         if chapter in rows:
             shown_profile = name.removesuffix(".json").partition(".")[2] or "cpu"
             assert rows[chapter]["profile"] == shown_profile, (chapter, name)
+
+
+def test_chapter_runtimes_time_the_recorded_runs_not_their_replays():
+    """A page replayed from its records executes in seconds; the table gives the span of the
+    recorded measurement instead, for the run the page shows and for its cpu profile."""
+    from cadlib.book.results import load_committed
+    from cadlib.book.summary import chapter_runtimes
+
+    table = chapter_runtimes()
+    shown = shown_results()
+    for chapter, page in CHAPTER_NOTEBOOKS.items():
+        row = table.loc[page]
+        assert shown[chapter] == results_name(chapter, row.profile)
+        provenance = (load_committed(chapter, row.profile) or {}).get("provenance") or {}
+        span = (provenance.get("load") or {}).get("seconds")
+        if span:  # a model chapter: its measurement, never less
+            assert row.measured == round(span / 60, 1)
+        assert row["cpu profile"] > 0
+    assert table["cpu profile"].sum() > 10  # the committed cpu runs took minutes, not seconds

@@ -110,11 +110,11 @@ def report_markdown(report: dict | None) -> str:
     """The report's verdict in a few sentences: every chapter re-run, how many fields agree,
     which differ, and whether the timings are of the same class of machine."""
     if report is None:
-        minutes = chapter_runtimes().minutes.sum()
+        minutes = chapter_runtimes()["cpu profile"].sum()
         return ("**No reproduction on this machine yet.** `make book` re-runs every chapter's "
-                f"cpu profile here (the committed runs took {minutes:.0f} minutes in all, one "
-                "chapter after another, on the machine that made them) and fills this page "
-                "with each number of your run beside the committed one.")  # fmt: skip
+                f"cpu profile here (the committed cpu runs took about {minutes:.0f} minutes in "
+                "all, one chapter after another, on the machines that made them) and fills "
+                "this page with each number of your run beside the committed one.")  # fmt: skip
     rows = report["chapters"]
     missing = [r["chapter"] for r in rows if not r["re-run"]]
     ran = [r for r in rows if r["re-run"]]

@@ -14,7 +14,14 @@ from pathlib import Path
 import pandas as pd
 
 from cadlib.book import verdicts as V
-from cadlib.book.results import find_results_file, results_dir, results_name
+from cadlib.book.params import notebook_parameter
+from cadlib.book.results import (
+    CHAPTER_NOTEBOOKS,
+    find_results_file,
+    load_committed,
+    results_dir,
+    results_name,
+)
 from cadlib.paths import repo_root
 
 from .headlines import HEADLINES
@@ -123,14 +130,36 @@ def setting_table(results: dict[str, dict] | None = None) -> pd.DataFrame:
 
 
 def chapter_runtimes(folder: Path | None = None) -> pd.DataFrame:
-    """Wall time of each chapter's last papermill run, read from the notebooks' metadata."""
+    """How long each chapter takes, in minutes: ``measured`` is the run its page shows (its
+    profile): the span of its recorded measurement (the load monitor's, from the first model
+    load to the results file, :mod:`cadlib.book.provenance`; none for a chapter without a
+    model); ``cpu profile`` is what ``make book`` re-runs on a machine like the one that
+    recorded it: the committed page's own execution when the page is the cpu run (papermill's
+    metadata), or the cpu run's measuring span, whichever is longer (a page replayed from its
+    records executes in seconds)."""
     folder = folder or repo_root() / "notebooks"
     rows = []
-    for path in sorted(folder.glob("[0-9]*.ipynb")):
+    for chapter, stem in CHAPTER_NOTEBOOKS.items():
+        path = folder / f"{stem}.ipynb"
+        if not path.exists():
+            continue
         meta = json.loads(path.read_text()).get("metadata", {}).get("papermill", {})
-        rows.append({
-            "chapter": path.stem, "profile": meta.get("parameters", {}).get("profile", ""),
-            "minutes": round(meta["duration"] / 60, 1) if meta.get("duration") else None,
-            "run at": (meta.get("end_time") or "")[:16].replace("T", " "),
-        })  # fmt: skip
+        profile = notebook_parameter(path, "profile")
+        shown, cpu = load_committed(chapter, profile), load_committed(chapter)
+        page_s = (meta.get("duration") or 0.0) if profile == "cpu" else 0.0
+        cpu_s = max(page_s, _measuring_s(cpu) or 0.0)
+        recorded = str((shown or {}).get("created", ""))[:16].replace("T", " ")
+        rows.append({"chapter": stem, "profile": profile,
+                     "measured": _minutes(_measuring_s(shown)),
+                     "cpu profile": _minutes(cpu_s or None), "recorded": recorded})  # fmt: skip
     return pd.DataFrame(rows).set_index("chapter")
+
+
+def _measuring_s(record: dict | None) -> float | None:
+    """The seconds a results file's load monitor ran (its measurement), or ``None``."""
+    load = ((record or {}).get("provenance") or {}).get("load") or {}
+    return load.get("seconds") or None
+
+
+def _minutes(seconds: float | None) -> float | None:
+    return None if seconds is None else round(seconds / 60, 1)

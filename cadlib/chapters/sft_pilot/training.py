@@ -110,22 +110,24 @@ PROFILES["full"] = {
 #: system) is the paper profile's.
 FULL_DEVIATIONS = {
     "model": "SmolLM2-135M-Instruct (the packaged GGUF) instead of Qwen2.5-Coder-1.5B: no hub "
-    "download here, and the 1.5B model is ~11x the compute per step on 2 CPU cores",
+    "download here, and the 1.5B model is ~11x the compute per step on a CPU",
     "train_sets": "Py-only only: Combined (385 cases, ProbeEdit examples up to 3072 ids, 6 "
-    "epochs) would take several hours on 2 cores; not run here, it needs the GPU profile",
+    "epochs) trains on several times the Py-only run's ids (its hours: python -m "
+    "cadlib.chapters.sft_pilot.estimate); the seeds profile runs it, resumably",
     "seeds": "one seed (0) instead of three: each seed is another full training run",
     "gradient_checkpointing": "off: it saves memory a CPU run does not lack and costs ~30 % "
     "more time; the gradients are the same",
     "max_new_tokens": "128 decisions instead of 512: CPU decoding time; 128 holds every held-out "
     "oracle program's decisions (the chapter counts budget hits)",
     "cross_corpus": "no Table 22: it evaluates the Combined model, which is not trained here",
-    "threads": "2 torch threads (the whole machine, run alone) instead of torch's default",
+    "threads": "two torch threads (a two-core machine, run alone) instead of torch's default",
     "checkpoints": "checkpoints/full, apart from the cpu profile's model that chapter 8 loads",
     "dtype": "fp32 on CPU (bf16 is the paper's GPU dtype; this CPU has no fast bf16 training)",
 }
 #: The paper's whole pilot on CPU (issue 35): both training sets, seeds 0-2, Table 22, with the
-#: ``full`` profile's CPU deviations. Hours on 2 cores (six trainings; Combined is ~2.2x a
-#: Py-only one), so each (train set, seed) run is recorded as it ends and the run resumes
+#: ``full`` profile's CPU deviations. Many hours on a CPU (six trainings; a Combined one trains
+#: on several times a Py-only one's ids: :mod:`.estimate` gives the hours from the recorded
+#: runs), so each (train set, seed) run is recorded as it ends and the run resumes
 #: (``make record CHAPTER=07_sft_pilot PROFILE=seeds RESUME=1``); results to
 #: ``results/sft_pilot.seeds.json``. A run it shares with ``full`` (Py-only seed 0) is made once.
 PROFILES["seeds"] = {
