@@ -209,3 +209,26 @@ def test_greedy_decisions_agree_with_transformers(llama_engine, tok, humanevalpa
     hf = load_engine("smollm2-135m-instruct", device="cpu", threads=1)
     rate, n = greedy_agreement(hf, llama_engine, tok, _cases(1, 2))
     assert n > 100 and rate > 0.5
+
+
+@pytest.mark.parametrize("kind", ["transformers", "llama.cpp"])
+def test_the_baselines_run_on_every_engine_with_its_own_drafter(engines, model, tok, kind):
+    """Chapter 6's autoregressive and prompt-lookup loops (cadlib.decoding.methods) run on any
+    engine: one forward per id after the prefill, and drafts verified until the target is
+    emitted; on transformers the engine and the bare model give the same forwards."""
+    from cadlib.decoding.methods import ar_along, prompt_lookup_along
+
+    engine = engines[kind]
+    prompt = tok.encode("def add(a, b):\n    return a + b\n", add_special_tokens=False)
+    target = tok.encode("def add(a, b):\n    return a + b\n" * 3, add_special_tokens=False)
+    ar = ar_along(engine, prompt, target)
+    assert ar.n_forwards == len(target) and ar.forwards[0].kind == "prefill"
+    pl = prompt_lookup_along(engine, prompt, target, num_output_tokens=8)
+    # every round emits its accepted ids and one more, unless the target ended inside its draft
+    assert pl.info["accepted"] + pl.info["rounds"] + 1 - len(target) in (0, 1)
+    assert pl.n_forwards < len(target) / 2  # the repeated lines are drafted from the prompt
+    assert all(f.n_tokens <= 9 for f in pl.forwards[1:])  # [last id] + at most 8 drafted
+    if kind == "transformers":
+        bare = prompt_lookup_along(model, prompt, target, num_output_tokens=8)
+        assert [(f.kind, f.n_tokens) for f in bare.forwards] == [
+            (f.kind, f.n_tokens) for f in pl.forwards]

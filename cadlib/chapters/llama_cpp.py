@@ -6,9 +6,10 @@ same cases, the same gold outputs. Per engine:
 
 * the kernel curve ``s(N) = T_AR(N) / T_PP(N)`` (:func:`measure_engine_speedup`, the protocol
   of :func:`cadlib.costs.kernel_timing.measure_speedup` written against the engine seam);
-* three methods along each case's gold (as chapter 6, :mod:`cadlib.chapters.decoding.measure`):
-  autoregressive (:func:`ar_along`), prompt lookup with the binding's own n-gram drafter
-  (``llama_cpp.llama_speculative.LlamaPromptLookupDecoding``, :func:`prompt_lookup_along`) at
+* three methods along each case's gold (as chapter 6, :mod:`cadlib.chapters.decoding.measure`,
+  with the same code: :mod:`cadlib.decoding.methods` runs on any engine): autoregressive,
+  prompt lookup with each engine's own n-gram drafter (on llama.cpp the binding's
+  ``LlamaPromptLookupDecoding``, :meth:`cadlib.decoding.engines.Engine.lookup_drafter`) at
   the best of a small grid of settings, and forced-oracle Copy-as-Decode
   (:class:`cadlib.decoding.decoder.CopyDecoder` on the engine);
 * edit latency (seconds after the prompt prefill, and with it) and output tokens per second.
@@ -28,8 +29,8 @@ from tqdm import tqdm
 
 from cadlib.corpora import load_corpus
 from cadlib.costs.kernel_timing import SpeedupMeasurement, random_ids
-from cadlib.decoding.decoder import CopyDecoder, ForwardRecord, Trace
-from cadlib.decoding.engines import Engine, import_llama_cpp, load_engine
+from cadlib.decoding.decoder import CopyDecoder, Trace
+from cadlib.decoding.engines import Engine, load_engine
 from cadlib.decoding.methods import (
     COPY_AS_DECODE,
     METHODS,
@@ -37,6 +38,7 @@ from cadlib.decoding.methods import (
     DecodingMethod,
     make_methods,
     prepare,
+    prompt_lookup_along,
     timed_sample,
 )
 from cadlib.metrics import wilson_ci
@@ -47,9 +49,6 @@ __all__ = [
     "MODEL_LABELS",
     "METHODS",
     "TIMED",
-    "ar_along",
-    "prompt_lookup_along",
-    "ngram_drafter",
     "measure_engine_speedup",
     "engine_curve",
     "sample_inputs",
@@ -138,80 +137,6 @@ def is_llama(engine_name: str) -> bool:
 
 
 # --------------------------------------------------------------------------------------------
-# Methods along the gold, on any engine
-# --------------------------------------------------------------------------------------------
-
-
-def _timed(engine: Engine, session, ids, trace: Trace, kind: str, all_logits: bool = False):
-    t0 = time.perf_counter()
-    logits = session.forward(ids, all_logits=all_logits)
-    engine.sync()
-    trace.forwards.append(ForwardRecord(kind, len(ids), time.perf_counter() - t0))
-    return logits
-
-
-def _argmax(logits, trace: Trace) -> list[int]:
-    t0 = time.perf_counter()
-    out = logits.argmax(-1).tolist()
-    trace.sync_s.append(time.perf_counter() - t0)
-    return out
-
-
-def ar_along(engine: Engine, prompt_ids, target_ids) -> Trace:
-    """Autoregressive greedy decoding of ``target_ids`` on ``engine``, one forward per id,
-    teacher-forced (as :func:`cadlib.decoding.methods.ar_along`): prefill, then one step
-    per id."""
-    trace, session, feed = Trace(), engine.new_session(), list(prompt_ids)
-    start = time.perf_counter()
-    for k, tok in enumerate(target_ids):
-        _argmax(_timed(engine, session, feed, trace, "prefill" if k == 0 else "step")[-1], trace)
-        feed = [tok]
-    trace.wall_s = time.perf_counter() - start
-    return trace
-
-
-def ngram_drafter(num_pred_tokens: int, max_ngram_size: int):
-    """llama-cpp-python's own prompt-lookup drafter (``LlamaPromptLookupDecoding``): the ids
-    that followed the latest earlier occurrence of the last n-gram (n <= max_ngram_size)."""
-    import_llama_cpp()  # a clear message when the optional binding is missing
-    from llama_cpp.llama_speculative import LlamaPromptLookupDecoding  # optional dependency
-
-    return LlamaPromptLookupDecoding(max_ngram_size=max_ngram_size,
-                                     num_pred_tokens=num_pred_tokens)  # fmt: skip
-
-
-def prompt_lookup_along(engine: Engine, prompt_ids, target_ids, num_pred_tokens: int = 10,
-                        max_ngram_size: int = 2) -> Trace:  # fmt: skip
-    """Prompt-lookup decoding along ``target_ids`` (as
-    :func:`cadlib.decoding.methods.prompt_lookup_along`) with the binding's drafter: each
-    round drafts from prompt + output, one forward verifies ``[last id] + draft`` with logits at
-    every position, the accepted prefix is the run of draft ids equal to the target plus one bonus
-    id, the rejected tail is truncated from the engine's cache. ``trace.info``: drafted,
-    accepted, rounds."""
-    drafter, target = ngram_drafter(num_pred_tokens, max_ngram_size), list(target_ids)
-    trace, session, seq = Trace(), engine.new_session(), list(prompt_ids)
-    drafted = accepted = 0
-    start = time.perf_counter()
-    _argmax(_timed(engine, session, seq, trace, "prefill")[-1], trace)
-    seq.append(target[0])
-    k = 1
-    while k < len(target):
-        draft = drafter(np.asarray(seq, dtype=np.intc)).tolist()[: len(target) - k]
-        feed = [seq[-1], *draft]
-        _argmax(_timed(engine, session, feed, trace, "verify", all_logits=True), trace)
-        n = 0
-        while n < len(draft) and draft[n] == target[k + n]:
-            n += 1
-        drafted, accepted = drafted + len(draft), accepted + n
-        seq += target[k : k + n + 1]
-        k += n + 1
-        session.truncate(len(seq) - 1)
-    trace.wall_s = time.perf_counter() - start
-    trace.info.update(drafted=drafted, accepted=accepted, rounds=trace.n_forwards - 1)
-    return trace
-
-
-# --------------------------------------------------------------------------------------------
 # The kernel curve on any engine
 # --------------------------------------------------------------------------------------------
 
@@ -282,12 +207,11 @@ def engine_curve(engine: Engine, P: int, N_grid, trials: int, progress: bool = T
 
 
 def _engine_methods(engine: Engine, tokenizer, setting) -> tuple[DecodingMethod, ...]:
-    """The methods of :data:`TIMED` (:mod:`cadlib.decoding.methods`) on ``engine``: this module's
-    loops for the baselines (prompt lookup at ``setting``), a
+    """The methods of :data:`TIMED` (:mod:`cadlib.decoding.methods`) on ``engine``: the
+    baselines on the engine (prompt lookup at ``setting``, with the engine's drafter), a
     :class:`~cadlib.decoding.decoder.CopyDecoder` on the engine for Copy-as-Decode, with and without
     its drafts."""
-    decoder = CopyDecoder(engine, tokenizer)
-    return make_methods(engine, decoder, setting, TIMED, ar=ar_along, lookup=prompt_lookup_along)
+    return make_methods(engine, CopyDecoder(engine, tokenizer), setting, TIMED)
 
 
 def _run(method: DecodingMethod, engine: Engine, x) -> tuple:

@@ -9,16 +9,17 @@ gold).
 
 * :class:`Autoregressive`: one forward per output id (:func:`ar_along`);
 * :class:`PromptLookup`: drafts from the prompt verified in one forward
-  (:func:`prompt_lookup_along`, drafts from ``transformers``' ``PromptLookupCandidateGenerator``);
+  (:func:`prompt_lookup_along`, drafts from the engine's own drafter:
+  ``transformers``' ``PromptLookupCandidateGenerator``, or llama.cpp's);
 * :class:`CopyAsDecode`: :class:`~cadlib.decoding.decoder.CopyDecoder` forced along the
   oracle program; as :data:`DRAFTED` the same decoder with its drafts on (cursor lookup inside
   bodies and speculative op headers, :mod:`cadlib.decoding.drafts`), the accounting's
   ``m=0 +cursor +headers``.
 
 :func:`make_methods` builds them by name (:data:`METHODS`, in that order, and
-:data:`DRAFTED`) for a model; the
-baselines' loops are arguments, so another engine's loops plug in (chapter 6b,
-:mod:`cadlib.chapters.llama_cpp`).
+:data:`DRAFTED`) for a model or any engine (:mod:`cadlib.decoding.engines`): the same loops
+time every engine (chapter 6 on ``transformers``, chapter 6b on llama.cpp beside it); the
+baselines' loops are arguments all the same, so a test can count their calls.
 """
 
 from __future__ import annotations
@@ -30,15 +31,14 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 import torch
-from transformers.generation.candidate_generator import PromptLookupCandidateGenerator
 
 from cadlib.grammar import Program
 from cadlib.oracle import oracle_program
 from cadlib.prompts import edit_prompt_ids, regen_prompt_ids
 
-from .cache import crop_cache, forward, new_cache, sync_device
 from .decoder import CopyDecoder, DecodeResult, ForwardRecord, Trace
 from .drafts import composition_drafts
+from .engines import as_engine
 from .fsm import token_table
 
 __all__ = [
@@ -132,14 +132,14 @@ def timed_sample(name: str, cases: list, n: int | None, tokenizer, max_ids: int 
 
 
 # --------------------------------------------------------------------------------------------
-# Baselines driven along the same output (transformers)
+# Baselines driven along the same output, on any engine
 # --------------------------------------------------------------------------------------------
 
 
-def _timed_forward(model, ids, cache, trace: Trace, kind: str, logits_to_keep: int = 1):
+def _timed_forward(engine, session, ids, trace: Trace, kind: str, all_logits: bool = False):
     t0 = time.perf_counter()
-    logits = forward(model, ids, cache, logits_to_keep)
-    sync_device(model.device)
+    logits = session.forward(ids, all_logits=all_logits)
+    engine.sync()
     trace.forwards.append(ForwardRecord(kind, len(ids), time.perf_counter() - t0))
     return logits
 
@@ -152,17 +152,19 @@ def _timed_argmax(logits: torch.Tensor, trace: Trace):
 
 
 def ar_along(model, prompt_ids, target_ids) -> Trace:
-    """Autoregressive greedy decoding of ``target_ids``, one forward per token (``L = tau T``).
+    """Autoregressive greedy decoding of ``target_ids``, one forward per token (``L = tau T``),
+    on ``model``: a ``transformers`` model or any :class:`cadlib.decoding.engines.Engine`.
 
     Teacher-forced: each step runs the forward and the argmax of a greedy decoder, then
     appends the target id, so the output is ``target_ids`` whatever the model prefers (the
     comparison assumes, as forced-oracle Copy-as-Decode does, a model that agrees with it).
     Forwards: the prompt prefill, then one per target id except the last.
     """
-    trace, cache, feed = Trace(), new_cache(model), list(prompt_ids)
+    engine = as_engine(model)
+    trace, session, feed = Trace(), engine.new_session(), list(prompt_ids)
     start = time.perf_counter()
     for k, tok in enumerate(target_ids):
-        logits = _timed_forward(model, feed, cache, trace, "prefill" if k == 0 else "step")
+        logits = _timed_forward(engine, session, feed, trace, "prefill" if k == 0 else "step")
         _timed_argmax(logits[-1], trace)
         feed = [tok]
     trace.wall_s = time.perf_counter() - start
@@ -171,41 +173,41 @@ def ar_along(model, prompt_ids, target_ids) -> Trace:
 
 def prompt_lookup_along(model, prompt_ids, target_ids, num_output_tokens: int = 10,
                         max_matching_ngram_size: int = 2) -> Trace:  # fmt: skip
-    """Prompt-lookup decoding (HF ``prompt_lookup_num_tokens``) driven along ``target_ids``.
+    """Prompt-lookup decoding driven along ``target_ids``, on ``model`` (a ``transformers``
+    model or any engine), with the engine's own drafter
+    (:meth:`cadlib.decoding.engines.Engine.lookup_drafter`: ``transformers``'
+    ``PromptLookupCandidateGenerator``, what ``generate(prompt_lookup_num_tokens=...)`` uses,
+    or llama-cpp-python's ``LlamaPromptLookupDecoding``).
 
-    Each round, ``transformers``' own ``PromptLookupCandidateGenerator`` drafts up to
-    ``num_output_tokens`` ids by matching the last n-gram (n <= ``max_matching_ngram_size``)
-    in prompt + output; one forward verifies ``[last id] + draft`` with logits at every
-    position and the greedy argmax per position (the work HF's verifier does). The accepted
-    prefix is the longest run of draft ids equal to the target (what greedy verification
-    accepts when the model agrees with the target), plus one bonus id; the rejected tail is
-    cropped from the ``DynamicCache``. ``trace.info`` counts drafted and accepted ids.
+    Each round drafts up to ``num_output_tokens`` ids by matching the last n-gram (n <=
+    ``max_matching_ngram_size``) in prompt + output; one forward verifies ``[last id] + draft``
+    with logits at every position and the greedy argmax per position (the work a verifier
+    does). The accepted prefix is the longest run of draft ids equal to the target (what greedy
+    verification accepts when the model agrees with the target), plus one bonus id; the
+    rejected tail is cropped from the cache. ``trace.info`` counts drafted and accepted ids and
+    the rounds.
     """
-    target = list(target_ids)
-    drafter = PromptLookupCandidateGenerator(
-        num_output_tokens=num_output_tokens,
-        max_matching_ngram_size=max_matching_ngram_size,
-        max_length=len(prompt_ids) + len(target),
-    )
-    trace, cache, seq = Trace(), new_cache(model), list(prompt_ids)
+    engine, target = as_engine(model), list(target_ids)
+    draft_ids = engine.lookup_drafter(num_output_tokens, max_matching_ngram_size,
+                                      len(prompt_ids) + len(target))  # fmt: skip
+    trace, session, seq = Trace(), engine.new_session(), list(prompt_ids)
     drafted = accepted = 0
     start = time.perf_counter()
-    _timed_argmax(_timed_forward(model, seq, cache, trace, "prefill")[-1], trace)
+    _timed_argmax(_timed_forward(engine, session, seq, trace, "prefill")[-1], trace)
     seq.append(target[0])
     k = 1
     while k < len(target):
-        candidates, _ = drafter.get_candidates(torch.tensor([seq], device=model.device))
-        draft = candidates[0, len(seq) :].tolist()
+        draft = draft_ids(seq, len(target) - k)
         feed = [seq[-1], *draft]
-        logits = _timed_forward(model, feed, cache, trace, "verify", logits_to_keep=len(feed))
-        _timed_argmax(logits, trace)
+        _timed_argmax(_timed_forward(engine, session, feed, trace, "verify", all_logits=True),
+                      trace)  # fmt: skip
         n = 0
         while n < len(draft) and k + n < len(target) and draft[n] == target[k + n]:
             n += 1
         drafted, accepted = drafted + len(draft), accepted + n
         seq += target[k : k + n + 1]
         k += n + 1
-        crop_cache(cache, len(seq) - 1)
+        session.truncate(len(seq) - 1)
     trace.wall_s = time.perf_counter() - start
     trace.info.update(drafted=drafted, accepted=accepted, rounds=trace.n_forwards - 1)
     return trace

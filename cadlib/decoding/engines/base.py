@@ -84,6 +84,14 @@ class Engine(ABC):
         if mode != "prefill":
             raise NotImplementedError(f"the {self.name} engine supports copy_kv='prefill' only")
 
+    def lookup_drafter(self, num_tokens: int, max_ngram: int, max_length: int):
+        """This engine's prompt-lookup drafter: ``draft(seq, remaining) -> ids``, up to
+        ``num_tokens`` ids that followed an earlier occurrence of the last n-gram of ``seq``
+        (n <= ``max_ngram``), at most ``remaining`` of them where the engine's own drafter
+        caps them (``max_length``: the longest ``seq`` it will see). Each engine drafts as its
+        runtime does (:func:`cadlib.decoding.methods.prompt_lookup_along` runs it)."""
+        raise NotImplementedError(f"the {self.name} engine has no prompt-lookup drafter")
+
     def sync(self) -> None:  # noqa: B027 (a CPU engine has nothing to wait for)
         """Wait until queued work is done (timing bookends); nothing to do on a CPU."""
 

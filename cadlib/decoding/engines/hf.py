@@ -4,6 +4,7 @@ the seam."""
 from __future__ import annotations
 
 import torch
+from transformers.generation.candidate_generator import PromptLookupCandidateGenerator
 
 from cadlib.decoding.cache import (
     cache_length,
@@ -61,6 +62,19 @@ class TransformersEngine(Engine):
         """Both copy modes run here (reuse: :func:`cadlib.decoding.cache.forward_reusing`)."""
         if mode not in ("prefill", "reuse"):
             raise ValueError(f"unknown copy_kv {mode!r}; expected 'prefill' or 'reuse'")
+
+    def lookup_drafter(self, num_tokens: int, max_ngram: int, max_length: int):
+        """``transformers``' own ``PromptLookupCandidateGenerator`` (what
+        ``generate(prompt_lookup_num_tokens=...)`` drafts with); its drafts are not capped."""
+        generator = PromptLookupCandidateGenerator(num_output_tokens=num_tokens,
+                                                   max_matching_ngram_size=max_ngram,
+                                                   max_length=max_length)  # fmt: skip
+
+        def draft(seq: list[int], remaining: int) -> list[int]:
+            candidates, _ = generator.get_candidates(torch.tensor([seq], device=self.device))
+            return candidates[0, len(seq) :].tolist()
+
+        return draft
 
     def sync(self) -> None:
         sync_device(self.device)

@@ -200,6 +200,19 @@ class LlamaCppEngine(Engine):
         """Clear the context's KV cache and start a session on it (earlier ones end)."""
         return LlamaCppSession(self)
 
+    def lookup_drafter(self, num_tokens: int, max_ngram: int, max_length: int):
+        """llama-cpp-python's own prompt-lookup drafter (``LlamaPromptLookupDecoding``): the
+        ids that followed the latest earlier occurrence of the last n-gram, capped at the ids
+        ``remaining``."""
+        from llama_cpp.llama_speculative import LlamaPromptLookupDecoding
+
+        drafter = LlamaPromptLookupDecoding(max_ngram_size=max_ngram, num_pred_tokens=num_tokens)
+
+        def draft(seq: list[int], remaining: int) -> list[int]:
+            return drafter(np.asarray(seq, dtype=np.intc)).tolist()[:remaining]
+
+        return draft
+
     def check_copy_kv(self, mode: str) -> None:
         """Only ``copy_kv="prefill"`` runs on llama.cpp: the reuse copy (issue 32) cannot be
         built cleanly on llama-cpp-python 0.3.36's API (``llama_memory_*``), for two reasons.
