@@ -36,19 +36,19 @@ Evaluation (:func:`score_program`, :func:`summarize`, :func:`taxonomy`)
 The package is split along these seams: :mod:`.train_sets`, :mod:`.examples`, :mod:`.training`,
 :mod:`.evaluation`, :mod:`.scoring` (with the span-selection metrics of issue 20),
 :mod:`.paired` (same-case comparisons), :mod:`.findings` (the three findings' declared
-tests), :mod:`.estimate` (how long a run takes, before it is started), :mod:`.pilot`,
-:mod:`.tables`, :mod:`.report`
-(per-case records and the generated conclusion) and :mod:`.chapter` (chapter 7's displayed
-tables, figures and results record). Every public name is importable from
-``cadlib.chapters.sft_pilot``; the held-out split itself is :mod:`cadlib.corpora`'s (chapter 8
-evaluates on it too), the paired tests :mod:`cadlib.metrics`'.
+tests), :mod:`.pilot`, :mod:`.tables`, :mod:`.report` (per-case records and the generated
+conclusion) and :mod:`.chapter` (chapter 7's displayed tables, figures and results record).
+Every public name of these is importable from ``cadlib.chapters.sft_pilot``; :mod:`.estimate`
+(how long a run takes, before it is started) is a command of its own (``python -m
+cadlib.chapters.sft_pilot.estimate seeds``). The held-out split itself is
+:mod:`cadlib.corpora`'s (chapter 8 evaluates on it too), the paired tests
+:mod:`cadlib.metrics`'.
 """
 
 from __future__ import annotations
 
 from . import (
     chapter,
-    estimate,
     evaluation,
     examples,
     findings,
@@ -63,7 +63,6 @@ from . import (
     training,
 )
 from .chapter import *  # noqa: F403
-from .estimate import *  # noqa: F403
 from .evaluation import *  # noqa: F403
 from .examples import *  # noqa: F403
 from .findings import *  # noqa: F403
@@ -79,7 +78,6 @@ from .training import *  # noqa: F403
 
 __all__ = [
     *chapter.__all__,
-    *estimate.__all__,
     *evaluation.__all__,
     *examples.__all__,
     *findings.__all__,
