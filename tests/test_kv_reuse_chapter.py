@@ -96,3 +96,41 @@ def test_speed_goals_are_judged_at_the_best_agreeing_policy_and_can_be_met():
     assert "no policy meets the agreement threshold" in text
     record["numbers"]["verdict"]["best"] = "none"
     assert K.judged_policy(record["numbers"]) == "none" and K.speed_goals(record).met.all()
+
+
+def test_free_runs_compare_transcripts_and_count_the_runs_that_reused(model, tok, inputs):
+    """The control ('all': every matched id recomputed) reuses nothing and is identical by
+    construction; identity is counted apart for the runs that reused prompt entries, and the
+    results hold counts only (nothing for a re-run to compare within a tolerance)."""
+    from cadlib.chapters.kv_reuse.free_run import _first_difference
+
+    assert _first_difference([1, 2, 3], [1, 2, 3]) is None
+    assert _first_difference([1, 2, 3], [1, 5, 3]) == 1 and _first_difference([1, 2], [1]) == 1
+    rows = K.free_run_rows(model, tok, inputs, ("none", "all"), 24, progress=False)
+    assert len(rows) == 4 and set(rows.split) == {"dev", "test"}
+    control = rows[rows.policy == "all"]
+    assert control.identical.all() and (control.reused == 0).all()
+    assert (control.first_difference == -1).all()
+    table = K.identity_table(rows).set_index(["split", "policy"])
+    for split in ("dev", "test"):
+        reuse = table.loc[(split, "none")]
+        assert reuse.identical_reused <= reuse.reused_any <= reuse.runs == 1
+    shares = K.share_table(K.reuse_shares(inputs, tok, ("none",), "S", progress=False))
+    agreement = K.agreement_table(K.agreement_rows(model, tok, inputs, ("none",), progress=False))
+    numbers = K.kv_numbers(shares, agreement, {"best": None, "threshold": 0.995, "rates": {}},
+                           free=K.identity_numbers(K.identity_table(rows)))
+    assert numbers["free_runs"]["test"]["all"] == dict(runs=1, identical=1, reused_any=0,
+                                                       identical_reused=0)  # fmt: skip
+    assert undeclared_floats("kv_reuse", {"numbers": numbers}) == []
+
+
+def test_the_free_run_sentence_reads_the_held_out_runs_that_reused():
+    import pandas as pd
+
+    table = pd.DataFrame([dict(split="dev", policy="none", runs=3, identical=3, reused_any=3,
+                               identical_reused=3, first_difference_median=None),
+                          dict(split="test", policy="none", runs=5, identical=3, reused_any=4,
+                               identical_reused=2, first_difference_median=7.0)])  # fmt: skip
+    text = K.identity_markdown(table, 48)
+    assert "48 at most" in text and "`none` 2 of 4 (and 1 that reused nothing)" in text
+    assert K.identity_markdown(table[table.split == "dev"], 48) == ""

@@ -83,7 +83,7 @@ PROFILES = {
         model=SMOLLM2, share_cases=40,
         agreement_cases={c: 1 for c in _EVERY if c != "probeedit"}, max_prompt=500,
         policies=("none", "first=2", "first=2,last=16"), timing_cases=0, repeats=0,
-        timing_policies=(),
+        timing_policies=(), free_run_tokens=48,
     ),
     # The larger run (quiet machine, ~1 hour on 2 cores): shares on every case,
     # agreement on 3 cases per corpus and every policy, and the interleaved timing of chapter
@@ -92,6 +92,7 @@ PROFILES = {
         model=SMOLLM2, share_cases=None, agreement_cases={c: 3 for c in _EVERY},
         max_prompt={**{c: 1200 for c in _EVERY}, "probeedit": 1300}, policies=POLICIES,
         timing_cases=1, repeats=3, timing_policies=("none", "first=2", "first=2,last=16"),
+        free_run_tokens=96,
     ),
     # Speed only (quiet machine, ~25 minutes on 2 cores): the cpu profile's shares and
     # agreement plus one ProbeEdit case, and the interleaved timing on the first case of each
@@ -100,14 +101,14 @@ PROFILES = {
         model=SMOLLM2, share_cases=40, agreement_cases={c: 1 for c in _EVERY},
         max_prompt={**{c: 500 for c in _EVERY}, "probeedit": 1300},
         policies=("none", "first=2", "first=2,last=16"), timing_cases=1, repeats=3,
-        timing_policies=("none", "first=2", "first=2,last=16"),
+        timing_policies=("none", "first=2", "first=2,last=16"), free_run_tokens=48,
     ),
     # CI's check of the code path: a tiny random Qwen2 (its decisions mean nothing).
     "smoke": dict(
         model=QWEN2_SMOKE, share_cases=3,
         agreement_cases={"heval-fix-py": 1, "heval-fix-java": 1}, max_prompt=500,
         policies=("none", "first=1", "all"), timing_cases=1, repeats=1,
-        timing_policies=("none",),
+        timing_policies=("none",), free_run_tokens=8,
     ),
 }  # fmt: skip
 
@@ -323,11 +324,14 @@ def timing_table(timing: pd.DataFrame) -> pd.DataFrame:
 
 
 def kv_numbers(shares: pd.DataFrame, agreement: pd.DataFrame, verdict: dict,
-               timing: pd.DataFrame | None = None) -> dict:  # fmt: skip
+               timing: pd.DataFrame | None = None, free: dict | None = None) -> dict:  # fmt: skip
     """The results file's ``numbers``: shares per tokenizer / corpus / policy (counts and
-    their ratio), agreement per split / policy (counts, rates, KL), the verdict, and the
-    median timings per mode when timed."""
+    their ratio), agreement per split / policy (counts, rates, KL), the verdict, the free
+    runs' identity counts (``free``: :func:`cadlib.chapters.kv_reuse.free_run.identity_numbers`)
+    when made, and the median timings per mode when timed."""
     out = {"shares": {}, "agreement": {}, "verdict": verdict}
+    if free is not None:
+        out["free_runs"] = free
     for r in shares.itertuples():
         out["shares"].setdefault(r.tokenizer, {}).setdefault(r.corpus, {})[r.policy] = dict(
             cases=int(r.cases), splice=int(r.splice), reused=int(r.reused),
