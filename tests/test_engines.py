@@ -182,6 +182,7 @@ def test_forced_oracle_on_llama_cpp_reproduces_gold(llama_engine, tok, humaneval
     _forced_oracle_reproduces(llama_engine, tok, _cases(0, 2))
 
 
+@pytest.mark.slow  # ~8 s on one llama.cpp thread (the fast tier: two minutes)
 def test_forced_drafts_on_llama_cpp_reproduce_gold(llama_engine, tok, humanevalpack_dir):
     """Drafts verified on llama.cpp (its KV cache cropped after each rejected tail) leave the
     output of the forced decoder unchanged, with fewer forwards."""

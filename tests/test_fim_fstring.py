@@ -89,6 +89,7 @@ def test_any_body_agrees_with_cpython(body, opening):
     assert ours(source) == expected(source), source
 
 
+@pytest.mark.slow  # ~10 s: the fast tier stays under its two minutes
 def test_fstrings_cut_into_fim_problems_agree():
     """Left and right contexts that start or end inside an f-string's fields."""
     rng = random.Random(1)
