@@ -128,14 +128,17 @@ record: record-args install vocab
 # it. Its numbers go to _build/replay/results, so the committed results keep the provenance of
 # the run that measured them. After a code change that alters what a chapter shows (not what
 # it measures), this is how the chapter is brought up to date; nbval checks it the same way.
+# Without PROFILE on the command line, the profile the committed notebook holds is kept.
 #   make replay CHAPTER=06_decoding PROFILE=full
+REPLAY_PROFILE = $(if $(filter command line,$(origin PROFILE)),$(PROFILE),$$($(BIN)/python -c \
+	"from cadlib.book.params import notebook_parameter as p; print(p('notebooks/$(CHAPTER).ipynb', 'profile'))"))
 replay: install vocab
 	@test -n "$(CHAPTER)" -a -f "notebooks/$(CHAPTER).ipynb" || { \
-	  echo "usage: make replay CHAPTER=<notebook name, e.g. 06_decoding> PROFILE=<cpu|full|large|...>"; exit 2; }
+	  echo "usage: make replay CHAPTER=<notebook name, e.g. 06_decoding> [PROFILE=<cpu|full|large|...>]"; exit 2; }
 	@mkdir -p _build/replay
 	OMP_WAIT_POLICY=PASSIVE CADLIB_REPLAY=1 CADLIB_RESULTS_DIR=$(abspath _build/replay/results) \
 	  $(BIN)/papermill --cwd notebooks "notebooks/$(CHAPTER).ipynb" "_build/replay/$(CHAPTER).ipynb" \
-	  -p profile $(PROFILE) -p device $(DEVICE) --log-level WARNING
+	  -p profile "$(REPLAY_PROFILE)" -p device $(DEVICE) --log-level WARNING
 	cp "_build/replay/$(CHAPTER).ipynb" "notebooks/$(CHAPTER).ipynb"
 
 # The GPU check (issue 30 §3; book/reproduce.md): chapter 2's kernel at the 1.5B and 7B shapes
