@@ -14,8 +14,10 @@ names the injected cell assigns with those the cells before it assign.
 from __future__ import annotations
 
 import ast
+import json
 import sys
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 
 __all__ = ["choose", "check_choice", "check_injected_parameters", "INJECTED_HEADER",
            "notebook_parameter"]  # fmt: skip
@@ -77,9 +79,6 @@ def notebook_parameter(notebook, name: str):
     (its ``injected-parameters`` cell) when it set ``name``, else the ``parameters`` cell's
     default; ``KeyError`` when neither assigns it. Read from the file, nothing executed (the
     value must be a literal)."""
-    import json
-    from pathlib import Path
-
     cells = json.loads(Path(notebook).read_text())["cells"]
     for tag in ("injected-parameters", "parameters"):
         for cell in cells:

@@ -29,6 +29,7 @@ import pandas as pd
 
 from cadlib.paths import repo_root
 
+from .params import notebook_parameter
 from .provenance import provenance
 
 __all__ = [
@@ -221,8 +222,6 @@ def shown_results(notebooks: Path | None = None) -> dict[str, str]:
     was executed at, read from the file (:func:`cadlib.book.params.notebook_parameter`). A
     chapter committed at an evidence profile (``full``, ``large``) shows that run, which CI
     replays; the others show their cpu run."""
-    from .params import notebook_parameter
-
     folder = notebooks or repo_root() / "notebooks"
     return {chapter: results_name(chapter, notebook_parameter(folder / f"{stem}.ipynb", "profile"))
             for chapter, stem in CHAPTER_NOTEBOOKS.items()}  # fmt: skip
