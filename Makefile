@@ -131,7 +131,8 @@ record: record-args install vocab
 # Without PROFILE on the command line, the profile the committed notebook holds is kept.
 #   make replay CHAPTER=06_decoding PROFILE=full
 REPLAY_PROFILE = $(if $(filter command line,$(origin PROFILE)),$(PROFILE),$$($(BIN)/python -c \
-	"from cadlib.book.params import notebook_parameter as p; print(p('notebooks/$(CHAPTER).ipynb', 'profile'))"))
+	"from cadlib.book.params import notebook_parameter; \
+	print(notebook_parameter('notebooks/$(CHAPTER).ipynb', 'profile'))"))
 replay: install vocab
 	@test -n "$(CHAPTER)" -a -f "notebooks/$(CHAPTER).ipynb" || { \
 	  echo "usage: make replay CHAPTER=<notebook name, e.g. 06_decoding> [PROFILE=<cpu|full|large|...>]"; exit 2; }
