@@ -6,6 +6,7 @@ import random
 
 import pytest
 import torch
+from test_decoder import DOC, GOLD
 from transformers import LogitsProcessorList
 
 from cadlib.decoding.decoder import CopyDecoder
@@ -13,9 +14,6 @@ from cadlib.decoding.fsm import transcript
 from cadlib.decoding.generate_processor import GrammarLogitsProcessor
 from cadlib.oracle import oracle_program
 from cadlib.prompts import edit_prompt_ids
-
-DOC = "def add(a, b):\n    total = a - b\n    return total\n\n\nprint(add(1, 2))\n"
-GOLD = "def add(a, b):\n    total = a + b\n    return total\n\n\nprint(add(1, 2))\n"
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
