@@ -17,7 +17,9 @@ so a copy op of ``N`` tokens costs one forward of ``1 + N`` ids instead of ``N``
 is :func:`cadlib.decoding.fsm.transcript` of the program (see :mod:`cadlib.decoding.fsm` for its
 layout).
 
-Modes: free run (:meth:`CopyDecoder.decode`), streaming (:meth:`CopyDecoder.stream`), forced
+Modes (:mod:`cadlib.decoding.modes`: one loop, and a policy object per mode that says what to do
+at the budget and what to keep of each argmax): free run (:meth:`CopyDecoder.decode`),
+streaming (:meth:`CopyDecoder.stream`), forced
 program (``program=``: the decoder is driven along a given program, every forward, mask and
 argmax as in a free run: the mechanism under perfect span selection), localized edit
 (``program=`` with ``free_gen=True``: the program's ops and copy spans are given, e.g. by a
@@ -50,12 +52,13 @@ from cadlib.grammar import Program, StreamingParser, parse_program
 from cadlib.prompts import edit_prompt_ids
 from cadlib.resolver import op_text, resolve
 
-from .decode_run import DecodeRun, LocalizedBodies
+from .decode_run import DecodeRun
 from .draft_verify import next_draft, verify_draft
 from .drafts import BODY_PLD, Drafter
 from .engines import as_engine
 from .fsm import CopyGenFSM, Transcript, token_table, transcript
 from .kv_reuse import COPY_KV_MODES, PromptIndex, feed_sources, parse_policy
+from .modes import decode_mode
 
 __all__ = [
     # the decoder
@@ -333,51 +336,39 @@ class CopyDecoder:
         self._index = (PromptIndex(prompt, doc, self.table.token_bytes)
                        if self.copy_kv == "reuse" else None)  # fmt: skip
         plan = transcript(program, doc, self.table) if program is not None else None
-        body = LocalizedBodies(plan, program, doc, gen_processor) if free_gen else None
-        plan = plan.ids if plan is not None else None
+        mode = decode_mode(plan, program, doc, free_gen, gen_processor, self.max_new_tokens)
         drafter = (Drafter(self.drafts, self.table, doc, prompt, self.body_pld)
                    if self.drafts else None)  # fmt: skip
-        state, budget_closed = fsm.initial(), False
+        state = fsm.initial()
         feed, kinds, feed_op = list(prompt), ["prompt"] * len(prompt), 0
         start = time.perf_counter()
         while True:
             state = self._absorb_forced(fsm, state, run, feed, kinds)
             if state.phase == "done":
                 break
-            if body is not None and state.phase == "gen" and body.open(fsm, run):
-                if body.decisions >= self.max_new_tokens:  # close this body, go on
-                    for tok in self.table.gen_close[state.closer :]:
-                        state = run.append(fsm, state, tok, "gen")
-                        feed.append(tok)
-                        kinds.append("gen")
-                    body.close(run, budget=True)
-                    budget_closed = True
-                    continue
-            elif plan is None and run.decisions >= self.max_new_tokens:
-                for tok in fsm.closing_ids(state):
-                    kind = state.pending[0][1] if state.pending else "forced"
-                    state = run.append(fsm, state, tok, kind)
-                budget_closed = True
+            state, then = mode.before_forward(fsm, state, run, feed, kinds)
+            if then == "stop":
                 break
+            if then == "again":
+                continue
             if drafter is not None:
-                draft = next_draft(drafter, fsm, state, run, plan)
+                draft = next_draft(drafter, fsm, state, run, mode.plan)
                 state, feed, kinds = yield from verify_draft(
-                    fsm, state, run, plan, draft, session=cache, n_feed=len(feed),
+                    fsm, state, run, mode.plan, draft, session=cache, n_feed=len(feed),
                     forward=partial(self._forward, feed, kinds, cache, run, feed_op, draft),
-                    choose=partial(self._choose, fsm, plan=plan, run=run),
+                    choose=partial(self._choose, fsm, mode=mode, run=run),
                     budget=self.max_new_tokens)  # fmt: skip
                 feed_op = len(run.ops) - 1
                 continue
             logits = self._forward(feed, kinds, cache, run, feed_op)
             yield run
-            tok, kind = self._choose(fsm, state, logits, plan, run, body), fsm.kind(state)
+            tok, kind = self._choose(fsm, state, logits, mode, run), fsm.kind(state)
             state = run.append(fsm, state, tok, kind)
-            if body is not None and body.is_open and state.phase != "gen":
-                body.close(run, budget=False)
+            mode.after_append(state, run)
             feed, kinds, feed_op = [tok], [kind], len(run.ops) - 1
         run.trace.wall_s = time.perf_counter() - start
         yield run
-        return self._result(fsm, run, plan, budget_closed, body)
+        return self._result(fsm, run, mode)
 
     def _absorb_forced(self, fsm, state, run, feed, kinds):
         """Append the forced ids (singleton masks, pending literals and splices) to ``feed``."""
@@ -434,16 +425,17 @@ class CopyDecoder:
         run.ops[op]["seconds"] += dt
         return logits
 
-    def _choose(self, fsm, state, logits, plan, run, body=None) -> int:
-        """Masked argmax; the plan's id in forced mode (outside free bodies).
+    def _choose(self, fsm, state, logits, mode, run) -> int:
+        """Masked argmax; what the ``mode`` keeps of it (:meth:`cadlib.decoding.modes.FreeRun.
+        pick`: the program's id in forced mode); an open localized body chooses its own id.
 
         Timed in two parts: ``sync`` = the argmax that any greedy decoder runs (over the
         allowed ids, or over all ids in a body) and its transfer to Python; ``mask`` = the
         rest (mask lookup, gather, the banned-id check and its rare fallback; a body
         processor's mask).
         """
-        if body is not None and body.is_open:
-            return body.choose(fsm, state, logits, run)
+        if mode.body_open():
+            return mode.body.choose(fsm, state, logits, run)
         t0 = time.perf_counter()
         allowed = fsm.allowed(state)
         if self.on_decision is not None:
@@ -459,16 +451,11 @@ class CopyDecoder:
         run.trace.mask_s.append(t1 - t0 + time.perf_counter() - t2)
         run.trace.sync_s.append(t2 - t1)
         run.decisions += 1
-        if plan is not None:
-            want = plan[len(run.ids) - (body.shift if body is not None else 0)]
-            run.agree += tok == want
-            tok = want
-        return tok
+        return mode.pick(tok, run)
 
-    def _result(self, fsm, run: DecodeRun, plan, budget_closed: bool, body=None) -> DecodeResult:
+    def _result(self, fsm, run: DecodeRun, mode) -> DecodeResult:
         tr = Transcript(tuple(run.ids), tuple(run.kinds))
-        if plan is not None and body is None and tr.ids != tuple(plan):
-            raise RuntimeError("forced decoding left the program's transcript")
+        mode.check(tr.ids)
         text_prog = tr.program_text(self.table)
         program = text = error = None
         try:
@@ -476,9 +463,5 @@ class CopyDecoder:
             text = resolve(program, fsm.doc, mode="strict")
         except ValueError as err:  # ProgramSyntaxError / ResolveError: ruled out by the FSM
             error = f"{type(err).__name__}: {err}"
-        agreement = run.agree / run.decisions if plan is not None and run.decisions else None
-        if body is not None:  # localized edit: agreement on the planned decisions only
-            planned = run.decisions - body.total_decisions
-            agreement = run.agree / planned if planned else None
-        return DecodeResult(tr, text_prog, program, text, error, run.trace, run.ops, agreement,
-                            budget_closed, body.processors if body is not None else [])  # fmt: skip
+        return DecodeResult(tr, text_prog, program, text, error, run.trace, run.ops,
+                            mode.agreement(run), mode.budget_closed, mode.processors)
