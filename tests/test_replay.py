@@ -157,3 +157,11 @@ def test_run_caption_names_the_run_the_page_shows(tmp_path, monkeypatch):
         run_caption("kernel", "full")
     monkeypatch.setenv("CADLIB_REPLAY", "0")
     assert "`bbbbbbbbbb`" in run_caption("kernel", "cpu")
+
+
+def test_a_chapter_that_is_its_evidence_run_names_its_records_and_command():
+    from cadlib.book.replay import replayed_run_note
+
+    text = replayed_run_note("decoding", "full", "make record CHAPTER=06_decoding PROFILE=full")
+    assert text.startswith("This chapter is the `full` run")
+    assert "`results/records/decoding.full/`" in text and "PROFILE=full`." in text

@@ -37,7 +37,7 @@ from .provenance import evidence_caption
 from .results import load_committed, results_dir, results_name
 
 __all__ = ["REPLAY_ENV", "Recorder", "decode", "encode", "measured", "record_path", "replaying",
-           "run_caption", "with_record"]
+           "replayed_run_note", "run_caption", "with_record"]
 
 T = TypeVar("T")
 
@@ -210,3 +210,12 @@ def run_caption(chapter: str, profile: str) -> str:
     else:
         record = json.loads((results_dir() / name).read_text())
     return evidence_caption(record, name)
+
+
+def replayed_run_note(chapter: str, profile: str, command: str) -> str:
+    """The sentence a chapter shows where it is itself its evidence run: its measurements are
+    read back from the run's records (:func:`record_path`'s folder), which CI replays, and
+    ``command`` recorded them."""
+    folder = _shown(record_path(chapter, profile, "", replay=True).parent)
+    return (f"This chapter is the `{profile}` run: every measurement above is read back from "
+            f"its records (`{folder}/`), which CI replays; it was recorded by `{command}`.")

@@ -7,6 +7,7 @@ import pandas as pd
 
 from cadlib.book import plotting
 from cadlib.book.provenance import evidence_caption
+from cadlib.book.replay import replayed_run_note
 from cadlib.chapters.decoding import measure as D
 from cadlib.costs import accounting as A
 from cadlib.costs import cost_model as CM
@@ -349,9 +350,7 @@ def evidence_outputs(full: dict | None, profile: str) -> tuple[str, pd.DataFrame
         return f"No `full` run is committed; it is recorded by `{FULL}`.", None
     caption = evidence_caption(full, "decoding.full.json")
     if profile == full["profile"]:
-        return (f"This chapter is the `{profile}` run: every measured number above is read "
-                "back from its per-case records (`results/records/decoding.full/`), which CI "
-                f"replays; it was recorded by `{FULL}`.\n\n{caption}"), None  # fmt: skip
+        return f"{replayed_run_note('decoding', profile, FULL)}\n\n{caption}", None
     return f"{full_run_markdown(full)}\n\n{caption}", full_run_wall_table(full)
 
 

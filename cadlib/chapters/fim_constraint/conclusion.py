@@ -7,6 +7,7 @@ from __future__ import annotations
 import pandas as pd
 
 from cadlib.book.provenance import evidence_caption
+from cadlib.book.replay import replayed_run_note
 from cadlib.book.results import committed_path, load_committed, results_name
 from cadlib.fim.completion import ENDS
 from cadlib.metrics import ALPHA, holm, mcnemar_exact, rate_cell
@@ -146,10 +147,8 @@ def evidence_outputs(large: tuple[dict, pd.DataFrame] | None, tests: pd.DataFram
     results, cases = large
     caption = evidence_caption(results, "fim.large.json")
     if profile == results["profile"]:
-        text = (f"This chapter is the `{profile}` run: every model output above is read back "
-                "from its records (`results/records/fim.large/`), which CI replays; it was "
-                f"recorded by `{LARGE}`. The paired tests of its arms:\n\n"
-                f"{primary_tests_markdown(tests)}\n\n{caption}")  # fmt: skip
+        text = (f"{replayed_run_note('fim', profile, LARGE)} The paired tests of its arms:"
+                f"\n\n{primary_tests_markdown(tests)}\n\n{caption}")
     else:
         text = (f"{large_run_markdown(results, tests, cases)}\n\n*Regenerate with* `{LARGE}`."
                 f"\n\n{caption}")

@@ -46,6 +46,7 @@ __all__ = [
     "case_agreement",
     "agreement_rows",
     "agreement_table",
+    "with_split",
     "threshold_verdict",
     "plot_tradeoff",
     "timing_table",
@@ -251,7 +252,11 @@ def agreement_rows(model, tokenizer, inputs: dict, policies=POLICIES,
             frames.append(case_agreement(model, tokenizer, x, policies))
     if not frames:
         raise ValueError("no agreement cases: every corpus's sample is empty (max_prompt?)")
-    rows = pd.concat(frames, ignore_index=True)
+    return with_split(pd.concat(frames, ignore_index=True))
+
+
+def with_split(rows: pd.DataFrame) -> pd.DataFrame:
+    """``rows`` with ``split``: ``test`` for a held-out corpus (:data:`TEST`), else ``dev``."""
     return rows.assign(split=np.where(rows.corpus.isin(TEST), "test", "dev"))
 
 

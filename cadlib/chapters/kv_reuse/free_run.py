@@ -12,13 +12,12 @@ runs that reused prompt entries.
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
 from cadlib.decoding.decoder import CopyDecoder
 
-from .chapter import TEST
+from .chapter import with_split
 
 __all__ = ["free_run_rows", "identity_table", "identity_numbers", "identity_markdown"]
 
@@ -54,8 +53,7 @@ def free_run_rows(model, tokenizer, inputs: dict, policies, max_new_tokens: int,
                                  first_difference=-1 if diff is None else diff,
                                  ids=len(exact.transcript.ids), spliced=exact.n_spliced,
                                  reused=int(res.trace.info.get("reused_ids", 0))))  # fmt: skip
-    frame = pd.DataFrame(rows)
-    return frame.assign(split=np.where(frame.corpus.isin(TEST), "test", "dev"))
+    return with_split(pd.DataFrame(rows))
 
 
 def identity_table(rows: pd.DataFrame) -> pd.DataFrame:
