@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from cadlib.book.chapter import Chapter
 from cadlib.book.results import strict_json
 from cadlib.cases import Corpus, EditCase
 from cadlib.chapters.decoding import chapter as C
@@ -290,7 +291,9 @@ def test_goals_numbers_records_and_results_file(run, tmp_path, monkeypatch):
     json.dumps(strict_json(numbers), allow_nan=False)
 
     monkeypatch.setenv("CADLIB_RESULTS_DIR", str(tmp_path))
-    path = C.write_decoding_results(numbers, PARAMS, "smoke", "toy label", "cpu")
+    ch = Chapter("decoding", {**PARAMS, "profile": "smoke"}, seed=0, device="cpu", rec=None,
+                 started=0.0)
+    path = C.write_decoding_results(ch, numbers, "toy label", "cpu")
     assert path.name == "decoding.smoke.json"
     written = json.loads(path.read_text())
     assert written["params"]["label"] == "toy label" and written["model"] == "tiny-random"

@@ -88,7 +88,7 @@ def test_edit_tables():
     assert len(text.split("\n")) == 8
     same = R.example_changes(rows.assign(output=gold), case)
     assert "(no line differs from the gold)" in same
-    assert R.edit_caption(2, PARAMS, "smoke") == (
+    assert R.edit_caption(2, {**PARAMS, "profile": "smoke"}) == (
         f"localized edits, HEvalFix-Py held-out (2 cases); smollm2-135m-instruct; budget "
         f"{PARAMS['edit_budget']}; profile smoke")
 
@@ -110,7 +110,8 @@ def test_fim_tables():
     assert out.loc["p/2/char", "unconstrained"] == "syntax error"
     assert out.loc["p/2/char", "FIM-constrained"] == "parses"
     assert out.loc["p/1/line", "middle"] == "FIM-constrained:p/1/line"
-    assert "(2 problems); smollm2-135m-instruct; prompt 'hole'" in R.fim_caption(2, PARAMS, "x")
+    caption = R.fim_caption(2, {**PARAMS, "profile": "x"})
+    assert "(2 problems); smollm2-135m-instruct; prompt 'hole'" in caption
 
 
 def test_cost_tables_and_units():
@@ -168,7 +169,7 @@ def test_figures():
     assert "(2 cases)" in left.get_title() and fig._suptitle.get_text().endswith("m, smoke profile")
     steps = pd.DataFrame(dict(method=["incremental", "from_scratch"] * 2,
                               middle_chars=[1, 1, 40, 40], seconds=[1e-6, 1e-3, 2e-6, 2e-3]))
-    fig2 = F.plot_costs(steps, edit_rows(), fim_rows(), PARAMS, "cpu X", "smoke")
+    fig2 = F.plot_costs(steps, edit_rows(), fim_rows(), {**PARAMS, "profile": "smoke"}, "cpu X")
     assert len(fig2.axes[0].lines) == 2 and len(fig2.axes[1].lines) == 2
     assert "cpu X" in fig2._suptitle.get_text()
     plt.close("all")

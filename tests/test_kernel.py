@@ -12,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cadlib import paper
+from cadlib.book import chapter
 from cadlib.book.params import choose
 from cadlib.chapters import kernel as K
 from cadlib.chapters.kernel import tables as kernel_tables
@@ -183,8 +184,8 @@ def _fake_bench():
 
 def test_results_round_trip_through_load_curve(tmp_path, monkeypatch):
     monkeypatch.setenv("CADLIB_ROOT", str(tmp_path))
-    params = dict(choose(K.PROFILES, "cpu"))
-    path = K.write_kernel_results(_fake_bench(), {"passed": True}, params, device="cpu")
+    ch = chapter.start("kernel", K.PROFILES, "cpu")
+    path = K.write_kernel_results(ch, _fake_bench(), {"passed": True}, device="cpu")
     record = json.loads(path.read_text())
     assert record["chapter"] == "kernel" and record["numbers"]["primary"] == "big"
     assert record["numbers"]["splice_check"] == {"passed": True}

@@ -38,7 +38,7 @@ def rerun(committed) -> dict:
     assert params["threads"] == 1, "the committed run is the one-thread run"
     threads = torch.get_num_threads()
     try:
-        setup = C.load_setup(params, "cpu", committed["profile"])
+        setup = C.load_setup(params, "cpu")
         torch.set_num_threads(2)
         _, timed, _ = C.load_cases(params, None, setup.tokenizer, seed=0)
         effect = boundary_effect(setup.model, setup.tokenizer, timed[: params["effect_cases"]])

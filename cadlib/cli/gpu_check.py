@@ -26,8 +26,7 @@ from pathlib import Path
 
 import torch
 
-from cadlib.book.params import choose
-from cadlib.book.results import write_results
+from cadlib.book import chapter
 from cadlib.chapters import kernel as K
 from cadlib.chapters.decoding import chapter as C
 from cadlib.chapters.decoding import measure as D
@@ -42,7 +41,8 @@ CHECK_PROFILES = ("gpu", "smoke")
 
 def run_kernel(profile: str, device: str, seed: int = 0) -> Path:
     """Chapter 2's splice check, s(N) sweep and fixed costs at ``profile``; the results path."""
-    params = choose(K.PROFILES, profile)
+    ch = chapter.start("kernel", K.PROFILES, profile, seed=seed, device=device)
+    params = ch.P
     set_threads(params["threads"])
     attn = params["attn_implementation"]
     check_net = load_model(params["check_model"], device=device, dtype="float32",
@@ -51,7 +51,7 @@ def run_kernel(profile: str, device: str, seed: int = 0) -> Path:
                                      seed=seed)  # fmt: skip
     del check_net
     bench = K.benchmark_models(params, device=device, seed=seed)
-    return K.write_kernel_results(bench, check, params, device=str(resolve_device(device)))
+    return K.write_kernel_results(ch, bench, check, device=str(resolve_device(device)))
 
 
 def decoding_gpu_numbers(timing: C.TimedRun) -> dict:
@@ -68,14 +68,11 @@ def decoding_gpu_numbers(timing: C.TimedRun) -> dict:
 
 def run_decoding(profile: str, device: str, seed: int = 0) -> Path:
     """Chapter 6's forced-oracle timing of the four methods at ``profile``; the results path."""
-    params = choose(D.PROFILES, profile)
-    setup = C.load_setup(params, device, profile)
-    _, timed, _ = C.load_cases(params, None, setup.tokenizer, seed)
-    timing = C.time_methods(setup.model, setup.tokenizer, timed, params)
-    numbers, label = decoding_gpu_numbers(timing), {**params, "label": setup.label}
-    return write_results("decoding", numbers, D.paper_numbers(), profile=profile,
-                         model=params["model"], tokenizer=params["model"], params=label,
-                         device=str(setup.device))  # fmt: skip
+    ch = chapter.start("decoding", D.PROFILES, profile, seed=seed, device=device)
+    setup = C.load_setup(ch.P, device)
+    _, timed, _ = C.load_cases(ch.P, None, setup.tokenizer, seed)
+    timing = C.time_methods(setup.model, setup.tokenizer, timed, ch.P)
+    return C.write_decoding_results(ch, decoding_gpu_numbers(timing), setup.label, setup.device)
 
 
 def main(argv: list[str] | None = None) -> int:

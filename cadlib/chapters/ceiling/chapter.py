@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from cadlib import paper as _paper
-from cadlib.book.results import write_results
+from cadlib.book.chapter import Chapter
 from cadlib.cases import EditCase
 from cadlib.chapters.ceiling import appendix_estimates as _appendix
 from cadlib.costs.bounds import bounds_vs_m, line_bounds, paper_reference_curve
@@ -241,9 +241,7 @@ def paper_figures() -> dict:
             "appendix_l": _paper.APPENDIX_L, "appendix_m": _paper.APPENDIX_M}  # fmt: skip
 
 
-def write_ceiling_results(run: CeilingRun, numbers: Mapping | None = None) -> Path:
-    """Write ``results/ceiling.json`` (via :func:`cadlib.book.results.write_results`)."""
+def write_ceiling_results(ch: Chapter, run: CeilingRun, numbers: Mapping | None = None) -> Path:
+    """Write ``results/ceiling.json`` (via :meth:`cadlib.book.chapter.Chapter.write`)."""
     numbers = ceiling_numbers(run) if numbers is None else numbers
-    return write_results("ceiling", dict(numbers), paper_figures(),
-                         profile=run.params.get("profile", "?"), model=None,
-                         tokenizer=run.tokenizer.name, params=run.params)  # fmt: skip
+    return ch.write(dict(numbers), paper_figures(), model=None, tokenizer=run.tokenizer.name)

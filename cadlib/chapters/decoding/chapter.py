@@ -21,8 +21,9 @@ import pandas as pd
 import torch
 
 from cadlib.book import plotting
+from cadlib.book.chapter import Chapter
 from cadlib.book.replay import Recorder, with_record
-from cadlib.book.results import hardware_info, load_committed, setting_label, write_results
+from cadlib.book.results import hardware_info, load_committed, setting_label
 from cadlib.chapters.decoding import measure as D
 from cadlib.corpora import load_corpus, seeded_subset
 from cadlib.costs import accounting as A
@@ -96,10 +97,11 @@ def measurement_label(model_name: str, info: dict, hw: dict, device_type: str, t
                          threads=None if device_type == "cuda" else threads)  # fmt: skip
 
 
-def load_setup(params: dict, device: str = "auto", profile: str = "cpu") -> Setup:
+def load_setup(params: dict, device: str = "auto") -> Setup:
     """The chapter's first steps: the book's plot style, quiet ``transformers``, the profile's
     torch threads, then the model (``params``: ``model``, ``dtype``, ``attn_implementation``,
-    ``threads``) and its tokenizer on ``device`` (``"auto"``: CUDA when present)."""
+    ``threads``, and the ``profile`` the label names) and its tokenizer on ``device``
+    (``"auto"``: CUDA when present)."""
     plotting.setup()
     quiet_transformers()
     dev = resolve_device(device)
@@ -109,7 +111,7 @@ def load_setup(params: dict, device: str = "auto", profile: str = "cpu") -> Setu
                      attn_implementation=params["attn_implementation"])  # fmt: skip
     tok = load_tokenizer(params["model"])
     label = measurement_label(params["model"], model_info(net), hardware_info(str(dev)),
-                              dev.type, torch.get_num_threads(), profile)  # fmt: skip
+                              dev.type, torch.get_num_threads(), params["profile"])  # fmt: skip
     return Setup(net, tok, dev, label)
 
 
@@ -405,14 +407,12 @@ def decoding_numbers(timing: TimedRun, every: EveryCase, fr: pd.DataFrame, masks
     }  # fmt: skip
 
 
-def write_decoding_results(numbers: dict, params: dict, profile: str, label: str,
-                           device) -> Path:  # fmt: skip
+def write_decoding_results(ch: Chapter, numbers: dict, label: str, device) -> Path:
     """Write ``results/decoding.json`` (``decoding.<profile>.json`` for another profile) with
-    the paper's figures beside ``numbers`` and the run's parameters and label; return the
-    path."""
-    return write_results("decoding", numbers, D.paper_numbers(), profile=profile,
-                         model=params["model"], tokenizer=params["model"],
-                         params={**params, "label": label}, device=str(device))  # fmt: skip
+    the paper's figures beside ``numbers`` and the run's parameters and label
+    (:meth:`cadlib.book.chapter.Chapter.write`); return the path."""
+    return ch.write(numbers, D.paper_numbers(), model=ch.P["model"], tokenizer=ch.P["model"],
+                    device=str(device), extra_params={"label": label})  # fmt: skip
 
 
 #: The command that records ``results/decoding.full.json`` (and its per-case records), on a

@@ -58,12 +58,12 @@ _METHOD_COLORS = {"incremental": "#2ca02c", "checked_unconstrained": "#d62728",
 
 
 def plot_costs(steps: pd.DataFrame, edit_rows: pd.DataFrame, fim_rows: pd.DataFrame,
-               params: dict, cpu: str, profile: str):
+               params: dict, cpu: str):
     """Left: median time per token of each recognition method of
     :func:`cadlib.fim.per_step_cost` (``steps``) per 25-character bin of the middle, up to
     ``params["cost_middle_chars"]``. Right: median mask and model-step time per generated token
     of the constrained runs (:func:`cadlib.chapters.fim_constraint.report.generation_steps`) against
-    the middle's length so far."""
+    the middle's length so far; the title names ``params``' model and profile."""
     fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
     for method, g in steps.groupby("method"):
         bins = range(0, params["cost_middle_chars"] + 25, 25)
@@ -87,7 +87,7 @@ def plot_costs(steps: pd.DataFrame, edit_rows: pd.DataFrame, fim_rows: pd.DataFr
     axes[1].set_ylabel("ms per generated token (median)")
     axes[1].set_title("mask vs forward in constrained generation", fontsize=10)
     axes[1].legend(fontsize=8)
-    fig.suptitle(f"Cost vs generated length; {params['model']}, {cpu}, {profile} profile",
+    fig.suptitle(f"Cost vs generated length; {params['model']}, {cpu}, {params['profile']} profile",
                  fontsize=10)  # fmt: skip
     fig.tight_layout()
     return fig

@@ -29,12 +29,12 @@ import math
 import numpy as np
 import pandas as pd
 
+from cadlib.book.chapter import Chapter
 from cadlib.book.results import (
     hardware_info,
     results_dir,
     results_name,
     setting_label,
-    write_results,
 )
 from cadlib.fim.completion import ARMS, ENDS, FIM_USER
 from cadlib.fim.differential import summarize
@@ -270,11 +270,11 @@ def run_label(params: dict, info: dict, hw: dict, n_ids: int, profile: str, seed
         profile=profile, hw=hw, threads=params.get("threads") or hw.get("threads"))  # fmt: skip
 
 
-def setting(model, tokenizer, device: str, params: dict, profile: str, seed: int) -> tuple:
+def setting(model, tokenizer, device: str, params: dict, seed: int) -> tuple:
     """``(model_info, hardware_info, label)`` of the loaded model on ``device``
-    (:func:`run_label`)."""
+    (:func:`run_label` at ``params["profile"]``)."""
     info, hw = model_info(model), hardware_info(device)
-    return info, hw, run_label(params, info, hw, len(tokenizer), profile, seed)
+    return info, hw, run_label(params, info, hw, len(tokenizer), params["profile"], seed)
 
 
 def differential_text(diff: pd.DataFrame, n_cases: int, params: dict, seed: int) -> str:
@@ -335,16 +335,17 @@ def example_changes(rows: pd.DataFrame, case, max_lines: int = 6) -> str:
     return "\n".join(out)
 
 
-def edit_caption(n_cases: int, params: dict, profile: str) -> str:
+def edit_caption(n_cases: int, params: dict) -> str:
     """The caption of the localized edits' rate table."""
     return (f"localized edits, HEvalFix-Py held-out ({n_cases} cases); {params['model']}; "
-            f"budget {params['edit_budget']}; profile {profile}")
+            f"budget {params['edit_budget']}; profile {params['profile']}")
 
 
-def fim_caption(n_problems: int, params: dict, profile: str) -> str:
+def fim_caption(n_problems: int, params: dict) -> str:
     """The caption of FIM completion's rate table."""
     return (f"FIM completion of HumanEval solutions ({n_problems} problems); {params['model']}; "
-            f"prompt {params['fim_style']!r}; budget {params['fim_budget']}; profile {profile}")
+            f"prompt {params['fim_style']!r}; budget {params['fim_budget']}; "
+            f"profile {params['profile']}")
 
 
 def problems_table(problems) -> pd.DataFrame:
@@ -469,12 +470,11 @@ def chapter_numbers(params: dict, seed: int, corpus: str, checkpoint: str, info:
     }  # fmt: skip
 
 
-def write_chapter(numbers: dict, edit_rows: pd.DataFrame, fim_rows: pd.DataFrame,
-                  params: dict, profile: str, seed: int, device: str) -> tuple:
-    """Write the chapter's results (:func:`cadlib.book.results.write_results`, no paper figures:
-    our copy of the companion paper stops in §VI-A, before its evaluation) and its per-case
-    records (:func:`write_case_records`); returns both paths."""
-    path = write_results("fim", numbers, {}, profile=profile, model=params["model"],
-                         tokenizer=params["model"], params={**params, "seed": seed},
-                         device=device)  # fmt: skip
-    return path, write_case_records(case_records(edit_rows, fim_rows), profile)
+def write_chapter(ch: Chapter, numbers: dict, edit_rows: pd.DataFrame, fim_rows: pd.DataFrame,
+                  device: str) -> tuple:  # fmt: skip
+    """Write the chapter's results (:meth:`cadlib.book.chapter.Chapter.write`, the seed among
+    the params; no paper figures: our copy of the companion paper stops in §VI-A, before its
+    evaluation) and its per-case records (:func:`write_case_records`); returns both paths."""
+    path = ch.write(numbers, {}, model=ch.P["model"], tokenizer=ch.P["model"], device=device,
+                    extra_params={"seed": ch.seed})  # fmt: skip
+    return path, write_case_records(case_records(edit_rows, fim_rows), ch.profile)

@@ -18,8 +18,9 @@ import pandas as pd
 import torch
 
 from cadlib import paper as _paper
+from cadlib.book.chapter import Chapter
 from cadlib.book.provenance import load_caption
-from cadlib.book.results import find_results_file, hardware_info, write_results
+from cadlib.book.results import find_results_file, hardware_info
 from cadlib.costs.kernel_timing import N_GRID, measure_speedup
 from cadlib.models import SMOLLM2, is_random_init, load_model, model_info
 
@@ -188,15 +189,13 @@ def run_summary(numbers: Mapping, where: str) -> str:
     return f"**This run** ({where}):\n\n" + "\n".join(lines)
 
 
-def write_kernel_results(bench: Mapping, check: Mapping | None, params: Mapping,
+def write_kernel_results(ch: Chapter, bench: Mapping, check: Mapping | None,
                          device: str | None = None) -> Path:  # fmt: skip
-    """Write ``results/kernel.json`` (via :func:`cadlib.book.results.write_results`)."""
+    """Write ``results/kernel.json`` (``kernel.<profile>.json``; via
+    :meth:`cadlib.book.chapter.Chapter.write`)."""
     numbers = kernel_numbers(bench, check)
-    return write_results(
-        "kernel", numbers, paper_numbers(), profile=params.get("profile", "?"),
-        model=numbers["primary"], tokenizer="none (random token ids)",
-        params=dict(params), device=device,
-    )  # fmt: skip
+    return ch.write(numbers, paper_numbers(), model=numbers["primary"],
+                    tokenizer="none (random token ids)", device=device)  # fmt: skip
 
 
 #: The GPU check's shapes beside the paper's A100 curves of the same shapes (§4.1).

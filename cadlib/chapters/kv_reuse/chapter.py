@@ -119,17 +119,17 @@ PROFILES = {
 # --------------------------------------------------------------------------------------------
 
 
-def load_setup(params: dict, device: str = "cpu", profile: str = "cpu"):
+def load_setup(params: dict, device: str = "cpu"):
     """``(model, tokenizer, label)``: the book's plot style, quiet ``transformers``, one torch
     thread, the profile's model and tokenizer on ``device``, and the label every table
-    carries (model, engine, profile, then the machine)."""
+    carries (model, engine, ``params["profile"]``, then the machine)."""
     plotting.setup()
     quiet_transformers()
     set_threads(1)
     model = load_model(params["model"], device=str(resolve_device(device)))
     label = setting_label(f"model {params['model']} ({model.dtype}, transformers, "
                           f"{model.config._attn_implementation})", "tokenizer: the model's",
-                          profile=profile, threads=torch.get_num_threads())  # fmt: skip
+                          profile=params["profile"], threads=torch.get_num_threads())  # fmt: skip
     return model, load_tokenizer(params["model"]), label
 
 

@@ -16,6 +16,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from cadlib import paper as _paper
+from cadlib.book.chapter import Chapter
 from cadlib.book.replay import replaying
 from cadlib.book.results import (
     committed_path,
@@ -24,7 +25,6 @@ from cadlib.book.results import (
     repo_root,
     results_name,
     setting_label,
-    write_results,
 )
 from cadlib.corpora import SPLIT_CORPORA, load_corpus, seeded_subset, split_cases
 from cadlib.execution import sandbox_report, sandbox_summary
@@ -38,7 +38,6 @@ from .pilot import (
     FSM_UNTRAINED,
     REGEN,
     Pilot,
-    choose_params,
     localized_system,
     sft_system,
     split_for,
@@ -318,10 +317,10 @@ def paper_numbers() -> dict:
 
 @dataclass
 class ChapterSetup:
-    """What every cell of chapter 7 reads: the parameters, device, checkpoint folder, the
-    corpora and their split, the model's tokenizer and the label every table carries."""
+    """What chapter 7's cells read beside its :class:`cadlib.book.chapter.Chapter`: the
+    device, checkpoint folder, the corpora and their split, the model's tokenizer and the
+    label every table carries."""
 
-    P: dict
     device: str
     checkpoints: Path | None
     corpora: dict
@@ -340,20 +339,20 @@ def run_hardware(profile: str, device) -> dict:
     return record["hardware"] if record else hardware_info(device)
 
 
-def setup_chapter(profile: str, seed: int = 0, device: str = "auto", **overrides) -> ChapterSetup:
-    """Choose the parameters (:func:`choose_params`, ``None`` overrides keep the profile's),
-    set torch's threads, load the corpora, the split for ``seed`` and the tokenizer."""
-    P = choose_params(profile, **overrides)
+def setup_chapter(ch: Chapter) -> ChapterSetup:
+    """Set torch's threads (``ch.P``), resolve ``ch.device``, load the corpora, the split for
+    ``ch.seed`` and the model's tokenizer."""
+    P = ch.P
     set_threads(P["threads"])
-    dev = str(resolve_device(device))
+    dev = str(resolve_device(ch.device))
     corpora = {name: load_corpus(name) for name in SPLIT_CORPORA}
-    split, split_label = split_for(seed, corpora)
+    split, split_label = split_for(ch.seed, corpora)
     kind = "GPU" if dev.startswith("cuda") else "CPU"
     return ChapterSetup(
-        P=P, device=dev, checkpoints=repo_root() / P["checkpoints"] if P["checkpoints"] else None,
+        device=dev, checkpoints=repo_root() / P["checkpoints"] if P["checkpoints"] else None,
         corpora=corpora, split=split, split_label=split_label,
         tokenizer=load_tokenizer(P["model"]),
-        label=f"ours ({P['model']}, {kind}, profile {profile})",
+        label=f"ours ({P['model']}, {kind}, profile {ch.profile})",
     )  # fmt: skip
 
 
@@ -386,19 +385,19 @@ def table22_outputs(cross: Mapping, label: str, profile: str) -> tuple[str | Non
 
 
 def write_chapter_results(
-    setup: ChapterSetup, ours: Mapping, pilot: Pilot, comparisons: Sequence[dict],
+    ch: Chapter, setup: ChapterSetup, ours: Mapping, pilot: Pilot, comparisons: Sequence[dict],
     model_info: Mapping,
 ) -> tuple[dict, Path, Path]:  # fmt: skip
     """Write ``results/sft_pilot[.<profile>].json`` (:func:`chapter_numbers` beside
-    :func:`paper_numbers`) and the per-case records; returns the numbers and both paths."""
-    P = setup.P
+    :func:`paper_numbers`, :meth:`cadlib.book.chapter.Chapter.write`) and the per-case records;
+    returns the numbers and both paths."""
+    P = ch.P
     numbers = chapter_numbers(P, setup.split, ours, pilot, comparisons, setup.label)
-    params = dict(P) | {"split": setup.split_label, "model_info": dict(model_info),
-                        "sandbox": sandbox_report()}  # fmt: skip
-    path = write_results("sft_pilot", numbers, paper_numbers(), profile=P["profile"],
-                         model=P["model"], tokenizer=f"{P['model']} (own)", device=setup.device,
-                         params=params)  # fmt: skip
-    return numbers, path, write_cases(ours, profile=P["profile"])
+    extra = {"split": setup.split_label, "model_info": dict(model_info),
+             "sandbox": sandbox_report()}  # fmt: skip
+    path = ch.write(numbers, paper_numbers(), model=P["model"], tokenizer=f"{P['model']} (own)",
+                    device=setup.device, extra_params=extra)  # fmt: skip
+    return numbers, path, write_cases(ours, profile=ch.profile)
 
 
 def findings_section(records: Sequence[Mapping], train_sets: Sequence[str]) -> str:

@@ -90,16 +90,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     the estimated training hours of the profile's runs, before ``make record`` starts them."""
     import argparse
 
+    from cadlib.book import chapter
     from cadlib.book.results import load_committed
 
     from .chapter import setup_chapter
+    from .pilot import choose_params
+    from .training import PROFILES
 
     parser = argparse.ArgumentParser(prog="python -m cadlib.chapters.sft_pilot.estimate",
                                      description=main.__doc__)  # fmt: skip
     parser.add_argument("profile", nargs="?", default="seeds")
     args = parser.parse_args(argv)
-    ch = setup_chapter(args.profile)
-    ids = {ts: training_ids(ch.P, ch.split, ch.corpora, ch.tokenizer, ts)
+    ch = chapter.start("sft_pilot", PROFILES, args.profile, choose=choose_params)
+    setup = setup_chapter(ch)
+    ids = {ts: training_ids(ch.P, setup.split, setup.corpora, setup.tokenizer, ts)
            for ts in ch.P["train_sets"]}  # fmt: skip
     runs = recorded_train_runs()
     table = run_estimates(ch.P, ids, runs)
