@@ -30,10 +30,10 @@ GOLD = "a = 1\nb = 2\nc = 30\nd = 4\ne = 5\n"
 DRAFTS = {s: composition_drafts(s) for s in A.COMPOSITIONS if "no-JF" not in s}
 
 
-def forced_forwards(model, tok, case, drafts):
+def forced_forwards(model, tok, case, drafts, draft_max_ids="engine"):
     """``(result, [(kind, ids fed, context)])`` of a forced run with ``drafts``."""
     x = prepare("t", case, tok)
-    decoder = CopyDecoder(model, tok, drafts=drafts)
+    decoder = CopyDecoder(model, tok, drafts=drafts, draft_max_ids=draft_max_ids)
     with observed(model) as seen:
         res = decoder.decode(case.doc, prompt_ids=x.edit_prompt, program=x.program)
     fw = res.trace.forwards
@@ -72,6 +72,36 @@ def test_forced_drafts_run_the_predicted_forwards_on_real_cases(model, tok, huma
     short = sorted(py, key=lambda c: len(c.doc) + len(c.gold))
     for case in (*short[:3], short[len(short) // 2], js[len(js) // 2]):
         assert_drafts_match_the_accounting(model, tok, case)
+
+
+@pytest.mark.parametrize("cap", [1, 3, 8])
+def test_a_draft_cap_runs_the_forwards_the_accounting_predicts_for_it(model, tok, cap):
+    doc = "\n".join(f"v{i}" for i in range(1, 31))
+    case = EditCase("toy/1", doc, doc.replace("v27\nv28\n", "w27\n"), "w27.")
+    x = prepare("t", case, tok)
+    tr = transcript(x.program, case.doc, tok)
+    drafts = composition_drafts("m=0 +cursor +headers")
+    res, got = forced_forwards(model, tok, case, drafts, draft_max_ids=cap)
+    uncapped = forced_forwards(model, tok, case, drafts, draft_max_ids=None)[0]
+    assert res.text == case.gold and res.transcript == uncapped.transcript
+    acc = A.composed(x.edit_prompt, tr, x.program, case.doc, tok, "m=0 +cursor +headers",
+                     draft_max_ids=cap)
+    assert got == predicted(acc)
+    assert res.trace.info["draft_ids"] <= cap * res.trace.n_forwards
+    assert res.trace.info["draft_ids"] < uncapped.trace.info["draft_ids"]
+
+
+def test_the_decoder_takes_its_engines_draft_cap(model, tok):
+    engine = as_engine(model)
+    assert engine.draft_max_ids is None and CopyDecoder(model, tok).draft_max_ids is None
+    engine.draft_max_ids = 5
+    try:
+        assert CopyDecoder(engine, tok, drafts=("headers",)).draft_max_ids == 5
+        assert CopyDecoder(engine, tok, draft_max_ids=None).draft_max_ids is None
+    finally:
+        engine.draft_max_ids = None
+    with pytest.raises(ValueError, match="max_ids >= 1"):
+        CopyDecoder(model, tok, drafts=("headers",), draft_max_ids=0)
 
 
 def test_a_well_guessed_header_saves_forwards(model, tok):

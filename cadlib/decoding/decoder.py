@@ -213,6 +213,9 @@ class CopyDecoder:
         draft that the masked argmax (forced mode: the program) would have produced, plus
         the id after it: the output never changes, only the forwards. Needs
         ``min_span=0``; not in localized-edit mode.
+    draft_max_ids : int, None or "engine"
+        The longest draft verified in one forward (``None``: no cap); ``"engine"`` (default):
+        the engine's draft policy (:attr:`cadlib.decoding.engines.Engine.draft_max_ids`).
     copy_kv : str
         ``"prefill"`` (default): the exact splice, copied ids fed in one forward.
         ``"reuse"`` (issue 32, beyond the paper; approximate): each copied id that matches the
@@ -232,7 +235,7 @@ class CopyDecoder:
 
     def __init__(self, model, tokenizer, max_new_tokens: int = 256, min_span: int = 0,
                  drafts=(), body_pld=BODY_PLD, copy_kv: str = "prefill", recompute="none",
-                 on_decision=None):  # fmt: skip
+                 on_decision=None, draft_max_ids="engine"):  # fmt: skip
         self.model, self.tokenizer = model, tokenizer
         self.engine = as_engine(model)
         self.table = token_table(tokenizer)
@@ -241,7 +244,9 @@ class CopyDecoder:
         self.drafts, self.body_pld = tuple(drafts), body_pld
         if self.drafts and min_span:
             raise ValueError("drafts are verified with whole splices: they need min_span=0")
-        Drafter(self.drafts, self.table, "", [], body_pld)  # unknown names fail here
+        self.draft_max_ids = (self.engine.draft_max_ids if draft_max_ids == "engine"
+                              else draft_max_ids)  # fmt: skip
+        Drafter(self.drafts, self.table, "", [], body_pld, self.draft_max_ids)  # fail here
         if copy_kv not in COPY_KV_MODES:
             raise ValueError(f"unknown copy_kv {copy_kv!r}; expected one of {COPY_KV_MODES}")
         if copy_kv == "reuse" and (min_span or self.drafts):
@@ -337,8 +342,8 @@ class CopyDecoder:
                        if self.copy_kv == "reuse" else None)  # fmt: skip
         plan = transcript(program, doc, self.table) if program is not None else None
         mode = decode_mode(plan, program, doc, free_gen, gen_processor, self.max_new_tokens)
-        drafter = (Drafter(self.drafts, self.table, doc, prompt, self.body_pld)
-                   if self.drafts else None)  # fmt: skip
+        drafter = (Drafter(self.drafts, self.table, doc, prompt, self.body_pld,
+                           self.draft_max_ids) if self.drafts else None)  # fmt: skip
         state = fsm.initial()
         feed, kinds, feed_op = list(prompt), ["prompt"] * len(prompt), 0
         start = time.perf_counter()

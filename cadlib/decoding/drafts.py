@@ -191,14 +191,24 @@ class Drafter:
         body -- and takes the leftmost match there (an edit usually rewrites part of those
         lines and keeps the rest), else the ``"pld"`` rule; an empty body drafts the first K
         ids of those lines, and with ``"headers"`` a guessed ``<gen>`` opener carries them.
+
+    ``max_ids`` caps every draft (``None``: no cap). A verify forward feeds the whole draft
+    and computes the logits of each of its positions, so a rejected tail costs compute that
+    nothing uses; what that costs depends on the engine (how a forward's time grows with its
+    ids, the price of a logits row), hence each engine's own cap
+    (:attr:`cadlib.decoding.engines.Engine.draft_max_ids`).
     """
 
     KINDS = ("pld", "cursor", "headers")
 
-    def __init__(self, kinds, table, doc: str, prompt: Sequence[int], body_pld=BODY_PLD):
+    def __init__(self, kinds, table, doc: str, prompt: Sequence[int], body_pld=BODY_PLD,
+                 max_ids: int | None = None):  # fmt: skip
         unknown = set(kinds) - set(self.KINDS)
         if unknown:
             raise ValueError(f"unknown drafts {sorted(unknown)}; use some of {self.KINDS}")
+        if max_ids is not None and max_ids < 1:
+            raise ValueError(f"a draft cap needs max_ids >= 1 (or None), got {max_ids}")
+        self.max_ids = max_ids
         self.kinds, self.table = frozenset(kinds), table
         self.lines = doc.split("\n")
         self.n_lines = len(self.lines)
@@ -213,7 +223,13 @@ class Drafter:
                 op_start: int | None) -> list[int]:  # fmt: skip
         """The draft for position ``len(ids)`` (whose kind is ``next_kind``), given the
         transcript so far; ``op_start``: where the current op began when this is its first
-        decision, else ``None``."""
+        decision, else ``None``. At most ``max_ids`` ids."""
+        draft = self._proposal(ids, kinds, next_kind, op_start)
+        return draft if self.max_ids is None else draft[: self.max_ids]
+
+    def _proposal(self, ids: Sequence[int], kinds: Sequence[str], next_kind: str,
+                  op_start: int | None) -> list[int]:  # fmt: skip
+        """The draft before the cap (:meth:`propose`)."""
         if "headers" in self.kinds and op_start is not None:
             prev, last_end = self._ops_so_far(ids, kinds, op_start)
             return self._header(prev, last_end)[len(ids) - op_start :]

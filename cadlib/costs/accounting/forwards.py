@@ -295,7 +295,7 @@ def first_decisions(tr: Transcript, table) -> dict[int, int]:
 
 def composed(prompt_ids: Sequence[int], tr: Transcript, program, doc: str, tokenizer,
              setting: str = "m=0 +cursor +headers", body_pld=BODY_PLD,
-             T: int | None = None) -> Accounting:  # fmt: skip
+             T: int | None = None, draft_max_ids: int | None = None) -> Accounting:  # fmt: skip
     """Copy-as-Decode (m = 0) composed with jump-forward and the drafts of
     :class:`cadlib.decoding.drafts.Drafter` named by ``setting`` (one of :data:`COMPOSITIONS`, or
     ``"m=0"``): the forwards a decoder would run along the oracle program under greedy
@@ -305,12 +305,13 @@ def composed(prompt_ids: Sequence[int], tr: Transcript, program, doc: str, token
     is the counterfactual it never runs. Every id the FSM allows is still checked, since an
     accepted id equals the transcript's. ``program`` is the oracle program ``tr`` encodes:
     the drafter reads the ops off ``tr``, as the decoder does, so it is not consulted.
+    ``draft_max_ids``: the drafts' cap (an engine's draft policy; ``None``: none).
     """
     if setting not in ("m=0", *COMPOSITIONS):
         raise ValueError(f"unknown composition {setting!r}; use one of {('m=0', *COMPOSITIONS)}")
     table = token_table(tokenizer)
     kinds = composition_drafts(setting)
-    drafter = Drafter(kinds, table, doc, prompt_ids, body_pld) if kinds else None
+    drafter = Drafter(kinds, table, doc, prompt_ids, body_pld, draft_max_ids) if kinds else None
     firsts = first_decisions(tr, table)
 
     def draft(p):

@@ -68,11 +68,16 @@ class Engine(ABC):
         Width of the logits.
     device : torch.device
         Where the returned logits live (the FSM builds its masks there).
+    draft_max_ids : int or None
+        The longest draft the decoder verifies in one forward on this engine (``None``: no
+        cap; :class:`cadlib.decoding.drafts.Drafter`'s ``max_ids``): the engine's draft policy,
+        measured per engine by :mod:`cadlib.costs.draft_policy`.
     """
 
     name: str = "engine"
     vocab_size: int
     device: torch.device
+    draft_max_ids: int | None = None
 
     @abstractmethod
     def new_session(self) -> Session:

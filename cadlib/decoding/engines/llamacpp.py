@@ -28,11 +28,16 @@ from cadlib.vocab import token_bytes
 
 from .base import Engine, Session
 
-__all__ = ["LlamaCppEngine", "LlamaCppSession", "GGUF_TYPES", "converted_gguf", "gguf_piece",
-           "vocab_mismatches", "import_llama_cpp"]  # fmt: skip
+__all__ = ["LlamaCppEngine", "LlamaCppSession", "GGUF_TYPES", "DRAFT_MAX_IDS", "converted_gguf",
+           "gguf_piece", "vocab_mismatches", "import_llama_cpp"]  # fmt: skip
 
 #: Weight types :func:`converted_gguf` writes, as llama.cpp names its file types.
 GGUF_TYPES = {"f16": "LLAMA_FTYPE_MOSTLY_F16", "f32": "LLAMA_FTYPE_ALL_F32"}
+
+#: The draft policy per llama.cpp engine (its :attr:`Engine.draft_max_ids` by engine name):
+#: the caps the committed run of :mod:`cadlib.costs.draft_policy` chose on its development
+#: corpora (``results/draft_policy.json``; a test checks that these are its choices).
+DRAFT_MAX_IDS: dict[str, int | None] = {"llama.cpp": None, "llama.cpp F16": None}
 
 INSTALL_HINT = (
     "llama.cpp's Python binding is missing: `make install` builds it, or "
@@ -194,6 +199,7 @@ class LlamaCppEngine(Engine):
         self.n_ctx, self.n_batch = self.llm.n_ctx(), self.llm.n_batch
         self.vocab_size = int(self.llm.n_vocab())
         self.device = torch.device("cpu")
+        self.draft_max_ids = DRAFT_MAX_IDS.get(self.name)
         self._active = None
 
     def new_session(self) -> LlamaCppSession:
