@@ -25,7 +25,7 @@ The protocol, fixed before measuring (:data:`PROTOCOL`):
 
 Run it on a quiet machine (about 20 minutes on 2 cores)::
 
-    python -m cadlib.costs.draft_policy --out results/draft_policy.json
+    python -m cadlib.costs.draft_policy --out results/llama_cpp.drafts.json
 
 Chapter 6b shows the committed run (:func:`policy_table`, :func:`policy_markdown`);
 ``tests/test_draft_policy.py`` checks that the engines' caps are the run's choices.
@@ -42,7 +42,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from cadlib.book.provenance import load_caption, monitor, provenance
-from cadlib.book.results import find_results_file
+from cadlib.book.results import find_results_file, hardware_info
 from cadlib.corpora import load_corpus
 from cadlib.decoding.decoder import CopyDecoder
 from cadlib.decoding.drafts import composition_drafts
@@ -54,7 +54,7 @@ __all__ = ["COMMITTED", "CAPS", "TIE", "DEV", "TEST", "PROTOCOL", "arms", "time_
            "policy_table", "policy_markdown", "main"]  # fmt: skip
 
 #: The committed run chapter 6b shows.
-COMMITTED = "draft_policy.json"
+COMMITTED = "llama_cpp.drafts.json"
 #: The caps tried on the development cases (``None``: no cap, the drafts as they are).
 CAPS = (None, 32, 16, 8)
 #: Pooled times within this share of the least are tied (the longest tied cap wins).
@@ -186,7 +186,8 @@ def draft_policy_run(out: str | Path, repeats: int = 2, progress: bool = True,
     test_caps = sorted({None, *chosen.values()}, key=_length)
     test = time_arms(engines, tokenizer, sample(TEST, tokenizer), test_caps, repeats,
                      progress=progress)  # fmt: skip
-    report = dict(protocol=PROTOCOL, repeats=repeats, chosen=chosen,
+    report = dict(profile="drafts", command="python -m cadlib.costs.draft_policy",
+                  hardware=hardware_info("cpu"), protocol=PROTOCOL, repeats=repeats, chosen=chosen,
                   engines=[e.info() for e in engines], dev=_records(dev), test=_records(test),
                   verdicts=_records(verdicts(test, chosen)),
                   created=datetime.now(UTC).isoformat(timespec="seconds"),
@@ -198,7 +199,7 @@ def draft_policy_run(out: str | Path, repeats: int = 2, progress: bool = True,
 
 
 def committed() -> dict | None:
-    """The committed run (``results/draft_policy.json``), or ``None``."""
+    """The committed run (``results/llama_cpp.drafts.json``), or ``None``."""
     path = find_results_file(COMMITTED)
     return json.loads(path.read_text()) if path.exists() else None
 

@@ -36,8 +36,8 @@ GGUF_TYPES = {"f16": "LLAMA_FTYPE_MOSTLY_F16", "f32": "LLAMA_FTYPE_ALL_F32"}
 
 #: The draft policy per llama.cpp engine (its :attr:`Engine.draft_max_ids` by engine name):
 #: the caps the committed run of :mod:`cadlib.costs.draft_policy` chose on its development
-#: corpora (``results/draft_policy.json``; a test checks that these are its choices).
-DRAFT_MAX_IDS: dict[str, int | None] = {"llama.cpp": None, "llama.cpp F16": None}
+#: corpora (``results/llama_cpp.drafts.json``; a test checks that these are its choices).
+DRAFT_MAX_IDS: dict[str, int | None] = {"llama.cpp": 8, "llama.cpp F16": 16}
 
 INSTALL_HINT = (
     "llama.cpp's Python binding is missing: `make install` builds it, or "
