@@ -11,6 +11,8 @@ package measures what that is worth and what it costs, deterministic parts first
   program: at every decision (op choices, range digits, ``<gen>`` ids) the reuse decoder's
   masked greedy choice against the exact splice's, and the KL divergence of the masked
   distributions (exact || reuse);
+* :func:`flip_table` — **where decisions flip**: the held-out flips by decision kind and by
+  ids since the last copy (:mod:`.flips`);
 * :func:`free_run_rows` — **free-run output identity**: the model decoding on its own, exact
   and reuse, transcripts compared id for id (:mod:`.free_run`);
 * :func:`time_modes` — wall-clock of the exact splice, ``+drafts`` and reuse, interleaved
@@ -21,9 +23,10 @@ Policies are tuned on the development corpora (:data:`DEV`); held-out numbers co
 :data:`TEST` only.
 """
 
-from . import chapter, free_run, speed
+from . import chapter, flips, free_run, speed
 from .chapter import *  # noqa: F403
+from .flips import *  # noqa: F403
 from .free_run import *  # noqa: F403
 from .speed import *  # noqa: F403
 
-__all__ = [*chapter.__all__, *free_run.__all__, *speed.__all__]
+__all__ = [*chapter.__all__, *flips.__all__, *free_run.__all__, *speed.__all__]

@@ -30,6 +30,8 @@ from cadlib.models import (
     set_threads,
 )
 
+from .flips import decision_distances
+
 __all__ = [
     "PROFILES",
     "DEV",
@@ -103,6 +105,17 @@ PROFILES = {
         max_prompt={**{c: 500 for c in _EVERY}, "probeedit": 1300},
         policies=("none", "first=2", "first=2,last=16"), timing_cases=1, repeats=3,
         timing_policies=("none", "first=2", "first=2,last=16"), free_run_tokens=48,
+    ),
+    # The agreement evidence (no timing; ~30 min on 2 cores): five held-out cases per test
+    # corpus and two per development corpus, prompts up to 1,000 ids (ProbeEdit 1,300), the
+    # cpu profile's policies, shares and free runs (make record CHAPTER=06c_kv_reuse
+    # PROFILE=agreement).
+    "agreement": dict(
+        model=SMOLLM2, share_cases=40,
+        agreement_cases={**{c: 2 for c in DEV}, **{c: 5 for c in TEST}},
+        max_prompt={**{c: 1000 for c in _EVERY}, "probeedit": 1300},
+        policies=("none", "first=2", "first=2,last=16"), timing_cases=0, repeats=0,
+        timing_policies=(), free_run_tokens=48,
     ),
     # CI's check of the code path: a tiny random Qwen2 (its decisions mean nothing).
     "smoke": dict(
@@ -222,10 +235,14 @@ def _decisions(model, tokenizer, x, **kw) -> tuple[list, object]:
 
 def case_agreement(model, tokenizer, x, policies=POLICIES) -> pd.DataFrame:
     """One row per (policy, decision) of case ``x``: ``kind`` (``gen`` for a body id, else
-    ``choice``), ``agree`` (same masked greedy choice as the exact splice) and ``kl``
-    (KL(exact || reuse) of the masked distributions, nats), plus the case's spliced and
-    reused ids under that policy."""
-    exact, _ = _decisions(model, tokenizer, x)
+    ``choice``), ``since_copy`` (ids since the last copied id, ``None`` before any copy:
+    :func:`cadlib.chapters.kv_reuse.flips.decision_distances`), ``agree`` (same masked greedy
+    choice as the exact splice) and ``kl`` (KL(exact || reuse) of the masked distributions,
+    nats), plus the case's spliced and reused ids under that policy."""
+    exact, exact_res = _decisions(model, tokenizer, x)
+    since = decision_distances(exact_res.transcript.kinds)
+    if len(since) != len(exact):
+        raise RuntimeError(f"{x.case.id}: {len(exact)} decisions, {len(since)} in the transcript")
     rows = []
     for policy in policies:
         got, res = _decisions(model, tokenizer, x, copy_kv="reuse", recompute=policy)
@@ -236,7 +253,7 @@ def case_agreement(model, tokenizer, x, policies=POLICIES) -> pd.DataFrame:
             on = torch.isfinite(p)
             kl = float((p[on].exp() * (p[on] - q[on])).sum().clamp(min=0.0))
             rows.append(dict(corpus=x.corpus, case=x.case.id, policy=policy, step=k,
-                             kind="gen" if body else "choice",
+                             kind="gen" if body else "choice", since_copy=since[k],
                              agree=bool(int(p.argmax()) == int(q.argmax())), kl=kl,
                              splice=splice, reused=reused))  # fmt: skip
     return pd.DataFrame(rows)
