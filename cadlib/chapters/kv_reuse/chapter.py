@@ -106,12 +106,12 @@ PROFILES = {
         policies=("none", "first=2", "first=2,last=16"), timing_cases=1, repeats=3,
         timing_policies=("none", "first=2", "first=2,last=16"), free_run_tokens=48,
     ),
-    # The agreement evidence (no timing; ~30 min on 2 cores): five held-out cases per test
-    # corpus and two per development corpus, prompts up to 1,000 ids (ProbeEdit 1,300), the
-    # cpu profile's policies, shares and free runs (make record CHAPTER=06c_kv_reuse
-    # PROFILE=agreement).
+    # The agreement evidence (no timing; ~30 min on 2 cores): shares on every case, five
+    # held-out cases per test corpus and two per development corpus for agreement and free
+    # runs, prompts up to 1,000 ids (ProbeEdit 1,300), the cpu profile's policies
+    # (make record CHAPTER=06c_kv_reuse PROFILE=agreement).
     "agreement": dict(
-        model=SMOLLM2, share_cases=40,
+        model=SMOLLM2, share_cases=None,
         agreement_cases={**{c: 2 for c in DEV}, **{c: 5 for c in TEST}},
         max_prompt={**{c: 1000 for c in _EVERY}, "probeedit": 1300},
         policies=("none", "first=2", "first=2,last=16"), timing_cases=0, repeats=0,
