@@ -40,6 +40,13 @@ def rt(doc, gold, fmt):
 
 ALL = list(FORMATS)
 
+
+def failure(apply, doc: str, text: str) -> str:
+    """The category of the :class:`ApplyError` that ``apply(doc, text)`` must raise."""
+    with pytest.raises(ApplyError) as err:
+        apply(doc, text)
+    return err.value.category
+
 # --- every format round-trips the ordinary edits -------------------------------------------------
 
 ORDINARY = {
@@ -186,12 +193,9 @@ def test_search_replace_cannot_express_a_missing_final_newline():
 
 
 def test_search_replace_anchor_not_found_and_syntax_errors_are_typed():
-    with pytest.raises(ApplyError) as err:
-        apply_search_replace("a\n", "<<<<<<< SEARCH\nq\n=======\nr\n>>>>>>> REPLACE\n")
-    assert err.value.category == "anchor-not-found"
-    with pytest.raises(ApplyError) as err:
-        apply_search_replace("a\n", "<<<<<<< SEARCH\na\n")
-    assert err.value.category == "block-syntax"
+    text = "<<<<<<< SEARCH\nq\n=======\nr\n>>>>>>> REPLACE\n"
+    assert failure(apply_search_replace, "a\n", text) == "anchor-not-found"
+    assert failure(apply_search_replace, "a\n", "<<<<<<< SEARCH\na\n") == "block-syntax"
 
 
 def test_marker_collision_is_classified():
@@ -240,15 +244,10 @@ def test_unified_diff_zero_context_needs_and_gets_unidiff_zero():
 
 def test_hunk_rejected_and_malformed_patch_are_typed():
     text = render_unified_diff("a\nb\nc\n", "a\nB\nc\n")
-    with pytest.raises(ApplyError) as err:
-        apply_unified_diff("a\nX\nc\n", text)
-    assert err.value.category == "hunk-rejected"
-    with pytest.raises(ApplyError) as err:
-        apply_unified_diff("a\n", "--- a/doc\n+++ b/doc\n@@ -1,2 +1,2 @@\n a\n")
-    assert err.value.category == "malformed-patch"
-    with pytest.raises(ApplyError) as err:
-        git_apply("a\n", "not a patch\n")
-    assert err.value.category == "malformed-patch"
+    assert failure(apply_unified_diff, "a\nX\nc\n", text) == "hunk-rejected"
+    short = "--- a/doc\n+++ b/doc\n@@ -1,2 +1,2 @@\n a\n"
+    assert failure(apply_unified_diff, "a\n", short) == "malformed-patch"
+    assert failure(git_apply, "a\n", "not a patch\n") == "malformed-patch"
 
 
 def test_empty_diff_means_no_change():
@@ -264,12 +263,9 @@ def test_cad_round_trip_uses_the_oracle_program_and_the_strict_resolver():
     program = '<program><copy lines="1-1"/><gen>\nB\n</gen><copy lines="3-4"/></program>'
     assert result.text == program
     assert result.em and result.units == 3
-    with pytest.raises(ApplyError) as err:
-        FORMATS["cad"].apply("a\n", '<program><copy lines="1-9"/></program>')
-    assert err.value.category == "range-error"
-    with pytest.raises(ApplyError) as err:
-        FORMATS["cad"].apply("a\n", "<program><copy")
-    assert err.value.category == "program-syntax"
+    apply = FORMATS["cad"].apply
+    assert failure(apply, "a\n", '<program><copy lines="1-9"/></program>') == "range-error"
+    assert failure(apply, "a\n", "<program><copy") == "program-syntax"
 
 
 # --- properties ----------------------------------------------------------------------------------

@@ -43,6 +43,8 @@ __all__ = [
     "results_dir",
     "results_name",
     "find_results_file",
+    "read_results_file",
+    "write_run_report",
     "setting_label",
     "shown_results",
     "strict_json",
@@ -233,6 +235,23 @@ def find_results_file(name: str) -> Path:
     when it is in neither."""
     path = results_dir() / name
     return path if path.exists() else repo_root() / "results" / name
+
+
+def read_results_file(name: str) -> dict | None:
+    """The record in ``name`` as :func:`find_results_file` finds it, or ``None`` when there is
+    none: how a benchmark's committed run is read back (one place, so every reader looks in
+    the same folders)."""
+    path = find_results_file(name)
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def write_run_report(report: dict, out: str | Path) -> dict:
+    """Write a benchmark's ``report`` to ``out`` as indented JSON (its folder made), and return
+    it: the one format of the ``results/*.json`` runs recorded outside the chapters."""
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=1) + "\n")
+    return report
 
 
 def committed_path(name: str) -> Path:

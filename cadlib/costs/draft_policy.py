@@ -42,7 +42,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from cadlib.book.provenance import load_caption, monitor, provenance
-from cadlib.book.results import find_results_file, hardware_info
+from cadlib.book.results import hardware_info, read_results_file, write_run_report
 from cadlib.corpora import load_corpus
 from cadlib.decoding.decoder import CopyDecoder
 from cadlib.decoding.drafts import composition_drafts
@@ -192,16 +192,12 @@ def draft_policy_run(out: str | Path, repeats: int = 2, progress: bool = True,
                   verdicts=_records(verdicts(test, chosen)),
                   created=datetime.now(UTC).isoformat(timespec="seconds"),
                   provenance=provenance(repo_root()))  # fmt: skip
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=1) + "\n")
-    return report
+    return write_run_report(report, out)
 
 
 def committed() -> dict | None:
     """The committed run (``results/llama_cpp.drafts.json``), or ``None``."""
-    path = find_results_file(COMMITTED)
-    return json.loads(path.read_text()) if path.exists() else None
+    return read_results_file(COMMITTED)
 
 
 def policy_table(report: dict) -> pd.DataFrame:

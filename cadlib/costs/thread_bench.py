@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import bisect
 import contextlib
-import json
 import os
 import re
 import subprocess
@@ -34,7 +33,7 @@ from pathlib import Path
 import pandas as pd
 
 from cadlib.book.provenance import monitor, provenance
-from cadlib.book.results import find_results_file
+from cadlib.book.results import read_results_file, write_run_report
 from cadlib.decoding.cpu_threads import usable_cores
 from cadlib.oracle import oracle_program
 from cadlib.paths import repo_root
@@ -121,16 +120,12 @@ def thread_benchmark(out: str | Path, repeats: int = 3, extra_args=(), command=N
                   repeats=repeats, extra_args=list(extra_args), records=records,
                   profile="threads", created=datetime.now(UTC).isoformat(timespec="seconds"),
                   provenance=provenance(repo_root()))  # fmt: skip
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=1) + "\n")
-    return report
+    return write_run_report(report, out)
 
 
 def committed() -> dict | None:
     """The committed run (``results/cli.threads.json``), or ``None``."""
-    path = find_results_file(COMMITTED)
-    return json.loads(path.read_text()) if path.exists() else None
+    return read_results_file(COMMITTED)
 
 
 def thread_table(report: dict) -> pd.DataFrame:

@@ -25,14 +25,13 @@ import json
 import os
 import time
 from datetime import UTC, datetime
-from pathlib import Path
 from types import SimpleNamespace
 
 import pandas as pd
 from tqdm import tqdm
 
 from cadlib.book.provenance import monitor, provenance
-from cadlib.book.results import hardware_info
+from cadlib.book.results import hardware_info, write_run_report
 from cadlib.corpora import load_corpus
 from cadlib.fim import earley
 from cadlib.models import load_tokenizer
@@ -239,9 +238,7 @@ def main(argv=None) -> None:
                   summary=mask_speed_summary(frame),
                   steps=frame.round(7).to_dict(orient="list") if args.steps else None,
                   provenance=provenance(repo_root()))  # fmt: skip
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=1) + "\n")
+    write_run_report(report, args.out)
     print(json.dumps(report["summary"], indent=1))
 
 

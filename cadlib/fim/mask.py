@@ -455,10 +455,8 @@ class FIMLogitsProcessor(IncrementalMask):
 
     Parameters
     ----------
-    constraint
-        The state before the first generated token (it is advanced in place).
-    tokenizer
-        The model's tokenizer.
+    constraint, tokenizer
+        As for :class:`IncrementalMask`.
     prompt_length
         Number of prompt tokens in ``input_ids``; later ids are the generated middle.
     end_token_ids

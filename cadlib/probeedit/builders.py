@@ -7,6 +7,7 @@ import random
 import re
 import textwrap
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from cadlib.resolver import doc_lines
@@ -255,17 +256,18 @@ def _cases_insert_paragraph(doc: _Doc, rng: random.Random) -> list[_Case]:
     return out
 
 
-def _paragraph_sentences(doc: _Doc, block: Block) -> list[str]:
-    text = _block_text(doc.lines, block)
-    return [_norm(text[a:b]) for a, b in sentence_spans(text)]
+def _paragraphs(doc: _Doc) -> Iterator[tuple[Block, list[str]]]:
+    """Each paragraph block of ``doc`` with its (normalized) sentences, in order: what the
+    sentence-level builders walk. It draws no random numbers, so their draws are unchanged."""
+    for block in doc.blocks:
+        if block.kind == "paragraph":
+            text = _block_text(doc.lines, block)
+            yield block, [_norm(text[a:b]) for a, b in sentence_spans(text)]
 
 
 def _cases_delete_sentence(doc: _Doc, rng: random.Random) -> list[_Case]:
     out = []
-    for block in doc.blocks:
-        if block.kind != "paragraph":
-            continue
-        sentences = _paragraph_sentences(doc, block)
+    for block, sentences in _paragraphs(doc):
         if len(sentences) < 2:
             continue
         for k, sentence in enumerate(sentences):
@@ -357,10 +359,7 @@ def _cases_merge_paragraphs(doc: _Doc, rng: random.Random) -> list[_Case]:
 
 def _cases_split_paragraph(doc: _Doc, rng: random.Random) -> list[_Case]:
     out = []
-    for block in doc.blocks:
-        if block.kind != "paragraph":
-            continue
-        sentences = _paragraph_sentences(doc, block)
+    for block, sentences in _paragraphs(doc):
         for k in range(1, len(sentences)):
             words = sentences[k].split(" ")
             quote = next(

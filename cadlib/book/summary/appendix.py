@@ -34,6 +34,8 @@ _CPU_ESTIMATE = V.not_comparable(
     "the paper's formula on our measured CPU curve (a small model on 2 cores) against the "
     "paper's A100 7B curve (ceiling chapter)"
 )
+#: The two cost curves Appendices L and M are read on, each with its tolerance.
+_CURVES = ((_REF, _FROM_PAPER_CURVE_ESTIMATE), (_MEAS, _CPU_ESTIMATE))
 
 
 
@@ -192,27 +194,18 @@ def appendix_rows() -> tuple[Headline, ...]:
     rows += [
         Headline(
             "ceiling",
-            "App. L: pointer's advantage per copy op, paper's curve (pooled)",
+            f"App. L: pointer's advantage per copy op, {whose} curve (pooled)",
             "§5 / App. L",
             adv,
-            _record("appendix_l", "advantage per op (mean)", corpus="pooled", curve=_REF),
+            _record("appendix_l", "advantage per op (mean)", corpus="pooled", curve=curve),
             "forwards",
-            _FROM_PAPER_CURVE_ESTIMATE,
-            n=_record("appendix_l", "K", corpus="pooled", curve=_REF),
-        ),
-        Headline(
-            "ceiling",
-            "App. L: pointer's advantage per copy op, our curve (pooled)",
-            "§5 / App. L",
-            adv,
-            _record("appendix_l", "advantage per op (mean)", corpus="pooled", curve=_MEAS),
-            "forwards",
-            _CPU_ESTIMATE,
-            n=_record("appendix_l", "K", corpus="pooled", curve=_MEAS),
-        ),
+            tol,
+            n=_record("appendix_l", "K", corpus="pooled", curve=curve),
+        )
+        for (curve, tol), whose in zip(_CURVES, ("paper's", "our"), strict=True)
     ]
     for corpus in ("heval-fix-py", "heval-fix-js", "probeedit"):
-        for curve, tol in ((_REF, _FROM_PAPER_CURVE_ESTIMATE), (_MEAS, _CPU_ESTIMATE)):
+        for curve, tol in _CURVES:
             if corpus == "probeedit" and curve == _MEAS:
                 continue
             rows.append(

@@ -17,7 +17,7 @@ import pandas as pd
 
 from cadlib.book.provenance import load_label
 from cadlib.book.replay import decode, record_path
-from cadlib.book.results import find_results_file
+from cadlib.book.results import read_results_file
 from cadlib.costs.cost_model import CostGrid
 
 from .render import fit_table_html
@@ -31,8 +31,7 @@ AGREEMENT_BAND = 1.25
 
 
 def _results(name: str) -> dict | None:
-    path = find_results_file(name)
-    return json.loads(path.read_text()) if path.exists() else None
+    return read_results_file(name)
 
 
 def _row(chapter: str, source: str, record: dict, context: int, ms: float, attention: str,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from cadlib import paper as _paper
+from cadlib.book.plotting import finish_axes
 
 from .chapter import CeilingRun
 from .covers import CORPUS_LABELS
@@ -65,12 +66,8 @@ def plot_token_cover(run: CeilingRun):
         ax.plot(8, 100 * value, marker="x", color="k", ms=8, ls="none",
                 label="paper, m=8" if name == "probeedit" else None)  # fmt: skip
     _log2_m_axis(ax, run.params["min_spans"])
-    ax.set_xlabel("minimum span m (tokens)")
-    ax.set_ylabel("copy fraction (%)")
-    ax.set_title("Token-level cover vs m (solid); line-level ceiling (dotted)", fontsize=11)
-    ax.legend(fontsize=8, ncol=2)
-    fig.tight_layout()
-    return fig
+    return finish_axes(fig, ax, "minimum span m (tokens)", "copy fraction (%)",
+                       "Token-level cover vs m (solid); line-level ceiling (dotted)")
 
 
 def plot_bounds_vs_m(run: CeilingRun):

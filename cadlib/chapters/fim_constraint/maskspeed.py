@@ -10,12 +10,10 @@ default collector on the run's own heap, and says what the other settings change
 
 from __future__ import annotations
 
-import json
-
 import pandas as pd
 
 from cadlib.book.provenance import load_caption
-from cadlib.book.results import find_results_file
+from cadlib.book.results import read_results_file
 
 __all__ = ["MASKSPEED_FILE", "load_maskspeed", "maskspeed_markdown", "maskspeed_table"]
 
@@ -24,8 +22,7 @@ MASKSPEED_FILE = "fim.maskspeed.json"
 
 def load_maskspeed() -> dict | None:
     """The committed mask-speed run, or ``None`` when none is committed."""
-    path = find_results_file(MASKSPEED_FILE)
-    return json.loads(path.read_text()) if path.exists() else None
+    return read_results_file(MASKSPEED_FILE)
 
 
 def maskspeed_table(report: dict) -> pd.DataFrame:

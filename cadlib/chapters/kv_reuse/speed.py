@@ -4,13 +4,11 @@ the committed timed run."""
 
 from __future__ import annotations
 
-import json
-
 import pandas as pd
 from tqdm import tqdm
 
 from cadlib.book.provenance import evidence_caption
-from cadlib.book.results import find_results_file
+from cadlib.book.results import read_results_file
 from cadlib.corpora import CORPUS_LABELS
 from cadlib.decoding.decoder import CopyDecoder
 from cadlib.decoding.methods import (
@@ -84,8 +82,7 @@ TIMING_COMMAND = "make record CHAPTER=06c_kv_reuse PROFILE=timing"
 
 def load_timing_run(profile: str = "timing") -> dict | None:
     """The committed timed run (``kv_reuse.<profile>.json``), or ``None``."""
-    path = find_results_file(f"kv_reuse.{profile}.json")
-    return json.loads(path.read_text()) if path.exists() else None
+    return read_results_file(f"kv_reuse.{profile}.json")
 
 
 def timing_run_table(record: dict) -> pd.DataFrame:

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from cadlib import paper as _paper
+from cadlib.book.plotting import finish_axes
 from cadlib.cases import EditCase
 from cadlib.corpora import CORPUS_LABELS
 from cadlib.endpoint_noise import WHICH, case_rng, perturb_program, perturbation_trials
@@ -268,12 +269,8 @@ def plot_em_vs_noise(both: pd.DataFrame, order: Sequence[str], paper_set: Sequen
             ax.plot(eps, 100 * np.array(em), "x", color=line.get_color(), ms=9, mew=2)
     ax.set_yscale("symlog", linthresh=10)
     ax.set_yticks([0, 1, 2, 5, 10, 20, 50, 100], ["0", "1", "2", "5", "10", "20", "50", "100"])
-    ax.set_xlabel("endpoint noise eps_max (lines)")
-    ax.set_ylabel("trimmed EM (%)")
-    ax.set_title("Oracle programs under endpoint noise (x: paper Table 8)", fontsize=11)
-    ax.legend(fontsize=8, ncol=2)
-    fig.tight_layout()
-    return fig
+    return finish_axes(fig, ax, "endpoint noise eps_max (lines)", "trimmed EM (%)",
+                       "Oracle programs under endpoint noise (x: paper Table 8)")
 
 
 def plot_endpoints(summary: pd.DataFrame, names: Sequence[str]):
