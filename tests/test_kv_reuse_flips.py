@@ -15,7 +15,7 @@ def test_distances_count_ids_since_the_last_copied_id():
 
 
 @pytest.mark.parametrize("d, bucket", [(None, BEFORE_ANY_COPY), (float("nan"), BEFORE_ANY_COPY),
-                                       (0, "next id"), (3, "1-3 ids"), (15, "4-15 ids"),
+                                       (0, "0 ids"), (3, "1-3 ids"), (15, "4-15 ids"),
                                        (400, "16+ ids")])  # fmt: skip
 def test_buckets(d, bucket):
     assert K.distance_bucket(d) == bucket
@@ -32,11 +32,13 @@ def test_the_flip_table_counts_flips_per_kind_and_bucket_and_the_sentence_reads_
                    rows("all", [("choice", 0, True)]),
                    rows("none", [("choice", 0, False)]).assign(split="dev")])  # fmt: skip
     t = K.flip_table(r).set_index(["policy", "kind", "after_copy"])
-    assert t.loc[("none", "choice", "next id"), "flips"] == 1
-    assert t.loc[("none", "choice", "next id"), "decisions"] == 2
+    assert t.loc[("none", "choice", "0 ids"), "flips"] == 1
+    assert t.loc[("none", "choice", "0 ids"), "decisions"] == 2
     assert t.loc[("none", "gen", "16+ ids"), "flip_rate"] == 1
-    text = K.flip_markdown(K.flip_table(r), "none")
-    assert "2 of 5 held-out decisions flipped" in text and "50.0% of 2" in text
+    text = K.flip_markdown(K.flip_table(r), "none", min_decisions=2)
+    assert "2 of 5 held-out decisions flipped (1 at `choice` decisions, 1 at `gen`" in text
+    assert "densest at `choice` decisions 0 ids after a copy: 50.0% of 2" in text
+    assert "against 33.3% of 3 elsewhere" in text
     assert K.flip_markdown(K.flip_table(r), "all") == "Under `all` no held-out decision flipped."
 
 

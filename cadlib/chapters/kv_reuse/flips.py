@@ -21,7 +21,7 @@ __all__ = ["DISTANCE_BUCKETS", "decision_distances", "distance_bucket", "flip_ta
            "flip_markdown"]  # fmt: skip
 
 #: Buckets of ``since_copy`` (inclusive bounds), in display order.
-DISTANCE_BUCKETS = (("next id", 0, 0), ("1-3 ids", 1, 3), ("4-15 ids", 4, 15),
+DISTANCE_BUCKETS = (("0 ids", 0, 0), ("1-3 ids", 1, 3), ("4-15 ids", 4, 15),
                     ("16+ ids", 16, math.inf))  # fmt: skip
 BEFORE_ANY_COPY = "before any copy"
 
@@ -60,19 +60,20 @@ def flip_table(rows: pd.DataFrame, split: str = "test") -> pd.DataFrame:
     return table.sort_values(["policy", "kind", "after_copy"], kind="stable").reset_index(drop=True)
 
 
-def flip_markdown(table: pd.DataFrame, policy: str) -> str:
-    """One sentence for ``policy``: how many of its held-out flips fall on the id right after
-    a copy, and their rate there against elsewhere (generated from ``table``)."""
+def flip_markdown(table: pd.DataFrame, policy: str, min_decisions: int = 10) -> str:
+    """For ``policy``: its held-out flips by kind, and the kind and distance bucket where they
+    are densest (the highest flip rate among buckets of at least ``min_decisions``
+    decisions) against the rate everywhere else (generated from ``table``)."""
     t = table[table.policy == policy]
     if t.empty or t.flips.sum() == 0:
         return f"Under `{policy}` no held-out decision flipped."
-    nxt = t[t.after_copy == DISTANCE_BUCKETS[0][0]]
-    rest = t[t.after_copy != DISTANCE_BUCKETS[0][0]]
     by_kind = t.groupby("kind", observed=True).flips.sum()
     kinds = ", ".join(f"{int(n)} at `{k}` decisions" for k, n in by_kind.items() if n)
-    rate = nxt.flips.sum() / max(1, nxt.decisions.sum())
+    big = t[t.decisions >= min_decisions]
+    top = (big if not big.empty else t).sort_values("flip_rate", kind="stable").iloc[-1]
+    rest = t.drop(index=top.name)
     other = rest.flips.sum() / max(1, rest.decisions.sum())
     return (f"Under `{policy}`, {int(t.flips.sum())} of {int(t.decisions.sum())} held-out "
-            f"decisions flipped ({kinds}); {int(nxt.flips.sum())} of them on the id right after "
-            f"a copy, where {rate:.1%} of {int(nxt.decisions.sum())} decisions flipped, against "
-            f"{other:.1%} of {int(rest.decisions.sum())} elsewhere.")
+            f"decisions flipped ({kinds}). They are densest at `{top.kind}` decisions "
+            f"{top.after_copy} after a copy: {top.flip_rate:.1%} of {int(top.decisions)} flipped "
+            f"there, against {other:.1%} of {int(rest.decisions.sum())} elsewhere.")
