@@ -340,3 +340,34 @@ def test_summary_fits_the_article_column_at_1280px(built_book, chromium):
     assert not [h.label for h in summary.HEADLINES if h.label not in text]
     assert set(marks) == set(notes), (marks, notes)
     assert set(notes.values()) <= {h.why for h in summary.HEADLINES if h.why}, notes
+
+
+#: The opening's answer paragraph and whether papermill's parameters cell is folded, per page.
+_OPENING = """() => {
+  const answer = Array.from(document.querySelectorAll('main p'))
+    .find(p => p.innerText.trim().startsWith('Answer.'));
+  const injected = document.querySelector('main .tag_injected-parameters');
+  const folded = injected && injected.querySelector('details.hide');
+  return {
+    answer: answer ? answer.innerText.trim() : null,
+    injected: !!injected,
+    folded: !!folded && !folded.open && !injected.querySelector('pre').checkVisibility(),
+  };
+}"""
+
+
+def test_chapters_open_with_a_generated_answer_and_fold_the_parameters(built_book, browser):
+    """Every chapter page (issue 33): the first paragraphs hold the question and an answer glued
+    from the chapter's run (not an empty role), and papermill's injected ``# Parameters`` cell
+    is folded behind myst-nb's toggle (``book/_ext/folded_parameters.py``)."""
+    problems = []
+    page = browser.new_page()
+    for name in (p for p in toc_pages() if p.startswith("notebooks/")):
+        page.goto((built_book / (name + ".html")).as_uri())
+        found = page.evaluate(_OPENING)
+        if not found["answer"] or len(found["answer"]) < len("Answer.") + 60:
+            problems.append(f"{name}: no generated answer ({found['answer']!r})")
+        if found["injected"] and not found["folded"]:
+            problems.append(f"{name}: the injected parameters cell is not folded")
+    page.close()
+    assert not problems, "\n".join(problems)

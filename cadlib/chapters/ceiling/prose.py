@@ -18,6 +18,7 @@ from .covers import CORPUS_LABELS
 from .percentiles import SPAN_VARIANTS
 
 __all__ = [
+    "answer",
     "percentile_finding",
     "short_span_finding",
     "token_level_finding",
@@ -318,3 +319,24 @@ def conclusion(numbers: Mapping, paper: Mapping = _paper.TABLE2,
         "model is a different machine, and its bounds are labelled as such."
     )
     return " ".join(out)
+
+
+def answer(numbers: Mapping, corpora: Sequence[str] = ("heval-fix-py", "heval-fix-js",
+                                                        "probeedit")) -> str:  # fmt: skip
+    """The chapter's question answered with its own numbers (the opening's **Answer.**):
+    ``numbers`` as written to ``results/ceiling.json``, the paper's corpora in order."""
+    line, tf = numbers["line"], numbers["token_level_f"]
+    ref = numbers["bounds_paper_reference_curve"]["line"]
+    ours = numbers["bounds_measured_curve"]["line"]
+    corpora = [c for c in corpora if c in line]
+    names = " / ".join(_short(c) for c in corpora)
+    f_line = " / ".join(_pc(line[c]["f_line"]) for c in corpora)
+    f_tok = " / ".join(_pc(tf[c].get(8, tf[c].get("8"))) for c in corpora)  # int keys, or JSON's
+    bnd_ref = " / ".join(f"{ref[c]['bnd_exact']:.1f}×" for c in corpora)
+    bnd_ours = " / ".join(f"{ours[c]['bnd_exact']:.1f}×" for c in corpora if c in ours)
+    most = "Most of it" if all(line[c]["f_line"] > 0.5 for c in corpora) else "Not everywhere"
+    return (f"{most}: counted in Qwen2.5 BPE tokens, line-level copies can emit {f_line} of "
+            f"the output of {names} ({f_tok} at token level with spans of at least 8 tokens); "
+            "the rest must be generated. Composed with the paper's reconstructed 7B A100 "
+            f"curve, that bounds the speedup (bnd_exact) at {bnd_ref}; with the CPU curve "
+            f"measured in chapter 2 at {bnd_ours}.")  # fmt: skip

@@ -27,6 +27,7 @@ from cadlib.models import SMOLLM2, is_random_init, load_model, model_info
 from .fixed_costs import m_star, measure_fixed_costs
 
 __all__ = [
+    "answer",
     "GPU_PAIRS",
     "gpu_evidence",
     "gpu_evidence_markdown",
@@ -237,3 +238,23 @@ def gpu_evidence_markdown(record: Mapping | None = None) -> str:
             f"shapes, {record['params']['dtype']}, {record['params']['attn_implementation']}; "
             f"{hw.get('gpu', 'no GPU named')}; {record['created'][:10]}). "
             + load_caption(record))  # fmt: skip
+
+
+def answer(numbers: Mapping, where: str) -> str:
+    """The chapter's question answered with its own numbers (the opening's **Answer.**): the
+    splice check, then s(8), s at the largest N and m* of the primary model."""
+    check, name = numbers.get("splice_check"), numbers["primary"]
+    c, m = numbers["curves"][name], numbers["m_star"][name]
+    s = dict(zip(c["N"], c["s"], strict=True))
+    if check is None:
+        same = "The splice-equals-decode check did not run in this profile."
+    elif check["passed"]:
+        same = (f"A splice is exactly {check['N']} decode steps here: same logits (largest "
+                f"difference {check['max_abs_logit_diff']:.0e}), same keys, and the cache grows by "
+                f"{check['len_after_splice'] - check['len_before']} on both paths.")  # fmt: skip
+    else:
+        same = "**The splice check failed**: a splice is not the decode steps it replaces here."
+    s8 = f"s(8) = {s[8]:.1f}× and " if 8 in s else ""
+    return (f"{same} On {name} ({where}) one forward of N ids is {s8}s({c['N'][-1]}) = "
+            f"{c['s'][-1]:.1f}× faster than N decode steps, and a splice pays from N = "
+            f"{m['strict']} (s > 1; s > 1.5 from N = {m['safe']}).")  # fmt: skip

@@ -34,6 +34,7 @@ from .flips import decision_distances
 
 __all__ = [
     "PROFILES",
+    "answer",
     "DEV",
     "TEST",
     "POLICIES",
@@ -397,3 +398,31 @@ def run_summary(shares: pd.DataFrame, agreement: pd.DataFrame, verdict: dict) ->
         parts.append(f"No policy meets the declared threshold ({thr}) on the held-out "
                      f"corpora{control}.")
     return "\n\n".join(parts)  # fmt: skip
+
+
+def answer(numbers: dict) -> str:
+    """The chapter's question answered with its own numbers (the opening's **Answer.**): the
+    reusable share of the spliced ids (policy ``none``, pooled over the corpora measured, per
+    tokenizer), the held-out agreement of each policy and the verdict against the threshold
+    (``numbers`` of :func:`kv_numbers`)."""
+    shares = []
+    for tok, corpora in numbers["shares"].items():
+        none = [c["none"] for c in corpora.values() if "none" in c]
+        if none:
+            reused = sum(c["reused"] for c in none) / sum(c["splice"] for c in none)
+            shares.append(f"{reused:.1%} with {tok}")
+    test, verdict = numbers["agreement"].get("test", {}), numbers["verdict"]
+    rates = ", ".join(f"`{p}` {r['rate']:.1%}" for p, r in test.items())
+    out = [f"Most of each copy is reusable: over the corpora measured, the prompt's cache "
+           f"entries can stand in for {' and '.join(shares)} of the spliced ids."]
+    if rates:
+        out.append(f"The decisions that follow are another matter: on the held-out corpora "
+                   f"the reuse decoder's greedy decisions agree with the exact splice's at "
+                   f"{rates} of positions.")  # fmt: skip
+    if verdict["best"]:
+        out.append(f"`{verdict['best']}` meets the threshold declared before measuring "
+                   f"({verdict['threshold']:.1%}).")  # fmt: skip
+    else:
+        out.append(f"No policy meets the threshold declared before measuring "
+                   f"({verdict['threshold']:.1%}), so the reuse mode stays opt-in.")
+    return " ".join(out)

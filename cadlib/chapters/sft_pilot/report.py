@@ -24,6 +24,7 @@ from cadlib.metrics import ALPHA, format_p
 from .scoring import CaseResult
 
 __all__ = [
+    "answer",
     "CASE_FIELDS",
     "case_record",
     "cases_path",
@@ -234,3 +235,24 @@ def profile_summary(profile: str) -> str:
     n = record["numbers"]
     return (f"*Profile {profile}, model {record['model']}, run {record['created'][:10]}; "
             f"regenerate with* {command}\n\n{n['conclusion']}")  # fmt: skip
+
+
+def answer(numbers: Mapping, trained: str | None = None,
+           untrained: str = "FSM-constrained (untrained)") -> str:  # fmt: skip
+    """The chapter's question answered with its own numbers (the opening's **Answer.**): the
+    declared test (span-only EM of the trained model against the untrained one under the same
+    FSM decoder, McNemar exact, Holm), exact match and identity outputs beside it. ``trained``
+    defaults to the first SFT+FSM system of Table 6 (``numbers`` of the results file)."""
+    t6, comparisons = numbers["table6"], numbers["comparisons"]
+    trained = trained or next(s for s in t6 if s.startswith("SFT+FSM"))
+    span = _find(comparisons, trained, untrained, "span_em")
+    if span is None:
+        raise ValueError(f"no span_em comparison of {trained!r} with {untrained!r}")
+    learned = span["significant"] and span["a"] > span["b"]
+    a, b = t6[trained], t6[untrained]
+    return (f"**{'Yes' if learned else 'No'}**, by the test declared for it: span-only EM is "
+            f"{_count(span, 'a')} for {trained} against {_count(span, 'b')} untrained on the "
+            f"same held-out cases ({_pv(span)}). Exact match is {a['em']}/{a['n']} against "
+            f"{b['em']}/{b['n']}, and {a['identity']}/{a['n']} trained outputs return the input "
+            f"unchanged ({b['identity']}/{b['n']} untrained): the conclusion below reads the "
+            "rest of the paired tests.")  # fmt: skip
