@@ -243,11 +243,11 @@ SFT_NOTEBOOKS := notebooks/07_sft_pilot.ipynb notebooks/08_fim_constraint.ipynb
 SECOND_QUEUE := $(SFT_NOTEBOOKS) notebooks/06b_llama_cpp.ipynb notebooks/06c_kv_reuse.ipynb \
 	book/serving.ipynb
 
-# The chapters committed at an evidence profile (the book shows their full / large run; nbval
+# The chapters committed at an evidence profile (the book shows their full / agreement / large run; nbval
 # replays it): their cpu profile, the reference of make book's reproduction report, is
 # replayed too (papermill, outputs not compared) so that its results are still re-derived and
 # compared by test-results. tests/test_rerun_results.py checks this list against the notebooks.
-EVIDENCE_NOTEBOOKS := notebooks/06_decoding.ipynb notebooks/07_sft_pilot.ipynb notebooks/08_fim_constraint.ipynb
+EVIDENCE_NOTEBOOKS := notebooks/06_decoding.ipynb notebooks/06c_kv_reuse.ipynb notebooks/07_sft_pilot.ipynb notebooks/08_fim_constraint.ipynb
 REPLAY_CPU = OMP_WAIT_POLICY=PASSIVE CADLIB_FAKE_MACHINE=1 CADLIB_REPLAY=1 CADLIB_RESULTS_DIR=$(TEST_RESULTS) \
 	$(BIN)/papermill --cwd notebooks $(1) _build/replay-cpu/$(notdir $(1)) -p profile cpu \
 	--log-level WARNING --no-progress-bar

@@ -10,6 +10,7 @@ import torch
 from tqdm import tqdm
 
 from cadlib.book import plotting
+from cadlib.book.replay import replayed_run_note
 from cadlib.book.results import setting_label
 from cadlib.corpora import CORPUS_LABELS, load_corpus, seeded_subset
 from cadlib.costs.accounting import copy_sources
@@ -33,6 +34,9 @@ from cadlib.models import (
 from .flips import decision_distances
 
 __all__ = [
+    "EVIDENCE_PROFILE",
+    "EVIDENCE_COMMAND",
+    "evidence_note",
     "PROFILES",
     "answer",
     "DEV",
@@ -126,6 +130,17 @@ PROFILES = {
         timing_policies=("none",), free_run_tokens=8,
     ),
 }  # fmt: skip
+
+#: The profile the book's chapter 6c shows (its evidence run, committed with its records).
+EVIDENCE_PROFILE = "agreement"
+#: The command that recorded it.
+EVIDENCE_COMMAND = "make record CHAPTER=06c_kv_reuse PROFILE=agreement"
+
+
+def evidence_note() -> str:
+    """The sentence chapter 6c shows when it is its evidence run
+    (:func:`cadlib.book.replay.replayed_run_note`)."""
+    return replayed_run_note("kv_reuse", EVIDENCE_PROFILE, EVIDENCE_COMMAND)
 
 
 # --------------------------------------------------------------------------------------------
