@@ -14,7 +14,7 @@ import cadlib.chapters.kv_reuse as KV
 import cadlib.chapters.llama_cpp as LC
 from cadlib.chapters import ceiling, formats, kernel, losslessness, sft_pilot
 from cadlib.chapters.decoding import chapter as decoding
-from cadlib.chapters.fim_constraint import report as fim
+from cadlib.chapters.fim_constraint import conclusion as fim
 from cadlib.chapters.perturbation import prose as perturbation
 from cadlib.paths import repo_root
 

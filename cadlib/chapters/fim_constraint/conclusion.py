@@ -15,6 +15,7 @@ from cadlib.metrics import ALPHA, holm, mcnemar_exact, rate_cell
 from .report import PRIMARY, rate_text, records, run_summary, validity_table
 
 __all__ = [
+    "answer",
     "conclusion_markdown",
     "primary_tests_markdown",
     "rates_from_cases",
@@ -212,3 +213,36 @@ def conclusion_markdown(numbers: dict, tests: pd.DataFrame | None,
                    "the token budget closed, which the model never finished; they are not "
                    "evidence for the primary metric.")
     return " ".join(out)
+
+
+def answer(numbers: dict, where: str) -> str:
+    """The chapter's question answered with its own numbers (the opening's **Answer.**):
+    agreement with CPython, the primary metric (ended by the model and parses) without and
+    with the constraint for each model's ``<gen>`` bodies and for FIM completion, and the
+    mask's median cost beside the forward's."""
+    d = numbers["differential"]
+    s = numbers.get("stdlib_differential") or {}
+    exact = d["disagreements"] == 0 and not s.get("uncategorized")
+    std = (f" and left {s['uncategorized']} unexplained disagreements over {s['cuts']} "
+           "standard-library cuts" if s else "")  # fmt: skip
+
+    def pair(rows: dict, label: str) -> str:
+        base, cons = rows[f"{label}unconstrained"], rows[f"{label}FIM-constrained"]
+        return f"from {base[PRIMARY]}/{base['n']} to {cons[PRIMARY]}/{cons['n']}"
+
+    edits = numbers["localized_edit"]
+    models = list(dict.fromkeys(k.rsplit(" / ", 1)[0] for k in edits))
+    bodies = " and ".join(f"{pair(edits, m + ' / ')} ({m})" for m in models)
+    costs = [c for k, c in numbers.get("localized_edit_cost_ms", {}).items()
+             if k.endswith("FIM-constrained") and c.get("mask ms (median)") is not None]
+    cost = ("" if not costs else
+            " Its mask over the whole vocabulary costs a median of "
+            + " / ".join(f"{c['mask ms (median)']:.1f}" for c in costs)
+            + " ms per generated token, beside a forward of "
+            + " / ".join(f"{c['forward ms (median)']:.0f}" for c in costs) + " ms.")  # fmt: skip
+    return (f"{'Yes' if exact else 'Not always'}, as far as syntax goes: the recognizer agreed "
+            f"with `ast.parse` on {d['edits'] - d['disagreements']} of {d['edits']} perturbed "
+            f"HumanEval middles{std}. With the constraint, the `<gen>` bodies that the model "
+            f"ended and that parse go {bodies}, and FIM completions {pair(numbers['fim'], '')} "
+            f"({where}): the constraint blocks invalid text but cannot make the model "
+            f"finish.{cost}")  # fmt: skip

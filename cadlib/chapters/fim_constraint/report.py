@@ -44,7 +44,7 @@ from cadlib.models import SMOLLM2, model_info
 from cadlib.oracle import oracle_program
 
 __all__ = [
-    "answer", "PRIMARY", "MASK_TARGET_MS", "mask_target_markdown", "validity_table", "rate_text",
+    "PRIMARY", "MASK_TARGET_MS", "mask_target_markdown", "validity_table", "rate_text",
     "step_costs", "cost_by_length", "system_labels", "rate_table", "edit_cost_table",
     "case_records", "write_case_records", "clean", "records", "run_summary", "setting",
     "run_label", "differential_text", "differential_by_cut", "edit_shape_table", "edit_caption",
@@ -478,36 +478,3 @@ def write_chapter(ch: Chapter, numbers: dict, edit_rows: pd.DataFrame, fim_rows:
     path = ch.write(numbers, {}, model=ch.P["model"], tokenizer=ch.P["model"], device=device,
                     extra_params={"seed": ch.seed})  # fmt: skip
     return path, write_case_records(case_records(edit_rows, fim_rows), ch.profile)
-
-
-def answer(numbers: dict, where: str) -> str:
-    """The chapter's question answered with its own numbers (the opening's **Answer.**):
-    agreement with CPython, the primary metric (ended by the model and parses) without and
-    with the constraint for each model's ``<gen>`` bodies and for FIM completion, and the
-    mask's median cost beside the forward's."""
-    d = numbers["differential"]
-    s = numbers.get("stdlib_differential") or {}
-    exact = d["disagreements"] == 0 and not s.get("uncategorized")
-    std = (f" and left {s['uncategorized']} unexplained disagreements over {s['cuts']} "
-           "standard-library cuts" if s else "")  # fmt: skip
-
-    def pair(rows: dict, label: str) -> str:
-        base, cons = rows[f"{label}unconstrained"], rows[f"{label}FIM-constrained"]
-        return f"from {base[PRIMARY]}/{base['n']} to {cons[PRIMARY]}/{cons['n']}"
-
-    edits = numbers["localized_edit"]
-    models = list(dict.fromkeys(k.rsplit(" / ", 1)[0] for k in edits))
-    bodies = " and ".join(f"{pair(edits, m + ' / ')} ({m})" for m in models)
-    costs = [c for k, c in numbers.get("localized_edit_cost_ms", {}).items()
-             if k.endswith("FIM-constrained") and c.get("mask ms (median)") is not None]
-    cost = ("" if not costs else
-            " Its mask over the whole vocabulary costs a median of "
-            + " / ".join(f"{c['mask ms (median)']:.1f}" for c in costs)
-            + " ms per generated token, beside a forward of "
-            + " / ".join(f"{c['forward ms (median)']:.0f}" for c in costs) + " ms.")  # fmt: skip
-    return (f"{'Yes' if exact else 'Not always'}, as far as syntax goes: the recognizer agreed "
-            f"with `ast.parse` on {d['edits'] - d['disagreements']} of {d['edits']} perturbed "
-            f"HumanEval middles{std}. With the constraint, the `<gen>` bodies that the model "
-            f"ended and that parse go {bodies}, and FIM completions {pair(numbers['fim'], '')} "
-            f"({where}): the constraint blocks invalid text but cannot make the model "
-            f"finish.{cost}")  # fmt: skip
