@@ -66,6 +66,13 @@ def test_the_top_level_is_short():
     assert {w for w in WINGS if (PACKAGE / w / "__init__.py").exists()} == set(WINGS)
 
 
+def test_no_module_is_longer_than_a_reader_takes_in():
+    """Issue 33: no module over 500 lines (a longer one is split by concept)."""
+    long = {str(p.relative_to(PACKAGE)): n for p in PACKAGE.rglob("*.py")
+            if (n := len(p.read_text().splitlines())) > 500}  # fmt: skip
+    assert long == {}
+
+
 def test_no_chapter_imports_another():
     assert crossings() == set(), f"imports across the plan: {sorted(crossings())}"
 
