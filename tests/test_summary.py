@@ -180,8 +180,8 @@ def test_no_summary_row_reads_a_smaller_run_than_its_chapter_shows():
         for label in rows:
             if not math.isnan(n_other[label] or math.nan):
                 assert n_read[label] >= n_other[label], (label, path.name)
-    for chapter, profiles in tables.EVIDENCE_RUNS.items():
-        if (folder / f"{chapter}.{profiles[0]}.json").exists():
+    for chapter, profiles in tables.EVIDENCE_RUNS.items():  # those with headline rows
+        if chapter in chapters and (folder / f"{chapter}.{profiles[0]}.json").exists():
             assert set(table[table.chapter == chapter].profile) == {profiles[0]}, chapter
 
 

@@ -43,7 +43,8 @@ __all__ = [
 #: run), so a row never quotes a smaller sample than its chapter has. A chapter not named here
 #: (or without such a file) is read from its cpu run.
 EVIDENCE_RUNS: dict[str, tuple[str, ...]] = {
-    "decoding": ("full",), "sft_pilot": ("seeds", "full"), "fim": ("large",),
+    "decoding": ("full",), "kv_reuse": ("agreement",), "sft_pilot": ("seeds", "full"),
+    "fim": ("large",),
 }  # fmt: skip
 
 
