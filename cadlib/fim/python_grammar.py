@@ -63,7 +63,9 @@ lark's symbols (:data:`TARGET_RULES` replaces lark's rules of the same names,
 
 Known differences that remain (they show up as rare differential disagreements): starred
 expressions where 3.11 forbids them only in its compiler-like "invalid_*" rules;
-``global``/``nonlocal`` and the like are not checked beyond syntax (neither does ``ast.parse``).
+``global``/``nonlocal`` and the like are not checked beyond syntax (neither does ``ast.parse``);
+an implicit concatenation of text and bytes literals (``"a" b"c"``), which ``ast.parse``
+rejects, is accepted (``tests/test_fim_fstring.py`` pins it with a strict xfail).
 The grammar is Python **3.11**'s (the interpreter the differential runs under): 3.12's type
 parameters and ``type`` statements are rejected, as 3.11 does, and f-strings follow 3.11's rules
 (:mod:`cadlib.fim.fstring`), not PEP 701's.
