@@ -101,6 +101,8 @@ def test_kv_reuse_answer_reports_shares_agreement_and_the_verdict():
     n = numbers("kv_reuse")
     text = KV.answer(n)
     assert f"{n['verdict']['threshold']:.1%}" in text
+    each = [c["none"]["reused"] / c["none"]["splice"] for c in n["shares"]["SmolLM2"].values()]
+    assert f"{min(each):.1%}–{max(each):.1%} with SmolLM2" in text  # per corpus, not pooled
     met = copy.deepcopy(n)
     met["verdict"]["best"] = "first=2"
     assert "`first=2` meets the threshold" in KV.answer(met)

@@ -60,3 +60,19 @@ def test_the_engines_caps_are_the_committed_runs_choice():
     assert {k: v for k, v in DRAFT_MAX_IDS.items()} == {
         k: v for k, v in chosen.items() if k.startswith(LlamaCppEngine.name)}
     assert report["protocol"]["caps"] == list(DP.CAPS)
+
+
+def test_a_case_slower_with_drafts_is_named_even_when_its_corpus_pools_faster():
+    test = pd.concat([rows({"plain": 10.0, "drafts": 5.0}, corpus="a"),
+                      rows({"plain": 1.0, "drafts": 1.2}, corpus="a").assign(case="c/1")])
+    report = dict(test=DP._records(test), chosen={"e": None}, repeats=2,
+                  verdicts=DP._records(DP.verdicts(test, {"e": None})),
+                  protocol=dict(model="m", threads=2), hardware=dict(cpu="A", cores=2),
+                  provenance={"load": {"other_cores": {"mean": 0.0, "max": 0.0}, "samples": 1,
+                                       "load_avg_1m": {"mean": 0, "max": 0}},
+                              "busy": False})  # fmt: skip
+    ratios = DP.case_ratios(report).set_index("case").policy_over_plain
+    assert ratios["c/0"] == pytest.approx(0.5) and ratios["c/1"] == pytest.approx(1.2)
+    text = DP.policy_markdown(report)
+    assert "took no more pooled decode time" in text
+    assert "slower in 1 of 2 (engine, case) pairs: c/1 on e, 1.20×" in text

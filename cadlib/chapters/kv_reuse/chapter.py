@@ -417,18 +417,19 @@ def run_summary(shares: pd.DataFrame, agreement: pd.DataFrame, verdict: dict) ->
 
 def answer(numbers: dict) -> str:
     """The chapter's question answered with its own numbers (the opening's **Answer.**): the
-    reusable share of the spliced ids (policy ``none``, pooled over the corpora measured, per
-    tokenizer), the held-out agreement of each policy and the verdict against the threshold
+    reusable share of the spliced ids (policy ``none``), as the range over the corpora
+    measured per tokenizer (a pooled share would be carried by the corpora with the longest
+    copies), the held-out agreement of each policy and the verdict against the threshold
     (``numbers`` of :func:`kv_numbers`)."""
     shares = []
     for tok, corpora in numbers["shares"].items():
-        none = [c["none"] for c in corpora.values() if "none" in c]
-        if none:
-            reused = sum(c["reused"] for c in none) / sum(c["splice"] for c in none)
-            shares.append(f"{reused:.1%} with {tok}")
+        each = [c["none"]["reused"] / c["none"]["splice"] for c in corpora.values()
+                if "none" in c and c["none"]["splice"]]  # fmt: skip
+        if each:
+            shares.append(f"{min(each):.1%}–{max(each):.1%} with {tok}")
     test, verdict = numbers["agreement"].get("test", {}), numbers["verdict"]
     rates = ", ".join(f"`{p}` {r['rate']:.1%}" for p, r in test.items())
-    out = [f"Most of each copy is reusable: over the corpora measured, the prompt's cache "
+    out = [f"Most of each copy is reusable: on each corpus measured, the prompt's cache "
            f"entries can stand in for {' and '.join(shares)} of the spliced ids."]
     if rates:
         out.append(f"The decisions that follow are another matter: on the held-out corpora "
