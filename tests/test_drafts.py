@@ -1,6 +1,8 @@
-"""The drafts of :mod:`cadlib.decoding.drafts`: what the composed :class:`Drafter` proposes at every
-position of a set of transcripts, pinned for every combination of kinds and caps (recorded from
-the drafter before it was split into one class per strategy, issue 33)."""
+"""The drafts of :mod:`cadlib.decoding.drafts`: each source on its own (prompt lookup, cursor
+lookup, op headers, and the program position they share), how :class:`Drafter` composes them,
+and what it proposes at every position of a set of transcripts, pinned for every combination of
+kinds and caps (recorded from the drafter before it was split into one class per strategy,
+issue 33)."""
 
 import hashlib
 import itertools
@@ -10,7 +12,16 @@ import pytest
 
 from cadlib.corpora import EditCase, load_corpus
 from cadlib.costs import accounting as A
-from cadlib.decoding.drafts import Drafter
+from cadlib.decoding.drafts import (
+    BODY_PLD,
+    CursorDrafts,
+    Drafter,
+    HeaderDrafts,
+    ProgramPosition,
+    PromptLookupDrafts,
+    lookup_draft,
+    ngram_index,
+)
 from cadlib.decoding.fsm import token_table, transcript
 from cadlib.decoding.methods import prepare
 from cadlib.grammar import Copy, Gen, Program
@@ -18,6 +29,96 @@ from cadlib.grammar import Copy, Gen, Program
 SUBSETS = [k for r in (1, 2, 3) for k in itertools.combinations(Drafter.KINDS, r)]
 CAPS = (None, 3, 8)
 LINES30 = "\n".join(f"v{i}" for i in range(1, 31))
+DOC = "a = 1\nb = 2\nc = 3\nd = 4\ne = 5"
+K, N = BODY_PLD
+
+
+@pytest.fixture(scope="module")
+def toy(tok):
+    """``(table, prompt ids, transcript)`` of ``<copy 1-2><gen>c = 30</gen><copy 4-5>`` on DOC."""
+    x = prepare("toy", EditCase("toy/0", DOC, DOC.replace("c = 3", "c = 30"), "c = 30."), tok)
+    assert list(x.program) == [Copy(1, 2), Gen("c = 30"), Copy(4, 5)]
+    return token_table(tok), x.edit_prompt, transcript(x.program, DOC, tok)
+
+
+def at(tr, p):
+    """The transcript before position ``p`` and the kind of ``p``: what a source is told."""
+    return tr.ids[:p], tr.kinds[:p], tr.kinds[p]
+
+
+def test_the_program_position_knows_the_ops_before_and_the_open_body(toy):
+    table, _, tr = toy
+    position = ProgramPosition(table)
+    body, closer = tr.kinds.index("gen"), tr.ids.index(table.gen_close[0])
+    assert position.ops_before(tr.ids, tr.kinds, body) == (Copy(1, 2), 2)
+    assert position.open_body(*at(tr, body)) == ()  # the body's first id: an empty body
+    assert position.open_body(*at(tr, body + 2)) == tr.ids[body : body + 2]
+    assert position.closer_begun(tr.ids[body : closer + 1]) == 1
+    assert position.open_body(*at(tr, closer + 1)) is None  # the closer has begun
+    assert position.open_body(*at(tr, body - 2)) is None  # not a body id
+
+
+def test_prompt_lookup_drafts_look_in_the_prompt_and_the_ids_inside_a_body(toy):
+    table, prompt, tr = toy
+    source = PromptLookupDrafts(ProgramPosition(table), prompt, K, N)
+    body, closer = tr.kinds.index("gen"), tr.ids.index(table.gen_close[0])
+    assert source.propose(*at(tr, body - 2), None) is None  # a choice: not its turn
+    seq = [*prompt, *tr.ids[: body + 2]]
+    draft = source.propose(*at(tr, body + 2), None)
+    assert draft and draft == list(lookup_draft(seq, len(seq), K, N, ngram_index(seq, N)))
+    assert source.propose(*at(tr, closer + 1), None) is None  # the headers' turn
+
+
+def test_cursor_drafts_look_in_the_lines_ahead_then_fall_back_to_prompt_lookup(toy):
+    table, prompt, tr = toy
+    position = ProgramPosition(table)
+    cursor = CursorDrafts(position, table, DOC.split("\n"), K, N,
+                          PromptLookupDrafts(position, prompt, K, N))  # fmt: skip
+    body = tr.kinds.index("gen")
+    ahead = list(table.body_ids("c = 3\nd = 4\ne = 5"))  # the lines after the copy of 1-2
+    assert cursor.propose(*at(tr, body), None) == ahead[:K] == cursor.first_ids(2)
+    assert cursor.propose(*at(tr, body + 2), None) == ahead[2 : 2 + K]  # after its "\nc"
+    # a body id found nowhere ahead: the prompt-lookup rule over the prompt and the ids
+    unseen = table.op_literals["close"][1]
+    assert unseen not in ahead
+    ids, kinds = (*tr.ids[: body + 2], unseen), (*tr.kinds[: body + 2], "gen")
+    fallback = PromptLookupDrafts(ProgramPosition(table), prompt, K, N).after(ids)
+    assert fallback and cursor.propose(ids, kinds, "gen", None) == fallback
+    assert cursor.propose(*at(tr, body - 2), None) is None
+
+
+def test_header_drafts_guess_the_next_op_and_carry_the_cursors_lines(toy):
+    table, prompt, tr = toy
+    lines = DOC.split("\n")
+    headers = HeaderDrafts(ProgramPosition(table), table, lines)
+    firsts = A.first_decisions(tr, table)  # {an op's first decision: its first position}
+    (first, start), (opener, _) = list(firsts.items())[:2]
+    whole = [*table.op_literals["copy"], *table.encode("1"), *table.dash, *table.encode("5")]
+    assert headers.propose(*at(tr, first), start) == whole[first - start :]  # the whole doc
+    gen = list(table.op_literals["gen"])
+    assert headers.propose(*at(tr, opener), opener) == gen  # after a copy, a <gen>
+    body = tr.kinds.index("gen")
+    assert headers.propose(*at(tr, body + 2), None) is None  # an open body: not its turn
+    closer = tr.ids.index(table.gen_close[0]) + 1  # then the rest of the program, exactly
+    assert headers.propose(*at(tr, closer), None) == list(tr.ids[closer:])
+    position = ProgramPosition(table)
+    cursor = CursorDrafts(position, table, lines, K, N, PromptLookupDrafts(position, prompt, K, N))
+    with_cursor = HeaderDrafts(position, table, lines, cursor)
+    assert with_cursor.propose(*at(tr, opener), opener) == [*gen, *cursor.first_ids(2)]
+
+
+@pytest.mark.parametrize(("kinds", "sources"), [
+    (("pld",), [PromptLookupDrafts]), (("cursor",), [CursorDrafts]),
+    (("pld", "cursor"), [CursorDrafts]), (("headers",), [HeaderDrafts]),
+    (("pld", "headers"), [HeaderDrafts, PromptLookupDrafts]),
+    (("cursor", "headers"), [HeaderDrafts, CursorDrafts]),
+    (("pld", "cursor", "headers"), [HeaderDrafts, CursorDrafts])])  # fmt: skip
+def test_the_drafter_asks_the_headers_then_one_body_source(tok, kinds, sources):
+    drafter = Drafter(kinds, token_table(tok), DOC, [1, 2, 3])
+    assert [type(source) for source in drafter.sources] == sources
+    assert len({id(source.position) for source in drafter.sources}) == 1
+    if {"cursor", "headers"} <= set(kinds):
+        assert drafter.sources[0].cursor is drafter.sources[1]
 
 
 def random_program(doc: str, rng: random.Random) -> Program:
