@@ -60,7 +60,7 @@ def test_forced_drafts_run_the_predicted_forwards_on_a_toy_edit(model, tok):
 
 def test_forced_drafts_run_the_predicted_forwards_when_a_range_is_guessed_again(model, tok):
     # the copy after the body starts at 29, not at the guessed 28 (line 28 deleted): its range
-    # is guessed again at its later decisions (cadlib.decoding.drafts.Drafter._range_rest)
+    # is guessed again at its later decisions (cadlib.decoding.drafts.HeaderDrafts._range_rest)
     doc = "\n".join(f"v{i}" for i in range(1, 31))
     gold = doc.replace("v27\nv28\n", "w27\n")
     assert_drafts_match_the_accounting(model, tok, EditCase("toy/1", doc, gold, "w27."))
