@@ -5,9 +5,10 @@ import numpy as np
 import pytest
 import torch
 
-from cadlib.chapters.llama_cpp import greedy_agreement
 from cadlib.corpora import load_corpus, seeded_subset
+from cadlib.costs import kernel_timing as KT
 from cadlib.decoding.decoder import CopyDecoder
+from cadlib.decoding.engine_agreement import greedy_agreement
 from cadlib.decoding.engines import (
     Engine,
     LlamaCppEngine,
@@ -67,7 +68,13 @@ def test_engine_contract(engines, kind):
     assert len(s) == 8
     with pytest.raises(ValueError):
         s.forward([])
-    assert "engine" in eng.info()
+    assert "engine" in eng.info() and "dtype" in eng.info()
+    assert s.restore(5) == 5 and len(s) == 5  # the checked truncate of the kernel timer
+    with pytest.raises(ValueError, match="cannot restore it to 9"):
+        s.restore(9)
+    s.sync()
+    fed = s.forward(eng.prepare_ids(IDS[5:8]), keep=3)  # the engine's own form of the ids
+    assert float((fed - every).abs().max()) <= 1e-5
 
 
 @pytest.mark.parametrize("kind", ["transformers", "llama.cpp"])
@@ -84,6 +91,19 @@ def test_splice_equals_steps(engines, kind):
         stepped = b.forward([i])[-1]
     assert float((splice - stepped).abs().max()) <= SPLICE_ATOL[kind]
     assert int(splice.argmax()) == int(stepped.argmax())
+
+
+@pytest.mark.parametrize("kind", ["transformers", "llama.cpp"])
+def test_the_kernel_timer_runs_on_every_engine(engines, kind):
+    """Chapter 2's s(N) timer through the seam (chapter 6b's curves): every path restored,
+    the curve labelled with what ran it and the protocol."""
+    curve = KT.engine_curve(engines[kind], "m", P=8, N_grid=(1, 2, 4), trials=1,
+                            shared_ar_run=True, logits_to_keep=1, progress=False)  # fmt: skip
+    assert curve["N"] == [1, 2, 4] and len(curve["s"]) == 3 and min(curve["T_PP_ms"]) > 0
+    meta = curve["meta"]
+    assert meta["model"] == "m" and meta["dtype"] in ("float32", "Q4_1 GGUF")
+    assert (meta["P"], meta["trials"], meta["shared_ar_run"], meta["logits_to_keep"]) == (
+        8, 1, True, 1)  # fmt: skip
 
 
 def test_llama_sessions_are_exclusive(llama_engine):

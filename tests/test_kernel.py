@@ -19,7 +19,7 @@ from cadlib.chapters.kernel import tables as kernel_tables
 from cadlib.chapters.kernel.splice_check import _layer_keys
 from cadlib.costs import kernel_timing as KT
 from cadlib.costs import speedup_curve as SC
-from cadlib.decoding.cache import cache_length, forward_with_cache, restore_cache
+from cadlib.decoding.engines import TransformersEngine
 from cadlib.models import load_model
 
 
@@ -37,18 +37,28 @@ def tiny_eager():
 
 
 def test_prefill_and_restore_keep_the_prefix_state(tiny_eager):
-    cache, row = KT.prefill_context(tiny_eager, 12, seed=3)
-    assert cache_length(cache) == 12 and row.shape == (tiny_eager.config.vocab_size,)
-    before = [k.clone() for k in _layer_keys(cache)]
-    with torch.inference_mode():
-        forward_with_cache(tiny_eager, KT.random_ids(tiny_eager.config.vocab_size, 5, 1), cache)
-    assert cache_length(cache) == 17
-    assert restore_cache(cache, 12) == 12
-    for old, new in zip(before, _layer_keys(cache), strict=True):
+    session, row = KT.prefill_context(tiny_eager, 12, seed=3)
+    assert len(session) == 12 and row.shape == (tiny_eager.config.vocab_size,)
+    before = [k.clone() for k in _layer_keys(session.cache)]
+    session.forward(KT.random_feed(session.engine, 5, 1))
+    assert len(session) == 17
+    assert session.restore(12) == 12
+    for old, new in zip(before, _layer_keys(session.cache), strict=True):
         assert torch.equal(old, new)
-    assert restore_cache(cache, 12) == 12  # no-op when already there
+    assert session.restore(12) == 12  # no-op when already there
     with pytest.raises(ValueError, match="cannot restore it to 20"):
-        restore_cache(cache, 20)
+        session.restore(20)
+
+
+def test_the_timer_feeds_the_engines_own_ids_without_a_host_copy(tiny_eager):
+    engine = TransformersEngine(tiny_eager)
+    span = KT.random_feed(engine, 6, seed=1)
+    assert isinstance(span, torch.Tensor) and span.device == tiny_eager.device
+    assert span.tolist() == KT.random_ids(engine.vocab_size, 6, seed=1)[0].tolist()
+    session, _ = KT.prefill_context(engine, 4)
+    assert len(KT.time_ar(session, span, [2, 6])) == 2 and len(session) == 10
+    session.restore(4)
+    assert KT.time_pp(session, span[:3], logits_to_keep=1) > 0 and len(session) == 7
 
 
 def test_random_ids_are_seeded_and_in_range():

@@ -4,43 +4,31 @@ The same GGUF model (SmolLM2-135M-Instruct) on two engines (:mod:`cadlib.decodin
 llama.cpp with the file as shipped (Q4_1) and converted to F16 weights (:func:`load_engines`), the
 same cases, the same gold outputs. Per engine:
 
-* the kernel curve ``s(N) = T_AR(N) / T_PP(N)`` (:func:`measure_engine_speedup`, the protocol
-  of :func:`cadlib.costs.kernel_timing.measure_speedup` written against the engine seam);
+* the kernel curve ``s(N) = T_AR(N) / T_PP(N)`` (:func:`kernel_curves`: chapter 2's timer,
+  :mod:`cadlib.costs.kernel_timing`, which runs on any engine);
 * three methods along each case's gold (as chapter 6, :mod:`cadlib.chapters.decoding.measure`,
-  with the same code: :mod:`cadlib.decoding.methods` runs on any engine): autoregressive,
-  prompt lookup with each engine's own n-gram drafter (on llama.cpp the binding's
-  ``LlamaPromptLookupDecoding``, :meth:`cadlib.decoding.engines.Engine.lookup_drafter`) at
-  the best of a small grid of settings, and forced-oracle Copy-as-Decode
-  (:class:`cadlib.decoding.decoder.CopyDecoder` on the engine);
-* edit latency (seconds after the prompt prefill, and with it) and output tokens per second.
+  with the same code: :mod:`cadlib.decoding.methods` runs on any engine), timed interleaved by
+  :func:`cadlib.costs.method_timing.time_methods`: autoregressive, prompt lookup with each
+  engine's own n-gram drafter (on llama.cpp the binding's ``LlamaPromptLookupDecoding``,
+  :meth:`cadlib.decoding.engines.Engine.lookup_drafter`) at the best of a small grid of
+  settings (:func:`cadlib.costs.method_timing.best_lookup_setting`), and forced-oracle
+  Copy-as-Decode (:class:`cadlib.decoding.decoder.CopyDecoder` on the engine);
+* edit latency (seconds after the prompt prefill, and with it) and output tokens per second
+  (:func:`speed_table`, :func:`seconds_by_kind`).
 
-Also :func:`greedy_agreements`: how often each llama.cpp engine's greedy next-id decisions
-agree with fp32 ``transformers`` along the gold.
+How often each llama.cpp engine's greedy next-id decisions agree with fp32 ``transformers``
+along the gold is :func:`cadlib.decoding.engine_agreement.greedy_agreements`. This module holds
+the chapter's profiles, engines, sample, tables, numbers and generated prose.
 """
 
 from __future__ import annotations
 
-import gc
-import time
-
-import numpy as np
 import pandas as pd
-from tqdm import tqdm
 
 from cadlib.corpora import load_corpus
-from cadlib.costs.kernel_timing import SpeedupMeasurement, random_ids
-from cadlib.decoding.decoder import CopyDecoder, Trace
+from cadlib.costs.kernel_timing import engine_curve
 from cadlib.decoding.engines import Engine, load_engine
-from cadlib.decoding.methods import (
-    COPY_AS_DECODE,
-    METHODS,
-    TIMED,
-    DecodingMethod,
-    make_methods,
-    prepare,
-    prompt_lookup_along,
-    timed_sample,
-)
+from cadlib.decoding.methods import COPY_AS_DECODE, timed_sample
 from cadlib.metrics import wilson_ci
 from cadlib.models import QWEN2_SMOKE, SMOLLM2
 
@@ -48,17 +36,10 @@ __all__ = [
     "PROFILES",
     "answer",
     "MODEL_LABELS",
-    "METHODS",
-    "TIMED",
-    "measure_engine_speedup",
-    "engine_curve",
+    "kernel_curves",
     "sample_inputs",
-    "time_methods",
-    "best_lookup_setting",
     "speed_table",
     "seconds_by_kind",
-    "greedy_agreement",
-    "greedy_agreements",
     "load_engines",
     "is_llama",
     "llama_numbers",
@@ -138,99 +119,20 @@ def is_llama(engine_name: str) -> bool:
 
 
 # --------------------------------------------------------------------------------------------
-# The kernel curve on any engine
+# The kernel curve and the methods on both engines, on the same cases
 # --------------------------------------------------------------------------------------------
 
 
-def measure_engine_speedup(engine: Engine, P: int = 256, N_grid=(1, 2, 4, 8, 16, 32, 64, 128),
-                           trials: int = 3, seed: int = 0, progress: bool = True,
-                           ) -> SpeedupMeasurement:  # fmt: skip
-    """``s(N)`` on ``engine`` with the protocol of
-    :func:`cadlib.costs.kernel_timing.measure_speedup` (shared AR run, last-position logits
-    only on the PP path, as a splice needs): a ``P``-id
-    random prefill, then per trial one AR run of ``max(N)`` single-id forwards read off at every
-    ``N`` and one PP forward per ``N``, the cache truncated back to ``P`` (logged) each time."""
-    grid = sorted(int(n) for n in N_grid)
-    ctx = random_ids(engine.vocab_size, P, seed).tolist()[0]
-    span = random_ids(engine.vocab_size, grid[-1], seed + 1).tolist()[0]
-    session = engine.new_session()
-    session.forward(ctx)
-    ar, pp, log = np.zeros((trials, len(grid))), np.zeros((trials, len(grid))), []
-
-    def restore(t, path, n):
-        after = len(session)
-        session.truncate(P)
-        log.append(dict(trial=t, path=path, N=n, rep=0, before=P, after=after,
-                        restored=len(session)))  # fmt: skip
-
-    for i in span[:16]:  # warm-up
-        session.forward([i])
-    session.truncate(P)
-    for t in tqdm(range(trials), desc="s(N) " + engine.name, disable=not progress):
-        gc.collect()
-        engine.sync()
-        start, marks = time.perf_counter(), []
-        for i, tok in enumerate(span):
-            session.forward([tok])
-            if i + 1 in grid:
-                engine.sync()
-                marks.append(time.perf_counter() - start)
-        ar[t] = marks
-        restore(t, "AR", grid[-1])
-        for j, n in enumerate(grid):
-            t0 = time.perf_counter()
-            session.forward(span[:n])
-            engine.sync()
-            pp[t, j] = time.perf_counter() - t0
-            restore(t, "PP", n)
-    return SpeedupMeasurement(grid, ar, pp, P, True, log)
-
-
-def engine_curve(engine: Engine, P: int, N_grid, trials: int, progress: bool = True) -> dict:
-    """:func:`measure_engine_speedup` summarised (medians, spreads, ``s``) with the ``meta``
-    that :func:`cadlib.chapters.kernel.plot_speedup` labels a curve with (engine, weights,
-    threads)."""
-    m = measure_engine_speedup(engine, P=P, N_grid=N_grid, trials=trials, progress=progress)
-    if not m.cache_always_restored:
-        raise RuntimeError(f"{engine.name}: a timed path did not start from the P-id cache")
-    info = engine.info()
-    dtype = "Q4_1 GGUF" if engine.name == "llama.cpp" else info.get("dtype", "?")
-    meta = dict(model=f"SmolLM2-135M-Instruct on {engine.name}", dtype=dtype,
-                attn_implementation=info.get("attn_implementation") or engine.name,
-                device="cpu", hardware=dict(threads=info.get("threads")), P=P,
-                trials=trials)  # fmt: skip
-    return dict(m.summary(), meta=meta)
-
-
-# --------------------------------------------------------------------------------------------
-# The methods on both engines, on the same cases
-# --------------------------------------------------------------------------------------------
-
-
-def _engine_methods(engine: Engine, tokenizer, setting) -> tuple[DecodingMethod, ...]:
-    """The methods of :data:`TIMED` (:mod:`cadlib.decoding.methods`) on ``engine``: the
-    baselines on the engine (prompt lookup at ``setting``, with the engine's drafter), a
-    :class:`~cadlib.decoding.decoder.CopyDecoder` on the engine for Copy-as-Decode, with and without
-    its drafts."""
-    return make_methods(engine, CopyDecoder(engine, tokenizer), setting, TIMED)
-
-
-def _run(method: DecodingMethod, engine: Engine, x) -> tuple:
-    run = method.run(x)
-    if not run.reproduced:
-        raise RuntimeError(f"{method.name} on {engine.name} missed the gold of {x.case.id}")
-    return run.trace, run.result
-
-
-def _row(engine, x, method, repeat, trace: Trace, res, setting) -> dict:
-    return dict(
-        engine=engine.name, corpus=x.corpus, case=x.case.id, method=method, repeat=repeat,
-        T=len(x.target) - 1, wall_s=trace.wall_s, prefill_s=trace.prefill_s,
-        decode_s=trace.decode_s, forwards=trace.n_forwards - 1,
-        spliced=res.n_spliced if res else 0,
-        setting=f"{setting[0]} draft ids, n-gram <= {setting[1]}" if method == "prompt lookup"
-        else "", **trace.info, **{f"s_{k}": v for k, v in trace.seconds_by_kind().items()},
-    )  # fmt: skip
+def kernel_curves(engines: list, params: dict, progress: bool = True) -> dict:
+    """``s(N)`` of each engine at the profile's ``kernel_P``, ``kernel_N`` and
+    ``kernel_trials`` (:func:`cadlib.costs.kernel_timing.engine_curve`, by engine name):
+    chapter 2's protocol with one shared AR run per trial and the last position's logits only
+    on the PP path, all a splice needs."""
+    return {e.name: engine_curve(e, f"SmolLM2-135M-Instruct on {e.name}", progress,
+                                 P=params["kernel_P"], N_grid=params["kernel_N"],
+                                 trials=params["kernel_trials"], shared_ar_run=True,
+                                 logits_to_keep=1)
+            for e in engines}  # fmt: skip
 
 
 def sample_inputs(params: dict, tokenizer, seed: int = 0) -> list:
@@ -240,49 +142,6 @@ def sample_inputs(params: dict, tokenizer, seed: int = 0) -> list:
     caps = params.get("max_ids") or {}
     return [x for name, n in params["cases"].items()
             for x in timed_sample(name, load_corpus(name), n, tokenizer, caps.get(name), seed)]
-
-
-def best_lookup_setting(engine: Engine, inputs: list, grid, progress: bool = True):
-    """The prompt-lookup setting of ``grid`` with the least pooled decode time on ``engine``
-    (one untimed warm-up, then one run of each setting on every case). Returns ``(best,
-    table)``. A grid of one setting is that setting, untimed (the cpu profile's budget: the
-    grid costs a full prompt-lookup run per setting)."""
-    if len(grid) == 1:
-        return tuple(grid[0]), pd.DataFrame([dict(num_pred_tokens=grid[0][0],
-                                                  max_ngram_size=grid[0][1])])  # fmt: skip
-    short = min(inputs, key=lambda x: len(x.target) + len(x.regen_prompt))
-    prompt_lookup_along(engine, short.regen_prompt, short.target, *grid[0])  # warm-up
-    rows = []
-    for setting in tqdm(grid, desc="prompt-lookup grid", disable=not progress):
-        tr = [prompt_lookup_along(engine, x.regen_prompt, x.target, *setting) for x in inputs]
-        rows.append(dict(num_pred_tokens=setting[0], max_ngram_size=setting[1],
-                         decode_s=sum(t.decode_s for t in tr),
-                         accepted=sum(t.info["accepted"] for t in tr),
-                         drafted=sum(t.info["drafted"] for t in tr)))  # fmt: skip
-    table = pd.DataFrame(rows)
-    best = table.loc[table["decode_s"].idxmin()]
-    return (int(best["num_pred_tokens"]), int(best["max_ngram_size"])), table
-
-
-def time_methods(engines: list, tokenizer, inputs: list, params: dict, setting,
-                 progress: bool = True) -> pd.DataFrame:  # fmt: skip
-    """Every method on every engine on every case, ``repeats`` times, interleaved (for each
-    repeat and case, engines and methods in rotating order). One row per run."""
-    methods = {e.name: _engine_methods(e, tokenizer, setting) for e in engines}
-    short = min(inputs, key=lambda x: len(x.target) + len(x.edit_prompt))
-    for e in engines:  # warm-up on the shortest case: first calls allocate and pick kernels
-        for method in methods[e.name]:
-            for _ in range(params["warmup"]):
-                _run(method, e, short)
-    jobs = [(e, m) for e in engines for m in methods[e.name]]
-    rows = []
-    plan = [(r, k) for r in range(params["repeats"]) for k in range(len(inputs))]
-    for r, k in tqdm(plan, desc="timing", disable=not progress):
-        for j in range(len(jobs)):
-            e, method = jobs[(j + r + k) % len(jobs)]
-            trace, res = _run(method, e, inputs[k])
-            rows.append(_row(e, inputs[k], method.name, r, trace, res, setting))
-    return pd.DataFrame(rows)
 
 
 def speed_table(rows: pd.DataFrame) -> pd.DataFrame:
@@ -319,36 +178,6 @@ def seconds_by_kind(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 # --------------------------------------------------------------------------------------------
-# Do the engines decide alike?
-# --------------------------------------------------------------------------------------------
-
-
-def greedy_agreements(engines: list, tokenizer, cases: list) -> dict:
-    """:func:`greedy_agreement` of each llama.cpp engine with the first engine
-    (``transformers``), by llama.cpp engine name."""
-    first, rest = engines[0], engines[1:]
-    return {e.name: greedy_agreement(first, e, tokenizer, cases) for e in rest}
-
-
-def greedy_agreement(a: Engine, b: Engine, tokenizer, cases: list) -> tuple[float, int]:
-    """Share of positions along each case's gold (after its regen prompt) where the greedy
-    next id of engine ``a`` equals that of ``b``: one forward of prompt + gold per engine, the
-    logits of the gold's positions. Returns ``(rate, n positions)``."""
-    agree = n = 0
-    for case in cases:
-        x = prepare("", case, tokenizer)
-        feed = list(x.regen_prompt) + list(x.target[:-1])
-        first = len(x.regen_prompt) - 1
-        picks = []
-        for eng in (a, b):
-            logits = eng.new_session().forward(feed, keep=len(feed) - first)
-            picks.append(logits.argmax(-1))
-        agree += int((picks[0] == picks[1]).sum())
-        n += len(picks[0])
-    return agree / max(n, 1), n
-
-
-# --------------------------------------------------------------------------------------------
 # Numbers and the run summary
 # --------------------------------------------------------------------------------------------
 
@@ -356,8 +185,8 @@ def greedy_agreement(a: Engine, b: Engine, tokenizer, cases: list) -> tuple[floa
 def llama_numbers(speed: pd.DataFrame, curves: dict, agreements: dict,
                   kinds: pd.DataFrame | None = None) -> dict:  # fmt: skip
     """The chapter's headline numbers (results/llama_cpp.json); ``agreements``:
-    :func:`greedy_agreements`; ``kinds`` is :func:`seconds_by_kind` (where Copy-as-Decode's
-    time goes, per engine)."""
+    :func:`cadlib.decoding.engine_agreement.greedy_agreements`; ``kinds`` is
+    :func:`seconds_by_kind` (where Copy-as-Decode's time goes, per engine)."""
     head = {}
     for _, r in speed.iterrows():
         head.setdefault(r["engine"], {}).setdefault(r["corpus"], {})[r["method"]] = dict(

@@ -39,7 +39,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pandas as pd
-from tqdm.auto import tqdm
 
 from cadlib.book.provenance import load_caption, monitor, provenance
 from cadlib.book.results import hardware_info, machine_label, read_results_file, write_run_report
@@ -48,6 +47,8 @@ from cadlib.decoding.decoder import CopyDecoder
 from cadlib.decoding.drafts import composition_drafts
 from cadlib.decoding.methods import DRAFTED_SETTING, timed_sample
 from cadlib.paths import repo_root
+
+from .method_timing import interleaved
 
 __all__ = ["COMMITTED", "CAPS", "TIE", "DEV", "TEST", "PROTOCOL", "arms", "time_arms",
            "pooled", "choose_caps", "verdicts", "case_ratios", "draft_policy_run", "committed",
@@ -102,24 +103,21 @@ def _decode(decoder: CopyDecoder, x):
 def time_arms(engines: list, tokenizer, inputs: list, caps, repeats: int = 2,
               warmup: int = 1, progress: bool = True) -> pd.DataFrame:  # fmt: skip
     """Every arm (:func:`arms`) of every engine on every case, ``repeats`` times, in rotating
-    order per repeat and case (after ``warmup`` runs of each on the shortest case). One row per
-    run: engine, corpus, case, arm, repeat, decode and wall seconds, forwards, draft ids."""
+    order per repeat and case (after ``warmup`` runs of each on the shortest case;
+    :func:`cadlib.costs.method_timing.interleaved`). One row per run: engine, corpus, case,
+    arm, repeat, decode and wall seconds, forwards, draft ids."""
     jobs = [(e, name, dec) for e in engines for name, dec in arms(e, tokenizer, caps).items()]
-    short = min(inputs, key=lambda x: len(x.target) + len(x.edit_prompt))
-    for _, _, dec in jobs:
-        for _ in range(warmup):
-            _decode(dec, short)
-    rows = []
-    plan = [(r, k) for r in range(repeats) for k in range(len(inputs))]
-    for r, k in tqdm(plan, desc="draft caps", disable=not progress):
-        for j in range(len(jobs)):
-            engine, name, dec = jobs[(j + r + k) % len(jobs)]
-            x, tr = inputs[k], _decode(dec, inputs[k])
-            rows.append(dict(engine=engine.name, corpus=x.corpus, case=x.case.id, arm=name,
-                             repeat=r, T=len(x.target) - 1, decode_s=tr.decode_s,
-                             wall_s=tr.wall_s, forwards=tr.n_forwards - 1,
-                             draft_ids=tr.info.get("draft_ids", 0),
-                             draft_accepted=tr.info.get("draft_accepted", 0)))  # fmt: skip
+
+    def run(job, x, repeat):
+        engine, name, dec = job
+        tr = _decode(dec, x)
+        return dict(engine=engine.name, corpus=x.corpus, case=x.case.id, arm=name,
+                    repeat=repeat, T=len(x.target) - 1, decode_s=tr.decode_s,
+                    wall_s=tr.wall_s, forwards=tr.n_forwards - 1,
+                    draft_ids=tr.info.get("draft_ids", 0),
+                    draft_accepted=tr.info.get("draft_accepted", 0))  # fmt: skip
+
+    rows = interleaved(jobs, inputs, run, repeats, warmup, "draft caps", progress)
     return pd.DataFrame(rows)
 
 

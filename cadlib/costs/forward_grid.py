@@ -15,9 +15,9 @@ import pandas as pd
 import torch
 from tqdm import tqdm
 
-from cadlib.decoding.cache import restore_cache
+from cadlib.decoding.engines import as_engine
 
-from .kernel_timing import check_grid, prefill_context, random_ids, time_pp
+from .kernel_timing import check_grid, prefill_context, random_feed, time_pp
 
 __all__ = ["FORWARD_GRID_N", "measure_forward_costs"]
 
@@ -28,7 +28,7 @@ FORWARD_GRID_N = {"last": (1, 2, 3, 4, 6, 8, 12, 16, 32, 64, 128, 256),
                   "all": (1, 2, 3, 4, 6, 8, 11, 16, 21, 32, 41)}  # fmt: skip
 
 
-def measure_forward_costs(model, contexts: Sequence[int], n_grid: Mapping | None = None,
+def measure_forward_costs(engine, contexts: Sequence[int], n_grid: Mapping | None = None,
                           trials: int = 2, warmup: int = 1, seed: int = 0,
                           progress: bool = True) -> pd.DataFrame:  # fmt: skip
     """Seconds of one forward of ``n`` ids over a cache of ``L`` ids, for every ``L`` of
@@ -37,30 +37,32 @@ def measure_forward_costs(model, contexts: Sequence[int], n_grid: Mapping | None
 
     The same timer as the s(N) sweep (:func:`time_pp`: one forward over a restored cache,
     sync-bookended), so a prediction built from this grid uses the model, dtype, attention
-    implementation and threads of the timed runs it is compared with. One random-context
-    prefill of ``max(contexts)`` ids; contexts are visited longest first, the cache cropped
-    to each. Trials are interleaved over the whole grid (a disturbance hits every cell alike).
+    implementation and threads of the timed runs it is compared with (``engine``: an
+    :class:`~cadlib.decoding.engines.Engine`, or a ``transformers`` model, wrapped). One
+    random-context prefill of ``max(contexts)`` ids; contexts are visited longest first, the
+    cache cropped to each. Trials are interleaved over the whole grid (a disturbance hits every
+    cell alike).
     Returns one row per (keep, L, n): ``seconds`` (median over trials), ``s_min``, ``s_max``.
     """
     grid = {k: check_grid(v) for k, v in (n_grid or FORWARD_GRID_N).items()}
     if not contexts or min(contexts) < 1 or trials < 1:
         raise ValueError(f"need positive contexts and trials >= 1, got {contexts}, {trials}")
     Ls = sorted({int(L) for L in contexts}, reverse=True)
-    cache, _ = prefill_context(model, Ls[0], seed)
-    span = random_ids(model.config.vocab_size, max(max(v) for v in grid.values()), seed + 1,
-                      model.device)  # fmt: skip
+    engine = as_engine(engine)
+    session, _ = prefill_context(engine, Ls[0], seed)
+    span = random_feed(engine, max(max(v) for v in grid.values()), seed + 1)
     cells = [(keep, n) for keep, ns in grid.items() for n in ns]
     times: dict = {}
     with torch.inference_mode():
         bar = tqdm(total=(len(Ls) * trials + warmup) * len(cells), desc="forward-cost grid",
                    disable=not progress)  # fmt: skip
         for L in Ls:
-            restore_cache(cache, L)
+            session.restore(L)
             for t in range((warmup if L == Ls[0] else 0) + trials):  # warm once, at the top
                 gc.collect()
                 for keep, n in cells:
-                    dt = time_pp(model, cache, span[:, :n], 1 if keep == "last" else n)
-                    restore_cache(cache, L)
+                    dt = time_pp(session, span[:n], 1 if keep == "last" else n)
+                    session.restore(L)
                     if t >= (warmup if L == Ls[0] else 0):
                         times.setdefault((keep, L, n), []).append(dt)
                     bar.update()

@@ -1,11 +1,16 @@
 """Timing AR decode against parallel prefill over a KV cache: the s(N) sweep (paper §3, §4.1).
 
-After a ``P``-token random-context prefill (:func:`prefill_context`), :func:`measure_speedup`
-times (i) ``N`` single-token forwards appending to the cache (AR) and (ii) one forward of the
-same ``N`` tokens (PP), sync-bookended, with warm-up and trials, restoring the cache to its
-``P``-token state before every timed path and logging each restore. The result is a
-:class:`SpeedupMeasurement`, whose :meth:`~SpeedupMeasurement.summary` is the curve written to
-``results/kernel.json``; :func:`timing_warnings` flags a run disturbed by other processes.
+One timer for every engine (:mod:`cadlib.decoding.engines`: a ``transformers`` model through
+:class:`~cadlib.decoding.engines.TransformersEngine`, or llama.cpp). After a ``P``-token
+random-context prefill into a session (:func:`prefill_context`), :func:`measure_speedup` times
+(i) ``N`` single-token forwards appending to the cache (AR) and (ii) one forward of the same
+``N`` tokens (PP), sync-bookended (:meth:`~cadlib.decoding.engines.Session.sync`), with warm-up
+and trials, restoring the cache to its ``P``-token state before every timed path and logging
+each restore. The result is a :class:`SpeedupMeasurement`, whose
+:meth:`~SpeedupMeasurement.summary` is the curve written to ``results/kernel.json`` (chapter 2,
+and the GPU check :mod:`cadlib.cli.gpu_check`); :func:`engine_curve` is that curve with the
+label of the engine that ran it (chapter 6b); :func:`timing_warnings` flags a run disturbed by
+other processes.
 
 The two timers (:func:`time_ar`, :func:`time_pp`) are shared with chapter 2's fixed costs
 (:mod:`cadlib.chapters.kernel.fixed_costs`) and chapter 6's forward-cost grid
@@ -24,12 +29,12 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from cadlib.decoding.cache import cache_length, forward_with_cache, new_cache, restore_cache
-from cadlib.decoding.cache import sync_device as _sync
+from cadlib.decoding.engines import Engine, Session, as_engine
 
 __all__ = [
     "N_GRID",
     "random_ids",
+    "random_feed",
     "prefill_context",
     "time_ar",
     "time_pp",
@@ -37,6 +42,7 @@ __all__ = [
     "SpeedupMeasurement",
     "timing_warnings",
     "measure_speedup",
+    "engine_curve",
 ]
 
 #: Span lengths of the paper's sweep (Table 1): 10 points, 1 ... 512.
@@ -51,48 +57,60 @@ def random_ids(vocab_size: int, n: int, seed: int, device="cpu") -> torch.Tensor
     return torch.randint(0, vocab_size, (1, n), generator=generator).to(device)
 
 
-def prefill_context(model, P: int, seed: int = 0):
-    """Prefill ``P`` random tokens; return ``(cache, last_logits)``.
+def random_feed(engine: Engine, n: int, seed: int):
+    """:func:`random_ids` over ``engine``'s vocabulary in the engine's own form
+    (:meth:`~cadlib.decoding.engines.Engine.prepare_ids`): converted once, before any clock
+    starts; a slice ``[i:j]`` of it is ids ``i..j-1``."""
+    return engine.prepare_ids(random_ids(engine.vocab_size, n, seed)[0])
+
+
+def prefill_context(engine, P: int, seed: int = 0) -> tuple[Session, torch.Tensor]:
+    """Prefill ``P`` random tokens into a new session of ``engine`` (a ``transformers`` model
+    is wrapped, :func:`~cadlib.decoding.engines.as_engine`); return ``(session, last_logits)``.
 
     Returns
     -------
-    cache : transformers.DynamicCache
+    session : cadlib.decoding.engines.Session
         Holds exactly ``P`` tokens.
     last_logits : torch.Tensor, shape (vocab,)
         Logits of the last context position (a realistic row for the mask benchmark).
     """
-    cache = new_cache(model)
-    ids = random_ids(model.config.vocab_size, P, seed, model.device)
+    engine = as_engine(engine)
+    session = engine.new_session()
     with torch.inference_mode():
-        out = forward_with_cache(model, ids, cache)
-    if cache_length(cache) != P:
-        raise RuntimeError(f"prefill left {cache_length(cache)} tokens in the cache, not {P}")
-    return cache, out.logits[0, -1]
+        logits = session.forward(random_feed(engine, P, seed))
+    if len(session) != P:
+        raise RuntimeError(f"prefill left {len(session)} tokens in the cache, not {P}")
+    return session, logits[-1]
 
 
-def time_ar(model, cache, span: torch.Tensor, checkpoints: Sequence[int]) -> list[float]:
+def time_ar(session: Session, span, checkpoints: Sequence[int]) -> list[float]:
     """Seconds after each checkpoint of ``len(span)`` single-token forwards, sync-bookended.
 
-    ``span`` has shape (1, max(checkpoints)); ``checkpoints`` are increasing step counts.
+    ``span`` holds max(checkpoints) ids (:func:`random_feed`); ``checkpoints`` are increasing
+    step counts.
     """
-    device, marks, out = model.device, set(checkpoints), []
-    _sync(device)
+    marks, out = set(checkpoints), []
+    session.sync()
     start = time.perf_counter()
-    for i in range(span.shape[1]):
-        forward_with_cache(model, span[:, i : i + 1], cache)
+    for i in range(len(span)):
+        session.forward(span[i : i + 1])
         if i + 1 in marks:
-            _sync(device)
+            session.sync()
             out.append(time.perf_counter() - start)
     return out
 
 
-def time_pp(model, cache, span: torch.Tensor, logits_to_keep: int = 0) -> float:
-    """Seconds of one forward of ``span`` (shape (1, N)) over ``cache``, sync-bookended."""
-    device = model.device
-    _sync(device)
+def time_pp(session: Session, span, logits_to_keep: int = 0) -> float:
+    """Seconds of one forward of ``span`` (``N`` ids, :func:`random_feed`) over the session's
+    cache, sync-bookended. ``logits_to_keep``: ``0`` computes the logits of all ``N``
+    positions (the paper's plain forward), ``k`` those of the last ``k`` only."""
+    n = len(span)
+    keep = min(logits_to_keep, n) or n
+    session.sync()
     start = time.perf_counter()
-    forward_with_cache(model, span, cache, logits_to_keep=logits_to_keep)
-    _sync(device)
+    session.forward(span, keep=keep)
+    session.sync()
     return time.perf_counter() - start
 
 
@@ -108,6 +126,8 @@ class SpeedupMeasurement:
         Seconds of the AR path and of the parallel-prefill path, per trial and span length.
     P : int
         Context length the cache is restored to before every timed path.
+    shared_ar_run, warmup, logits_to_keep, min_tokens
+        The protocol's settings (:func:`measure_speedup`'s arguments of those names).
     cache_log : list[dict]
         One row per timed path: ``trial``, ``path`` (AR/PP), ``N``, cache length ``before``,
         ``after`` the forward(s) and ``restored`` after the crop.
@@ -119,10 +139,20 @@ class SpeedupMeasurement:
     P: int
     shared_ar_run: bool
     cache_log: list[dict] = field(default_factory=list)
+    warmup: int = 1
+    logits_to_keep: int = 0
+    min_tokens: int = 1
 
     @property
     def trials(self) -> int:
         return self.ar_s.shape[0]
+
+    def protocol(self) -> dict:
+        """The settings a curve's ``meta`` records: ``P``, ``trials``, ``warmup``,
+        ``shared_ar_run``, ``logits_to_keep``, ``min_tokens``."""
+        return dict(P=self.P, trials=self.trials, warmup=self.warmup,
+                    shared_ar_run=self.shared_ar_run, logits_to_keep=self.logits_to_keep,
+                    min_tokens=self.min_tokens)  # fmt: skip
 
     def summary(self) -> dict:
         """Medians, min–max spreads and ``s(N)`` as lists (ms), ready for JSON.
@@ -188,7 +218,7 @@ def check_grid(N_grid: Sequence[int]) -> list[int]:
 
 
 def measure_speedup(
-    model,
+    engine,
     *,
     P: int,
     N_grid: Sequence[int] = N_GRID,
@@ -205,12 +235,15 @@ def measure_speedup(
 
     One ``P``-token random-context prefill; the span is ``max(N_grid)`` further random tokens,
     of which each ``N`` uses the first ``N``. Before every timed path the cache is restored to
-    the ``P``-token state with :func:`restore_cache`, and each restore is logged.
+    the ``P``-token state with :meth:`~cadlib.decoding.engines.Session.restore`, and each
+    restore is logged.
 
     Parameters
     ----------
-    model : transformers.PreTrainedModel
-        In eval mode on its device; timing uses the model's own dtype and attention.
+    engine : cadlib.decoding.engines.Engine or transformers.PreTrainedModel
+        What runs the model; a ``transformers`` model (eval mode, on its device, timed in its
+        own dtype and attention) is wrapped in a
+        :class:`~cadlib.decoding.engines.TransformersEngine`.
     P : int
         Prefix (context) length; the paper uses 1024.
     N_grid : sequence of int
@@ -239,44 +272,45 @@ def measure_speedup(
     grid = check_grid(N_grid)
     if trials < 1 or warmup < 0:
         raise ValueError(f"need trials >= 1 and warmup >= 0, got {trials}, {warmup}")
-    cache, _ = prefill_context(model, P, seed)
-    span = random_ids(model.config.vocab_size, grid[-1], seed + 1, model.device)
+    engine = as_engine(engine)
+    session, _ = prefill_context(engine, P, seed)
+    span = random_feed(engine, grid[-1], seed + 1)
     ar = np.zeros((trials, len(grid)))
     pp = np.zeros((trials, len(grid)))
     log: list[dict] = []
 
     def restore(trial, path, n, rep=0):
-        after = cache_length(cache)
-        restored = restore_cache(cache, P)
+        after = len(session)
+        restored = session.restore(P)
         log.append(dict(trial=trial, path=path, N=n, rep=rep, before=P, after=after,
                         restored=restored))  # fmt: skip
 
     def ar_run(t, n):  # median over ceil(min_tokens / n) separate n-step runs
         samples = []
         for rep in range(-(-min_tokens // n)):
-            samples.append(time_ar(model, cache, span[:, :n], [n])[0])
+            samples.append(time_ar(session, span[:n], [n])[0])
             restore(t, "AR", n, rep)
         return float(np.median(samples))
 
     def pp_run(t, n):
         samples = []
         for rep in range(-(-min_tokens // n)):
-            samples.append(time_pp(model, cache, span[:, :n], logits_to_keep))
+            samples.append(time_pp(session, span[:n], logits_to_keep))
             restore(t, "PP", n, rep)
         return float(np.median(samples))
 
     with torch.inference_mode():
         for _ in range(warmup):
-            time_ar(model, cache, span[:, : min(16, grid[-1])], [min(16, grid[-1])])
-            restore_cache(cache, P)
+            time_ar(session, span[: min(16, grid[-1])], [min(16, grid[-1])])
+            session.restore(P)
             for n in grid:
-                time_pp(model, cache, span[:, :n], logits_to_keep)
-                restore_cache(cache, P)
+                time_pp(session, span[:n], logits_to_keep)
+                session.restore(P)
         bar = tqdm(total=trials * len(grid), desc=desc, disable=not progress)
         for t in range(trials):
             gc.collect()
             if shared_ar_run:
-                ar[t] = time_ar(model, cache, span, grid)
+                ar[t] = time_ar(session, span, grid)
                 restore(t, "AR", grid[-1])
             for j, n in enumerate(grid):
                 if not shared_ar_run or n < min_tokens:
@@ -284,4 +318,23 @@ def measure_speedup(
                 pp[t, j] = pp_run(t, n)
                 bar.update()
         bar.close()
-    return SpeedupMeasurement(grid, ar, pp, P, shared_ar_run, log)
+    return SpeedupMeasurement(grid, ar, pp, P, shared_ar_run, log, warmup=warmup,
+                              logits_to_keep=logits_to_keep, min_tokens=min_tokens)
+
+
+def engine_curve(engine: Engine, model: str, progress: bool = True, **protocol) -> dict:
+    """:func:`measure_speedup` on ``engine`` (``protocol``: its keyword arguments), checked and
+    summarised: :meth:`SpeedupMeasurement.summary` with the ``meta`` that
+    :func:`cadlib.costs.speedup_curve.curve_label` labels a curve with: ``model`` (a label),
+    what ran it (:meth:`~cadlib.decoding.engines.Engine.info`: weights' dtype, attention,
+    device, threads) and :meth:`SpeedupMeasurement.protocol`. Raises when a timed path did not
+    start from the ``P``-id cache."""
+    m = measure_speedup(engine, progress=progress, desc=f"s(N) {engine.name}", **protocol)
+    if not m.cache_always_restored:
+        raise RuntimeError(f"{engine.name}: a timed path did not start from the P-id cache")
+    info = engine.info()
+    meta = dict(model=model, dtype=info.get("dtype", "?"),
+                attn_implementation=info.get("attn_implementation") or engine.name,
+                device=str(engine.device), hardware=dict(threads=info.get("threads")),
+                **m.protocol())  # fmt: skip
+    return dict(m.summary(), meta=meta)

@@ -5,7 +5,8 @@ FSM), ``decoder`` (``CopyDecoder``: FSM-masked greedy decoding with the copy spl
 ``drafts`` (what the decoder verifies speculatively), ``processors`` (engine-neutral logit
 masks), ``cache`` (the KV cache and forwards over it), ``engines/`` (the model runtimes:
 transformers, llama.cpp), ``methods`` (autoregressive, prompt lookup and Copy-as-Decode as one
-protocol), ``token_boundaries`` (tokenization at the splice boundaries), ``kv_reuse`` (copies
-without prefill), ``custom_generate`` with ``generate_hub/`` (``transformers``' entry point)
-and ``cpu_threads`` (threads that hold up on a busy CPU).
+protocol), ``engine_agreement`` (do two engines pick the same greedy ids?),
+``token_boundaries`` (tokenization at the splice boundaries), ``kv_reuse`` (copies without
+prefill), ``custom_generate`` with ``generate_hub/`` (``transformers``' entry point) and
+``cpu_threads`` (threads that hold up on a busy CPU).
 """

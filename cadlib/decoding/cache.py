@@ -3,11 +3,12 @@
 One home for what both need from ``transformers``' ``DynamicCache``:
 
 * :func:`new_cache` — an empty cache for a model;
-* :func:`cache_length`, :func:`crop_cache` (lenient: never grows, no-op when short) and
-  :func:`restore_cache` (checked: fails loudly when it cannot restore, returns the length);
+* :func:`cache_length` and :func:`crop_cache` (lenient: never grows, no-op when short; the
+  checked restore of the kernel benchmark is :meth:`cadlib.decoding.engines.Session.restore`);
 * :func:`forward` (token ids in, logits out, under ``torch.inference_mode``: the decoder's
-  step) and :func:`forward_with_cache` (tensor in, the model's output out: the benchmark's
-  timed call);
+  step and, through :class:`cadlib.decoding.engines.TransformersEngine`, the kernel timer's)
+  and :func:`forward_with_cache` (tensor in, the model's output out, other model arguments
+  passed on: the splice check's shifted positions);
 * :func:`cache_kwarg` — the keyword under which a model class takes its cache;
 * :func:`sync_device` — wait for queued GPU work (timing bookends);
 * :func:`forward_reusing` and :func:`rerotate_keys` — a forward that takes some ids' entries
@@ -28,7 +29,6 @@ __all__ = [
     "new_cache",
     "cache_length",
     "crop_cache",
-    "restore_cache",
     "cache_kwarg",
     "forward",
     "forward_with_cache",
@@ -64,35 +64,23 @@ def cache_length(cache) -> int:
 def crop_cache(cache, length: int) -> None:
     """Keep the first ``length`` tokens of ``cache`` (``crop(-k)`` drops the last ``k`` in
     transformers 4.x and 5.x alike); a cache already that short is left alone (the decoder's
-    lenient crop; :func:`restore_cache` is the checked one of the kernel benchmark)."""
+    lenient crop). The kept entries are untouched by later appends (each append concatenates
+    into a new tensor), so the cropped cache *is* the earlier state."""
     extra = int(cache.get_seq_length()) - length
     if extra > 0:
         cache.crop(-extra)
 
 
-def restore_cache(cache, length: int) -> int:
-    """Crop ``cache`` back to its first ``length`` tokens, in place; return the new length.
+def forward(model, ids, cache, logits_to_keep: int = 1) -> torch.Tensor:
+    """Append ``ids`` to ``cache`` in one forward; return logits of shape (logits_to_keep, V).
 
-    Uses ``DynamicCache.crop(-k)`` (drop the last ``k`` tokens), which means the same in
-    ``transformers`` 4.x and 5.x. The kept entries are untouched by later appends (each append
-    concatenates into a new tensor), so the cropped cache *is* the earlier state. Unlike
-    :func:`crop_cache` it fails loudly when the cache holds fewer than ``length`` tokens or the
-    crop misses, since the benchmark logs every restore.
+    ``ids``: a list of ints, or a 1-D long tensor already on the model's device (fed as it is,
+    no copy from the host: what a timed loop feeds, :meth:`TransformersEngine.prepare_ids`).
     """
-    held = cache_length(cache)
-    if held < length:
-        raise ValueError(f"cache holds {held} tokens, cannot restore it to {length}")
-    if held > length:
-        cache.crop(-(held - length))
-    restored = cache_length(cache)
-    if restored != length:
-        raise RuntimeError(f"crop left {restored} tokens in the cache, expected {length}")
-    return restored
-
-
-def forward(model, ids: list[int], cache, logits_to_keep: int = 1) -> torch.Tensor:
-    """Append ``ids`` to ``cache`` in one forward; return logits of shape (logits_to_keep, V)."""
-    x = torch.tensor([ids], dtype=torch.long, device=model.device)
+    if isinstance(ids, torch.Tensor):
+        x = ids.view(1, -1)
+    else:
+        x = torch.tensor([ids], dtype=torch.long, device=model.device)
     kw = {cache_kwarg(type(model)): cache}
     with torch.inference_mode():
         out = model(input_ids=x, use_cache=True, logits_to_keep=logits_to_keep, **kw)

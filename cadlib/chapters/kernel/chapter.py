@@ -1,8 +1,8 @@
 """The kernel chapter's run (notebooks/02_kernel.ipynb): profiles, the sweep over models, and
 ``results/kernel.json``.
 
-:func:`benchmark_models` runs the s(N) sweep (:mod:`.timing`) and the fixed costs
-(:mod:`.fixed_costs`) for every model of a profile; :func:`kernel_numbers` and
+:func:`benchmark_models` runs the s(N) sweep (:mod:`cadlib.costs.kernel_timing`) and the
+fixed costs (:mod:`.fixed_costs`) for every model of a profile; :func:`kernel_numbers` and
 :func:`paper_numbers` lay out the results file that :func:`cadlib.costs.speedup_curve.load_curve`
 reads back; :func:`run_summary` is the generated prose of the chapter's conclusion.
 """
@@ -22,6 +22,7 @@ from cadlib.book.chapter import Chapter
 from cadlib.book.provenance import load_caption
 from cadlib.book.results import find_results_file, hardware_info
 from cadlib.costs.kernel_timing import N_GRID, measure_speedup
+from cadlib.decoding.engines import TransformersEngine
 from cadlib.models import SMOLLM2, is_random_init, load_model, model_info
 
 from .fixed_costs import m_star, measure_fixed_costs
@@ -100,7 +101,9 @@ def benchmark_models(
     params: Mapping, device: str = "auto", seed: int = 0, loaded: Mapping | None = None,
     progress: bool = True,
 ) -> dict:  # fmt: skip
-    """Run the sweep and the fixed costs for every model of ``params`` (a ``PROFILES`` entry).
+    """Run the sweep and the fixed costs for every model of ``params`` (a ``PROFILES`` entry),
+    each model behind a :class:`~cadlib.decoding.engines.TransformersEngine` (the engine seam
+    that chapter 6b times llama.cpp through).
 
     ``loaded`` maps model names to models already loaded with the same dtype and attention
     (reused instead of loading again). Returns ``{name: {"curve", "fixed_costs", "m_star",
@@ -115,33 +118,32 @@ def benchmark_models(
                 name, device=device, dtype=params["dtype"],
                 attn_implementation=params["attn_implementation"], seed=seed,
             )  # fmt: skip
-        trials = trials_for(params, name)
+        engine, trials = TransformersEngine(model), trials_for(params, name)
         measurement = measure_speedup(
-            model, P=params["P"], N_grid=params["N_grid"], trials=trials,
+            engine, P=params["P"], N_grid=params["N_grid"], trials=trials,
             warmup=params["warmup"], seed=seed, shared_ar_run=params["shared_ar_run"],
             logits_to_keep=params["logits_to_keep"], min_tokens=params["min_tokens"],
             progress=progress, desc=name,
         )  # fmt: skip
         fixed = measure_fixed_costs(
-            model, P=params["P"], seed=seed, trials=trials, mask_reps=params["mask_reps"],
+            engine, P=params["P"], seed=seed, trials=trials, mask_reps=params["mask_reps"],
             forward_reps=params["forward_reps"],
         )  # fmt: skip
+        info = engine.info()
         curve = measurement.summary()
         curve["meta"] = dict(
             model=name, source="measured", random_init=is_random_init(name),
-            shape=model_info(model), dtype=str(model.dtype).removeprefix("torch."),
-            device=str(model.device), hardware=hardware_info(str(model.device)),
-            attn_implementation=getattr(model.config, "_attn_implementation", None),
-            P=params["P"], trials=trials, warmup=params["warmup"],
-            shared_ar_run=params["shared_ar_run"], logits_to_keep=params["logits_to_keep"],
-            min_tokens=params["min_tokens"], profile=params.get("profile"),
+            shape=model_info(model), dtype=info["dtype"], device=info["device"],
+            hardware=hardware_info(info["device"]),
+            attn_implementation=info["attn_implementation"], **measurement.protocol(),
+            profile=params.get("profile"),
         )  # fmt: skip
         out[name] = dict(
             curve=curve, fixed_costs=fixed, m_star=m_star(curve, fixed),
             cache_log=measurement.cache_log,
             cache_always_restored=measurement.cache_always_restored,
         )  # fmt: skip
-        del model
+        del model, engine
         gc.collect()
         if torch.cuda.is_available():
             torch.cuda.empty_cache()

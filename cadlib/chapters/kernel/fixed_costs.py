@@ -14,9 +14,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import torch
 
-from cadlib.costs.kernel_timing import prefill_context, random_ids, time_pp
-from cadlib.decoding.cache import forward_with_cache, restore_cache
-from cadlib.decoding.cache import sync_device as _sync
+from cadlib.costs.kernel_timing import prefill_context, random_feed, time_pp
+from cadlib.decoding.engines import as_engine
 
 __all__ = [
     "measure_fixed_costs",
@@ -26,13 +25,13 @@ __all__ = [
 ]
 
 
-def _per_op_seconds(fn, reps: int, device) -> float:
-    """Seconds per call of ``fn`` over ``reps`` back-to-back calls, sync-bookended."""
-    _sync(device)
+def _per_op_seconds(fn, reps: int, sync) -> float:
+    """Seconds per call of ``fn`` over ``reps`` back-to-back calls, ``sync``-bookended."""
+    sync()
     start = time.perf_counter()
     for _ in range(reps):
         fn()
-    _sync(device)
+    sync()
     return (time.perf_counter() - start) / reps
 
 
@@ -43,7 +42,7 @@ def _stats_ms(values) -> dict:
 
 
 def measure_fixed_costs(
-    model,
+    engine,
     *,
     P: int,
     seed: int = 0,
@@ -55,8 +54,11 @@ def measure_fixed_costs(
 ) -> dict:
     """The per-op fixed costs of Appendix H (Table 1), in ms: median, min, max over samples.
 
+    ``engine``: an :class:`~cadlib.decoding.engines.Engine`, or a ``transformers`` model (wrapped).
+
     * ``c_mask``: add a precomputed allowed-id mask (``n_allowed`` ids, the FSM's largest set,
-      App. A) to a vocab-sized logits row and take the argmax, on the model's device and dtype.
+      App. A) to a vocab-sized logits row and take the argmax, on the device and in the dtype
+      of the engine's logits.
       Per op, over ``mask_reps`` back-to-back ops; one sample per trial.
     * ``c_sync``: the extra cost per op of reading the argmax back to the host (``.item()``),
       i.e. (mask + argmax + item) minus (mask + argmax). On a GPU this is the CPU<->GPU round
@@ -72,8 +74,9 @@ def measure_fixed_costs(
         ``c_forced_ms_by_len`` ({k: stats}), ``tau_ms``: each ``{median, min, max, n}``;
         plus ``c_forced_over_tau`` and the settings used.
     """
-    device = model.device
-    cache, row = prefill_context(model, P, seed)
+    engine = as_engine(engine)
+    device = engine.device
+    session, row = prefill_context(engine, P, seed)
     vocab = row.shape[0]
     allowed = torch.randperm(vocab, generator=torch.Generator().manual_seed(seed))[:n_allowed]
     bias = torch.full((vocab,), float("-inf"), dtype=row.dtype, device=device)
@@ -90,19 +93,19 @@ def measure_fixed_costs(
     tau: list[float] = []
     with torch.inference_mode():
         for k in forced_lens:  # warm-up: first calls of each shape
-            forward_with_cache(model, random_ids(vocab, k, seed, device), cache)
-            restore_cache(cache, P)
+            time_pp(session, random_feed(engine, k, seed))
+            session.restore(P)
         mask_op(), mask_sync_op()
         for t in range(trials):
-            mask.append(_per_op_seconds(mask_op, mask_reps, device))
-            mask_sync.append(_per_op_seconds(mask_sync_op, mask_reps, device))
+            mask.append(_per_op_seconds(mask_op, mask_reps, session.sync))
+            mask_sync.append(_per_op_seconds(mask_sync_op, mask_reps, session.sync))
             for r in range(forward_reps):
-                ids = random_ids(vocab, max([1, *forced_lens]), seed + 1000 * t + r, device)
-                tau.append(time_pp(model, cache, ids[:, :1]))
-                restore_cache(cache, P)
+                ids = random_feed(engine, max([1, *forced_lens]), seed + 1000 * t + r)
+                tau.append(time_pp(session, ids[:1]))
+                session.restore(P)
                 for k in forced_lens:
-                    forced[k].append(time_pp(model, cache, ids[:, :k]))
-                    restore_cache(cache, P)
+                    forced[k].append(time_pp(session, ids[:k]))
+                    session.restore(P)
     sync = np.asarray(mask_sync) - np.asarray(mask)
     pooled = [x for k in forced_lens for x in forced[k]]
     return dict(

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import torch
 
-from cadlib.costs.kernel_timing import prefill_context, random_ids
-from cadlib.decoding.cache import cache_length, forward_with_cache, restore_cache
+from cadlib.costs.kernel_timing import prefill_context, random_feed
+from cadlib.decoding.cache import forward_with_cache
+from cadlib.decoding.engines import TransformersEngine
 
 __all__ = ["check_splice_equals_ar"]
 
@@ -40,8 +41,15 @@ def check_splice_equals_ar(
     keys the two paths appended to every layer's cache: keys carry RoPE at their absolute
     positions, so equal keys mean the splice advanced positions exactly as decoding did.
 
+    It runs on the ``transformers`` model itself, not through the engine seam alone: it reads
+    the keys every layer appended to the ``DynamicCache`` (the transformers session's
+    ``cache``) and its negative control feeds shifted ``position_ids``, neither of which an
+    engine offers. The prefill, the decode steps and the restore go through the session.
+
     Parameters
     ----------
+    model : transformers.PreTrainedModel
+        The model checked, in eval mode.
     atol, rtol : float
         ``torch.allclose`` tolerance for the logits (fp32: reductions in a batched GEMM and in N
         GEMVs round differently, so equality is to ~1e-5, not bit-exact).
@@ -55,23 +63,21 @@ def check_splice_equals_ar(
         cache lengths ``len_before``, ``len_after_ar``, ``len_after_splice``,
         ``positions_advance_by_N``, and the settings.
     """
-    vocab = model.config.vocab_size
-    cache, _ = prefill_context(model, P, seed)
-    span = random_ids(vocab, N, seed + 1, model.device)
+    engine = TransformersEngine(model)
+    session, _ = prefill_context(engine, P, seed)
+    span = random_feed(engine, N, seed + 1)
     with torch.inference_mode():
-        ar_logits = torch.cat(
-            [forward_with_cache(model, span[:, i : i + 1], cache).logits[0] for i in range(N)]
-        )  # (N, vocab)
-        len_after_ar = cache_length(cache)
-        ar_keys = [k[..., P:, :].clone() for k in _layer_keys(cache)]
-        restore_cache(cache, P)
+        ar_logits = torch.cat([session.forward(span[i : i + 1]) for i in range(N)])  # (N, V)
+        len_after_ar = len(session)
+        ar_keys = [k[..., P:, :].clone() for k in _layer_keys(session.cache)]
+        session.restore(P)
         kwargs = {}
         if position_offset:
             pos = torch.arange(P + position_offset, P + position_offset + N, device=model.device)
             kwargs["position_ids"] = pos[None]
-        pp_logits = forward_with_cache(model, span, cache, **kwargs).logits[0]  # (N, vocab)
-        len_after_splice = cache_length(cache)
-        pp_keys = [k[..., P:, :] for k in _layer_keys(cache)]
+        pp_logits = forward_with_cache(model, span[None], session.cache, **kwargs).logits[0]
+        len_after_splice = len(session)
+        pp_keys = [k[..., P:, :] for k in _layer_keys(session.cache)]
     ar_logits, pp_logits = ar_logits.float(), pp_logits.float()
     logit_diff = float((ar_logits - pp_logits).abs().max())
     pairs = list(zip(ar_keys, pp_keys, strict=True))

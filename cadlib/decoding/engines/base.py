@@ -9,6 +9,11 @@ Copy-as-Decode needs four things from whatever runs the model:
 * the cache's current length and the logits' width (vocabulary size);
 * a synchronisation point for timing (queued GPU work must finish inside a timed window).
 
+The kernel timer (:mod:`cadlib.costs.kernel_timing`) times every engine through this seam: it
+feeds ids in the engine's own form (:meth:`Engine.prepare_ids`, converted before the clock
+starts), restores the cache with the checked :meth:`Session.restore` and bookends each timed
+window with :meth:`Session.sync`.
+
 :class:`Engine` makes sessions (:meth:`Engine.new_session`), each a :class:`Session` owning one
 KV cache. Logits come back as a float32 ``torch.Tensor`` on the engine's ``device`` whatever the
 engine, so the FSM masks (:mod:`cadlib.decoding.fsm`, :mod:`cadlib.decoding.processors`) apply
@@ -25,13 +30,16 @@ __all__ = ["Engine", "Session"]
 
 
 class Session(ABC):
-    """One KV cache of an :class:`Engine`: feed ids, read logits, truncate."""
+    """One KV cache of an :class:`Engine` (its ``engine``): feed ids, read logits, truncate."""
+
+    engine: Engine
 
     @abstractmethod
     def forward(self, ids: list[int], all_logits: bool = False, keep: int = 1) -> torch.Tensor:
-        """Append ``ids`` (non-empty) to the cache in one call; return the logits of its last
-        ``keep`` positions, shape ``(keep, V)`` (a verify forward's draft), or of all of them,
-        ``(len(ids), V)``, when ``all_logits``."""
+        """Append ``ids`` (non-empty; a list, or what :meth:`Engine.prepare_ids` made of one)
+        to the cache in one call; return the logits of its last ``keep`` positions, shape
+        ``(keep, V)`` (a verify forward's draft), or of all of them, ``(len(ids), V)``, when
+        ``all_logits``."""
 
     @abstractmethod
     def truncate(self, length: int) -> None:
@@ -41,6 +49,25 @@ class Session(ABC):
     def __len__(self) -> int:
         """Ids held by the cache."""
 
+    def restore(self, length: int) -> int:
+        """Truncate the cache back to its first ``length`` ids, checked; return the length.
+
+        Unlike :meth:`truncate` it fails loudly when the cache holds fewer than ``length`` ids
+        or the truncation misses: the kernel timer restores the cache before every timed path
+        and logs each restore, so a restore that did not happen must not pass unnoticed.
+        """
+        held = len(self)
+        if held < length:
+            raise ValueError(f"cache holds {held} tokens, cannot restore it to {length}")
+        self.truncate(length)
+        if len(self) != length:
+            raise RuntimeError(f"crop left {len(self)} tokens in the cache, expected {length}")
+        return length
+
+    def sync(self) -> None:
+        """Wait until the queued work of this session's engine is done (:meth:`Engine.sync`)."""
+        self.engine.sync()
+
     def forward_reuse(self, ids: list[int], sources: list) -> torch.Tensor:
         """Append ``ids``, taking the cache entries of id ``k`` from cache position
         ``sources[k]`` (moved to its new position) where it is not ``None``, computing the
@@ -48,9 +75,15 @@ class Session(ABC):
         of :mod:`cadlib.decoding.kv_reuse`). Engines that cannot move cache entries raise."""
         raise NotImplementedError(f"{type(self).__name__} cannot reuse cache entries")
 
-    def _check_ids(self, ids, keep: int = 1) -> list[int]:
-        ids = [int(i) for i in ids]
-        if not ids:
+    def _check_ids(self, ids, keep: int = 1):
+        """``ids`` as a list of ints, or as they are when they are a 1-D tensor (the form
+        :meth:`Engine.prepare_ids` gives, read without a copy to the host); checks ``keep``."""
+        if isinstance(ids, torch.Tensor):
+            if ids.dim() != 1:
+                raise ValueError(f"tensor ids must be 1-D, got shape {tuple(ids.shape)}")
+        else:
+            ids = [int(i) for i in ids]
+        if not len(ids):
             raise ValueError("forward needs at least one token id")
         if not 1 <= keep <= len(ids):
             raise ValueError(f"keep={keep}: logits of 1 to {len(ids)} positions can be kept")
@@ -97,9 +130,17 @@ class Engine(ABC):
         runtime does (:func:`cadlib.decoding.methods.prompt_lookup_along` runs it)."""
         raise NotImplementedError(f"the {self.name} engine has no prompt-lookup drafter")
 
+    def prepare_ids(self, ids) -> list[int]:
+        """``ids`` in the form this engine's :meth:`Session.forward` takes without converting
+        them: a list of ints here. A timed loop prepares its ids once, before the clock starts
+        (on a GPU, building a tensor from a list inside the window would copy it to the device
+        and wait for the queued work at every step)."""
+        return [int(i) for i in ids]
+
     def sync(self) -> None:  # noqa: B027 (a CPU engine has nothing to wait for)
         """Wait until queued work is done (timing bookends); nothing to do on a CPU."""
 
     def info(self) -> dict:
-        """What runs the model (engine, threads, weights): the label of every timing."""
+        """What runs the model (engine, threads, weights; ``dtype`` and ``attn_implementation``
+        where the engine has them): the label of every timing."""
         return dict(engine=self.name, vocab_size=self.vocab_size, device=str(self.device))

@@ -22,10 +22,10 @@ __all__ = ["TransformersEngine", "TransformersSession"]
 
 
 class TransformersSession(Session):
-    """A ``DynamicCache`` of one model."""
+    """A ``DynamicCache`` of one model (``cache``: chapter 2's splice check reads its keys)."""
 
     def __init__(self, engine: TransformersEngine):
-        self.model, self.cache = engine.model, new_cache(engine.model)
+        self.engine, self.model, self.cache = engine, engine.model, new_cache(engine.model)
 
     def forward(self, ids, all_logits: bool = False, keep: int = 1) -> torch.Tensor:
         ids = self._check_ids(ids, keep)
@@ -36,6 +36,8 @@ class TransformersSession(Session):
         return forward_reusing(self.model, ids, list(sources), self.cache)
 
     def truncate(self, length: int) -> None:
+        """:func:`cadlib.decoding.cache.crop_cache`: the kept entries are untouched by later
+        appends, so the truncated cache *is* the earlier state."""
         crop_cache(self.cache, int(length))
 
     def __len__(self) -> int:
@@ -57,6 +59,12 @@ class TransformersEngine(Engine):
 
     def new_session(self) -> TransformersSession:
         return TransformersSession(self)
+
+    def prepare_ids(self, ids) -> torch.Tensor:
+        """``ids`` as a 1-D long tensor on the model's device: a slice of it is fed with no
+        copy from the host, so a timed loop of single-id forwards queues its work without
+        waiting (the kernel timer's AR path, as ``model(input_ids=span[:, i:i+1])`` runs)."""
+        return torch.as_tensor(ids, dtype=torch.long).reshape(-1).to(self.device)
 
     def check_copy_kv(self, mode: str) -> None:
         """Both copy modes run here (reuse: :func:`cadlib.decoding.cache.forward_reusing`)."""

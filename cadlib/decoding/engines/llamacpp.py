@@ -246,8 +246,21 @@ class LlamaCppEngine(Engine):
                 "LlamaCppEngine.check_copy_kv)"
             )
 
+    def weight_type(self) -> str:
+        """The GGUF file's weight type as llama.cpp names it (``general.file_type``): ``Q4_1``
+        for the packaged SmolLM2, ``F16`` once converted, ``F32`` for an exported stand-in."""
+        code = int(self.llm.metadata.get("general.file_type", -1))
+        for name in dir(self.lib):
+            if name.startswith("LLAMA_FTYPE_") and getattr(self.lib, name) == code:
+                kind = name.removeprefix("LLAMA_FTYPE_")
+                return kind.removeprefix("MOSTLY_").removeprefix("ALL_")
+        return "?"
+
     def info(self) -> dict:
+        """:meth:`Engine.info` with the threads, the file, its weights (``dtype``, e.g.
+        ``"Q4_1 GGUF"``) and the binding's version."""
         return dict(super().info(), threads=self.threads, gguf=self.path.name,
+                    dtype=f"{self.weight_type()} GGUF",
                     llama_cpp_python=self.lib.__version__)  # fmt: skip
 
 
