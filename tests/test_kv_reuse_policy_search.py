@@ -1,0 +1,84 @@
+"""The dev-chosen recompute policy (cadlib.chapters.kv_reuse.policy_search): the rule that picks
+it, the held-out sample it is judged on, the generated sentence's verdict, and the committed
+run's choice being the rule's on its own development rows."""
+
+import pandas as pd
+import pytest
+
+from cadlib.chapters.kv_reuse import AGREEMENT_THRESHOLD, agreement_inputs, agreement_table
+from cadlib.chapters.kv_reuse import policy_search as S
+from cadlib.models import SMOLLM2, load_tokenizer
+
+
+def table(rates: dict) -> pd.DataFrame:
+    """An agreement table: ``{policy: (rate, recomputed)}``."""
+    return pd.DataFrame([dict(policy=p, rate=r, recomputed=c) for p, (r, c) in rates.items()])
+
+
+def test_the_least_recomputing_policy_that_meets_the_threshold_wins():
+    t = table({"none": (0.95, 0.1), "last=32": (0.996, 0.5), "first=8,last=64": (0.999, 0.9),
+               "all": (1.0, 1.0)})  # fmt: skip
+    assert S.choose(t) == "last=32"
+
+
+def test_without_a_policy_at_the_threshold_the_best_agreement_wins_never_the_control():
+    t = table({"none": (0.95, 0.1), "last=32": (0.97, 0.5), "first=4,last=32": (0.97, 0.6),
+               "all": (1.0, 1.0)})  # fmt: skip
+    assert S.choose(t) == "last=32"  # tied on agreement: the one that recomputes less
+
+
+def columns(policy: str, agree: list[bool], corpus: str) -> dict:
+    n = len(agree)
+    return dict(corpus=[corpus] * n, case=[f"{corpus}/0"] * n, policy=[policy] * n,
+                step=list(range(n)), kind=["gen"] * n, since_copy=[None, *range(n - 1)],
+                agree=agree, kl=[0.0] * n, splice=[10] * n, reused=[5] * n)  # fmt: skip
+
+
+def report(test_agree: list[bool]) -> dict:
+    dev = columns("none", [True] * 4, "heval-fix-py")
+    test = columns("none", test_agree, "heval-fix-go")
+    return dict(protocol=S.PROTOCOL, chosen="none", dev=dev, test=test,
+                hardware=dict(cpu="cpu", cores=2), provenance=None)  # fmt: skip
+
+
+def test_the_sentence_says_whether_the_held_out_agreement_meets_the_threshold():
+    assert "does not meet" in S.search_markdown(report([True, False, True]))
+    met = S.search_markdown(report([True] * 3))
+    assert "does not meet" not in met and "meets the 99.5% threshold" in met
+    assert S.answer_sentence(report([True, False])).endswith("still short of it.")
+    assert S.answer_sentence(report([True] * 3)).endswith("meets it.")
+    t = S.search_table(report([True, False]))
+    assert list(t.split) == ["dev", "test"] and t.chosen.all()
+    assert t.set_index("split").rate["test"] == pytest.approx(0.5)
+
+
+def test_cases_that_reuse_nothing_are_counted_apart():
+    r = report([True, False])
+    idle = columns("none", [True] * 3, "heval-fix-cpp")
+    idle["reused"] = [0] * 3
+    r["test"] = {k: v + idle[k] for k, v in r["test"].items()}
+    n, some = S.reusing(r, "none")
+    assert n == 1 and some.cases == 1 and some.rate == pytest.approx(0.5)
+    assert "1 of those cases reuse no id" in S.search_markdown(r)
+    assert "(50.0% on the 1 cases where it reused any id)" in S.answer_sentence(r)
+
+
+def test_the_held_out_sample_follows_the_agreement_runs_cases(monkeypatch):
+    tok = load_tokenizer(SMOLLM2)
+    monkeypatch.setattr(S, "TEST_CASES", {"heval-fix-go": (5, 3, 1000)})
+    fresh = [x.case.id for x in S.test_inputs(tok)["heval-fix-go"]]
+    seen = agreement_inputs(dict(agreement_cases={"heval-fix-go": 5}, max_prompt=1000), tok)
+    assert len(fresh) == 3 and not set(fresh) & {x.case.id for x in seen["heval-fix-go"]}
+    both = agreement_inputs(dict(agreement_cases={"heval-fix-go": 8}, max_prompt=1000), tok)
+    assert {x.case.id for x in both["heval-fix-go"]} >= set(fresh)  # the next in the order
+
+
+def test_the_committed_choice_is_the_rules_on_its_development_rows():
+    run = S.committed()
+    assert run is not None, "results/kv_reuse.policy.json: the run chapter 6c shows"
+    dev = agreement_table(S._frame(run["dev"]), by=("policy",))
+    assert S.choose(dev, run["protocol"]["threshold"]) == run["chosen"]
+    assert run["protocol"]["threshold"] == AGREEMENT_THRESHOLD
+    assert set(dev.policy) == set(run["protocol"]["grid"])
+    held_out = set(S._frame(run["test"]).split)
+    assert held_out == {"test"}
