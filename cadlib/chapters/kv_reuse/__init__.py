@@ -15,8 +15,10 @@ package measures what that is worth and what it costs, deterministic parts first
   ids since the last copy (:mod:`.flips`);
 * :func:`free_run_rows` — **free-run output identity**: the model decoding on its own, exact
   and reuse, transcripts compared id for id (:mod:`.free_run`);
-* :mod:`.policy_search` — a recompute policy **chosen on development cases** from a wider
-  grid and judged on fresh held-out cases (its own committed run, ``results/kv_reuse.policy.json``);
+* :mod:`.policy_search` (imported on its own: it is also a command) — a recompute policy
+  **chosen on development cases** from a wider grid and judged on fresh held-out cases, then
+  on every case of one held-out corpus (its own committed runs, ``results/kv_reuse.policy.json``
+  and ``results/kv_reuse.every.json``);
 * :func:`time_modes` — wall-clock of the exact splice, ``+drafts`` and reuse, interleaved
   (the ``full`` profile, on a quiet machine only; never evidence from a busy one).
 
@@ -25,10 +27,10 @@ Policies are tuned on the development corpora (:data:`DEV`); held-out numbers co
 :data:`TEST` only.
 """
 
-from . import chapter, flips, free_run, policy_search, speed
+from . import chapter, flips, free_run, speed
 from .chapter import *  # noqa: F403
 from .flips import *  # noqa: F403
 from .free_run import *  # noqa: F403
 from .speed import *  # noqa: F403
 
-__all__ = ["policy_search", *chapter.__all__, *flips.__all__, *free_run.__all__, *speed.__all__]
+__all__ = [*chapter.__all__, *flips.__all__, *free_run.__all__, *speed.__all__]
