@@ -82,18 +82,3 @@ def test_the_committed_choice_is_the_rules_on_its_development_rows():
     assert set(dev.policy) == set(run["protocol"]["grid"])
     held_out = set(S._frame(run["test"]).split)
     assert held_out == {"test"}
-
-
-def test_the_every_case_sentence_gives_the_verdict_and_the_baseline():
-    r = report([True, True, False, True])
-    r["test"] = {k: v * 2 for k, v in r["test"].items()}
-    r["test"]["policy"] = ["none"] * 4 + ["last=16"] * 4
-    r.update(chosen="last=16", protocol=dict(corpus="heval-fix-go", threshold=0.995))
-    text = S.every_markdown(r)
-    assert "On every case of HEvalFix-Go (1 cases, 4 decisions), `last=16`" in text
-    assert "75.0%" in text and "**does not meet**" in text and "`none` agrees on 75.0%" in text
-
-
-def test_the_every_case_run_refuses_a_development_corpus():
-    with pytest.raises(SystemExit):
-        S.main(["--every", "probeedit"])

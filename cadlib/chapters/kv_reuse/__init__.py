@@ -15,10 +15,10 @@ package measures what that is worth and what it costs, deterministic parts first
   ids since the last copy (:mod:`.flips`);
 * :func:`free_run_rows` — **free-run output identity**: the model decoding on its own, exact
   and reuse, transcripts compared id for id (:mod:`.free_run`);
-* :mod:`.policy_search` (imported on its own: it is also a command) — a recompute policy
-  **chosen on development cases** from a wider grid and judged on fresh held-out cases, then
-  on every case of one held-out corpus (its own committed runs, ``results/kv_reuse.policy.json``
-  and ``results/kv_reuse.every.json``);
+* :mod:`.policy_search` and :mod:`.every_case` (imported on their own: they are commands) —
+  a recompute policy **chosen on development cases** from a wider grid, judged on fresh
+  held-out cases, then on every case of the held-out HumanEvalFix corpora (their own committed
+  runs, ``results/kv_reuse.policy.json`` and ``results/kv_reuse.every-<corpus>.json``);
 * :func:`time_modes` — wall-clock of the exact splice, ``+drafts`` and reuse, interleaved
   (the ``full`` profile, on a quiet machine only; never evidence from a busy one).
 

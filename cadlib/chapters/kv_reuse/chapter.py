@@ -332,10 +332,11 @@ def plot_tradeoff(table: pd.DataFrame, threshold: float = AGREEMENT_THRESHOLD, t
         t = table[table.split == split]
         ax.errorbar(t.recomputed, t.rate, yerr=[t.rate - t.lo, t.hi - t.rate], fmt="o",
                     capsize=3)  # fmt: skip
-        for _, r in t.iterrows():
-            ax.annotate(r.policy, (r.recomputed, r.rate), fontsize=7, xytext=(4, -10),
-                        textcoords="offset points")  # fmt: skip
-        ax.axhline(threshold, ls="--", lw=1, color="grey")
+        for k, (_, r) in enumerate(t.sort_values("recomputed", kind="stable").iterrows()):
+            ax.annotate(r.policy, (r.recomputed, r.rate), fontsize=7, textcoords="offset points",
+                        xytext=(4, -10 if k % 2 == 0 else 6))  # alternate: neighbours apart
+        ax.axhline(threshold, ls="--", lw=1, color="grey", label=f"threshold {threshold:.1%}")
+        ax.legend(loc="lower right", fontsize=7)
         ax.set(xlabel="share of spliced ids recomputed", ylabel="decision agreement",
                title=f"{split} ({t.cases.max()} cases)")  # fmt: skip
     if title:

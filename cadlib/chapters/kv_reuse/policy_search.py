@@ -20,9 +20,9 @@ corpora choose it. The protocol, fixed before measuring (:data:`PROTOCOL`):
 
 Nothing is timed. Run it with ``python -m cadlib.chapters.kv_reuse.policy_search --out
 results/kv_reuse.policy.json`` (about 25 minutes on 2 cores); chapter 6c shows the committed run
-(:func:`search_table`, :func:`search_markdown`). Then ``--every heval-fix-go --out
-results/kv_reuse.every.json`` judges the chosen policy on every case of one held-out corpus
-(:data:`EVERY_CORPUS`, declared before it ran; :func:`every_case_run`).
+(:func:`search_table`, :func:`search_markdown`). Then
+:mod:`cadlib.chapters.kv_reuse.every_case` judges the chosen policy on every case of the
+held-out HumanEvalFix corpora.
 """
 
 from __future__ import annotations
@@ -35,7 +35,6 @@ import pandas as pd
 
 from cadlib.book.provenance import load_caption, monitor, provenance
 from cadlib.book.results import hardware_info, machine_label, read_results_file, write_run_report
-from cadlib.corpora import CORPUS_LABELS
 from cadlib.models import SMOLLM2
 from cadlib.paths import repo_root
 
@@ -44,18 +43,10 @@ from .flips import flip_table
 
 __all__ = ["COMMITTED", "GRID", "DEV_CASES", "TEST_CASES", "PROTOCOL", "dev_inputs",
            "test_inputs", "choose", "search_run", "committed", "search_table", "per_corpus",
-           "reusing", "search_markdown", "answer_sentence", "EVERY", "EVERY_CORPUS",
-           "every_case_run", "every_markdown", "committed_every", "main"]  # fmt: skip
+           "reusing", "search_markdown", "answer_sentence", "main"]  # fmt: skip
 
 #: The committed run chapter 6c shows.
 COMMITTED = "kv_reuse.policy.json"
-#: The every-case run of the chosen policy on one held-out corpus (:func:`every_case_run`).
-EVERY = "kv_reuse.every.json"
-#: Its corpus: declared before it ran (the search never saw it; the draft-cap run's test
-#: corpora include it too).
-EVERY_CORPUS = "heval-fix-go"
-#: The command both runs are recorded with.
-EVERY_COMMAND = "python -m cadlib.chapters.kv_reuse.policy_search"
 #: The recompute policies tried on the development cases (``all``, the control, is not: it
 #: reuses nothing).
 GRID = ("none", "first=2", "last=16", "last=32", "last=64", "first=2,last=16",
@@ -216,71 +207,13 @@ def answer_sentence(report: dict) -> str:
             f"{stratum}: {verdict}.")
 
 
-def every_case_run(out: str | Path, corpus: str = EVERY_CORPUS, progress: bool = True) -> dict:
-    """The committed search's chosen policy and ``none`` on **every** case of one held-out
-    corpus (no prompt cap), written like :func:`search_run` to ``out``: the held-out check at
-    the scale of a whole corpus rather than a sample."""
-    search = committed()
-    if search is None:
-        raise FileNotFoundError(f"results/{COMMITTED}: run the policy search first")
-    if corpus not in TEST_CASES:
-        raise ValueError(f"{corpus!r} is not a held-out corpus; use one of {list(TEST_CASES)}")
-    monitor()
-    model, tokenizer, _ = load_setup(dict(model=SMOLLM2, profile="every"))
-    inputs = sample_cases([corpus], None, tokenizer)
-    policies = tuple(dict.fromkeys(("none", search["chosen"])))
-    test = agreement_rows(model, tokenizer, inputs, policies, progress)
-    protocol = dict(model=SMOLLM2, corpus=corpus, cases="every case, no prompt cap",
-                    policies=list(policies), threshold=AGREEMENT_THRESHOLD,
-                    chosen_by=f"results/{COMMITTED}")  # fmt: skip
-    report = dict(profile="every", command=f"{EVERY_COMMAND} --every {corpus}",
-                  hardware=hardware_info("cpu"), protocol=protocol, chosen=search["chosen"],
-                  test=_columns(test), created=datetime.now(UTC).isoformat(timespec="seconds"),
-                  provenance=provenance(repo_root()))  # fmt: skip
-    return write_run_report(report, out)
-
-
-def every_markdown(report: dict) -> str:
-    """The every-case run's verdict: the chosen policy's agreement over the whole corpus (and
-    on its cases that reuse any id) against the threshold, ``none`` beside it."""
-    t = agreement_table(_frame(report["test"]), by=("policy",)).set_index("policy")
-    chosen, thr = report["chosen"], report["protocol"]["threshold"]
-    r, base = t.loc[chosen], t.loc["none"]
-    idle, some = reusing(report, chosen)
-    reused = ("" if some is None else f"; on the {int(some.cases)} cases that reuse any id, "
-              f"{some.rate:.1%} of {int(some.decisions)}")
-    verdict = "meets" if r.rate >= thr else "**does not meet**"
-    label = CORPUS_LABELS.get(report["protocol"]["corpus"], report["protocol"]["corpus"])
-    return (f"On every case of {label} ({int(r.cases)} cases, {int(r.decisions)} decisions), "
-            f"`{chosen}` agrees with the exact splice on {r.rate:.1%} (95% interval "
-            f"{r.lo:.1%}–{r.hi:.1%}{reused}; {idle} cases reuse nothing), recomputing "
-            f"{r.recomputed:.0%} of the copied ids: it {verdict} the {thr:.1%} threshold. "
-            f"`none` agrees on {base.rate:.1%}, recomputing {base.recomputed:.0%}. "
-            f"{load_caption(report)} {machine_label(report['hardware'])}.")
-
-
-def committed_every() -> dict | None:
-    """The committed every-case run (``results/kv_reuse.every.json``), or ``None``."""
-    return read_results_file(EVERY)
-
-
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog=EVERY_COMMAND, description=__doc__.split("\n")[0])
-    parser.add_argument("--out", default=None, help="the JSON written (default: _build/...)")
-    parser.add_argument("--every", metavar="CORPUS", default=None,
-                        help="instead of the search: the committed choice on every case of "
-                             "this held-out corpus")  # fmt: skip
+    parser = argparse.ArgumentParser(prog="python -m cadlib.chapters.kv_reuse.policy_search",
+                                     description=__doc__.split("\n")[0])
+    parser.add_argument("--out", default=f"_build/{COMMITTED}", help="the JSON written")
     args = parser.parse_args(argv)
-    if args.every:
-        if args.every not in TEST_CASES:
-            parser.error(f"{args.every!r} is not a held-out corpus; use one of "
-                         f"{list(TEST_CASES)}")  # fmt: skip
-        out = args.out or f"_build/{EVERY}"
-        report = every_case_run(out, args.every)
-    else:
-        out = args.out or f"_build/{COMMITTED}"
-        report = search_run(out)
-    print(f"wrote {out}; chosen {report['chosen']}")
+    report = search_run(args.out)
+    print(f"wrote {args.out}; chosen {report['chosen']}")
     return 0
 
 

@@ -1,0 +1,134 @@
+"""The dev-chosen recompute policy on every case of the held-out HumanEvalFix corpora (issue 32).
+
+:mod:`cadlib.chapters.kv_reuse.policy_search` judges its chosen policy on a sample of eight
+fresh cases per held-out corpus. This run judges it, with ``none`` beside it, on **every** case
+of each held-out HumanEvalFix corpus (:data:`CORPORA`, no prompt cap), teacher-forced as in
+:func:`cadlib.chapters.kv_reuse.case_agreement`; one results file per corpus
+(:func:`results_name`), so that corpora can run in separate processes. Nothing is timed.
+
+RealEdits-Flask, the fifth held-out corpus, is left to the search's sample: its edit prompts
+are about ten times longer than HumanEvalFix's (a median near 2,800 SmolLM2 ids, some beyond
+the model's 8,192-id context), so every case would take many hours on 2 cores.
+
+Run one corpus with ``python -m cadlib.chapters.kv_reuse.every_case heval-fix-go --out
+results/kv_reuse.every-heval-fix-go.json`` (about 20 minutes on one core); chapter 6c shows the
+committed runs (:func:`every_markdown`, :func:`every_table`).
+"""
+
+from __future__ import annotations
+
+import argparse
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pandas as pd
+
+from cadlib.book.provenance import load_caption, monitor, provenance
+from cadlib.book.results import hardware_info, machine_label, read_results_file, write_run_report
+from cadlib.corpora import CORPUS_LABELS
+from cadlib.models import SMOLLM2
+from cadlib.paths import repo_root
+
+from .chapter import AGREEMENT_THRESHOLD, agreement_rows, agreement_table, load_setup, sample_cases
+from .policy_search import _columns, _frame, committed, reusing
+
+__all__ = ["CORPORA", "COMMAND", "results_name", "every_case_run", "committed_runs",
+           "pooled_report", "every_table", "every_markdown", "main"]  # fmt: skip
+
+#: The held-out corpora judged case by case, declared before any of them ran.
+CORPORA = ("heval-fix-go", "heval-fix-java", "heval-fix-cpp", "heval-fix-rust")
+#: The command that records one corpus.
+COMMAND = "python -m cadlib.chapters.kv_reuse.every_case"
+
+
+def results_name(corpus: str) -> str:
+    """The results file of ``corpus``'s run: ``kv_reuse.every-<corpus>.json``."""
+    return f"kv_reuse.every-{corpus}.json"
+
+
+def every_case_run(out: str | Path, corpus: str, progress: bool = True) -> dict:
+    """The committed search's chosen policy and ``none`` on every case of ``corpus``, written
+    with its provenance (commit, the load of other processes) to the JSON file ``out``."""
+    search = committed()
+    if search is None:
+        raise FileNotFoundError("results/kv_reuse.policy.json: run the policy search first")
+    if corpus not in CORPORA:
+        raise ValueError(f"{corpus!r} is not judged case by case; use one of {list(CORPORA)}")
+    monitor()
+    model, tokenizer, _ = load_setup(dict(model=SMOLLM2, profile="every"))
+    policies = tuple(dict.fromkeys(("none", search["chosen"])))
+    rows = agreement_rows(model, tokenizer, sample_cases([corpus], None, tokenizer), policies,
+                          progress)  # fmt: skip
+    protocol = dict(model=SMOLLM2, corpus=corpus, cases="every case, no prompt cap",
+                    policies=list(policies), threshold=AGREEMENT_THRESHOLD,
+                    chosen_by="results/kv_reuse.policy.json")  # fmt: skip
+    report = dict(profile="every", command=f"{COMMAND} {corpus}", hardware=hardware_info("cpu"),
+                  protocol=protocol, chosen=search["chosen"], test=_columns(rows),
+                  created=datetime.now(UTC).isoformat(timespec="seconds"),
+                  provenance=provenance(repo_root()))  # fmt: skip
+    return write_run_report(report, out)
+
+
+def committed_runs() -> list[dict]:
+    """The committed runs of :data:`CORPORA`, in that order (those not yet recorded left out)."""
+    runs = (read_results_file(results_name(c)) for c in CORPORA)
+    return [r for r in runs if r is not None]
+
+
+def pooled_report(runs: list[dict]) -> dict:
+    """The runs as one report (their rows concatenated), for :func:`reusing`."""
+    columns = {k: [v for r in runs for v in r["test"][k]] for k in runs[0]["test"]}
+    return dict(runs[0], test=columns)
+
+
+def every_table(runs: list[dict]) -> pd.DataFrame:
+    """Per corpus and policy, then pooled over the corpora (``corpus`` = ``all``): cases,
+    decisions, agreement with its interval, KL and the share of copied ids recomputed."""
+    rows = _frame(pooled_report(runs)["test"])
+    per = agreement_table(rows, by=("corpus", "policy"))
+    per["corpus"] = per.corpus.map(lambda c: CORPUS_LABELS.get(c, c))
+    pooled = agreement_table(rows, by=("policy",)).assign(corpus="all")
+    return pd.concat([per, pooled], ignore_index=True)
+
+
+def every_markdown(runs: list[dict]) -> str:
+    """The verdict over every case of the corpora run: the chosen policy's pooled agreement
+    (and on the cases where it reused any id) against the threshold, the per-corpus range and
+    ``none`` beside it; the corpora not yet recorded named."""
+    report = pooled_report(runs)
+    chosen, thr = report["chosen"], report["protocol"]["threshold"]
+    t = every_table(runs)
+    per, pooled = t[t.corpus != "all"], t[t.corpus == "all"].set_index("policy")
+    r, base = pooled.loc[chosen], pooled.loc["none"]
+    mine = per[per.policy == chosen]
+    idle, some = reusing(report, chosen)
+    reused = ("" if some is None else f"; on the {int(some.cases)} cases that reuse any id, "
+              f"{some.rate:.1%} of {int(some.decisions)}")
+    labels = ", ".join(CORPUS_LABELS.get(x["protocol"]["corpus"], "?") for x in runs)
+    missing = [CORPUS_LABELS.get(c, c) for c in CORPORA
+               if c not in {x["protocol"]["corpus"] for x in runs}]  # fmt: skip
+    verdict = "meets" if r.rate >= thr else "**does not meet**"
+    busy = " ".join(dict.fromkeys(load_caption(x) for x in runs))
+    return (f"On every case of {labels} ({int(r.cases)} cases, {int(r.decisions)} decisions), "
+            f"`{chosen}` agrees with the exact splice on {r.rate:.1%} (95% interval "
+            f"{r.lo:.1%}–{r.hi:.1%}; per corpus {mine.rate.min():.1%}–{mine.rate.max():.1%}"
+            f"{reused}; {idle} cases reuse nothing), recomputing {r.recomputed:.0%} of the "
+            f"copied ids: it {verdict} the {thr:.1%} threshold. `none` agrees on "
+            f"{base.rate:.1%}, recomputing {base.recomputed:.0%}."
+            + (f" Not yet recorded: {', '.join(missing)}." if missing else "")
+            + f" Nothing here is timed. {busy} {machine_label(runs[0]['hardware'])}.")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog=COMMAND, description=__doc__.split("\n")[0])
+    parser.add_argument("corpus", choices=CORPORA, help="the held-out corpus to run")
+    parser.add_argument("--out", default=None, help="the JSON written (default: _build/...)")
+    args = parser.parse_args(argv)
+    out = args.out or f"_build/{results_name(args.corpus)}"
+    report = every_case_run(out, args.corpus)
+    print(f"wrote {out}; policy {report['chosen']} and none on every case of {args.corpus}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

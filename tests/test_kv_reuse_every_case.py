@@ -1,0 +1,41 @@
+"""The dev-chosen policy on every case of the held-out HumanEvalFix corpora
+(cadlib.chapters.kv_reuse.every_case): the pooled sentence, its table, and the command's
+refusal of a corpus it does not judge."""
+
+import pytest
+
+from cadlib.chapters.kv_reuse import every_case as E
+
+
+def run(corpus: str, policy_agree: dict) -> dict:
+    """One corpus's run: ``{policy: [agree, ...]}`` over one case."""
+    cols = {k: [] for k in ("corpus", "case", "policy", "step", "kind", "since_copy", "agree",
+                            "kl", "splice", "reused")}  # fmt: skip
+    for policy, agree in policy_agree.items():
+        n = len(agree)
+        for k, v in dict(corpus=[corpus] * n, case=[f"{corpus}/0"] * n, policy=[policy] * n,
+                         step=list(range(n)), kind=["gen"] * n, since_copy=[None] * n,
+                         agree=agree, kl=[0.0] * n, splice=[10] * n, reused=[5] * n).items():
+            cols[k] += v
+    return dict(chosen="last=16", test=cols, hardware=dict(cpu="cpu", cores=2), provenance=None,
+                protocol=dict(corpus=corpus, threshold=0.995))  # fmt: skip
+
+
+def test_the_sentence_pools_the_corpora_and_names_those_not_recorded():
+    runs = [run("heval-fix-go", {"none": [True, False], "last=16": [True, True]}),
+            run("heval-fix-java", {"none": [False, False], "last=16": [True, False]})]
+    text = E.every_markdown(runs)
+    assert text.startswith("On every case of HEvalFix-Go, HEvalFix-Java (2 cases, 4 decisions)")
+    assert "agrees with the exact splice on 75.0%" in text and "**does not meet**" in text
+    assert "per corpus 50.0%–100.0%" in text and "`none` agrees on 25.0%" in text
+    assert "Not yet recorded: HEvalFix-C++, HEvalFix-Rust." in text
+    t = E.every_table(runs).set_index(["corpus", "policy"])
+    assert t.loc[("all", "last=16"), "decisions"] == 4
+    assert t.loc[("HEvalFix-Java", "none"), "rate"] == 0
+
+
+def test_the_command_refuses_a_corpus_it_does_not_judge():
+    with pytest.raises(SystemExit):
+        E.main(["probeedit"])
+    with pytest.raises(SystemExit):
+        E.main(["realedits-flask"])
