@@ -26,9 +26,12 @@ def test_the_sentence_pools_the_corpora_and_names_those_not_recorded():
             run("heval-fix-java", {"none": [False, False], "last=16": [True, False]})]
     text = E.every_markdown(runs)
     assert text.startswith("On every case of HEvalFix-Go, HEvalFix-Java (2 cases, 4 decisions)")
-    assert "agrees with the exact splice on 75.0%" in text and "**does not meet**" in text
-    assert "per corpus 50.0%–100.0%" in text and "`none` agrees on 25.0%" in text
+    assert "agrees with the exact splice on 75.00%" in text and "**does not meet**" in text
+    assert "per corpus 50.00%–100.00%" in text and "`none` agrees on 25.0%" in text
     assert "Not yet recorded: HEvalFix-C++, HEvalFix-Rust." in text
+    assert E.answer_sentence(runs) == (
+        "On every case of 2 held-out HumanEvalFix corpora (2 cases) it agrees on 75.00%, still "
+        "short of the threshold, while recomputing 50% of the copied ids.")
     t = E.every_table(runs).set_index(["corpus", "policy"])
     assert t.loc[("all", "last=16"), "decisions"] == 4
     assert t.loc[("HEvalFix-Java", "none"), "rate"] == 0
