@@ -42,3 +42,12 @@ def test_the_command_refuses_a_corpus_it_does_not_judge():
         E.main(["probeedit"])
     with pytest.raises(SystemExit):
         E.main(["realedits-flask"])
+
+
+def test_several_runs_share_one_load_sentence():
+    runs = [run("heval-fix-go", {"none": [True], "last=16": [True]}),
+            run("heval-fix-rust", {"none": [True], "last=16": [True]})]
+    for r, mean, busy in zip(runs, (0.2, 0.9), (False, True), strict=True):
+        r["provenance"] = dict(load=dict(other_cores=dict(mean=mean)), busy=busy)
+    assert ("Other processes kept 0.20–0.90 of a core busy on average while the 2 runs "
+            "recorded (1 of them on a busy machine).") in E.every_markdown(runs)

@@ -91,6 +91,17 @@ def every_table(runs: list[dict]) -> pd.DataFrame:
     return pd.concat([per, pooled], ignore_index=True)
 
 
+def _load_sentence(runs: list[dict]) -> str:
+    """The load the runs were recorded under, in one sentence (a run's own caption when there
+    is one run or one lacks provenance)."""
+    if len(runs) == 1 or not all(x.get("provenance") for x in runs):
+        return " ".join(dict.fromkeys(load_caption(x) for x in runs))
+    means = [x["provenance"]["load"]["other_cores"]["mean"] for x in runs]
+    busy = sum(bool(x["provenance"]["busy"]) for x in runs)
+    return (f"Other processes kept {min(means):.2f}–{max(means):.2f} of a core busy on average "
+            f"while the {len(runs)} runs recorded ({busy} of them on a busy machine).")
+
+
 def every_markdown(runs: list[dict]) -> str:
     """The verdict over every case of the corpora run: the chosen policy's pooled agreement
     (and on the cases where it reused any id) against the threshold, the per-corpus range and
@@ -109,7 +120,7 @@ def every_markdown(runs: list[dict]) -> str:
     missing = [CORPUS_LABELS.get(c, c) for c in CORPORA
                if c not in {x["protocol"]["corpus"] for x in runs}]  # fmt: skip
     verdict = "meets" if r.rate >= thr else "**does not meet**"
-    busy = " ".join(dict.fromkeys(load_caption(x) for x in runs))
+    busy = _load_sentence(runs)
     return (f"On every case of {labels} ({int(r.cases)} cases, {int(r.decisions)} decisions), "
             f"`{chosen}` agrees with the exact splice on {r.rate:.2%} (95% interval "
             f"{r.lo:.2%}–{r.hi:.2%}; per corpus {mine.rate.min():.2%}–{mine.rate.max():.2%}"
