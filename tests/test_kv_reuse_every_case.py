@@ -30,8 +30,8 @@ def test_the_sentence_pools_the_corpora_and_names_those_not_recorded():
     assert "per corpus 50.00%–100.00%" in text and "`none` agrees on 25.0%" in text
     assert "Not yet recorded: HEvalFix-C++, HEvalFix-Rust." in text
     assert E.answer_sentence(runs) == (
-        "On every case of 2 held-out HumanEvalFix corpora (2 cases) it agrees on 75.00%, still "
-        "short of the threshold, while recomputing 50% of the copied ids.")
+        "On every case of 2 held-out HumanEvalFix corpora (2 cases) it agrees on 75.00%, "
+        "recomputing 50% of the copied ids: still short of the threshold.")
     t = E.every_table(runs).set_index(["corpus", "policy"])
     assert t.loc[("all", "last=16"), "decisions"] == 4
     assert t.loc[("HEvalFix-Java", "none"), "rate"] == 0
@@ -51,3 +51,19 @@ def test_several_runs_share_one_load_sentence():
         r["provenance"] = dict(load=dict(other_cores=dict(mean=mean)), busy=busy)
     assert ("Other processes kept 0.20–0.90 of a core busy on average while the 2 runs "
             "recorded (1 of them on a busy machine).") in E.every_markdown(runs)
+
+
+def test_a_pooled_pass_carried_by_cases_that_reuse_nothing_is_said_so():
+    go = run("heval-fix-go", {"none": [True] * 4, "last=16": [True, True, True, False]})
+    java = run("heval-fix-java", {"none": [True] * 4, "last=16": [True] * 4})
+    java["test"]["reused"] = [0] * 8  # every id recomputed: agreement by construction
+    java["test"]["case"] = ["heval-fix-java/1"] * 8
+    for r in (go, java):
+        r["protocol"]["threshold"] = 0.85
+    text = E.every_markdown([go, java])
+    assert "it meets the 85.0% threshold pooled, but not on HEvalFix-Go" in text
+    assert "carried by the 1 cases that reuse nothing" in text
+    assert "on the 1 that reuse any id it agrees on 75.00% of 4 decisions" in text
+    assert E.answer_sentence([go, java]).endswith(
+        "at the threshold pooled, but only because 1 of those cases reuse nothing; where it "
+        "reuses any id, 75.00%.")
