@@ -67,3 +67,14 @@ def test_a_pooled_pass_carried_by_cases_that_reuse_nothing_is_said_so():
     assert E.answer_sentence([go, java]).endswith(
         "at the threshold pooled, but only because 1 of those cases reuse nothing; where it "
         "reuses any id, 75.00%.")
+
+
+def test_the_committed_runs_judge_the_searchs_choice_on_whole_corpora():
+    from cadlib.chapters.kv_reuse import policy_search
+
+    runs = E.committed_runs()
+    assert [r["protocol"]["corpus"] for r in runs] == list(E.CORPORA)
+    chosen = policy_search.committed()["chosen"]
+    for r in runs:
+        assert r["chosen"] == chosen and set(r["test"]["policy"]) == {"none", chosen}
+        assert len(set(r["test"]["case"])) == 164  # every HumanEvalFix case of the corpus
