@@ -171,3 +171,12 @@ def test_shown_results_follow_each_committed_notebooks_profile(tmp_path, monkeyp
     (tmp_path / "results").mkdir()
     (tmp_path / "results" / "kernel.full.json").write_text('{"profile": "full"}')
     assert load_committed("kernel", "full") == {"profile": "full"}
+
+
+def test_a_run_report_is_stamped_around_its_fields():
+    from cadlib.book.results import run_report
+
+    report = run_report("p", "python -m x", protocol={"a": 1}, rows=[1, 2])
+    assert list(report) == ["profile", "command", "hardware", "protocol", "rows", "created",
+                            "provenance"]  # fmt: skip
+    assert report["provenance"]["commit"] and "cpu" in report["hardware"]

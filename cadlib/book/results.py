@@ -44,6 +44,7 @@ __all__ = [
     "results_name",
     "find_results_file",
     "read_results_file",
+    "run_report",
     "write_run_report",
     "setting_label",
     "shown_results",
@@ -243,6 +244,15 @@ def read_results_file(name: str) -> dict | None:
     the same folders)."""
     path = find_results_file(name)
     return json.loads(path.read_text()) if path.exists() else None
+
+
+def run_report(profile: str, command: str, device: str = "cpu", **fields) -> dict:
+    """A benchmark's report before :func:`write_run_report`: its ``profile`` and ``command``,
+    the hardware it ran on, ``fields``, then when it was written and its provenance (commit,
+    the load of other processes while it ran)."""
+    return dict(profile=profile, command=command, hardware=hardware_info(device), **fields,
+                created=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+                provenance=provenance(repo_root()))  # fmt: skip
 
 
 def write_run_report(report: dict, out: str | Path) -> dict:

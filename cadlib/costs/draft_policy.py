@@ -35,18 +35,16 @@ from __future__ import annotations
 
 import argparse
 import json
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pandas as pd
 
-from cadlib.book.provenance import load_caption, monitor, provenance
-from cadlib.book.results import hardware_info, machine_label, read_results_file, write_run_report
+from cadlib.book.provenance import load_caption, monitor
+from cadlib.book.results import machine_label, read_results_file, run_report, write_run_report
 from cadlib.corpora import load_corpus
 from cadlib.decoding.decoder import CopyDecoder
 from cadlib.decoding.drafts import composition_drafts
 from cadlib.decoding.methods import DRAFTED_SETTING, timed_sample
-from cadlib.paths import repo_root
 
 from .method_timing import interleaved
 
@@ -184,12 +182,10 @@ def draft_policy_run(out: str | Path, repeats: int = 2, progress: bool = True,
     test_caps = sorted({None, *chosen.values()}, key=_length)
     test = time_arms(engines, tokenizer, sample(TEST, tokenizer), test_caps, repeats,
                      progress=progress)  # fmt: skip
-    report = dict(profile="drafts", command="python -m cadlib.costs.draft_policy",
-                  hardware=hardware_info("cpu"), protocol=PROTOCOL, repeats=repeats, chosen=chosen,
-                  engines=[e.info() for e in engines], dev=_records(dev), test=_records(test),
-                  verdicts=_records(verdicts(test, chosen)),
-                  created=datetime.now(UTC).isoformat(timespec="seconds"),
-                  provenance=provenance(repo_root()))  # fmt: skip
+    report = run_report("drafts", "python -m cadlib.costs.draft_policy", protocol=PROTOCOL,
+                        repeats=repeats, chosen=chosen, engines=[e.info() for e in engines],
+                        dev=_records(dev), test=_records(test),
+                        verdicts=_records(verdicts(test, chosen)))  # fmt: skip
     return write_run_report(report, out)
 
 

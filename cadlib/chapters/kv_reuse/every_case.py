@@ -18,16 +18,14 @@ committed runs (:func:`every_markdown`, :func:`every_table`).
 from __future__ import annotations
 
 import argparse
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pandas as pd
 
-from cadlib.book.provenance import load_caption, monitor, provenance
-from cadlib.book.results import hardware_info, machine_label, read_results_file, write_run_report
+from cadlib.book.provenance import load_caption, monitor
+from cadlib.book.results import machine_label, read_results_file, run_report, write_run_report
 from cadlib.corpora import CORPUS_LABELS
 from cadlib.models import SMOLLM2
-from cadlib.paths import repo_root
 
 from .chapter import AGREEMENT_THRESHOLD, agreement_rows, agreement_table, load_setup, sample_cases
 from .policy_search import _columns, _frame, committed, reusing
@@ -62,10 +60,8 @@ def every_case_run(out: str | Path, corpus: str, progress: bool = True) -> dict:
     protocol = dict(model=SMOLLM2, corpus=corpus, cases="every case, no prompt cap",
                     policies=list(policies), threshold=AGREEMENT_THRESHOLD,
                     chosen_by="results/kv_reuse.policy.json")  # fmt: skip
-    report = dict(profile="every", command=f"{COMMAND} {corpus}", hardware=hardware_info("cpu"),
-                  protocol=protocol, chosen=search["chosen"], test=_columns(rows),
-                  created=datetime.now(UTC).isoformat(timespec="seconds"),
-                  provenance=provenance(repo_root()))  # fmt: skip
+    report = run_report("every", f"{COMMAND} {corpus}", protocol=protocol,
+                        chosen=search["chosen"], test=_columns(rows))
     return write_run_report(report, out)
 
 

@@ -28,15 +28,13 @@ held-out HumanEvalFix corpora.
 from __future__ import annotations
 
 import argparse
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pandas as pd
 
-from cadlib.book.provenance import load_caption, monitor, provenance
-from cadlib.book.results import hardware_info, machine_label, read_results_file, write_run_report
+from cadlib.book.provenance import load_caption, monitor
+from cadlib.book.results import machine_label, read_results_file, run_report, write_run_report
 from cadlib.models import SMOLLM2
-from cadlib.paths import repo_root
 
 from .chapter import AGREEMENT_THRESHOLD, agreement_rows, agreement_table, load_setup, sample_cases
 from .flips import flip_table
@@ -118,11 +116,9 @@ def search_run(out: str | Path, progress: bool = True) -> dict:
     chosen = choose(agreement_table(dev, by=("policy",)))
     policies = tuple(dict.fromkeys(("none", chosen)))
     test = agreement_rows(model, tokenizer, test_inputs(tokenizer), policies, progress)
-    report = dict(profile="policy", command="python -m cadlib.chapters.kv_reuse.policy_search",
-                  hardware=hardware_info("cpu"), protocol=PROTOCOL, chosen=chosen,
-                  dev=_columns(dev), test=_columns(test),
-                  created=datetime.now(UTC).isoformat(timespec="seconds"),
-                  provenance=provenance(repo_root()))  # fmt: skip
+    report = run_report("policy", "python -m cadlib.chapters.kv_reuse.policy_search",
+                        protocol=PROTOCOL, chosen=chosen, dev=_columns(dev),
+                        test=_columns(test))  # fmt: skip
     return write_run_report(report, out)
 
 
