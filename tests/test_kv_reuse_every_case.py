@@ -18,7 +18,7 @@ def run(corpus: str, policy_agree: dict) -> dict:
                          agree=agree, kl=[0.0] * n, splice=[10] * n, reused=[5] * n).items():
             cols[k] += v
     return dict(chosen="last=16", test=cols, hardware=dict(cpu="cpu", cores=2), provenance=None,
-                protocol=dict(corpus=corpus, threshold=0.995))  # fmt: skip
+                protocol=dict(corpus=corpus, threshold=0.995, model="m"))  # fmt: skip
 
 
 def test_the_sentence_pools_the_corpora_and_names_those_not_recorded():
@@ -29,6 +29,7 @@ def test_the_sentence_pools_the_corpora_and_names_those_not_recorded():
     assert "agrees with the exact splice on 75.00%" in text and "**does not meet**" in text
     assert "per corpus 50.00%–100.00%" in text and "`none` agrees on 25.0%" in text
     assert "Not yet recorded: HEvalFix-C++, HEvalFix-Rust." in text
+    assert "Setting: m with its own tokenizer" in text and "no paper figure" in text
     assert E.answer_sentence(runs) == (
         "On every case of 2 held-out HumanEvalFix corpora (2 cases) it agrees on 75.00%, "
         "recomputing 50% of the copied ids: still short of the threshold.")

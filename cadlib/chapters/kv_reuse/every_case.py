@@ -23,12 +23,12 @@ from pathlib import Path
 import pandas as pd
 
 from cadlib.book.provenance import load_caption, monitor
-from cadlib.book.results import machine_label, read_results_file, run_report, write_run_report
+from cadlib.book.results import read_results_file, run_report, write_run_report
 from cadlib.corpora import CORPUS_LABELS
 from cadlib.models import SMOLLM2
 
 from .chapter import AGREEMENT_THRESHOLD, agreement_rows, agreement_table, load_setup, sample_cases
-from .policy_search import _columns, _frame, committed, reusing
+from .policy_search import _columns, _frame, committed, reusing, setting_sentence
 
 __all__ = ["CORPORA", "COMMAND", "results_name", "every_case_run", "committed_runs",
            "pooled_report", "every_table", "every_markdown", "answer_sentence", "main"]  # fmt: skip
@@ -147,8 +147,7 @@ def every_markdown(runs: list[dict]) -> str:
             f"{verdict}. `none` agrees on {v['base'].rate:.1%}, recomputing "
             f"{v['base'].recomputed:.0%}."
             + (f" Not yet recorded: {', '.join(missing)}." if missing else "")
-            + f" Nothing here is timed. {_load_sentence(runs)} "
-            f"{machine_label(runs[0]['hardware'])}.")
+            + f" Nothing here is timed. {_load_sentence(runs)} {setting_sentence(runs[0])}")
 
 
 def answer_sentence(runs: list[dict]) -> str:

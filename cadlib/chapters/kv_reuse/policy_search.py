@@ -41,7 +41,7 @@ from .flips import flip_table
 
 __all__ = ["COMMITTED", "GRID", "DEV_CASES", "TEST_CASES", "PROTOCOL", "dev_inputs",
            "test_inputs", "choose", "search_run", "committed", "search_table", "per_corpus",
-           "reusing", "search_markdown", "answer_sentence", "main"]  # fmt: skip
+           "reusing", "setting_sentence", "search_markdown", "answer_sentence", "main"]  # fmt: skip
 
 #: The committed run chapter 6c shows.
 COMMITTED = "kv_reuse.policy.json"
@@ -157,6 +157,16 @@ def reusing(report: dict, policy: str) -> tuple[int, pd.Series | None]:
     return int(none), (None if some.empty else agreement_table(some, by=("policy",)).iloc[0])
 
 
+def setting_sentence(report: dict) -> str:
+    """What produced a run's numbers, ending with the machine (for nbval's sanitizer): the
+    model and tokenizer, the engine and threads, how decisions were made, and that the paper
+    has no such figure."""
+    return (f"Setting: {report['protocol']['model']} with its own tokenizer, fp32 on "
+            "transformers, one torch thread, decisions teacher-forced along the oracle program; "
+            "no paper figure (beyond the paper); "
+            f"{machine_label(report['hardware'])}.")
+
+
 def search_markdown(report: dict) -> str:
     """The chosen policy, its development and held-out agreement against the threshold, and
     the per-corpus range, generated from the committed run."""
@@ -184,7 +194,7 @@ def search_markdown(report: dict) -> str:
             f"decisions (95% interval {test.lo:.1%}–{test.hi:.1%}; per corpus "
             f"{c.rate.min():.1%}–{c.rate.max():.1%}), recomputing {test.recomputed:.0%}: it "
             f"{verdict} the {thr:.1%} threshold.{stratum} Nothing here is timed. "
-            f"{load_caption(report)} {machine_label(report['hardware'])}.")
+            f"{load_caption(report)} {setting_sentence(report)}")
 
 
 def answer_sentence(report: dict) -> str:
