@@ -79,3 +79,13 @@ def test_the_committed_runs_judge_the_searchs_choice_on_whole_corpora():
     for r in runs:
         assert r["chosen"] == chosen and set(r["test"]["policy"]) == {"none", chosen}
         assert len(set(r["test"]["case"])) == 164  # every HumanEvalFix case of the corpus
+
+
+def test_the_accepted_policy_needs_every_corpus_and_a_pooled_pass():
+    def all_corpora(agree_chosen):
+        return [run(c, {"none": [False], "last=16": [agree_chosen]}) for c in E.CORPORA]
+
+    assert E.accepted_policy(all_corpora(True)) == "last=16"
+    assert E.accepted_policy(all_corpora(False)) is None  # pooled 0% < 99.5%
+    assert E.accepted_policy(all_corpora(True)[:3]) is None  # one corpus not recorded
+    assert E.accepted_policy([]) is None

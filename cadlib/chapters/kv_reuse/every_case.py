@@ -31,7 +31,8 @@ from .chapter import AGREEMENT_THRESHOLD, agreement_rows, agreement_table, load_
 from .policy_search import _columns, _frame, committed, reusing, setting_sentence
 
 __all__ = ["CORPORA", "COMMAND", "results_name", "every_case_run", "committed_runs",
-           "pooled_report", "every_table", "every_markdown", "answer_sentence", "main"]  # fmt: skip
+           "pooled_report", "every_table", "every_markdown", "accepted_policy",
+           "answer_sentence", "main"]  # fmt: skip
 
 #: The held-out corpora judged case by case, declared before any of them ran.
 CORPORA = ("heval-fix-go", "heval-fix-java", "heval-fix-cpp", "heval-fix-rust")
@@ -113,6 +114,18 @@ def _verdict(runs: list[dict]) -> dict:
                 below=[c for c, x in zip(mine.corpus, mine.rate, strict=True) if x < thr],
                 idle=idle, some=some, meets=bool(r.rate >= thr),
                 carried=bool(r.rate >= thr and some is not None and some.rate < thr))
+
+
+def accepted_policy(runs: list[dict]) -> str | None:
+    """The chosen policy when every corpus of :data:`CORPORA` is recorded and it meets the
+    threshold pooled over them (the policy chapter 6c's speed goals are judged at), else
+    ``None``. Pooled is the rule declared before the runs; the per-corpus misses and the cases
+    that carry it are :func:`every_markdown`'s to say."""
+    recorded = {x["protocol"]["corpus"] for x in runs}
+    if not runs or recorded != set(CORPORA):
+        return None
+    v = _verdict(runs)
+    return v["chosen"] if v["meets"] else None
 
 
 def every_markdown(runs: list[dict]) -> str:
