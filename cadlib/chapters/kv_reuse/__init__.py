@@ -15,12 +15,15 @@ package measures what that is worth and what it costs, deterministic parts first
   ids since the last copy (:mod:`.flips`);
 * :func:`free_run_rows` — **free-run output identity**: the model decoding on its own, exact
   and reuse, transcripts compared id for id (:mod:`.free_run`);
-* :mod:`.policy_search` and :mod:`.every_case` (imported on their own: they are commands) —
-  a recompute policy **chosen on development cases** from a wider grid, judged on fresh
-  held-out cases, then on every case of the held-out HumanEvalFix corpora (their own committed
-  runs, ``results/kv_reuse.policy.json`` and ``results/kv_reuse.every-<corpus>.json``);
+* :mod:`.policy_search`, :mod:`.every_case` and :mod:`.flask_sample` (imported on their own:
+  they are commands) — a recompute policy **chosen on development cases** from a wider grid,
+  judged on fresh held-out cases, then on every case of the held-out HumanEvalFix corpora and
+  on fresh, long Flask edits (their own committed runs, ``results/kv_reuse.policy.json``,
+  ``results/kv_reuse.every-<corpus>.json`` and ``results/kv_reuse.flask-sample.json``);
 * :func:`time_modes` — wall-clock of the exact splice, ``+drafts`` and reuse, interleaved
-  (the ``full`` profile, on a quiet machine only; never evidence from a busy one).
+  (the ``timing`` and ``full`` profiles, on a quiet machine only; never evidence from a busy
+  one), and :func:`speed_goals` — issue 32's speed goals, judged at the policy that meets the
+  threshold on every held-out HumanEvalFix case (:func:`.every_case.accepted_policy`).
 
 The acceptance threshold is declared here, before any measurement (:data:`AGREEMENT_THRESHOLD`).
 Policies are tuned on the development corpora (:data:`DEV`); held-out numbers come from

@@ -108,7 +108,7 @@ def sample_markdown(run: dict) -> str:
     verdict = ("meets" if v["meets"] else "**does not meet**") + f" the {thr:.1%} threshold"
     stratum = (f" {v['idle']} cases reuse nothing; on the {int(some.cases)} that reuse any id, "
                f"{some.rate:.2%} of {int(some.decisions)} decisions agree."
-               if some is not None else " Every case reuses some id.")  # fmt: skip
+               if some is not None and v["idle"] else " Every case reuses some id.")  # fmt: skip
     return (f"On {int(r.cases)} fresh {CORPUS_LABELS[CORPUS]} cases (real commits; prompts of "
             f"{prompts[0]:,}–{prompts[-1]:,} ids, median {prompts[len(prompts) // 2]:,}{longer}), "
             f"`{v['chosen']}` agrees with the exact splice "
