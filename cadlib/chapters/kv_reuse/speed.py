@@ -189,14 +189,14 @@ def judged_policy(numbers: dict) -> str:
 
 def speed_policy(record: dict, accepted: str | None = None) -> tuple[str, str]:
     """The policy the speed goals are judged at, and why, in words: ``accepted`` (the policy
-    that meets the agreement threshold on every held-out case,
-    :func:`cadlib.chapters.kv_reuse.every_case.accepted_policy`) when the run timed it on every
-    corpus, else :func:`judged_policy` of the run's own numbers."""
+    that meets the agreement threshold pooled over every case of the held-out HumanEvalFix
+    corpora, :func:`cadlib.chapters.kv_reuse.every_case.accepted_policy`) when the run timed it
+    on every corpus, else :func:`judged_policy` of the run's own numbers."""
     timed = record["numbers"]["timing"].values()
     if accepted and all(f"reuse {accepted}" in methods for methods in timed):
         return accepted, ("the policy chosen on development cases that meets the agreement "
                           "threshold pooled over every case of the held-out HumanEvalFix "
-                          "corpora")  # fmt: skip
+                          "corpora; section 2 gives its agreement per corpus")  # fmt: skip
     if record["numbers"]["verdict"]["best"]:
         return judged_policy(record["numbers"]), "the policy that meets the agreement threshold"
     return judged_policy(record["numbers"]), ("no policy meets the agreement threshold, so "
