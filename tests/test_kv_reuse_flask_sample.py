@@ -48,9 +48,10 @@ def test_the_sentence_gives_prompt_lengths_agreement_and_the_verdict():
     assert "it meets the 99.5% threshold" in text and "`none` agrees on 50.0%" in text
     assert "Setting: m with its own tokenizer" in text and "Every case reuses some id." in text
     assert F.answer_sentence(flask_run([True, False])) == (
-        "On 1 fresh, long Flask edits it agrees on 50.00%, recomputing 50%: short of the "
-        "threshold.")
-    assert "all longer" not in F.sample_markdown(flask_run([True, True], prompts=(900, 2000)))
+        "On 1 fresh Flask edits (prompts of median 2,800 ids) it agrees on 50.00%, "
+        "recomputing 50%: short of the threshold.")
+    text = F.sample_markdown(flask_run([True, True], prompts=(900, 2000)))
+    assert "median 1,450" in text and "all longer" not in text  # the mean of the middle two
 
 
 def test_the_committed_sample_is_the_declared_one():

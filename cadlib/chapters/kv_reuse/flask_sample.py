@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from statistics import median
 
 from cadlib.book.provenance import load_caption, monitor
 from cadlib.book.results import read_results_file, run_report, write_run_report
@@ -110,7 +111,7 @@ def sample_markdown(run: dict) -> str:
                f"{some.rate:.2%} of {int(some.decisions)} decisions agree."
                if some is not None and v["idle"] else " Every case reuses some id.")  # fmt: skip
     return (f"On {int(r.cases)} fresh {CORPUS_LABELS[CORPUS]} cases (real commits; prompts of "
-            f"{prompts[0]:,}–{prompts[-1]:,} ids, median {prompts[len(prompts) // 2]:,}{longer}), "
+            f"{prompts[0]:,}–{prompts[-1]:,} ids, median {median(prompts):,.0f}{longer}), "
             f"`{v['chosen']}` agrees with the exact splice "
             f"on {r.rate:.2%} of {int(r.decisions)} decisions (95% interval {r.lo:.2%}–"
             f"{r.hi:.2%}), recomputing {r.recomputed:.0%} of the copied ids: it {verdict}."
@@ -124,7 +125,8 @@ def answer_sentence(run: dict) -> str:
     sample, against the threshold."""
     v = _verdict([run])
     r = v["r"]
-    return (f"On {int(r.cases)} fresh, long Flask edits it agrees on {r.rate:.2%}, "
+    return (f"On {int(r.cases)} fresh Flask edits (prompts of median "
+            f"{median(run['prompt_ids']):,.0f} ids) it agrees on {r.rate:.2%}, "
             f"recomputing {r.recomputed:.0%}: {'meeting' if v['meets'] else 'short of'} the "
             f"threshold.")
 
