@@ -36,6 +36,7 @@ def test_the_sentence_pools_the_corpora_and_names_those_not_recorded():
     t = E.every_table(runs).set_index(["corpus", "policy"])
     assert t.loc[("all", "last=16"), "decisions"] == 4
     assert t.loc[("HEvalFix-Java", "none"), "rate"] == 0
+    assert "all" not in set(E.every_table(runs, pooled=False).corpus)
 
 
 def test_the_command_refuses_a_corpus_it_does_not_judge():

@@ -78,14 +78,17 @@ def pooled_report(runs: list[dict]) -> dict:
     return dict(runs[0], test=columns)
 
 
-def every_table(runs: list[dict]) -> pd.DataFrame:
-    """Per corpus and policy, then pooled over the corpora (``corpus`` = ``all``): cases,
-    decisions, agreement with its interval, KL and the share of copied ids recomputed."""
+def every_table(runs: list[dict], pooled: bool = True) -> pd.DataFrame:
+    """Per corpus and policy, then (``pooled``) pooled over the corpora (``corpus`` =
+    ``all``): cases, decisions, agreement with its interval, KL and the share of copied ids
+    recomputed. A display of one corpus passes ``pooled=False``: its pooled rows repeat it."""
     rows = _frame(pooled_report(runs)["test"])
     per = agreement_table(rows, by=("corpus", "policy"))
     per["corpus"] = per.corpus.map(lambda c: CORPUS_LABELS.get(c, c))
-    pooled = agreement_table(rows, by=("policy",)).assign(corpus="all")
-    return pd.concat([per, pooled], ignore_index=True)
+    if not pooled:
+        return per
+    both = agreement_table(rows, by=("policy",)).assign(corpus="all")
+    return pd.concat([per, both], ignore_index=True)
 
 
 def _load_sentence(runs: list[dict]) -> str:
