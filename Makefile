@@ -69,7 +69,7 @@ lock:
 # report (_build/reproduction/report.json and the page book/reproduction.ipynb): does the
 # book reproduce on this machine? Any other profile writes its executed copies to
 # book/<profile>/ and its numbers to results/<chapter>.<profile>.json
-# (cadlib.book.results.results_name). First `cad check-models` checks every model the profile
+# (cadlib.record.results.results_name). First `cad check-models` checks every model the profile
 # loads: a hub model that is neither cached nor reachable stops the run before papermill
 # starts, with a line saying how to supply it.
 book: notebooks html
@@ -92,13 +92,13 @@ notebooks: install vocab
 	done
 
 html: install mathjax
-	$(BIN)/python -c "from cadlib.book import plotting; plotting.save_book_figures()"
+	$(BIN)/python -c "from cadlib.book import figures; figures.save_book_figures()"
 	$(BIN)/jupyter-book build . --warningiserror
 	@echo "open _build/html/index.html"
 
 # Record an evidence run (CONTRIBUTING, "Evidence runs"): one chapter at a larger profile, run
 # once on a quiet machine; its numbers go to results/<chapter>.<profile>.json with their
-# provenance (commit; the load sampled while it ran, cadlib.book.provenance), the executed notebook
+# provenance (commit; the load sampled while it ran, cadlib.record.provenance), the executed notebook
 # to _build/record/. It warns before starting (a 5-second sample of the other processes' load)
 # and after (the load recorded during the run) when the machine is busy.
 #   make record CHAPTER=06_decoding PROFILE=full
@@ -113,12 +113,12 @@ record-args:
 	  echo "make record writes an evidence run: pass PROFILE=full, large, ... (make notebooks re-runs cpu)"; exit 2; }
 
 record: record-args install vocab
-	-@$(BIN)/python -W ignore::RuntimeWarning -m cadlib.book.provenance check 5
+	-@$(BIN)/python -W ignore::RuntimeWarning -m cadlib.record.provenance check 5
 	@mkdir -p _build/record && touch _build/record/.started
 	$(BIN)/papermill --cwd notebooks "notebooks/$(CHAPTER).ipynb" \
 	  "_build/record/$(CHAPTER).$(PROFILE).ipynb" -p profile $(PROFILE) -p device $(DEVICE) \
 	  $(if $(RESUME),-p resume True) --log-level WARNING
-	$(BIN)/python -W ignore::RuntimeWarning -m cadlib.book.provenance report \
+	$(BIN)/python -W ignore::RuntimeWarning -m cadlib.record.provenance report \
 	  $$(find results -name '*.$(PROFILE).json' -newer _build/record/.started)
 	@echo "recorded; to show it in the book: make replay CHAPTER=$(CHAPTER) PROFILE=$(PROFILE)"
 
@@ -131,7 +131,7 @@ record: record-args install vocab
 # Without PROFILE on the command line, the profile the committed notebook holds is kept.
 #   make replay CHAPTER=06_decoding PROFILE=full
 REPLAY_PROFILE = $(if $(filter command line,$(origin PROFILE)),$(PROFILE),$$($(BIN)/python -c \
-	"from cadlib.book.params import notebook_parameter; \
+	"from cadlib.record.params import notebook_parameter; \
 	print(notebook_parameter('notebooks/$(CHAPTER).ipynb', 'profile'))"))
 replay: install vocab
 	@test -n "$(CHAPTER)" -a -f "notebooks/$(CHAPTER).ipynb" || { \
@@ -228,7 +228,7 @@ test-unit: install chromium mathjax vocab
 # runs two OpenMP threads while the other queue holds a core; spinning, its decode step took
 # ~3.5 s instead of ~50 ms here. Timings are not compared, so this changes no checked output.
 # CADLIB_REPLAY=1: the timed and trained measurements of chapters 2, 6, 6b, 7 and 8 are
-# replayed from the records committed with their run (results/records/, cadlib.book.replay), not
+# replayed from the records committed with their run (results/records/, cadlib.record.replay), not
 # re-measured: nbval compares everything computed from them (stderr aside: conftest.py); the
 # measuring code itself runs in test-smoke.
 TEST_RESULTS := $(abspath _build/test-results)

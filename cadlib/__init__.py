@@ -6,7 +6,7 @@ used names are re-exported here.
 The floor plan (the design page, ``book/design.md``, has the full map). At the top: the edit
 language (``grammar``, ``escape``, ``resolver``, ``oracle``, ``alignment``: no model) and what
 every wing shares (``cases``, ``corpora``, ``probeedit``, ``endpoint_noise``, ``execution``,
-``tokenizers``, ``vocab``, ``prompts``, ``models``, ``metrics``, ``paper``, ``paths``). Then the
+``vocab``, ``prompts``, ``models``, ``metrics``, ``paper``, ``paths``). Then the
 wings, each a package:
 
 ``decoding``  how a model writes an edit program: token table, FSM, decoder with the copy
@@ -16,8 +16,10 @@ wings, each a package:
 ``fim``       the companion paper's quotient-grammar recognizer and its masks
 ``chapters``  one module or package per notebook, named after it (``chapters.decoding`` is
               notebook 06_decoding): profiles, runs, tables, figures, generated text
-``book``      the book's machinery: profiles, results files, provenance, record and replay,
-              the re-run comparison, verdicts, the summary, coverage and reproduction pages
+``record``    what every chapter runs and writes with: profiles and parameters, the chapter
+              session, results files, provenance, record and replay, the plot style
+``book``      the pages that read them: the re-run comparison, verdicts, the summary,
+              coverage and reproduction pages
 ``cli``       the shell commands: ``cad`` and the GPU check (``make gpu-check``)
 """
 
@@ -29,9 +31,9 @@ from .cases import Corpus, EditCase
 from .corpora import load_corpus
 from .escape import decode_gen_body, encode_gen_body
 from .grammar import Copy, Gen, Program, ProgramSyntaxError, StreamingParser, parse_program
+from .models.tokenizer import count_tokens, get_tokenizer, qwen25_tokenizer
 from .oracle import oracle_program
 from .resolver import RangeClippedWarning, ResolveError, resolve
-from .tokenizers import count_tokens, get_tokenizer, qwen25_tokenizer
 
 # Progress bars print as plain text (CONTRIBUTING); where ipywidgets is absent, `tqdm.auto`
 # (imported by transformers and huggingface_hub) warns about it on stderr in a kernel, and

@@ -10,7 +10,7 @@ from cadlib.chapters import portability as K
 from cadlib.chapters.ceiling import appendix_estimates as E
 from cadlib.chapters.perturbation import prose as PP
 from cadlib.costs.spans import line_cover
-from cadlib.tokenizers import qwen25_tokenizer
+from cadlib.models.tokenizer import qwen25_tokenizer
 
 DOC = "def f(x):\n    y = x + 1\n    return y\n"
 GOLD = "def f(x):\n    y = x + 2\n    return y\n"

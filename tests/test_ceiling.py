@@ -15,7 +15,7 @@ from cadlib.corpora import EditCase, load_corpus
 from cadlib.costs import bounds as B
 from cadlib.costs import spans as SP
 from cadlib.costs import speedup_curve as SC
-from cadlib.tokenizers import qwen25_tokenizer
+from cadlib.models.tokenizer import qwen25_tokenizer
 
 tok = qwen25_tokenizer()
 

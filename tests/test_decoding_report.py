@@ -10,8 +10,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from cadlib.book.chapter import Chapter
-from cadlib.book.results import strict_json
 from cadlib.cases import Corpus, EditCase
 from cadlib.chapters.decoding import chapter as C
 from cadlib.chapters.decoding import measure as D
@@ -21,6 +19,8 @@ from cadlib.costs import cost_model as CM
 from cadlib.decoding.fsm import transcript
 from cadlib.decoding.methods import DRAFTED_SETTING, METHODS, TIMED, prepare
 from cadlib.decoding.token_boundaries import boundary_effect
+from cadlib.record.results import strict_json
+from cadlib.record.session import Chapter
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

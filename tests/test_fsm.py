@@ -9,8 +9,8 @@ from cadlib.decoding.fsm import CopyGenFSM, TokenTable, token_table, transcript
 from cadlib.escape import RESERVED
 from cadlib.grammar import Copy, Gen, Program, parse_program
 from cadlib.models import load_tokenizer
+from cadlib.models.tokenizer import qwen25_tokenizer
 from cadlib.resolver import resolve
-from cadlib.tokenizers import qwen25_tokenizer
 
 
 @pytest.fixture(scope="module")

@@ -12,8 +12,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cadlib import paper
-from cadlib.book import chapter
-from cadlib.book.params import choose
 from cadlib.chapters import kernel as K
 from cadlib.chapters.kernel import tables as kernel_tables
 from cadlib.chapters.kernel.splice_check import _layer_keys
@@ -21,6 +19,8 @@ from cadlib.costs import kernel_timing as KT
 from cadlib.costs import speedup_curve as SC
 from cadlib.decoding.engines import TransformersEngine
 from cadlib.models import load_model
+from cadlib.record import session as chapter_session
+from cadlib.record.params import choose
 
 
 @pytest.fixture(scope="module", params=["eager", "sdpa"])
@@ -194,7 +194,7 @@ def _fake_bench():
 
 def test_results_round_trip_through_load_curve(tmp_path, monkeypatch):
     monkeypatch.setenv("CADLIB_ROOT", str(tmp_path))
-    ch = chapter.start("kernel", K.PROFILES, "cpu")
+    ch = chapter_session.start("kernel", K.PROFILES, "cpu")
     path = K.write_kernel_results(ch, _fake_bench(), {"passed": True}, device="cpu")
     record = json.loads(path.read_text())
     assert record["chapter"] == "kernel" and record["numbers"]["primary"] == "big"

@@ -2,8 +2,9 @@
 
 CI runs on whatever machine the submitting session had; an output naming the CPU, the core
 count, a library version or a date passes on one machine and fails on the next. The chapters
-name the machine only through :func:`cadlib.book.results.setting_label`, whose ``machine: ...`` tail
-``tests/nbval_sanitize.cfg`` rewrites; ``make test`` runs nbval with ``CADLIB_FAKE_MACHINE=1``.
+name the machine only through :func:`cadlib.record.results.setting_label`, whose
+``machine: ...`` tail ``tests/nbval_sanitize.cfg`` rewrites; ``make test`` runs nbval with
+``CADLIB_FAKE_MACHINE=1``.
 """
 
 import configparser
@@ -15,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from cadlib.book import results
-from cadlib.book.provenance import load_caption
+from cadlib.record import results
+from cadlib.record.provenance import load_caption
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9]*.ipynb"))
@@ -101,7 +102,7 @@ def test_no_compared_output_names_the_machine(notebook: Path):
     ]
     assert not leaks, (
         f"{notebook.name}: compared outputs name the machine (cell, text): {leaks}; use "
-        "cadlib.book.results.setting_label or tag the cell nbval-ignore-output"
+        "cadlib.record.results.setting_label or tag the cell nbval-ignore-output"
     )
 
 

@@ -243,3 +243,25 @@ def test_model_context_reads_configs_not_weights():
 def test_the_packaged_gguf_says_its_context():
     assert models.model_context(models.SMOLLM2) == 8192
     assert models.model_context(str(models.smollm2_gguf_path())) == 8192
+
+
+def test_the_lazy_loading_names_are_loadings_own():
+    """``cadlib.models`` imports its torch half on first use; its list of those names is
+    ``loading.__all__``, so a name added there is importable from the package too."""
+    import cadlib.models
+    from cadlib.models import loading
+
+    assert set(cadlib.models.LOADING_NAMES) == set(loading.__all__)
+    assert cadlib.models.load_model is loading.load_model
+
+
+def test_names_and_tokenizers_import_no_torch():
+    """The registry and the tokenizers (what ``cad tokens`` and the CLI's checks need) import
+    no torch: a fresh interpreter that imports them has not loaded it."""
+    import subprocess
+    import sys
+
+    code = ("import sys, cadlib, cadlib.models; from cadlib.models import SMOLLM2, get_tokenizer; "
+            "get_tokenizer('qwen2.5'); print('torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

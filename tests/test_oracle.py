@@ -75,8 +75,8 @@ def shuffled_blank_file(n_lines=4000, seed=0):
 
 
 def test_an_alignment_dearer_than_the_gold_falls_back():
+    from cadlib.models.tokenizer import qwen25_tokenizer
     from cadlib.oracle import cheapest_program
-    from cadlib.tokenizers import qwen25_tokenizer
 
     count = qwen25_tokenizer().count
     doc, gold = shuffled_blank_file()

@@ -2,8 +2,8 @@ import json
 
 import pytest
 
-from cadlib.book.params import check_choice, check_injected_parameters, choose
-from cadlib.book.results import load_results, write_results
+from cadlib.record.params import check_choice, check_injected_parameters, choose
+from cadlib.record.results import load_results, write_results
 
 PROFILES = {"cpu": {"n": 2, "model": "small"}, "paper": {"n": 9, "model": "big"}}
 
@@ -65,7 +65,7 @@ def test_papermill_with_an_unknown_parameter_name_fails(tmp_path):
     params = nbformat.v4.new_code_cell('profile = "cpu"\nn = None\n')
     params.metadata["tags"] = ["parameters"]
     nb.cells = [params, nbformat.v4.new_code_cell(
-        "from cadlib.book.params import choose\n"
+        "from cadlib.record.params import choose\n"
         "P = choose({'cpu': {'n': 2}}, profile, n=n)\nprint(P['n'])")]  # fmt: skip
     nbformat.write(nb, tmp_path / "in.ipynb")
     run = dict(input_path=str(tmp_path / "in.ipynb"), output_path=str(tmp_path / "out.ipynb"),
@@ -138,7 +138,7 @@ def _notebook(tmp_path, *cells):
 
 
 def test_notebook_parameter_is_the_injected_value_else_the_default(tmp_path):
-    from cadlib.book.params import notebook_parameter
+    from cadlib.record.params import notebook_parameter
 
     params = (["parameters"], 'profile = "cpu"\nseed = 0\n')
     plain = _notebook(tmp_path, params, ([], "x = 1\n"))
@@ -152,9 +152,10 @@ def test_notebook_parameter_is_the_injected_value_else_the_default(tmp_path):
 
 
 def test_shown_results_follow_each_committed_notebooks_profile(tmp_path, monkeypatch):
-    from cadlib.book.results import CHAPTER_NOTEBOOKS, load_committed, shown_results
+    from cadlib.chapters import notebooks, shown_results
+    from cadlib.record.results import load_committed
 
-    for chapter, stem in CHAPTER_NOTEBOOKS.items():
+    for chapter, stem in notebooks().items():
         profile = "full" if chapter == "decoding" else "cpu"
         cells = [(["parameters"], 'profile = "cpu"\n')]
         if profile != "cpu":
@@ -174,7 +175,7 @@ def test_shown_results_follow_each_committed_notebooks_profile(tmp_path, monkeyp
 
 
 def test_a_run_report_is_stamped_around_its_fields():
-    from cadlib.book.results import run_report
+    from cadlib.record.results import run_report
 
     report = run_report("p", "python -m x", protocol={"a": 1}, rows=[1, 2])
     assert list(report) == ["profile", "command", "hardware", "protocol", "rows", "created",

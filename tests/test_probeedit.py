@@ -22,9 +22,9 @@ import pytest
 from cadlib import probeedit as pe
 from cadlib.corpora import load_corpus
 from cadlib.grammar import Copy
+from cadlib.models.tokenizer import count_tokens
 from cadlib.oracle import oracle_program
 from cadlib.resolver import resolve
-from cadlib.tokenizers import count_tokens
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -6,6 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cadlib.models import load_tokenizer
+from cadlib.models.tokenizer import qwen25_tokenizer
 from cadlib.prompts import (
     edit_messages,
     edit_prompt_ids,
@@ -13,7 +14,6 @@ from cadlib.prompts import (
     regen_prompt_ids,
     render_chat,
 )
-from cadlib.tokenizers import qwen25_tokenizer
 
 DOC = "def f(x):\n    return x\n"
 

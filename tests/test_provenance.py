@@ -10,9 +10,9 @@ import time
 
 import pytest
 
-from cadlib.book import provenance as prov
-from cadlib.book.results import write_results
 from cadlib.paths import repo_root
+from cadlib.record import provenance as prov
+from cadlib.record.results import write_results
 
 
 def load(mean: float, busiest=()) -> dict:

@@ -1,4 +1,4 @@
-"""cadlib.book.replay: a measurement is recorded with its run and replayed, not re-measured, under
+"""cadlib.record.replay: a measurement is recorded with its run and replayed, not re-measured, under
 $CADLIB_REPLAY; records round-trip exactly."""
 
 import dataclasses
@@ -10,8 +10,6 @@ import pandas as pd
 import pytest
 from test_decoding_report import CASES, PARAMS
 
-from cadlib.book import replay
-from cadlib.book.replay import REPLAY_ENV, Recorder, decode, encode, measured
 from cadlib.chapters.decoding import chapter as C
 from cadlib.chapters.decoding import measure as D
 from cadlib.chapters.decoding import report as R
@@ -19,6 +17,8 @@ from cadlib.decoding.decoder import ForwardRecord, Trace
 from cadlib.decoding.fsm import Transcript
 from cadlib.decoding.methods import prepare
 from cadlib.grammar import Copy, Gen, Program
+from cadlib.record import replay
+from cadlib.record.replay import REPLAY_ENV, Recorder, decode, encode, measured
 
 
 @pytest.fixture()
@@ -138,7 +138,7 @@ def test_every_type_a_committed_record_names_still_exists():
 def test_run_caption_names_the_run_the_page_shows(tmp_path, monkeypatch):
     """Under replay the committed run (whose records the page replays), else the run that just
     wrote its results elsewhere: never the other one's commit and load."""
-    from cadlib.book.replay import run_caption
+    from cadlib.record.replay import run_caption
 
     def record(commit):
         load = {"other_cores": {"mean": 0.01, "max": 0.02}, "samples": 3}
@@ -160,7 +160,7 @@ def test_run_caption_names_the_run_the_page_shows(tmp_path, monkeypatch):
 
 
 def test_a_chapter_that_is_its_evidence_run_names_its_records_and_command():
-    from cadlib.book.replay import replayed_run_note
+    from cadlib.record.replay import replayed_run_note
 
     text = replayed_run_note("decoding", "full", "make record CHAPTER=06_decoding PROFILE=full")
     assert text.startswith("This chapter is the `full` run")

@@ -7,7 +7,7 @@ the tolerance :mod:`cadlib.book.rerun_check` declares for it. Without that varia
 
 Compared: every chapter's cpu run (``<chapter>.json``: the reference of ``make book``'s
 reproduction report) and the evidence run each chapter shows when its notebook is committed
-at a larger profile (``<chapter>.<profile>.json``, :func:`cadlib.book.results.shown_results`):
+at a larger profile (``<chapter>.<profile>.json``, :func:`cadlib.chapters.shown_results`):
 nbval replays the committed notebooks, and the Makefile replays those chapters at the cpu
 profile too (``EVIDENCE_NOTEBOOKS``; checked below).
 """
@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from cadlib.book.rerun_check import compare_records
-from cadlib.book.results import CHAPTER_NOTEBOOKS, shown_results
+from cadlib.chapters import notebooks, shown_results
 from cadlib.paths import repo_root
 
 RESULTS = repo_root() / "results"
@@ -51,6 +51,6 @@ def test_the_makefile_replays_the_cpu_run_of_every_chapter_committed_at_another_
     makefile = (repo_root() / "Makefile").read_text()
     line = next(x for x in makefile.splitlines() if x.startswith("EVIDENCE_NOTEBOOKS :="))
     listed = set(line.split(":=", 1)[1].split())
-    evidence = {f"notebooks/{CHAPTER_NOTEBOOKS[c]}.ipynb" for c, name in SHOWN.items()
+    evidence = {f"notebooks/{notebooks()[c]}.ipynb" for c, name in SHOWN.items()
                 if name != f"{c}.json"}  # fmt: skip
     assert listed == evidence

@@ -16,12 +16,12 @@ import json
 import pytest
 import torch
 
-from cadlib.book.params import choose
 from cadlib.book.rerun_check import compare_records
 from cadlib.chapters.decoding import chapter as C
 from cadlib.chapters.decoding import measure as D
 from cadlib.decoding.token_boundaries import boundary_effect
 from cadlib.paths import repo_root
+from cadlib.record.params import choose
 
 pytestmark = pytest.mark.slow
 

@@ -90,8 +90,8 @@ def test_recipe_differences_give_the_declared_reasons_in_the_full_profile():
 @pytest.fixture()
 def fake_training(monkeypatch, tmp_path):
     """run_pilot with training and scoring replaced by a counter; records under tmp_path."""
-    from cadlib.book.replay import REPLAY_ENV
     from cadlib.chapters.sft_pilot import pilot as pilot_module
+    from cadlib.record.replay import REPLAY_ENV
 
     monkeypatch.setenv("CADLIB_RESULTS_DIR", str(tmp_path))
     monkeypatch.delenv(REPLAY_ENV, raising=False)
@@ -115,7 +115,7 @@ def fake_training(monkeypatch, tmp_path):
 def test_an_evidence_pilot_records_each_run_and_resumes_without_retraining(fake_training):
     import json
 
-    from cadlib.book.replay import Recorder, decode
+    from cadlib.record.replay import Recorder, decode
 
     trained, records = fake_training
     split = {"corpora": {}}
@@ -133,7 +133,7 @@ def test_an_evidence_pilot_records_each_run_and_resumes_without_retraining(fake_
 
 
 def test_a_ci_profile_pilot_is_recorded_whole(fake_training):
-    from cadlib.book.replay import Recorder
+    from cadlib.record.replay import Recorder
 
     trained, records = fake_training
     P = sft.choose_params("cpu")

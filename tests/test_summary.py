@@ -5,9 +5,10 @@ import pytest
 
 from cadlib.book import summary as S
 from cadlib.book import verdicts as V
-from cadlib.book.results import CHAPTER_NOTEBOOKS, results_name, shown_results
 from cadlib.book.summary import headlines, render, spec, tables
+from cadlib.chapters import evidence_runs, notebooks, shown_results
 from cadlib.paths import repo_root
+from cadlib.record.results import results_name
 
 
 def record(numbers, paper=None, profile="cpu"):
@@ -89,7 +90,7 @@ def test_headline_html_groups_by_chapter_and_keeps_every_figure():
     chapters = list(dict.fromkeys(h.chapter for h in S.HEADLINES))
     assert out.count('<tr class="cad-group">') == len(chapters)
     for chapter in chapters:
-        assert f'href="../notebooks/{CHAPTER_NOTEBOOKS[chapter]}.html"' in out
+        assert f'href="../notebooks/{notebooks()[chapter]}.html"' in out
     assert out.count("<table") == 1 and "table-layout: fixed" in out
 
 
@@ -135,12 +136,12 @@ def test_setting_html_says_shared_settings_once():
 
 def test_chapter_notebooks_are_the_notebooks_that_write_each_results_file():
     shown = shown_results()
-    for chapter, page in CHAPTER_NOTEBOOKS.items():
+    for chapter, page in notebooks().items():
         notebook = repo_root() / "notebooks" / f"{page}.ipynb"
         assert notebook.exists(), notebook
         # the chapter names (writes, prints) the results file of the run it shows
         assert shown[chapter] in notebook.read_text(), (chapter, page, shown[chapter])
-    assert {h.chapter for h in S.HEADLINES} <= set(CHAPTER_NOTEBOOKS)
+    assert {h.chapter for h in S.HEADLINES} <= set(notebooks())
 
 
 def test_load_all_reads_the_largest_evidence_run_never_paper_or_smoke(tmp_path):
@@ -174,13 +175,13 @@ def test_no_summary_row_reads_a_smaller_run_than_its_chapter_shows():
         record = json.loads(path.read_text())
         if chapter not in chapters or "numbers" not in record or profile in ("paper", "smoke"):
             continue
-        assert profile in tables.EVIDENCE_RUNS.get(chapter, ()), path.name  # not ignored
+        assert profile in evidence_runs().get(chapter, ()), path.name  # not ignored
         n_other, _ = _n_by_label({**read, chapter: record})
         rows = [h.label for h in S.HEADLINES if h.chapter == chapter]
         for label in rows:
             if not math.isnan(n_other[label] or math.nan):
                 assert n_read[label] >= n_other[label], (label, path.name)
-    for chapter, profiles in tables.EVIDENCE_RUNS.items():  # those with headline rows
+    for chapter, profiles in evidence_runs().items():  # those with headline rows
         if chapter in chapters and (folder / f"{chapter}.{profiles[0]}.json").exists():
             assert set(table[table.chapter == chapter].profile) == {profiles[0]}, chapter
 
@@ -190,8 +191,8 @@ def test_a_row_read_from_the_cpu_run_when_a_larger_one_is_committed_is_caught(tm
     import json
 
     folder = repo_root() / "results"
-    cpu = {c: json.loads((folder / f"{c}.json").read_text()) for c in tables.EVIDENCE_RUNS}
-    larger = {c: S.load_all(folder)[c] for c in tables.EVIDENCE_RUNS}
+    cpu = {c: json.loads((folder / f"{c}.json").read_text()) for c in evidence_runs()}
+    larger = {c: S.load_all(folder)[c] for c in evidence_runs()}
     n_cpu, _ = _n_by_label(cpu)
     n_large, _ = _n_by_label(larger)
     smaller = [k for k in n_cpu if not math.isnan(n_cpu[k] or math.nan)
@@ -292,12 +293,12 @@ def test_the_summary_reads_the_run_each_chapter_shows():
 def test_chapter_runtimes_time_the_recorded_runs_not_their_replays():
     """A page replayed from its records executes in seconds; the table gives the span of the
     recorded measurement instead, for the run the page shows and for its cpu profile."""
-    from cadlib.book.results import load_committed
     from cadlib.book.summary import chapter_runtimes
+    from cadlib.record.results import load_committed
 
     table = chapter_runtimes()
     shown = shown_results()
-    for chapter, page in CHAPTER_NOTEBOOKS.items():
+    for chapter, page in notebooks().items():
         row = table.loc[page]
         assert shown[chapter] == results_name(chapter, row.profile)
         provenance = (load_committed(chapter, row.profile) or {}).get("provenance") or {}

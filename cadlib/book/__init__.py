@@ -1,9 +1,8 @@
-"""The book's own machinery: profiles, results files, evidence and the pages that read them.
+"""The book's pages: what reads every chapter's results and says what they show.
 
-``params`` (a chapter's profiles and parameters), ``paper_settings`` (the settings the
-``paper`` profiles follow), ``results`` (``results/<chapter>[.<profile>].json``),
-``provenance`` (commit and load of a run), ``replay`` (measure once, replay always),
-``rerun_check`` (a re-run against the committed numbers, with declared tolerances),
-``reproduction`` (the report ``make book`` writes), ``verdicts``, ``coverage`` and
-``summary/`` (the summary page), and ``plotting`` (one plot style for the book).
+``paper_settings`` (the settings the ``paper`` profiles follow), ``rerun_check`` (a re-run
+against the committed numbers, with declared tolerances), ``reproduction`` (the report
+``make book`` writes), ``verdicts``, ``coverage``, ``summary/`` (the summary page) and
+``figures`` (the book's static figures). What a chapter runs and writes with is
+:mod:`cadlib.record`, the floor below.
 """

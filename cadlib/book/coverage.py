@@ -86,7 +86,7 @@ ITEMS: tuple[Item, ...] = (
          MISSING, "named in the reproduction list only"),
     Item("Figure 1", "mechanism comparison (diagram)", (), (), TEXT),
     Item("Figure 2", "a program on a concrete case (diagram)", (), (), TEXT,
-         "redrawn in the introduction by cadlib.book.plotting.mechanism_figure"),
+         "redrawn in the introduction by cadlib.book.figures.mechanism_figure"),
     Item("Figure 3", "kernel speedup s(N)", ("02_kernel",), ("*s(8)", "*s at the largest N*")),
     *(Item(f"Figure {n}", "not reproduced in our copy", (), (), MISSING) for n in (4, 5)),
     Item("Figure 6", "EM collapse under endpoint noise", ("05_perturbation",),

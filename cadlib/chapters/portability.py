@@ -59,9 +59,9 @@ from cadlib.grammar import (
     PROGRAM_OPEN,
     parse_program,
 )
+from cadlib.models.tokenizer import QWEN25, Tokenizer, get_tokenizer, hf_tokenizer
 from cadlib.oracle import oracle_program
 from cadlib.resolver import resolve
-from cadlib.tokenizers import QWEN25, Tokenizer, get_tokenizer, hf_tokenizer
 
 __all__ = [
     "QWEN36",

@@ -25,9 +25,9 @@ import warnings
 
 from cadlib.alignment import AlignmentError
 from cadlib.grammar import ProgramSyntaxError
+from cadlib.models.tokenizer import get_tokenizer, qwen25_tokenizer
 from cadlib.oracle import ALIGNMENTS, cheapest_program
 from cadlib.resolver import MODES, ResolveError, resolve
-from cadlib.tokenizers import get_tokenizer, qwen25_tokenizer
 
 from .common import (
     EXIT_CODES,

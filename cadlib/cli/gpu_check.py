@@ -26,11 +26,11 @@ from pathlib import Path
 
 import torch
 
-from cadlib.book import chapter
 from cadlib.chapters import kernel as K
 from cadlib.chapters.decoding import chapter as C
 from cadlib.chapters.decoding import measure as D
 from cadlib.models import load_model, resolve_device, set_threads
+from cadlib.record import session
 
 __all__ = ["CHECK_PROFILES", "run_kernel", "run_decoding", "decoding_gpu_numbers", "main"]
 
@@ -41,7 +41,7 @@ CHECK_PROFILES = ("gpu", "smoke")
 
 def run_kernel(profile: str, device: str, seed: int = 0) -> Path:
     """Chapter 2's splice check, s(N) sweep and fixed costs at ``profile``; the results path."""
-    ch = chapter.start("kernel", K.PROFILES, profile, seed=seed, device=device)
+    ch = session.start("kernel", K.PROFILES, profile, seed=seed, device=device)
     params = ch.P
     set_threads(params["threads"])
     attn = params["attn_implementation"]
@@ -68,7 +68,7 @@ def decoding_gpu_numbers(timing: C.TimedRun) -> dict:
 
 def run_decoding(profile: str, device: str, seed: int = 0) -> Path:
     """Chapter 6's forced-oracle timing of the four methods at ``profile``; the results path."""
-    ch = chapter.start("decoding", D.PROFILES, profile, seed=seed, device=device)
+    ch = session.start("decoding", D.PROFILES, profile, seed=seed, device=device)
     setup = C.load_setup(ch.P, device)
     _, timed, _ = C.load_cases(ch.P, None, setup.tokenizer, seed)
     timing = C.time_methods(setup.model, setup.tokenizer, timed, ch.P)

@@ -19,8 +19,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from cadlib.book.plotting import PALETTE
 from cadlib.decoding.methods import COPY_AS_DECODE, DRAFTED
+from cadlib.record.style import PALETTE
 
 from .accounting import BOUND, Accounting, bootstrap_median, headline_rows
 

@@ -39,12 +39,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from cadlib.book.provenance import load_caption, monitor
-from cadlib.book.results import machine_label, read_results_file, run_report, write_run_report
 from cadlib.corpora import load_corpus
 from cadlib.decoding.decoder import CopyDecoder
 from cadlib.decoding.drafts import composition_drafts
 from cadlib.decoding.methods import DRAFTED_SETTING, timed_sample
+from cadlib.record.provenance import load_caption, monitor
+from cadlib.record.results import machine_label, read_results_file, run_report, write_run_report
 
 from .method_timing import interleaved
 

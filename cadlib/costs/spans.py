@@ -17,9 +17,9 @@ import numpy as np
 from tqdm import tqdm
 
 from cadlib.cases import EditCase
+from cadlib.models.tokenizer import QWEN25, Tokenizer, get_tokenizer
 from cadlib.oracle import oracle_program
 from cadlib.resolver import copied_text, doc_lines
-from cadlib.tokenizers import QWEN25, Tokenizer, get_tokenizer
 
 __all__ = ["CaseSpans", "as_tokenizer", "line_spans", "line_cover", "summarize_line_cover"]
 

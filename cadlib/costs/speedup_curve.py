@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from cadlib.book.results import load_results
+from cadlib.record.results import load_results
 
 __all__ = [
     "check_curve",
@@ -119,7 +119,7 @@ def load_curve(path_or_results=None, model: str | None = None):
     Parameters
     ----------
     path_or_results : str, Path, dict or None
-        A ``results/kernel.json`` path, the dict it holds (``cadlib.book.results.load_results
+        A ``results/kernel.json`` path, the dict it holds (``cadlib.record.results.load_results
         ("kernel")``), or ``None`` for ``results/kernel.json`` of this repository.
     model : str or None
         A measured model (e.g. ``"qwen2.5-0.5b-random"``), one of the paper's point sets

@@ -12,7 +12,7 @@ on whatever else runs: run it on an otherwise quiet machine, e.g.::
 
 and read the JSON (one record per load x setting x case, each with its seconds, and the
 provenance of the run: commit and the load of processes other than the benchmark and its
-spinner, :mod:`cadlib.book.provenance`). The serving page shows the committed run
+spinner, :mod:`cadlib.record.provenance`). The serving page shows the committed run
 (:func:`thread_table`).
 """
 
@@ -32,11 +32,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from cadlib.book.provenance import monitor, provenance
-from cadlib.book.results import read_results_file, write_run_report
 from cadlib.decoding.cpu_threads import usable_cores
 from cadlib.oracle import oracle_program
 from cadlib.paths import repo_root
+from cadlib.record.provenance import monitor, provenance
+from cadlib.record.results import read_results_file, write_run_report
 
 __all__ = ["COMMITTED", "SETTINGS", "bench_cases", "busy_core", "committed", "run_edit",
            "thread_benchmark", "thread_reading", "thread_table", "main"]  # fmt: skip

@@ -199,7 +199,7 @@ class CopyDecoder:
         :class:`cadlib.decoding.engines.LlamaCppEngine`); a model is wrapped in
         :class:`cadlib.decoding.engines.TransformersEngine`.
     tokenizer : tokenizer
-        Its tokenizer (Hugging Face, or a :class:`cadlib.tokenizers.Tokenizer`).
+        Its tokenizer (Hugging Face, or a :class:`cadlib.models.tokenizer.Tokenizer`).
     max_new_tokens : int
         Budget of model decisions; then the program is closed validly (module docstring).
     min_span : int

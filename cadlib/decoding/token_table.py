@@ -217,7 +217,7 @@ _TABLES: dict[int, tuple[object, TokenTable]] = {}
 def token_table(tokenizer) -> TokenTable:
     """The :class:`TokenTable` of a tokenizer, built once and cached.
 
-    Accepts a Hugging Face tokenizer, a :class:`cadlib.tokenizers.Tokenizer` (e.g.
+    Accepts a Hugging Face tokenizer, a :class:`cadlib.models.tokenizer.Tokenizer` (e.g.
     ``qwen25_tokenizer()``, whose ids come from ``tiktoken``) or a ``TokenTable``.
     """
     if isinstance(tokenizer, TokenTable):

@@ -30,12 +30,12 @@ from types import SimpleNamespace
 import pandas as pd
 from tqdm import tqdm
 
-from cadlib.book.provenance import monitor, provenance
-from cadlib.book.results import hardware_info, write_run_report
 from cadlib.corpora import load_corpus
 from cadlib.fim import earley
 from cadlib.models import load_tokenizer
 from cadlib.paths import repo_root
+from cadlib.record.provenance import monitor, provenance
+from cadlib.record.results import hardware_info, write_run_report
 
 from .constraint import FIMConstraint
 from .mask import TokenTrie, token_texts_cached

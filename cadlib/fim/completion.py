@@ -25,10 +25,10 @@ import torch
 from tqdm import tqdm
 from transformers import LogitsProcessorList
 
-from cadlib.book.params import check_choice
 from cadlib.corpora import seeded_subset
 from cadlib.execution import run_humaneval_tests
 from cadlib.prompts import chat_ids
+from cadlib.record.params import check_choice
 
 from .constraint import FIMConstraint
 from .differential import python_accepts

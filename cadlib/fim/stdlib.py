@@ -63,9 +63,9 @@ from pathlib import Path
 import pandas as pd
 from tqdm import tqdm
 
-from cadlib.book.results import hardware_info
 from cadlib.fim import fstring
 from cadlib.metrics import wilson_ci
+from cadlib.record.results import hardware_info
 
 from .constraint import FIMConstraint, UnconnectableContextError, _Problem
 from .differential import cut_kinds, fim_splits, python_accepts, random_edit

@@ -1,5 +1,8 @@
 """Load causal LMs and their tokenizers by name, offline where the machine is offline.
 
+The registry of names (:mod:`.registry`) and the tokenizers (:mod:`.tokenizer`) import no torch;
+loading weights (:mod:`.loading`) does, and is imported when one of its names is first used.
+
 Names:
 
 ``smollm2-135m-instruct``
@@ -31,9 +34,26 @@ GPU); the same seed therefore gives different weights on CPU and GPU, which does
 timing. :func:`model_info` returns the architecture numbers that label a measurement.
 """
 
-from . import loading, registry, tokenizer
-from .loading import *  # noqa: F403
+import importlib
+
+from . import registry, tokenizer
 from .registry import *  # noqa: F403
 from .tokenizer import *  # noqa: F403
 
-__all__ = [*registry.__all__, *tokenizer.__all__, *loading.__all__]
+#: :mod:`.loading`'s public names, imported on first use: it imports torch (seconds), which
+#: the names, the registry and the tokenizers do not need (``cad tokens``, the CLI's checks).
+#: ``tests/test_models.py`` checks this list against ``loading.__all__``.
+LOADING_NAMES = (
+    "resolve_device", "resolve_dtype", "smollm2_checkpoint", "load_model", "stand_in_path",
+    "check_available", "model_info", "model_vocab_size", "set_threads", "quiet_transformers",
+)
+
+__all__ = [*registry.__all__, *tokenizer.__all__, *LOADING_NAMES]
+
+
+def __getattr__(name: str):
+    """The torch-dependent half of the package, imported when first named."""
+    if name == "loading" or name in LOADING_NAMES:
+        loading = importlib.import_module(f"{__name__}.loading")
+        return loading if name == "loading" else getattr(loading, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

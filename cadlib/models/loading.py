@@ -11,7 +11,7 @@ from pathlib import Path
 
 import torch
 
-from cadlib.book.provenance import monitor as monitor_load
+from cadlib.record.provenance import monitor as monitor_load
 
 from .registry import (
     _QWEN25_COMMON,
@@ -30,13 +30,13 @@ from .registry import (
     hub_reachable,
     is_random_init,
     offline_names,
-    resolve_device,
-    resolve_dtype,
     smollm2_gguf_path,
 )
 from .tokenizer import load_tokenizer
 
 __all__ = [
+    "resolve_device",
+    "resolve_dtype",
     "smollm2_checkpoint",
     "load_model",
     "stand_in_path",
@@ -46,6 +46,35 @@ __all__ = [
     "set_threads",
     "quiet_transformers",
 ]
+
+
+def resolve_device(device: str = "auto") -> torch.device:
+    """``"auto"`` -> CUDA when available, else CPU; anything else is passed to torch, after
+    checking that a CUDA device exists (before any weights load, not after)."""
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        dev = torch.device(device)
+    except RuntimeError as err:
+        raise ValueError(f"unknown device {device!r}; e.g. 'auto', 'cpu', 'cuda'") from err
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        why = "built without CUDA" if torch.version.cuda is None else "finds no CUDA GPU"
+        raise ValueError(f"device {device!r}: this torch ({torch.__version__}) {why}; "
+                         "use --device cpu or auto")  # fmt: skip
+    return dev
+
+
+def resolve_dtype(dtype: str | torch.dtype | None, device: torch.device) -> torch.dtype:
+    """``None``/``"auto"`` -> bf16 on GPU, fp32 on CPU; else a name like ``"float16"``."""
+    if isinstance(dtype, torch.dtype):
+        return dtype
+    if dtype in (None, "auto"):
+        return torch.bfloat16 if device.type == "cuda" else torch.float32
+    aliases = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
+    value = getattr(torch, aliases.get(dtype, dtype), None)
+    if not isinstance(value, torch.dtype):
+        raise ValueError(f"unknown dtype {dtype!r}; e.g. 'bfloat16', 'float16', 'float32'")
+    return value
 
 
 def _random_model(name: str, dtype: torch.dtype, attn: str, seed: int, device: torch.device):

@@ -10,14 +10,10 @@ import os
 import socket
 from pathlib import Path
 
-import torch
-
 __all__ = [
     "SMOLLM2",
     "QWEN25_SHAPES",
     "MODEL_NAMES",
-    "resolve_device",
-    "resolve_dtype",
     "smollm2_gguf_path",
     "cache_dir",
     "is_random_init",
@@ -120,33 +116,6 @@ def is_random_init(name: str) -> bool:
     return name in QWEN25_SHAPES or name in TINY_SHAPES or name == TINY
 
 
-def resolve_device(device: str = "auto") -> torch.device:
-    """``"auto"`` -> CUDA when available, else CPU; anything else is passed to torch, after
-    checking that a CUDA device exists (before any weights load, not after)."""
-    if device == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    try:
-        dev = torch.device(device)
-    except RuntimeError as err:
-        raise ValueError(f"unknown device {device!r}; e.g. 'auto', 'cpu', 'cuda'") from err
-    if dev.type == "cuda" and not torch.cuda.is_available():
-        why = "built without CUDA" if torch.version.cuda is None else "finds no CUDA GPU"
-        raise ValueError(f"device {device!r}: this torch ({torch.__version__}) {why}; "
-                         "use --device cpu or auto")  # fmt: skip
-    return dev
-
-
-def resolve_dtype(dtype: str | torch.dtype | None, device: torch.device) -> torch.dtype:
-    """``None``/``"auto"`` -> bf16 on GPU, fp32 on CPU; else a name like ``"float16"``."""
-    if isinstance(dtype, torch.dtype):
-        return dtype
-    if dtype in (None, "auto"):
-        return torch.bfloat16 if device.type == "cuda" else torch.float32
-    aliases = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
-    value = getattr(torch, aliases.get(dtype, dtype), None)
-    if not isinstance(value, torch.dtype):
-        raise ValueError(f"unknown dtype {dtype!r}; e.g. 'bfloat16', 'float16', 'float32'")
-    return value
 
 
 def smollm2_gguf_path() -> Path:

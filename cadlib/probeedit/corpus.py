@@ -12,7 +12,7 @@ from pathlib import Path
 from cadlib import paper as _paper
 from cadlib.cases import Corpus, EditCase
 from cadlib.costs.spans import line_cover, summarize_line_cover
-from cadlib.tokenizers import qwen25_tokenizer
+from cadlib.models.tokenizer import qwen25_tokenizer
 
 from .builders import _BUILDERS, _Doc
 from .spec import DOCUMENTS, N_CASES, OPERATIONS, SEED, VERSION, documents

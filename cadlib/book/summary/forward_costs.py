@@ -6,7 +6,7 @@ harness: chapter 2's fixed costs (``tau`` at context ``P``), chapter 6's forward
 (interpolated at the same context) and chapter 6b's ``transformers`` engine (one autoregressive
 step of its s(N) sweep at its ``kernel_P``). :func:`one_id_forward_table` puts them side by side
 with what differs between the harnesses (attention, torch threads) and the load each run
-recorded (:mod:`cadlib.book.provenance`); :func:`forward_cost_reading` says whether they agree.
+recorded (:mod:`cadlib.record.provenance`); :func:`forward_cost_reading` says whether they agree.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ import json
 
 import pandas as pd
 
-from cadlib.book.provenance import load_label
-from cadlib.book.replay import decode, record_path
-from cadlib.book.results import read_results_file
 from cadlib.costs.cost_model import CostGrid
+from cadlib.record.provenance import load_label
+from cadlib.record.replay import decode, record_path
+from cadlib.record.results import read_results_file
 
 from .render import fit_table_html
 

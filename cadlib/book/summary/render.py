@@ -8,7 +8,6 @@ import math
 
 import pandas as pd
 
-from cadlib.book.results import CHAPTER_NOTEBOOKS
 from cadlib.book.verdicts import (
     BEYOND,
     BY_CONSTRUCTION,
@@ -21,6 +20,7 @@ from cadlib.book.verdicts import (
     PAPER_DISAGREES,
     WITHIN_NOISE,
 )
+from cadlib.chapters import cards
 
 from .headlines import BEYOND_THE_PAPER
 from .tables import setting_table
@@ -182,7 +182,8 @@ def headline_html(table: pd.DataFrame, chapters_href: str = "../notebooks/") -> 
     out = [_style(), '<table class="cad-fit cad-headlines">', _cols([42, 17, 15, 9, 17]),
            f"<thead><tr>{head}</tr></thead>", "<tbody>"]  # fmt: skip
     for chapter, rows in table.groupby("chapter", sort=False):
-        page = CHAPTER_NOTEBOOKS.get(chapter)
+        card = {c.name: c for c in cards()}.get(chapter)
+        page = card.notebook if card else None
         title = html.escape(f"Chapter {int(page[:2])}: {chapter}" if page else chapter)
         if page:
             title = f'<a href="{chapters_href}{page}.html">{title}</a>'

@@ -14,21 +14,20 @@ from pathlib import Path
 import pandas as pd
 
 from cadlib.book import verdicts as V
-from cadlib.book.params import notebook_parameter
-from cadlib.book.results import (
-    CHAPTER_NOTEBOOKS,
+from cadlib.chapters import evidence_runs, notebooks
+from cadlib.paths import repo_root
+from cadlib.record.params import notebook_parameter
+from cadlib.record.results import (
     find_results_file,
     load_committed,
     results_dir,
     results_name,
 )
-from cadlib.paths import repo_root
 
 from .headlines import HEADLINES
 from .spec import Headline, _get
 
 __all__ = [
-    "EVIDENCE_RUNS",
     "load_all",
     "judge_headline",
     "headline_table",
@@ -38,21 +37,12 @@ __all__ = [
 ]
 
 
-#: The largest committed evidence run of each model chapter, largest first: the summary reads
-#: ``<chapter>.<profile>.json`` where one is committed (the chapter shows it beside its cpu
-#: run), so a row never quotes a smaller sample than its chapter has. A chapter not named here
-#: (or without such a file) is read from its cpu run.
-EVIDENCE_RUNS: dict[str, tuple[str, ...]] = {
-    "decoding": ("full",), "kv_reuse": ("agreement",), "sft_pilot": ("seeds", "full"),
-    "fim": ("large",),
-}  # fmt: skip
-
-
 def load_all(folder: Path | None = None) -> dict[str, dict]:
-    """Every chapter's results by chapter name: its largest committed evidence run
-    (:data:`EVIDENCE_RUNS`, through :func:`cadlib.book.results.find_results_file` when ``folder``
-    is not given) where one exists, else ``<chapter>.json`` (the cpu profile's). Results of
-    other profiles (``paper``, ``smoke``, ...) are not read here."""
+    """Every chapter's results by chapter name: its largest committed evidence run (the
+    cards' ``evidence``, :func:`cadlib.chapters.evidence_runs`, through
+    :func:`cadlib.record.results.find_results_file` when ``folder`` is not given) where one
+    exists, else ``<chapter>.json`` (the cpu profile's). Results of other profiles
+    (``paper``, ``smoke``, ...) are not read here."""
     given = folder is not None
     folder = folder or results_dir()
     rows = {}
@@ -63,8 +53,8 @@ def load_all(folder: Path | None = None) -> dict[str, dict]:
 
 def _largest(chapter: str, folder: Path, only_here: bool) -> dict | None:
     """The chapter's largest committed evidence run in ``folder`` (``only_here`` false: else
-    where :func:`cadlib.book.results.find_results_file` finds it), or None."""
-    for profile in EVIDENCE_RUNS.get(chapter, ()):
+    where :func:`cadlib.record.results.find_results_file` finds it), or None."""
+    for profile in evidence_runs().get(chapter, ()):
         name = results_name(chapter, profile)
         path = folder / name if only_here else find_results_file(name)
         if path.exists():
@@ -133,14 +123,14 @@ def setting_table(results: dict[str, dict] | None = None) -> pd.DataFrame:
 def chapter_runtimes(folder: Path | None = None) -> pd.DataFrame:
     """How long each chapter takes, in minutes: ``measured`` is the run its page shows (its
     profile): the span of its recorded measurement (the load monitor's, from the first model
-    load to the results file, :mod:`cadlib.book.provenance`; none for a chapter without a
+    load to the results file, :mod:`cadlib.record.provenance`; none for a chapter without a
     model); ``cpu profile`` is what ``make book`` re-runs on a machine like the one that
     recorded it: the committed page's own execution when the page is the cpu run (papermill's
     metadata), or the cpu run's measuring span, whichever is longer (a page replayed from its
     records executes in seconds)."""
     folder = folder or repo_root() / "notebooks"
     rows = []
-    for chapter, stem in CHAPTER_NOTEBOOKS.items():
+    for chapter, stem in notebooks().items():
         path = folder / f"{stem}.ipynb"
         if not path.exists():
             continue

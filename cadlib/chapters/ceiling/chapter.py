@@ -20,14 +20,14 @@ import numpy as np
 import pandas as pd
 
 from cadlib import paper as _paper
-from cadlib.book.chapter import Chapter
 from cadlib.cases import EditCase
 from cadlib.chapters.ceiling import appendix_estimates as _appendix
 from cadlib.costs.bounds import bounds_vs_m, line_bounds, paper_reference_curve
 from cadlib.costs.spans import line_cover, summarize_line_cover
 from cadlib.costs.speedup_curve import curve_label, load_curve
+from cadlib.models.tokenizer import Tokenizer
 from cadlib.paths import repo_root
-from cadlib.tokenizers import Tokenizer
+from cadlib.record.session import Chapter
 
 from .covers import load_corpora, pool_token_tables, short_span_share, token_cover_table
 from .percentiles import percentile_variants
@@ -81,7 +81,7 @@ class CeilingRun:
     Attributes
     ----------
     params : dict
-        The chosen profile (:func:`cadlib.book.params.choose` of :data:`PROFILES`).
+        The chosen profile (:func:`cadlib.record.params.choose` of :data:`PROFILES`).
     tokenizer : Tokenizer
         Counts every token of the chapter.
     corpora, unavailable : dict
@@ -242,6 +242,6 @@ def paper_figures() -> dict:
 
 
 def write_ceiling_results(ch: Chapter, run: CeilingRun, numbers: Mapping | None = None) -> Path:
-    """Write ``results/ceiling.json`` (via :meth:`cadlib.book.chapter.Chapter.write`)."""
+    """Write ``results/ceiling.json`` (via :meth:`cadlib.record.session.Chapter.write`)."""
     numbers = ceiling_numbers(run) if numbers is None else numbers
     return ch.write(dict(numbers), paper_figures(), model=None, tokenizer=run.tokenizer.name)

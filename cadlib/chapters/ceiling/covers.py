@@ -17,8 +17,8 @@ from tqdm import tqdm
 from cadlib.cases import EditCase
 from cadlib.corpora import CORPUS_LABELS, load_corpus
 from cadlib.costs.spans import as_tokenizer as _tok
+from cadlib.models.tokenizer import Tokenizer
 from cadlib.oracle import greedy_cover, longest_matches
-from cadlib.tokenizers import Tokenizer
 
 __all__ = [
     "CORPUS_LABELS",

@@ -17,8 +17,8 @@ import pandas as pd
 from cadlib import paper as _paper
 from cadlib.cases import EditCase
 from cadlib.costs.spans import as_tokenizer as _tok
+from cadlib.models.tokenizer import Tokenizer
 from cadlib.resolver import doc_lines
-from cadlib.tokenizers import Tokenizer
 
 __all__ = ["SPAN_VARIANTS", "percentile_variants", "percentile_table", "percentile_matches"]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from cadlib import paper as _paper
-from cadlib.book.plotting import finish_axes
+from cadlib.record.style import finish_axes
 
 from .chapter import CeilingRun
 from .covers import CORPUS_LABELS

@@ -20,10 +20,6 @@ from typing import NamedTuple
 import pandas as pd
 import torch
 
-from cadlib.book import plotting
-from cadlib.book.chapter import Chapter
-from cadlib.book.replay import Recorder, with_record
-from cadlib.book.results import hardware_info, load_committed, setting_label
 from cadlib.chapters.decoding import measure as D
 from cadlib.corpora import load_corpus, seeded_subset
 from cadlib.costs import accounting as A
@@ -45,6 +41,10 @@ from cadlib.models import (
     resolve_device,
     set_threads,
 )
+from cadlib.record import style
+from cadlib.record.replay import Recorder, with_record
+from cadlib.record.results import hardware_info, load_committed, setting_label
+from cadlib.record.session import Chapter
 
 __all__ = [
     "answer",
@@ -89,9 +89,9 @@ class Setup(NamedTuple):
 
 def measurement_label(model_name: str, info: dict, hw: dict, device_type: str, threads: int,
                       profile: str) -> str:  # fmt: skip
-    """The chapter's :func:`cadlib.book.results.setting_label`: the model with its dtype, attention
-    and device type, the profile, then the machine (on CUDA the GPU's name, on CPU the CPU's
-    with the torch threads)."""
+    """The chapter's :func:`cadlib.record.results.setting_label`: the model with its dtype,
+    attention and device type, the profile, then the machine (on CUDA the GPU's name, on CPU
+    the CPU's with the torch threads)."""
     model = (f"model {model_name} ({info['dtype']}, {info['attn_implementation']} attention, "
              f"{device_type})")  # fmt: skip
     return setting_label(model, profile=profile, hw=hw,
@@ -103,7 +103,7 @@ def load_setup(params: dict, device: str = "auto") -> Setup:
     torch threads, then the model (``params``: ``model``, ``dtype``, ``attn_implementation``,
     ``threads``, and the ``profile`` the label names) and its tokenizer on ``device``
     (``"auto"``: CUDA when present)."""
-    plotting.setup()
+    style.setup()
     quiet_transformers()
     dev = resolve_device(device)
     if params["threads"]:
@@ -195,7 +195,7 @@ def time_methods(model, tokenizer, inputs: list[CaseInputs], params: dict,
     """Time the three methods on ``inputs`` (:func:`cadlib.chapters.decoding.measure.time_on_gold`)
     between two halves of the forward-cost grid's trials (``grid_contexts``, ``grid_trials``), then
     price the timed runs on that grid (:func:`timed_run`). With a ``record``
-    (:class:`cadlib.book.replay.Recorder`), the measurements (:func:`measure_timing`) are recorded
+    (:class:`cadlib.record.replay.Recorder`), the measurements (:func:`measure_timing`) are recorded
     as ``timing``, or replayed from the committed record without timing anything."""
     raw = with_record(record, "timing", lambda: measure_timing(model, tokenizer, inputs, params))
     return timed_run(inputs, raw["rows"], raw["forced"], CM.CostGrid(raw["grid"]), tokenizer,
@@ -411,7 +411,7 @@ def decoding_numbers(timing: TimedRun, every: EveryCase, fr: pd.DataFrame, masks
 def write_decoding_results(ch: Chapter, numbers: dict, label: str, device) -> Path:
     """Write ``results/decoding.json`` (``decoding.<profile>.json`` for another profile) with
     the paper's figures beside ``numbers`` and the run's parameters and label
-    (:meth:`cadlib.book.chapter.Chapter.write`); return the path."""
+    (:meth:`cadlib.record.session.Chapter.write`); return the path."""
     return ch.write(numbers, D.paper_numbers(), model=ch.P["model"], tokenizer=ch.P["model"],
                     device=str(device), extra_params={"label": label})  # fmt: skip
 
@@ -423,7 +423,7 @@ FULL = "make record CHAPTER=06_decoding PROFILE=full"
 
 def load_full() -> dict | None:
     """The committed ``full`` run's results (``results/decoding.full.json``,
-    :func:`cadlib.book.results.load_committed`), or ``None``."""
+    :func:`cadlib.record.results.load_committed`), or ``None``."""
     return load_committed("decoding", "full")
 
 

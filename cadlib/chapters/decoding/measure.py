@@ -24,7 +24,6 @@ import torch
 from tqdm import tqdm
 
 from cadlib import paper as _paper
-from cadlib.book.results import results_dir
 from cadlib.decoding.decoder import CopyDecoder, Trace
 from cadlib.decoding.fsm import CopyGenFSM, token_table, walk_ids
 from cadlib.decoding.methods import (
@@ -37,6 +36,7 @@ from cadlib.decoding.methods import (
 )
 from cadlib.grammar import parse_program
 from cadlib.metrics import equal_stripped
+from cadlib.record.results import results_dir
 from cadlib.resolver import ResolveError, resolve
 
 __all__ = [
@@ -465,7 +465,7 @@ def case_records(acc: pd.DataFrame, best: pd.Series, measured: pd.DataFrame | No
 def write_case_records(records: list[dict], profile: str = "cpu"):
     """Write ``records`` (:func:`case_records`) one JSON object per line, compact, to
     ``results/decoding.cases.jsonl`` (``decoding.<profile>.cases.jsonl`` for another profile,
-    in :func:`cadlib.book.results.results_dir`); return the path."""
+    in :func:`cadlib.record.results.results_dir`); return the path."""
     name = "decoding.cases.jsonl" if profile == "cpu" else f"decoding.{profile}.cases.jsonl"
     path = results_dir() / name
     with path.open("w") as f:

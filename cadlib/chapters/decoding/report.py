@@ -5,9 +5,6 @@ from __future__ import annotations
 
 import pandas as pd
 
-from cadlib.book import plotting
-from cadlib.book.provenance import evidence_caption
-from cadlib.book.replay import replayed_run_note
 from cadlib.chapters.decoding import measure as D
 from cadlib.costs import accounting as A
 from cadlib.costs import cost_model as CM
@@ -20,7 +17,10 @@ from cadlib.decoding.methods import (
 from cadlib.models import (
     model_vocab_size,
 )
-from cadlib.tokenizers import qwen25_tokenizer
+from cadlib.models.tokenizer import qwen25_tokenizer
+from cadlib.record import style
+from cadlib.record.provenance import evidence_caption
+from cadlib.record.replay import replayed_run_note
 
 from .chapter import (
     FULL,
@@ -112,7 +112,7 @@ def plot_speedups(timing: TimedRun, label: str):
     for k, method in enumerate(methods):
         part = speed[speed.method == method].set_index("corpus").loc[order]
         xs = [i + (k - (len(methods) - 1) / 2) * width for i in range(len(order))]
-        ax.bar(xs, part.speedup, width, label=method, color=plotting.PALETTE.get(method),
+        ax.bar(xs, part.speedup, width, label=method, color=style.PALETTE.get(method),
                yerr=[part.speedup - part.speedup_min, part.speedup_max - part.speedup],
                capsize=3)  # fmt: skip
     ax.scatter(range(len(order)), bounds.loc[order, "bnd_exact_grid"], marker="_", s=600,

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pandas as pd
 
-from cadlib.book.provenance import evidence_caption
-from cadlib.book.replay import replayed_run_note
-from cadlib.book.results import committed_path, load_committed, results_name
 from cadlib.fim.completion import ENDS
 from cadlib.metrics import ALPHA, holm, mcnemar_exact, rate_cell
+from cadlib.record.provenance import evidence_caption
+from cadlib.record.replay import replayed_run_note
+from cadlib.record.results import committed_path, load_committed, results_name
 
 from .report import PRIMARY, rate_text, records, run_summary, validity_table
 
@@ -49,7 +49,7 @@ ARM_OUTCOMES = {PRIMARY: "model ended & parses", "parses": "parses",
 
 def load_run(profile: str = "large") -> tuple[dict, pd.DataFrame] | None:
     """``(results, case records)`` of the committed ``fim.<profile>`` run (the repository's
-    ``results/``, :func:`cadlib.book.results.load_committed`, whatever folder a re-run writes
+    ``results/``, :func:`cadlib.record.results.load_committed`, whatever folder a re-run writes
     to), or ``None``."""
     results = load_committed("fim", profile)
     cases = committed_path(results_name("fim", profile).replace(".json", ".cases.jsonl"))

@@ -38,7 +38,6 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
-from cadlib.book import plotting
 from cadlib.book.paper_settings import CODE_MODEL
 from cadlib.corpora import load_split, seeded_subset, split_cases
 from cadlib.decoding.decoder import CopyDecoder
@@ -55,6 +54,7 @@ from cadlib.models import load_model, load_tokenizer, resolve_device, set_thread
 from cadlib.oracle import oracle_program
 from cadlib.paths import repo_root
 from cadlib.prompts import edit_prompt_ids
+from cadlib.record import style
 
 from .report import system_labels
 
@@ -257,11 +257,11 @@ def body_mask_factory(prompt: str, tokenizer):
 
 def prepare(threads: int | None, device: str = "auto") -> str:
     """The chapter's session: torch CPU threads (:func:`cadlib.models.set_threads`), the book's
-    plot style (:func:`cadlib.book.plotting.setup`) and pandas' display (3 decimals, columns of 90
+    plot style (:func:`cadlib.record.style.setup`) and pandas' display (3 decimals, columns of 90
     characters); returns the name of the resolved ``device``."""
     set_threads(threads)
     dev = str(resolve_device(device))
-    plotting.setup()
+    style.setup()
     pd.set_option("display.precision", 3)
     pd.set_option("display.max_colwidth", 90)
     return dev

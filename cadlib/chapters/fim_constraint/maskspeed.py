@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from cadlib.book.provenance import load_caption
-from cadlib.book.results import read_results_file
+from cadlib.record.provenance import load_caption
+from cadlib.record.results import read_results_file
 
 __all__ = ["MASKSPEED_FILE", "load_maskspeed", "maskspeed_markdown", "maskspeed_table"]
 

@@ -29,19 +29,19 @@ import math
 import numpy as np
 import pandas as pd
 
-from cadlib.book.chapter import Chapter
-from cadlib.book.results import (
-    hardware_info,
-    results_dir,
-    results_name,
-    setting_label,
-)
 from cadlib.fim.completion import ARMS, ENDS, FIM_USER
 from cadlib.fim.differential import summarize
 from cadlib.grammar import Copy
 from cadlib.metrics import percent, rate_cell, wilson_ci
 from cadlib.models import SMOLLM2, model_info
 from cadlib.oracle import oracle_program
+from cadlib.record.results import (
+    hardware_info,
+    results_dir,
+    results_name,
+    setting_label,
+)
+from cadlib.record.session import Chapter
 
 __all__ = [
     "PRIMARY", "MASK_TARGET_MS", "mask_target_markdown", "validity_table", "rate_text",
@@ -189,7 +189,7 @@ def case_records(edit_rows: pd.DataFrame, fim_rows: pd.DataFrame) -> list[dict]:
 
 def write_case_records(recs: list[dict], profile: str):
     """Write ``fim.cases.jsonl`` (``fim.<profile>.cases.jsonl`` off the cpu profile) next to
-    the chapter's results (:func:`cadlib.book.results.results_dir`), one JSON object a line."""
+    the chapter's results (:func:`cadlib.record.results.results_dir`), one JSON object a line."""
     path = results_dir() / results_name("fim", profile).replace(".json", ".cases.jsonl")
     path.write_text("".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n"
                             for r in recs))  # fmt: skip
@@ -259,10 +259,10 @@ def run_summary(numbers: dict, where: str) -> str:
 
 
 def run_label(params: dict, info: dict, hw: dict, n_ids: int, profile: str, seed: int) -> str:
-    """The chapter's :func:`cadlib.book.results.setting_label`: model with size, dtype, attention
+    """The chapter's :func:`cadlib.record.results.setting_label`: model with size, dtype, attention
     and device, tokenizer size, seed, profile, then the machine with the torch threads
     (``params["threads"]``, else ``hw``'s); ``info``: :func:`cadlib.models.model_info`,
-    ``hw``: :func:`cadlib.book.results.hardware_info`."""
+    ``hw``: :func:`cadlib.record.results.hardware_info`."""
     return setting_label(
         f"model {params['model']} ({info['parameters'] / 1e6:.0f}M, {info['dtype']}, "
         f"{info['attn_implementation']}, {info['device']})",
@@ -472,7 +472,7 @@ def chapter_numbers(params: dict, seed: int, corpus: str, checkpoint: str, info:
 
 def write_chapter(ch: Chapter, numbers: dict, edit_rows: pd.DataFrame, fim_rows: pd.DataFrame,
                   device: str) -> tuple:  # fmt: skip
-    """Write the chapter's results (:meth:`cadlib.book.chapter.Chapter.write`, the seed among
+    """Write the chapter's results (:meth:`cadlib.record.session.Chapter.write`, the seed among
     the params; no paper figures: our copy of the companion paper stops in §VI-A, before its
     evaluation) and its per-case records (:func:`write_case_records`); returns both paths."""
     path = ch.write(numbers, {}, model=ch.P["model"], tokenizer=ch.P["model"], device=device,

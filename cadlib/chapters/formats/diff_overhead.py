@@ -18,8 +18,8 @@ from collections.abc import Iterable, Mapping
 import pandas as pd
 
 from cadlib.chapters.formats import render_unified_diff
+from cadlib.models.tokenizer import Tokenizer, qwen25_tokenizer
 from cadlib.oracle import oracle_program
-from cadlib.tokenizers import Tokenizer, qwen25_tokenizer
 
 __all__ = ["SETTINGS", "render_variant", "overhead_table"]
 

@@ -12,8 +12,8 @@ from tqdm import tqdm
 from cadlib.corpora import load_corpus
 from cadlib.grammar import Program
 from cadlib.metrics import equal_up_to_one_newline
+from cadlib.models.tokenizer import Tokenizer, qwen25_tokenizer
 from cadlib.oracle import oracle_program
-from cadlib.tokenizers import Tokenizer, qwen25_tokenizer
 
 from .errors import FAILURE_CATEGORIES, ApplyError
 from .registry import FORMATS, TABLE3_FORMATS, EditFormat

@@ -10,7 +10,7 @@ import pandas as pd
 
 from cadlib import paper as _paper
 from cadlib.corpora import CORPUS_LABELS
-from cadlib.tokenizers import Tokenizer, qwen25_tokenizer
+from cadlib.models.tokenizer import Tokenizer, qwen25_tokenizer
 
 from .errors import FAILURE_CATEGORIES
 from .registry import EXTENSION_FORMATS, FORMATS, TABLE3_FORMATS

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from cadlib import paper as _paper
-from cadlib.book.plotting import PALETTE
+from cadlib.record.style import PALETTE
 
 from .registry import FORMATS, TABLE3_FORMATS
 
@@ -84,7 +84,7 @@ _EXTENSION_COLORS = ("#9467bd", "#8c564b", "#e377c2", "#bcbd22", "#17becf")
 
 
 def _format_colors(formats: list[str]) -> dict[str, str]:
-    """The book's palette for Table 3's formats (:data:`cadlib.book.plotting.PALETTE`), others
+    """The book's palette for Table 3's formats (:data:`cadlib.record.style.PALETTE`), others
     after it."""
     names = {
         "full": "full regeneration",

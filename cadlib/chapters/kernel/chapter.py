@@ -18,12 +18,12 @@ import pandas as pd
 import torch
 
 from cadlib import paper as _paper
-from cadlib.book.chapter import Chapter
-from cadlib.book.provenance import load_caption
-from cadlib.book.results import find_results_file, hardware_info
 from cadlib.costs.kernel_timing import N_GRID, measure_speedup
 from cadlib.decoding.engines import TransformersEngine
 from cadlib.models import SMOLLM2, is_random_init, load_model, model_info
+from cadlib.record.provenance import load_caption
+from cadlib.record.results import find_results_file, hardware_info
+from cadlib.record.session import Chapter
 
 from .fixed_costs import m_star, measure_fixed_costs
 
@@ -195,7 +195,7 @@ def run_summary(numbers: Mapping, where: str) -> str:
 def write_kernel_results(ch: Chapter, bench: Mapping, check: Mapping | None,
                          device: str | None = None) -> Path:  # fmt: skip
     """Write ``results/kernel.json`` (``kernel.<profile>.json``; via
-    :meth:`cadlib.book.chapter.Chapter.write`)."""
+    :meth:`cadlib.record.session.Chapter.write`)."""
     numbers = kernel_numbers(bench, check)
     return ch.write(numbers, paper_numbers(), model=numbers["primary"],
                     tokenizer="none (random token ids)", device=device)  # fmt: skip

@@ -9,9 +9,6 @@ import pandas as pd
 import torch
 from tqdm import tqdm
 
-from cadlib.book import plotting
-from cadlib.book.replay import replayed_run_note
-from cadlib.book.results import setting_label
 from cadlib.corpora import CORPUS_LABELS, load_corpus, seeded_subset
 from cadlib.costs.accounting import copy_sources
 from cadlib.decoding.decoder import CopyDecoder
@@ -30,6 +27,9 @@ from cadlib.models import (
     resolve_device,
     set_threads,
 )
+from cadlib.record import style
+from cadlib.record.replay import replayed_run_note
+from cadlib.record.results import setting_label
 
 from .flips import decision_distances
 
@@ -143,7 +143,7 @@ EVIDENCE_COMMAND = "make record CHAPTER=06c_kv_reuse PROFILE=agreement"
 
 def evidence_note() -> str:
     """The sentence chapter 6c shows when it is its evidence run
-    (:func:`cadlib.book.replay.replayed_run_note`)."""
+    (:func:`cadlib.record.replay.replayed_run_note`)."""
     return replayed_run_note("kv_reuse", EVIDENCE_PROFILE, EVIDENCE_COMMAND)
 
 
@@ -156,7 +156,7 @@ def load_setup(params: dict, device: str = "cpu"):
     """``(model, tokenizer, label)``: the book's plot style, quiet ``transformers``, one torch
     thread, the profile's model and tokenizer on ``device``, and the label every table
     carries (model, engine, ``params["profile"]``, then the machine)."""
-    plotting.setup()
+    style.setup()
     quiet_transformers()
     set_threads(1)
     model = load_model(params["model"], device=str(resolve_device(device)))

@@ -22,10 +22,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from cadlib.book.provenance import load_caption, monitor
-from cadlib.book.results import read_results_file, run_report, write_run_report
 from cadlib.corpora import CORPUS_LABELS
 from cadlib.models import SMOLLM2
+from cadlib.record.provenance import load_caption, monitor
+from cadlib.record.results import read_results_file, run_report, write_run_report
 
 from .chapter import AGREEMENT_THRESHOLD, agreement_rows, agreement_table, load_setup, sample_cases
 from .policy_search import _columns, _frame, committed, reusing, setting_sentence

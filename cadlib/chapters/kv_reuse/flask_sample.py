@@ -23,10 +23,10 @@ import argparse
 from pathlib import Path
 from statistics import median
 
-from cadlib.book.provenance import load_caption, monitor
-from cadlib.book.results import read_results_file, run_report, write_run_report
 from cadlib.corpora import CORPUS_LABELS, case_rank
 from cadlib.models import SMOLLM2
+from cadlib.record.provenance import load_caption, monitor
+from cadlib.record.results import read_results_file, run_report, write_run_report
 
 from .chapter import AGREEMENT_THRESHOLD, PROFILES, agreement_rows, load_setup, sample_cases
 from .every_case import _verdict

@@ -32,9 +32,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from cadlib.book.provenance import load_caption, monitor
-from cadlib.book.results import machine_label, read_results_file, run_report, write_run_report
 from cadlib.models import SMOLLM2
+from cadlib.record.provenance import load_caption, monitor
+from cadlib.record.results import machine_label, read_results_file, run_report, write_run_report
 
 from .chapter import AGREEMENT_THRESHOLD, agreement_rows, agreement_table, load_setup, sample_cases
 from .flips import flip_table

@@ -7,8 +7,6 @@ from __future__ import annotations
 import pandas as pd
 from tqdm import tqdm
 
-from cadlib.book.provenance import evidence_caption
-from cadlib.book.results import read_results_file
 from cadlib.corpora import CORPUS_LABELS
 from cadlib.decoding.decoder import CopyDecoder
 from cadlib.decoding.methods import (
@@ -18,6 +16,8 @@ from cadlib.decoding.methods import (
     CopyAsDecode,
     make_methods,
 )
+from cadlib.record.provenance import evidence_caption
+from cadlib.record.results import read_results_file
 
 from .chapter import TEST
 
@@ -113,7 +113,7 @@ def timing_run_markdown(record: dict) -> str:
     """Per corpus, the fastest reuse policy's median decode time against the exact splice's
     and autoregressive decoding's (both on the same case and repeats), after the run's n and
     the prompt cap its cases were drawn under, then the run's provenance
-    (:func:`cadlib.book.provenance.evidence_caption`)."""
+    (:func:`cadlib.record.provenance.evidence_caption`)."""
     lines = []
     for corpus, methods in record["numbers"]["timing"].items():
         reuse = {m: v for m, v in methods.items() if m.startswith("reuse ")}
@@ -138,7 +138,7 @@ def plot_timing_run(record: dict, policy: str | None = None):
     the 3× goal. Returns the figure."""
     import matplotlib.pyplot as plt  # lazy: only figures need matplotlib
 
-    from cadlib.book.plotting import PALETTE
+    from cadlib.record.style import PALETTE
 
     table = timing_run_table(record)
     methods = list(dict.fromkeys(table.method))

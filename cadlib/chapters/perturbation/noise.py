@@ -17,12 +17,12 @@ import numpy as np
 import pandas as pd
 
 from cadlib import paper as _paper
-from cadlib.book.plotting import finish_axes
 from cadlib.cases import EditCase
 from cadlib.corpora import CORPUS_LABELS
 from cadlib.endpoint_noise import WHICH, case_rng, perturb_program, perturbation_trials
 from cadlib.metrics import equal_stripped
 from cadlib.oracle import oracle_program
+from cadlib.record.style import finish_axes
 from cadlib.resolver import RangeClippedWarning, doc_lines, resolve
 
 __all__ = [

@@ -16,9 +16,11 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from cadlib import paper as _paper
-from cadlib.book.chapter import Chapter
-from cadlib.book.replay import replaying
-from cadlib.book.results import (
+from cadlib.corpora import SPLIT_CORPORA, load_corpus, seeded_subset, split_cases
+from cadlib.execution import sandbox_report, sandbox_summary
+from cadlib.models import load_tokenizer, resolve_device, set_threads
+from cadlib.record.replay import replaying
+from cadlib.record.results import (
     committed_path,
     hardware_info,
     load_committed,
@@ -26,9 +28,7 @@ from cadlib.book.results import (
     results_name,
     setting_label,
 )
-from cadlib.corpora import SPLIT_CORPORA, load_corpus, seeded_subset, split_cases
-from cadlib.execution import sandbox_report, sandbox_summary
-from cadlib.models import load_tokenizer, resolve_device, set_threads
+from cadlib.record.session import Chapter
 
 from .examples import build_examples, target_program
 from .findings import DECLARED, findings_markdown, pilot_findings
@@ -96,7 +96,7 @@ __all__ = [
 
 def setting_markdown(P: Mapping, device: str, hw: Mapping, split_label: str,
                      corpora: Mapping) -> str:  # fmt: skip
-    """The chapter's :func:`cadlib.book.results.setting_label` in italics: model, device, split,
+    """The chapter's :func:`cadlib.record.results.setting_label` in italics: model, device, split,
     corpora sources and the guards model outputs run under, the profile, then the machine
     with the torch threads and the torch / transformers versions."""
     sources = ", ".join(f"{n} from {c.source}" for n, c in corpora.items())
@@ -317,7 +317,7 @@ def paper_numbers() -> dict:
 
 @dataclass
 class ChapterSetup:
-    """What chapter 7's cells read beside its :class:`cadlib.book.chapter.Chapter`: the
+    """What chapter 7's cells read beside its :class:`cadlib.record.session.Chapter`: the
     device, checkpoint folder, the corpora and their split, the model's tokenizer and the
     label every table carries."""
 
@@ -332,7 +332,7 @@ class ChapterSetup:
 
 def run_hardware(profile: str, device) -> dict:
     """The machine this chapter's measurements (wall times, training time) were made on: this
-    one (:func:`cadlib.book.results.hardware_info`) when it measures; under replay the
+    one (:func:`cadlib.record.results.hardware_info`) when it measures; under replay the
     recorded run's, from the committed results file of ``profile`` (what was timed there is
     what the replayed tables show)."""
     record = load_committed("sft_pilot", profile) if replaying() else None
@@ -389,7 +389,7 @@ def write_chapter_results(
     model_info: Mapping,
 ) -> tuple[dict, Path, Path]:  # fmt: skip
     """Write ``results/sft_pilot[.<profile>].json`` (:func:`chapter_numbers` beside
-    :func:`paper_numbers`, :meth:`cadlib.book.chapter.Chapter.write`) and the per-case records;
+    :func:`paper_numbers`, :meth:`cadlib.record.session.Chapter.write`) and the per-case records;
     returns the numbers and both paths."""
     P = ch.P
     numbers = chapter_numbers(P, setup.split, ours, pilot, comparisons, setup.label)

@@ -79,7 +79,7 @@ def recorded_train_runs(folder=None) -> list:
     seed) run (``results/records/sft_pilot.runs/run-*.json``, :func:`pilot.run_recorder`)."""
     import json
 
-    from cadlib.book.replay import decode, record_path
+    from cadlib.record.replay import decode, record_path
 
     folder = folder or record_path("sft_pilot", "runs", "", replay=True).parent
     return [decode(json.loads(p.read_text())).train for p in sorted(folder.glob("run-*.json"))]
@@ -90,8 +90,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     the estimated training hours of the profile's runs, before ``make record`` starts them."""
     import argparse
 
-    from cadlib.book import chapter
-    from cadlib.book.results import load_committed
+    from cadlib.record import session
+    from cadlib.record.results import load_committed
 
     from .chapter import setup_chapter
     from .pilot import choose_params
@@ -101,7 +101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                      description=main.__doc__)  # fmt: skip
     parser.add_argument("profile", nargs="?", default="seeds")
     args = parser.parse_args(argv)
-    ch = chapter.start("sft_pilot", PROFILES, args.profile, choose=choose_params)
+    ch = session.start("sft_pilot", PROFILES, args.profile, choose=choose_params)
     setup = setup_chapter(ch)
     ids = {ts: training_ids(ch.P, setup.split, setup.corpora, setup.tokenizer, ts)
            for ts in ch.P["train_sets"]}  # fmt: skip

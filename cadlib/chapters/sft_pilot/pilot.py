@@ -10,14 +10,14 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from cadlib.book.params import check_choice, choose
-from cadlib.book.provenance import LoadMonitor, provenance
-from cadlib.book.replay import Recorder
 from cadlib.cases import EditCase
 from cadlib.corpora import SPLIT_FILE, load_split, make_split, seeded_subset, split_cases
 from cadlib.decoding.fsm import transcript
 from cadlib.models import load_model, load_tokenizer, resolve_device
 from cadlib.paths import repo_root
+from cadlib.record.params import check_choice, choose
+from cadlib.record.provenance import LoadMonitor, provenance
+from cadlib.record.replay import Recorder
 
 from .evaluation import (
     evaluate_baseline,
@@ -68,7 +68,7 @@ __all__ = [
 
 
 def choose_params(profile: str, **overrides) -> dict:
-    """:func:`cadlib.book.params.choose` on :data:`PROFILES`; an ``epochs`` override given as a
+    """:func:`cadlib.record.params.choose` on :data:`PROFILES`; an ``epochs`` override given as a
     number applies to every training set, ``train_sets``/``seeds`` may be a single value."""
     if isinstance(overrides.get("epochs"), (int, float)):
         overrides["epochs"] = dict.fromkeys(TRAIN_SETS, overrides["epochs"])
@@ -252,7 +252,7 @@ def run_record_name(P: Mapping, split: Mapping, train_set: str, seed: int) -> st
 
 def run_recorder(profile: str, resume: bool = False):
     """The store of one-by-one run records for an evidence profile (:data:`RUN_RECORDS`), a
-    :class:`cadlib.book.replay.Recorder` over ``results/records/sft_pilot.runs/``, or ``None``
+    :class:`cadlib.record.replay.Recorder` over ``results/records/sft_pilot.runs/``, or ``None``
     (the cpu and smoke profiles record their pilot whole)."""
     return Recorder("sft_pilot", "runs", resume=resume) if profile in RUN_RECORDS else None
 
@@ -284,7 +284,7 @@ def run_pilot(model_name: str, P: Mapping, split: dict,
     evaluated on the HEvalFix-JS and ProbeEdit held-out splits (Table 22; the first
     ``P["n_eval"]`` cases of each when set).
 
-    ``record`` (a :class:`cadlib.book.replay.Recorder`, or ``None``): each run is recorded
+    ``record`` (a :class:`cadlib.record.replay.Recorder`, or ``None``): each run is recorded
     on its own as soon as it ends (:func:`run_record_name`), so a long pilot stopped part-way
     resumes with a ``resume`` recorder instead of starting over.
     """

@@ -18,8 +18,8 @@ import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from cadlib.book.results import load_committed, results_dir, results_name
 from cadlib.metrics import ALPHA, format_p
+from cadlib.record.results import load_committed, results_dir, results_name
 
 from .scoring import CaseResult
 
@@ -220,7 +220,7 @@ def evidence_profile() -> str:
 
 def profile_record(profile: str) -> dict | None:
     """The committed results record of a profile of this chapter
-    (:func:`cadlib.book.results.load_committed`), or ``None`` if not run yet."""
+    (:func:`cadlib.record.results.load_committed`), or ``None`` if not run yet."""
     return load_committed("sft_pilot", profile)
 
 

@@ -228,8 +228,8 @@ def evidence_caption(record: dict, name: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m cadlib.book.provenance check [SECONDS]`` (exit 1 when the machine is busy) or
-    ``python -m cadlib.book.provenance report RESULTS.json ...`` (exit 1 when one was recorded
+    """``python -m cadlib.record.provenance check [SECONDS]`` (exit 1 when the machine is busy) or
+    ``python -m cadlib.record.provenance report RESULTS.json ...`` (exit 1 when one was recorded
     busy)."""
     args = sys.argv[1:] if argv is None else argv
     if args[:1] == ["check"] and len(args) <= 2:
@@ -239,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
             print("provenance: error: the run wrote no results file", file=sys.stderr)
             return 1
         return 0 if report([Path(a) for a in args[1:]]) else 1
-    print("usage: python -m cadlib.book.provenance check [SECONDS] | report RESULTS.json ...",
+    print("usage: python -m cadlib.record.provenance check [SECONDS] | report RESULTS.json ...",
           file=sys.stderr)  # fmt: skip
     return 2
 

@@ -18,9 +18,9 @@ from cadlib.endpoint_noise import perturbation_trials
 from cadlib.escape import ENTITIES, RESERVED, decode_gen_body, encode_gen_body
 from cadlib.grammar import Gen, Program
 from cadlib.metrics import byte_equal, equal_stripped, equal_up_to_one_newline
+from cadlib.models.tokenizer import Tokenizer, qwen25_tokenizer
 from cadlib.oracle import oracle_program
 from cadlib.resolver import resolve
-from cadlib.tokenizers import Tokenizer, qwen25_tokenizer
 
 __all__ = [
     "PROFILES",

@@ -61,7 +61,7 @@ def _records_root(replay: bool) -> Path:
 
 def record_path(chapter: str, profile: str, name: str, replay: bool | None = None) -> Path:
     """The record file of measurement ``name`` of ``chapter`` (its results name, e.g.
-    ``"decoding"``) at ``profile``: written under :func:`cadlib.book.results.results_dir`, read
+    ``"decoding"``) at ``profile``: written under :func:`cadlib.record.results.results_dir`, read
     under replay from the committed records."""
     replay = replaying() if replay is None else replay
     stem = results_name(chapter, profile).removesuffix(".json")
@@ -198,9 +198,9 @@ def _shown(path: Path) -> str:
 
 def run_caption(chapter: str, profile: str) -> str:
     """The provenance line of the run a chapter's page shows (profile, date, commit, the load
-    while it ran: :func:`cadlib.book.provenance.evidence_caption`), called after the chapter
+    while it ran: :func:`cadlib.record.provenance.evidence_caption`), called after the chapter
     wrote its results: under replay the committed run's, whose measurements the page replays
-    (:func:`cadlib.book.results.load_committed`); otherwise the run that just wrote
+    (:func:`cadlib.record.results.load_committed`); otherwise the run that just wrote
     ``results_dir()/<chapter>[.<profile>].json``."""
     name = results_name(chapter, profile)
     if replaying():

@@ -1,6 +1,6 @@
 import pytest
 
-from cadlib.tokenizers import count_tokens, get_tokenizer, qwen25_tokenizer
+from cadlib.models.tokenizer import count_tokens, get_tokenizer, qwen25_tokenizer
 
 # The paper's literal ids (Appendix "Qwen2.5 token identifiers").
 literal__ids = [
@@ -43,7 +43,7 @@ def test_the_hf_build_of_qwen25_gives_the_same_ids_on_ordinary_text():
     import random
     from pathlib import Path
 
-    from cadlib.tokenizers import QWEN25_SPECIAL, qwen25_hf_tokenizer
+    from cadlib.models.tokenizer import QWEN25_SPECIAL, qwen25_hf_tokenizer
 
     hf, ours = qwen25_hf_tokenizer(), qwen25_tokenizer()
     source = (Path(__file__).parent.parent / "cadlib" / "decoding" / "decoder.py").read_text()

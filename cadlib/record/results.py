@@ -4,14 +4,14 @@ One naming scheme across the book: the cpu profile writes ``results/<chapter>.js
 other profile writes ``results/<chapter>.<profile>.json`` (:func:`results_name`), e.g.
 ``results/kernel.paper.json`` from a GPU run, so no profile's run overwrites another's
 committed numbers. CI re-derives and compares the cpu files and the evidence runs the
-committed chapters show (:func:`shown_results`); the evidence a chapter shows beside its own
-run is read from the committed files (:func:`load_committed`).
+committed chapters show (:func:`cadlib.chapters.shown_results`); the evidence a chapter
+shows beside its own run is read from the committed files (:func:`load_committed`).
 
 Layout: ``{"chapter", "profile", "created", "hardware", "provenance", "model", "tokenizer",
 "params", "numbers": {...}, "paper": {...}}``, where ``paper`` holds the paper's published
 figure for each number we reproduce, under the same key as in ``numbers``, and
 ``provenance`` the commit and the machine's load while the run was made
-(:func:`cadlib.book.provenance.provenance`).
+(:func:`cadlib.record.provenance.provenance`).
 """
 
 from __future__ import annotations
@@ -29,11 +29,9 @@ import pandas as pd
 
 from cadlib.paths import repo_root
 
-from .params import notebook_parameter
 from .provenance import provenance
 
 __all__ = [
-    "CHAPTER_NOTEBOOKS",
     "FAKE_MACHINE_ENV",
     "committed_path",
     "hardware_info",
@@ -47,18 +45,9 @@ __all__ = [
     "run_report",
     "write_run_report",
     "setting_label",
-    "shown_results",
     "strict_json",
     "write_results",
 ]
-
-#: The notebook (``notebooks/<stem>.ipynb``) that writes each chapter's results file.
-CHAPTER_NOTEBOOKS: dict[str, str] = {
-    "losslessness": "01_losslessness", "kernel": "02_kernel", "ceiling": "03_ceiling",
-    "formats": "04_formats", "perturbation": "05_perturbation", "decoding": "06_decoding",
-    "llama_cpp": "06b_llama_cpp", "kv_reuse": "06c_kv_reuse", "sft_pilot": "07_sft_pilot",
-    "fim": "08_fim_constraint",
-}  # fmt: skip
 
 #: Set to 1 (the Makefile's nbval run does) to report a fake CPU, core count and versions:
 #: committed outputs that leak the machine then fail nbval on every machine, not only on
@@ -217,17 +206,6 @@ def write_results(
     text = json.dumps(strict_json(record), indent=1, ensure_ascii=False, allow_nan=False)
     path.write_text(text + "\n")
     return path
-
-
-def shown_results(notebooks: Path | None = None) -> dict[str, str]:
-    """``{chapter: results file name}`` of the run each committed chapter shows: the profile
-    its notebook (:data:`CHAPTER_NOTEBOOKS`, in ``notebooks``, default ``<repo>/notebooks``)
-    was executed at, read from the file (:func:`cadlib.book.params.notebook_parameter`). A
-    chapter committed at an evidence profile (``full``, ``large``) shows that run, which CI
-    replays; the others show their cpu run."""
-    folder = notebooks or repo_root() / "notebooks"
-    return {chapter: results_name(chapter, notebook_parameter(folder / f"{stem}.ipynb", "profile"))
-            for chapter, stem in CHAPTER_NOTEBOOKS.items()}  # fmt: skip
 
 
 def find_results_file(name: str) -> Path:

@@ -1,0 +1,120 @@
+"""How every chapter starts and ends: :func:`start` picks its parameters, :meth:`Chapter.write`
+writes its results file.
+
+Each notebook used to start its own way (``choose``, then a ``Recorder``, a clock, a tokenizer
+or a setup function in various shapes) and write its results its own way (``write_results``
+with ``profile`` passed beside the parameters that already hold it, or a chapter's writer with
+its own argument order). One object now carries what a chapter's cells read from its first
+code cell to its last::
+
+    ch = session.start(losslessness.CARD, losslessness.profiles.PROFILES, globals())
+    ch.P          # the chosen parameters (cadlib.record.params.choose), ch.P["profile"] included
+    ch.rec        # the chapter's Recorder (its card records), else None
+    ...
+    path = ch.write(numbers, paper.LOSSLESSNESS, model=None, tokenizer=tok.name)
+
+The results file is the one :func:`cadlib.record.results.write_results` writes, with the
+chapter's parameters as its ``params`` (plus any ``extra_params`` a chapter also records).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from . import params as _params
+from .card import Card
+from .replay import Recorder
+from .results import write_results
+
+__all__ = ["Chapter", "start"]
+
+
+@dataclasses.dataclass
+class Chapter:
+    """One run of a chapter: its results name (``"kernel"``, a key of
+    :class:`~cadlib.record.card.Card`'s ``name``), its parameters ``P``, the notebook's
+    ``seed`` and ``device`` as given, its :class:`~cadlib.record.replay.Recorder` (``None`` for
+    a chapter that records nothing) and the ``time.perf_counter()`` it started at."""
+
+    name: str
+    P: dict
+    seed: int
+    device: str
+    rec: Recorder | None
+    started: float
+
+    @property
+    def profile(self) -> str:
+        """The profile this run is at (``P["profile"]``)."""
+        return self.P["profile"]
+
+    def elapsed(self) -> float:
+        """Seconds since :func:`start` (for runtime lines and ``runtime_s``)."""
+        return time.perf_counter() - self.started
+
+    def write(self, numbers: dict, paper: dict | None = None, *, model: str | None,
+              tokenizer: str | None, device: str | None = None,
+              extra_params: Mapping | None = None) -> Path:  # fmt: skip
+        """Write the chapter's results file (:func:`cadlib.record.results.write_results` at this
+        run's profile, ``params`` = :attr:`P` updated with ``extra_params``) and return its path.
+
+        ``device``: the device the numbers were measured on (labels a GPU in ``hardware``);
+        ``None`` where no model ran."""
+        params = {**self.P, **(extra_params or {})}
+        return write_results(self.name, numbers, paper, profile=self.profile, model=model,
+                             tokenizer=tokenizer, params=params, device=device)  # fmt: skip
+
+
+#: Names of a parameters cell that every chapter may have and :func:`start` reads itself; every
+#: other name it reads is a key of the chapter's profiles.
+RUN_NAMES = ("profile", "seed", "device", "resume")
+
+
+def start(card: Card | str, profiles: Mapping[str, Mapping], namespace: Mapping | str, *,
+          choose: Callable[..., dict] | None = None, **legacy) -> Chapter:  # fmt: skip
+    """Start the chapter of ``card`` from its notebook's parameters cell: ``namespace`` is the
+    notebook's ``globals()``, whose ``profile``, ``seed``, ``device`` and ``resume``
+    (:data:`RUN_NAMES`) start the run and whose names that are keys of ``profiles`` override
+    the profile's values where they are not ``None`` (:func:`cadlib.record.params.choose`,
+    which also rejects an unknown profile or a mistyped papermill ``-p`` name). A chapter whose
+    card ``records`` gets its :class:`~cadlib.record.replay.Recorder` (``resume``: records
+    already written are read back).
+
+    ``choose``: a chapter's own chooser, called as ``choose(profile, **overrides)``, where the
+    chapter normalizes overrides or checks values beyond ``params.choose`` (chapter 7's);
+    it must choose from the same ``profiles``.
+
+    (Transitional: ``start(name, profiles, profile, seed=..., record=..., **overrides)``, the
+    form of the notebooks not yet moved to their chapter package, is still accepted.)
+    """
+    started = time.perf_counter()
+    if isinstance(card, str):
+        return _start_named(card, profiles, namespace, started, choose=choose, **legacy)
+    keys = set().union(*(set(p) for p in profiles.values()))
+    overrides = {k: v for k, v in namespace.items() if k in keys and k not in RUN_NAMES}
+    profile = namespace["profile"]
+    if choose is None:
+        P = _params.choose(profiles, profile, **overrides)
+    else:
+        _params.check_choice("profile", profile, profiles)
+        P = choose(profile, **overrides)
+    resume = bool(namespace.get("resume", False))
+    rec = Recorder(card.name, profile, resume=resume) if card.records else None
+    return Chapter(name=card.name, P=P, seed=namespace.get("seed", 0),
+                   device=namespace.get("device", "auto"), rec=rec, started=started)  # fmt: skip
+
+
+def _start_named(name: str, profiles: Mapping[str, Mapping], profile: str, started: float, *,
+                 seed: int = 0, device: str = "auto", record: bool = False,
+                 resume: bool = False, choose: Callable[..., dict] | None = None,
+                 **overrides) -> Chapter:  # fmt: skip
+    if choose is None:
+        P = _params.choose(profiles, profile, **overrides)
+    else:
+        _params.check_choice("profile", profile, profiles)
+        P = choose(profile, **overrides)
+    rec = Recorder(name, profile, resume=resume) if record else None
+    return Chapter(name=name, P=P, seed=seed, device=device, rec=rec, started=started)
