@@ -199,9 +199,11 @@ $(MATHJAX): $(MATHJAX_TGZ)
 # compared with the committed ones.
 test: lint test-unit test-notebooks test-smoke test-results
 
-# The library and its tests pass ruff's checks (pyproject.toml: [tool.ruff]); seconds.
+# The library and its tests pass ruff's checks and are formatted by ruff (pyproject.toml:
+# [tool.ruff]; `ruff format cadlib tests conftest.py` formats them); seconds.
 lint: install
-	$(BIN)/ruff check cadlib tests
+	$(BIN)/ruff check cadlib tests conftest.py
+	$(BIN)/ruff format --check cadlib tests conftest.py
 
 # The fast tier: unit tests not marked slow (no book build, no browser, no model generation).
 test-fast: install lint

@@ -1,6 +1,6 @@
-"""nbval under replay (``CADLIB_REPLAY``, :mod:`cadlib.record.replay`): a replayed measurement prints
-no progress bar, so a chapter's stderr (tqdm bars and warnings of the run that recorded it) is
-not compared; every other output is. Without replay nbval compares stderr as usual."""
+"""nbval under replay (``CADLIB_REPLAY``, :mod:`cadlib.record.replay`): a replayed measurement
+prints no progress bar, so a chapter's stderr (tqdm bars and warnings of the run that recorded
+it) is not compared; every other output is. Without replay nbval compares stderr as usual."""
 
 import os
 

@@ -59,6 +59,7 @@ def __getattr__(name: str):
         return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
     raise AttributeError(f"module 'cadlib' has no attribute {name!r}")
 
+
 __all__ = [
     "CUSTOM_GENERATE_DIR",
     "Copy",

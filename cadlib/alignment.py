@@ -28,9 +28,23 @@ ALIGNMENTS = ("difflib", "histogram")
 _HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@", re.MULTILINE)
 
 #: Options that make git's output independent of the user's and the system's git config.
-_GIT = ["git", "-c", "core.autocrlf=false", "-c", "core.safecrlf=false", "-c",
-        "diff.noprefix=false", "diff", "--no-index", "--no-ext-diff", "--no-textconv",
-        "--no-color", "--text", "--histogram", "-U0"]  # fmt: skip
+_GIT = [
+    "git",
+    "-c",
+    "core.autocrlf=false",
+    "-c",
+    "core.safecrlf=false",
+    "-c",
+    "diff.noprefix=false",
+    "diff",
+    "--no-index",
+    "--no-ext-diff",
+    "--no-textconv",
+    "--no-color",
+    "--text",
+    "--histogram",
+    "-U0",
+]
 
 
 class AlignmentError(RuntimeError):
@@ -49,8 +63,12 @@ def _hunks(old: list[str], new: list[str]) -> list[tuple[int, int, int, int]]:
             with open(path, "wb") as f:  # every line ends with \n: no "no newline" markers
                 f.write("".join(line + "\n" for line in lines).encode("utf-8", "surrogatepass"))
             paths.append(path)
-        env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
-               "LC_ALL": "C"}  # fmt: skip
+        env = {
+            **os.environ,
+            "GIT_CONFIG_NOSYSTEM": "1",
+            "GIT_CONFIG_GLOBAL": os.devnull,
+            "LC_ALL": "C",
+        }
         proc = subprocess.run([git, *_GIT[1:], *paths], capture_output=True, env=env, cwd=tmp)
     if proc.returncode not in (0, 1):  # 1 = the files differ
         err = proc.stderr.decode("utf-8", "replace").strip().splitlines()

@@ -111,9 +111,19 @@ def _inverted(program: Program) -> bool:
 
 
 TRIAL_COLUMNS = (
-    "corpus", "case", "eps_max", "which", "trial", "n_copies", "out_of_range", "inverted",
-    "strict_rejected", "em_exact", "em_trimmed", "strict_em_trimmed",
-)  # fmt: skip
+    "corpus",
+    "case",
+    "eps_max",
+    "which",
+    "trial",
+    "n_copies",
+    "out_of_range",
+    "inverted",
+    "strict_rejected",
+    "em_exact",
+    "em_trimmed",
+    "strict_em_trimmed",
+)
 
 
 def perturbation_trials(
@@ -162,10 +172,16 @@ def perturbation_trials(
                     )
                     rows.append(
                         _outcome(case, noisy, n_lines)
-                        | dict(corpus=corpus, case=case.id, eps_max=eps, which=w, trial=trial,
-                               n_copies=len(program.copies),
-                               out_of_range=_out_of_range(raw, n_lines))
-                    )  # fmt: skip
+                        | dict(
+                            corpus=corpus,
+                            case=case.id,
+                            eps_max=eps,
+                            which=w,
+                            trial=trial,
+                            n_copies=len(program.copies),
+                            out_of_range=_out_of_range(raw, n_lines),
+                        )
+                    )
     return pd.DataFrame(rows, columns=TRIAL_COLUMNS)
 
 

@@ -76,11 +76,22 @@ __all__ = [
 
 #: The imports the bigcode harness prepends to every Python HumanEvalPack program.
 PYTHON_IMPORT_HELPER = (
-    "import math", "import re", "import sys", "import copy", "import datetime",
-    "import itertools", "import collections", "import heapq", "import functools",
-    "import hashlib", "import numpy", "import numpy as np", "import string",
-    "from typing import *", "from collections import *",
-)  # fmt: skip
+    "import math",
+    "import re",
+    "import sys",
+    "import copy",
+    "import datetime",
+    "import itertools",
+    "import collections",
+    "import heapq",
+    "import functools",
+    "import hashlib",
+    "import numpy",
+    "import numpy as np",
+    "import string",
+    "from typing import *",
+    "from collections import *",
+)
 
 _LANGUAGES = ("python", "js")
 _NOBODY = 65534  # uid and gid of `nobody` / `nogroup` on Linux
@@ -227,11 +238,15 @@ def _network_cut() -> bool:
     probe = "import socket; print(len(socket.if_nameindex()))"  # only `lo` in a new namespace
     try:
         out = subprocess.run(
-            [sys.executable, "-I", "-c", probe], capture_output=True, text=True, timeout=30,
+            [sys.executable, "-I", "-c", probe],
+            capture_output=True,
+            text=True,
+            timeout=30,
             preexec_fn=lambda: _LIBC.unshare(_CLONE_NEWNET),
-        )  # fmt: skip
-        plain = subprocess.run([sys.executable, "-I", "-c", probe], capture_output=True,
-                               text=True, timeout=30)  # fmt: skip
+        )
+        plain = subprocess.run(
+            [sys.executable, "-I", "-c", probe], capture_output=True, text=True, timeout=30
+        )
     except (OSError, subprocess.SubprocessError):
         return False
     return out.returncode == 0 and out.stdout.strip() == "1" and plain.stdout.strip() != "1"
@@ -259,9 +274,12 @@ def _runs_as_nobody(python: str) -> bool:
     try:
         out = subprocess.run(
             [python, "-I", "-c", "import json, runpy, sys; print(sys.version_info[:2])"],
-            capture_output=True, text=True, timeout=60, cwd="/",
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd="/",
             preexec_fn=functools.partial(_child_setup, False, False, True),
-        )  # fmt: skip
+        )
     except (OSError, subprocess.SubprocessError):
         return False
     return out.returncode == 0 and out.stdout.strip() == str(tuple(sys.version_info[:2]))
@@ -312,12 +330,14 @@ def sandbox_summary(report: dict | None = None) -> str:
     """:func:`sandbox_report` in a few words, for a setting line: e.g. ``HumanEval
     reliability_guard, node --experimental-permission, as nobody, network cut``."""
     r = sandbox_report() if report is None else report
-    return ", ".join([
-        r["python_guard"],
-        f"node {r['node_permission']}" if r["node_permission"] else "no node",
-        "as nobody" if r["drop_privileges"] else "as the current user",
-        "network cut" if r["network_cut"] else "network not cut",
-    ])  # fmt: skip
+    return ", ".join(
+        [
+            r["python_guard"],
+            f"node {r['node_permission']}" if r["node_permission"] else "no node",
+            "as nobody" if r["drop_privileges"] else "as the current user",
+            "network cut" if r["network_cut"] else "network not cut",
+        ]
+    )
 
 
 def _command(language: str, path: str, folder: str) -> list[str]:
@@ -354,8 +374,13 @@ def run_program(source: str, language: str = "python", timeout: float = 10.0) ->
             os.chown(folder, _NOBODY, _NOBODY)
             os.chown(path, _NOBODY, _NOBODY)
         setup = functools.partial(_child_setup, language == "python", _network_cut(), drop)
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8",
-               "PYTHONHASHSEED": "0", "OMP_NUM_THREADS": "1", "CADLIB_SITE": _SITE}  # fmt: skip
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "LANG": "C.UTF-8",
+            "PYTHONHASHSEED": "0",
+            "OMP_NUM_THREADS": "1",
+            "CADLIB_SITE": _SITE,
+        }
         proc = subprocess.Popen(
             _command(language, path, folder),
             cwd=folder,

@@ -135,12 +135,19 @@ def mcnemar_exact(a: Sequence[bool], b: Sequence[bool]) -> dict:
     from scipy.stats import binomtest  # lazy, as in wilson_ci
 
     p = binomtest(a_only, n_disc, 0.5).pvalue if n_disc else 1.0
-    return {"n": len(a), "a": sum(map(bool, a)), "b": sum(map(bool, b)), "a_only": a_only,
-            "b_only": b_only, "p": float(p)}  # fmt: skip
+    return {
+        "n": len(a),
+        "a": sum(map(bool, a)),
+        "b": sum(map(bool, b)),
+        "a_only": a_only,
+        "b_only": b_only,
+        "p": float(p),
+    }
 
 
-def paired_bootstrap(a: Sequence[float], b: Sequence[float], n_boot: int = N_BOOT,
-                     seed: int = 0) -> dict:  # fmt: skip
+def paired_bootstrap(
+    a: Sequence[float], b: Sequence[float], n_boot: int = N_BOOT, seed: int = 0
+) -> dict:
     """Paired bootstrap of ``mean(a) - mean(b)``: ``{n, a, b, diff, ci, p}``.
 
     Cases are resampled with replacement (``numpy.random.default_rng(seed)``); ``ci`` is the
@@ -160,8 +167,14 @@ def paired_bootstrap(a: Sequence[float], b: Sequence[float], n_boot: int = N_BOO
     else:
         p = min(1.0, 2 * min(np.mean(boot <= 0), np.mean(boot >= 0)))
     lo, hi = np.percentile(boot, [2.5, 97.5])
-    return {"n": int(d.size), "a": float(x.mean()), "b": float(y.mean()), "diff": float(d.mean()),
-            "ci": [float(lo), float(hi)], "p": float(p)}  # fmt: skip
+    return {
+        "n": int(d.size),
+        "a": float(x.mean()),
+        "b": float(y.mean()),
+        "diff": float(d.mean()),
+        "ci": [float(lo), float(hi)],
+        "p": float(p),
+    }
 
 
 def format_p(p: float, test: str = "") -> str:

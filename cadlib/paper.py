@@ -13,11 +13,33 @@ import re
 from collections.abc import Iterator
 
 __all__ = [
-    "LOSSLESSNESS", "LITERAL_IDS", "TABLE2", "TOKEN_LEVEL", "SHORT_SPANS", "S_7B_POINTS",
-    "S_7B_ASSUMED", "PROBEEDIT_STATS", "TABLE3", "TABLE3_KEYS", "TABLE4", "TABLE8",
-    "KERNEL_CURVES", "FIXED_COSTS", "M_STAR", "TABLE6", "REGEN", "TABLE7", "TABLE22",
-    "TABLE23", "APPENDIX_K", "APPENDIX_L", "APPENDIX_M", "ABSTRACT", "QUOTED", "figures",
-]  # fmt: skip
+    "LOSSLESSNESS",
+    "LITERAL_IDS",
+    "TABLE2",
+    "TOKEN_LEVEL",
+    "SHORT_SPANS",
+    "S_7B_POINTS",
+    "S_7B_ASSUMED",
+    "PROBEEDIT_STATS",
+    "TABLE3",
+    "TABLE3_KEYS",
+    "TABLE4",
+    "TABLE8",
+    "KERNEL_CURVES",
+    "FIXED_COSTS",
+    "M_STAR",
+    "TABLE6",
+    "REGEN",
+    "TABLE7",
+    "TABLE22",
+    "TABLE23",
+    "APPENDIX_K",
+    "APPENDIX_L",
+    "APPENDIX_M",
+    "ABSTRACT",
+    "QUOTED",
+    "figures",
+]
 
 # --- losslessness (§4.3, Appendix I, Table 4) -----------------------------------------------
 
@@ -35,9 +57,17 @@ LOSSLESSNESS = {
 
 #: Appendix A "Qwen2.5 token identifiers": the ids of the structural literals.
 LITERAL_IDS = {
-    "<": 27, "</": 522, ">": 29, "copy": 8560, "gen": 4370, "program": 14906,
-    " lines": 5128, '="': 428, '"/>': 9685, "/>": 2577,
-}  # fmt: skip
+    "<": 27,
+    "</": 522,
+    ">": 29,
+    "copy": 8560,
+    "gen": 4370,
+    "program": 14906,
+    " lines": 5128,
+    '="': 428,
+    '"/>': 9685,
+    "/>": 2577,
+}
 
 #: Table 4: strict vs clipped on the 482 oracle programs (byte-exact EM, out-of-range seen).
 TABLE4 = {
@@ -50,19 +80,67 @@ TABLE4 = {
 
 #: Table 2 (Qwen2.5 BPE; s and bounds from the paper's Qwen2.5-7B A100 curve).
 TABLE2 = {
-    "probeedit": dict(n=154, T=101_113, T_copy=98_844, T_gen=2_269, f_line=0.978, K=321,
-                      mean=307.9, p50=266, p95=543, s_m8=6.79, bnd_m8=6.01, bnd_mean=29.1,
-                      bnd_exact=29.02),
-    "heval-fix-py": dict(n=164, T=8_872, T_copy=6_577, T_gen=2_295, f_line=0.741, K=295,
-                         mean=22.3, p50=19, p95=56, s_m8=6.79, bnd_m8=2.72, bnd_mean=3.30,
-                         bnd_exact=3.45),
-    "heval-fix-js": dict(n=164, T=14_876, T_copy=11_725, T_gen=3_151, f_line=0.788, K=311,
-                         mean=37.7, p50=25, p95=102, s_m8=6.79, bnd_m8=3.05, bnd_mean=4.15,
-                         bnd_exact=4.18),
-    "pooled": dict(n=482, T=124_861, T_copy=117_146, T_gen=7_715, f_line=0.938, K=927,
-                   mean=126.4, p50=34, p95=537, s_m8=6.79, bnd_m8=5.00, bnd_mean=13.6,
-                   bnd_exact=13.01),
-}  # fmt: skip
+    "probeedit": dict(
+        n=154,
+        T=101_113,
+        T_copy=98_844,
+        T_gen=2_269,
+        f_line=0.978,
+        K=321,
+        mean=307.9,
+        p50=266,
+        p95=543,
+        s_m8=6.79,
+        bnd_m8=6.01,
+        bnd_mean=29.1,
+        bnd_exact=29.02,
+    ),
+    "heval-fix-py": dict(
+        n=164,
+        T=8_872,
+        T_copy=6_577,
+        T_gen=2_295,
+        f_line=0.741,
+        K=295,
+        mean=22.3,
+        p50=19,
+        p95=56,
+        s_m8=6.79,
+        bnd_m8=2.72,
+        bnd_mean=3.30,
+        bnd_exact=3.45,
+    ),
+    "heval-fix-js": dict(
+        n=164,
+        T=14_876,
+        T_copy=11_725,
+        T_gen=3_151,
+        f_line=0.788,
+        K=311,
+        mean=37.7,
+        p50=25,
+        p95=102,
+        s_m8=6.79,
+        bnd_m8=3.05,
+        bnd_mean=4.15,
+        bnd_exact=4.18,
+    ),
+    "pooled": dict(
+        n=482,
+        T=124_861,
+        T_copy=117_146,
+        T_gen=7_715,
+        f_line=0.938,
+        K=927,
+        mean=126.4,
+        p50=34,
+        p95=537,
+        s_m8=6.79,
+        bnd_m8=5.00,
+        bnd_mean=13.6,
+        bnd_exact=13.01,
+    ),
+}
 
 #: Token-level copy fractions the paper quotes. §4.2 "Token-level" / §4.6 give m = 8 with
 #: conservative bounds; §5 "Token-level extension" gives a second set (m not stated);
@@ -85,9 +163,17 @@ S_7B_ASSUMED = {1: 1.0, 2: 1.2}
 
 #: The ProbeEdit row of Table 2, as the ProbeEdit generator compares against it.
 PROBEEDIT_STATS = {
-    "n": 154, "T": 101_113, "T_copy": 98_844, "T_gen": 2_269, "f_line": 0.978, "K": 321,
-    "span_mean": 307.9, "span_p50": 266, "span_p95": 543, "gold_tokens_mean": 101_113 / 154,
-}  # fmt: skip
+    "n": 154,
+    "T": 101_113,
+    "T_copy": 98_844,
+    "T_gen": 2_269,
+    "f_line": 0.978,
+    "K": 321,
+    "span_mean": 307.9,
+    "span_p50": 266,
+    "span_p95": 543,
+    "gold_tokens_mean": 101_113 / 154,
+}
 
 # --- edit formats (§4.4, Table 3) -----------------------------------------------------------
 
@@ -137,22 +223,29 @@ TABLE8 = {
 # --- kernel (§4.1, Figure 3, Table 1, Appendix H, Table 17) ---------------------------------
 
 _KERNEL_META = dict(
-    source="paper", hardware="A100 80GB (paper)", device="cuda", dtype="bfloat16",
-    attn_implementation="eager", P=1024, random_init=False,
-)  # fmt: skip
+    source="paper",
+    hardware="A100 80GB (paper)",
+    device="cuda",
+    dtype="bfloat16",
+    attn_implementation="eager",
+    P=1024,
+    random_init=False,
+)
 
 #: The published points of Figure 3 / §4.1 (A100, bf16, eager, P=1024). Only N=8 and N=512
 #: are given per model; §4.1 adds that s(1), s(2) lie within about 1.1-1.3x for both.
 KERNEL_CURVES = {
     "paper:qwen2.5-1.5b": dict(
-        N=[8, 512], s=[7.0, 303.0],
+        N=[8, 512],
+        s=[7.0, 303.0],
         meta=dict(_KERNEL_META, model="Qwen2.5-1.5B-Instruct", trials=7),
     ),
     "paper:qwen2.5-7b": dict(
-        N=[8, 512], s=[6.8, 90.5],
+        N=[8, 512],
+        s=[6.8, 90.5],
         meta=dict(_KERNEL_META, model="Qwen2.5-7B-Instruct", trials=5),
     ),
-}  # fmt: skip
+}
 
 #: Table 1 / Appendix H fixed costs (Qwen2.5-1.5B, A100), value and +- spread, in ms; tau on 7B.
 FIXED_COSTS = {
@@ -172,15 +265,33 @@ M_STAR = {
 
 #: Table 6 (HEvalFix-Py held-out; SFT rows pool 3 seeds x 33 cases), Qwen2.5-Coder-1.5B.
 TABLE6 = {
-    "Prompt-level CRP (untrained)": dict(em=0, n=33, ci=(0.0, 0.104), parsed=33,
-                                         start_acc=0.34, end_acc=0.11),
-    "FSM-constrained (untrained)": dict(em=0, n=33, ci=(0.0, 0.104), parsed=33,
-                                        start_acc=0.42, end_acc=0.23),
-    "SFT+FSM, Py-only": dict(em=12, n=99, ci=(0.070, 0.201), parsed=99, start_acc=0.59,
-                             start_acc_sd=0.03, end_acc=0.35, end_acc_sd=0.05),
-    "SFT+FSM, Combined": dict(em=17, n=99, ci=(0.110, 0.260), parsed=99, start_acc=0.66,
-                              start_acc_sd=0.02, end_acc=0.51, end_acc_sd=0.03),
-}  # fmt: skip
+    "Prompt-level CRP (untrained)": dict(
+        em=0, n=33, ci=(0.0, 0.104), parsed=33, start_acc=0.34, end_acc=0.11
+    ),
+    "FSM-constrained (untrained)": dict(
+        em=0, n=33, ci=(0.0, 0.104), parsed=33, start_acc=0.42, end_acc=0.23
+    ),
+    "SFT+FSM, Py-only": dict(
+        em=12,
+        n=99,
+        ci=(0.070, 0.201),
+        parsed=99,
+        start_acc=0.59,
+        start_acc_sd=0.03,
+        end_acc=0.35,
+        end_acc_sd=0.05,
+    ),
+    "SFT+FSM, Combined": dict(
+        em=17,
+        n=99,
+        ci=(0.110, 0.260),
+        parsed=99,
+        start_acc=0.66,
+        start_acc_sd=0.02,
+        end_acc=0.51,
+        end_acc_sd=0.03,
+    ),
+}
 #: App. "Baselines on the same split": R003 full regeneration, 0/33 ("every untrained
 #: strategy", §5); no parse or endpoint figures.
 REGEN = dict(em=0, n=33, ci=(0.0, 0.104))
@@ -189,18 +300,22 @@ TABLE7 = {"py": (12, 11, 0, 2, 74, 0), "combined": (17, 15, 2, 2, 63, 0)}
 #: Table 22: the Combined seed-0 checkpoint on three held-out splits.
 TABLE22 = {
     "heval-fix-py": dict(n=33, em_rate=0.182, program_em=0, start_acc=0.66, end_acc=0.51),
-    "heval-fix-js": dict(n=33, em_rate=0.152, program_em=0, start_acc=0.58, end_acc=0.36,
-                         wall_ms=914),
-    "probeedit": dict(n=31, em_rate=0.161, program_em=2, start_acc=0.63, end_acc=0.45,
-                      wall_ms=1031),
-}  # fmt: skip
+    "heval-fix-js": dict(
+        n=33, em_rate=0.152, program_em=0, start_acc=0.58, end_acc=0.36, wall_ms=914
+    ),
+    "probeedit": dict(
+        n=31, em_rate=0.161, program_em=2, start_acc=0.63, end_acc=0.45, wall_ms=1031
+    ),
+}
 #: Table 23 (seed 0, Combined): 1.5B full-parameter vs 7B QLoRA.
 TABLE23 = {
-    "Qwen2.5-Coder-1.5B (full-param)": dict(em=6, n=33, program_em=0, start_acc=0.658,
-                                            end_acc=0.515, wall_ms=853),
-    "Qwen2.5-Coder-7B (QLoRA r=16)": dict(em=6, n=33, program_em=1, start_acc=0.685,
-                                          end_acc=0.603, wall_ms=758),
-}  # fmt: skip
+    "Qwen2.5-Coder-1.5B (full-param)": dict(
+        em=6, n=33, program_em=0, start_acc=0.658, end_acc=0.515, wall_ms=853
+    ),
+    "Qwen2.5-Coder-7B (QLoRA r=16)": dict(
+        em=6, n=33, program_em=1, start_acc=0.685, end_acc=0.603, wall_ms=758
+    ),
+}
 
 # --- Appendices K, L, M (their text is not in our copy; these are the figures the body quotes) -
 

@@ -20,8 +20,15 @@ from collections.abc import Sequence
 
 from .grammar import Copy, Gen, Program, parse_program
 
-__all__ = ["resolve", "doc_lines", "copied_text", "op_text", "ResolveError", "RangeClippedWarning",
-           "MODES"]  # fmt: skip
+__all__ = [
+    "resolve",
+    "doc_lines",
+    "copied_text",
+    "op_text",
+    "ResolveError",
+    "RangeClippedWarning",
+    "MODES",
+]
 
 MODES = ("strict", "clipped")
 

@@ -29,8 +29,11 @@ __all__ = ["byte_decoder", "token_bytes", "token_texts", "token_texts_cached"]
 def byte_decoder() -> dict:
     """GPT-2's byte-level alphabet, inverted (printable stand-ins → bytes); the inverse of
     ``transformers.convert_slow_tokenizer.bytes_to_unicode()``."""
-    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(
-        range(ord("®"), ord("ÿ") + 1))  # fmt: skip
+    bs = (
+        list(range(ord("!"), ord("~") + 1))
+        + list(range(ord("¡"), ord("¬") + 1))
+        + list(range(ord("®"), ord("ÿ") + 1))
+    )
     cs = bs[:]
     n = 0
     for b in range(256):
@@ -48,8 +51,7 @@ def _hf_token_bytes(tok) -> list[bytes]:
     special = set(tok.all_special_tokens) | {str(t) for t in tok.added_tokens_decoder.values()}
     if "ByteLevel" in decoder:
         byte_of = byte_decoder()
-        return [p.encode() if p in special else bytes(byte_of.get(c, 0) for c in p)
-                for p in pieces]  # fmt: skip
+        return [p.encode() if p in special else bytes(byte_of.get(c, 0) for c in p) for p in pieces]
     out = []
     for p in pieces:  # SentencePiece: "▁" is a space, "<0x0A>" a byte
         if p.startswith("<0x") and p.endswith(">") and len(p) == 6:

@@ -65,8 +65,9 @@ def assert_all_methods_match(model, tok, corpus: str, case, min_spans=(0, 4, 10*
     got = traced(model, lambda: ar_along(model, x.regen_prompt, x.target))
     assert got == predicted(A.autoregressive(len(x.regen_prompt), x.target))
     for K, n in PLD_SETTINGS:
-        got = traced(model, lambda K=K, n=n: prompt_lookup_along(model, x.regen_prompt,
-                                                                 x.target, K, n))  # fmt: skip
+        got = traced(
+            model, lambda K=K, n=n: prompt_lookup_along(model, x.regen_prompt, x.target, K, n)
+        )
         assert got == predicted(A.prompt_lookup(x.regen_prompt, x.target, K, n)), (K, n)
     tr = transcript(x.program, case.doc, tok)
     for m in min_spans:
@@ -128,13 +129,17 @@ def test_predictions_match_smollm2_traces(tok, code_cases):
 
 
 @settings(max_examples=60, deadline=None)
-@given(seq=st.lists(st.integers(0, 4), min_size=2, max_size=40), K=st.integers(1, 6),
-       n=st.integers(1, 3))  # fmt: skip
+@given(
+    seq=st.lists(st.integers(0, 4), min_size=2, max_size=40),
+    K=st.integers(1, 6),
+    n=st.integers(1, 3),
+)
 def test_drafts_are_those_of_transformers(seq, K, n):
     from transformers.generation.candidate_generator import PromptLookupCandidateGenerator
 
-    hf = PromptLookupCandidateGenerator(num_output_tokens=K, max_matching_ngram_size=n,
-                                        max_length=len(seq) + 5)  # fmt: skip
+    hf = PromptLookupCandidateGenerator(
+        num_output_tokens=K, max_matching_ngram_size=n, max_length=len(seq) + 5
+    )
     firsts = ngram_index(seq, 3)  # a larger table than n needs is shared between settings
     for length in range(2, len(seq) + 1):
         cand, _ = hf.get_candidates(torch.tensor([seq[:length]]))
@@ -220,8 +225,9 @@ def _toy_corpora():
 
 
 def test_corpus_tables_best_setting_and_summary(tok):
-    rows = A.corpus_forwards(_toy_corpora(), tok, grid=[(5, 1), (40, 3)], compositions=(),
-                             progress=False)  # fmt: skip
+    rows = A.corpus_forwards(
+        _toy_corpora(), tok, grid=[(5, 1), (40, 3)], compositions=(), progress=False
+    )
     assert set(rows.method) == {"autoregressive", "prompt lookup", "Copy-as-Decode", A.BOUND}
     assert len(rows) == 5 * (1 + 2 + 2 + 1)
     ar = rows[rows.method == "autoregressive"]
@@ -240,10 +246,16 @@ def test_corpus_tables_best_setting_and_summary(tok):
 
 
 def test_best_setting_breaks_ties_by_ids_fed():
-    rows = pd.DataFrame(dict(
-        corpus="c", case=["a", "a"], method="prompt lookup", setting=["K=5 n=1", "K=40 n=1"],
-        forwards=[3, 3], ids_fed=[50, 40],
-    ))  # fmt: skip
+    rows = pd.DataFrame(
+        dict(
+            corpus="c",
+            case=["a", "a"],
+            method="prompt lookup",
+            setting=["K=5 n=1", "K=40 n=1"],
+            forwards=[3, 3],
+            ids_fed=[50, 40],
+        )
+    )
     assert A.best_prompt_lookup(rows)["c"] == "K=40 n=1"
 
 
@@ -272,6 +284,10 @@ def test_setting_grid_run_summary_and_plot(tok):
         assert f"**{'Copy-as-Decode' if cad < pl else 'prompt lookup'}** needs fewer" in line
     fig = A.plot_forwards(rows, best, title="toy")
     labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
-    assert labels == ["autoregressive", "prompt lookup (best setting per corpus)",
-                      "Copy-as-Decode m=0", "Copy-as-Decode m=4",
-                      *(f"Copy-as-Decode {c}" for c in A.COMPOSITIONS)]  # fmt: skip
+    assert labels == [
+        "autoregressive",
+        "prompt lookup (best setting per corpus)",
+        "Copy-as-Decode m=0",
+        "Copy-as-Decode m=4",
+        *(f"Copy-as-Decode {c}" for c in A.COMPOSITIONS),
+    ]

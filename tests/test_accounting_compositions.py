@@ -24,8 +24,13 @@ def test_no_draft_is_one_forward_per_decision():
     fw = A.simulate_forwards(3, IDS, KINDS)
     # decisions at 1..5: the prefill carries the prompt and the forced id 0
     # (a forward is named after the id it feeds: the decision before)
-    assert shape(fw) == [("prefill", 4, 0, 1), ("choice", 1, 4, 1), ("gen", 1, 5, 1),
-                         ("gen", 1, 6, 1), ("gen", 1, 7, 1)]  # fmt: skip
+    assert shape(fw) == [
+        ("prefill", 4, 0, 1),
+        ("choice", 1, 4, 1),
+        ("gen", 1, 5, 1),
+        ("gen", 1, 6, 1),
+        ("gen", 1, 7, 1),
+    ]
 
 
 def test_an_exact_draft_decides_its_ids_and_the_bonus_in_one_forward():
@@ -37,8 +42,12 @@ def test_an_exact_draft_decides_its_ids_and_the_bonus_in_one_forward():
 def test_a_wrong_draft_keeps_its_accepted_prefix():
     fw = A.simulate_forwards(3, IDS, KINDS, draft=lambda p: [12, 99, 99] if p == 2 else None)
     # id 12 accepted, 13 is the bonus, then 14 and 15 are decided one by one
-    assert shape(fw) == [("prefill", 4, 0, 1), ("verify", 4, 4, 4), ("gen", 1, 6, 1),
-                         ("gen", 1, 7, 1)]  # fmt: skip
+    assert shape(fw) == [
+        ("prefill", 4, 0, 1),
+        ("verify", 4, 4, 4),
+        ("gen", 1, 6, 1),
+        ("gen", 1, 7, 1),
+    ]
 
 
 def test_without_jump_forward_every_forced_id_is_decided():
@@ -60,8 +69,10 @@ def drafts_at_first_decisions(tok, x, tr, kinds):
     """``{position: draft}`` the drafter proposes at each op's first decision."""
     table = token_table(tok)
     drafter = Drafter(kinds, table, DOC, x.edit_prompt)
-    return {p: drafter.propose(tr.ids[:p], tr.kinds[:p], tr.kinds[p], op)
-            for p, op in A.first_decisions(tr, table).items()}  # fmt: skip
+    return {
+        p: drafter.propose(tr.ids[:p], tr.kinds[:p], tr.kinds[p], op)
+        for p, op in A.first_decisions(tr, table).items()
+    }
 
 
 def test_the_toy_program_and_its_header_guesses(tok, toy):
@@ -83,15 +94,20 @@ def test_the_toy_program_and_its_header_guesses(tok, toy):
 def test_a_started_closer_drafts_the_rest_of_the_program(tok, toy):
     x, tr = toy
     table = token_table(tok)
-    first_close = next(p for p in range(len(tr.ids)) if tr.kinds[p] == "gen"
-                       and tr.ids[p] == table.gen_close[0])  # fmt: skip
+    first_close = next(
+        p for p in range(len(tr.ids)) if tr.kinds[p] == "gen" and tr.ids[p] == table.gen_close[0]
+    )
     drafter = Drafter(("headers",), table, DOC, x.edit_prompt)
     p = first_close + 1
     draft = drafter.propose(tr.ids[:p], tr.kinds[:p], tr.kinds[p], None)
     assert draft == list(tr.ids[p:])
     # without the headers there is nothing to guess there
-    assert Drafter(("cursor",), table, DOC, x.edit_prompt).propose(
-        tr.ids[:p], tr.kinds[:p], tr.kinds[p], None) == []  # fmt: skip
+    assert (
+        Drafter(("cursor",), table, DOC, x.edit_prompt).propose(
+            tr.ids[:p], tr.kinds[:p], tr.kinds[p], None
+        )
+        == []
+    )
 
 
 def test_the_cursor_drafts_the_replaced_line_into_the_body(tok, toy):
@@ -104,8 +120,7 @@ def test_the_cursor_drafts_the_replaced_line_into_the_body(tok, toy):
     old = list(table.body_ids("\n".join(DOC.split("\n")[2:])))  # the lines after the copy
     assert draft == old[: len(draft)] and len(draft) == A.BODY_PLD[0]
     # "c = 30" vs "c = 3": the draft agrees with the body up to where the edit begins
-    agree = next(k for k, (a, b) in enumerate(zip(draft, tr.ids[start:], strict=False))
-                 if a != b)  # fmt: skip
+    agree = next(k for k, (a, b) in enumerate(zip(draft, tr.ids[start:], strict=False)) if a != b)
     assert agree >= 1
     with_heads = drafts_at_first_decisions(tok, x, tr, ("cursor", "headers"))
     opener = max(p for p in with_heads if p < start)
@@ -140,8 +155,12 @@ def test_a_range_the_first_guess_missed_is_guessed_again_at_each_decision(tok):
     assert draft(end) == list(tr.ids[end:])
     # outside a range, or without the headers, nothing
     assert draft(len(tr.ids) - 1) == []
-    assert Drafter(("cursor",), table, doc, x.edit_prompt).propose(
-        tr.ids[:dash], tr.kinds[:dash], tr.kinds[dash], None) == []  # fmt: skip
+    assert (
+        Drafter(("cursor",), table, doc, x.edit_prompt).propose(
+            tr.ids[:dash], tr.kinds[:dash], tr.kinds[dash], None
+        )
+        == []
+    )
 
 
 def test_headers_save_the_forwards_of_a_well_guessed_header(tok, toy):
@@ -172,8 +191,9 @@ def test_laws_of_the_compositions_on_real_cases(tok):
         n = len(x.edit_prompt)
         base = A.copy_as_decode(n, tr, 0)
         assert A.simulate_forwards(n, tr.ids, tr.kinds) == base.forwards, case.id
-        got = {s: A.composed(x.edit_prompt, tr, x.program, case.doc, tok, s)
-               for s in A.COMPOSITIONS}  # fmt: skip
+        got = {
+            s: A.composed(x.edit_prompt, tr, x.program, case.doc, tok, s) for s in A.COMPOSITIONS
+        }
         assert got["m=0 no-JF"].decode_forwards == base.decode_forwards + tr.count("forced")
         for s in A.COMPOSITIONS[1:]:
             assert got[s].decode_forwards <= base.decode_forwards, (case.id, s)

@@ -10,8 +10,25 @@ from cadlib.oracle import matching_blocks, oracle_program
 from cadlib.resolver import resolve
 
 # Repetitive lines (braces, blanks) and the reserved literals, as in tests/test_oracle.py.
-line = st.sampled_from(["", " ", "}", "{", "a", "b", "x = 1", "\r", "é ü", "<gen>", "</gen>",
-                        "\t", "\x00", "⟨․gen⟩", "\\ No newline"])  # fmt: skip
+line = st.sampled_from(
+    [
+        "",
+        " ",
+        "}",
+        "{",
+        "a",
+        "b",
+        "x = 1",
+        "\r",
+        "é ü",
+        "<gen>",
+        "</gen>",
+        "\t",
+        "\x00",
+        "⟨․gen⟩",
+        "\\ No newline",
+    ]
+)
 text = st.lists(line, max_size=30).map("\n".join)
 any_text = st.one_of(text, st.text(max_size=60))
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -37,9 +54,16 @@ def test_histogram_blocks_are_equal_increasing_runs(doc, gold):
 
 @pytest.mark.parametrize(
     "doc, gold",
-    [("", ""), ("", "new"), ("old", ""), ("a\nb", "a\nb\n"), ("a\r\nb\r\n", "a\r\nB\r\n"),
-     ("}\n}\n}", "}\n{\n}\n}"), ("\n", "\n\n")],
-)  # fmt: skip
+    [
+        ("", ""),
+        ("", "new"),
+        ("old", ""),
+        ("a\nb", "a\nb\n"),
+        ("a\r\nb\r\n", "a\r\nB\r\n"),
+        ("}\n}\n}", "}\n{\n}\n}"),
+        ("\n", "\n\n"),
+    ],
+)
 def test_edge_cases_round_trip(doc, gold):
     assert resolve(oracle_program(doc, gold, align="histogram"), doc) == gold
 

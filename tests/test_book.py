@@ -25,8 +25,14 @@ PlaywrightTimeout = pytest.importorskip("playwright.sync_api").TimeoutError
 ROOT = Path(__file__).resolve().parent.parent
 HTML = ROOT / "_build" / "html"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]  # fmt: skip
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 #: Page errors that are known, harmless bugs of the toolchain rather than of the book:
 #: jupyter-book 1.0.4 adds sphinx-thebe's inline config script twice to every page.
@@ -88,10 +94,16 @@ def built_book():
     # MathJax is vendored by make (pinned npm tarball, checked sha512); a no-op once there.
     subprocess.run(["make", "--no-print-directory", "--silent", "mathjax"], cwd=ROOT, check=True)
     build = subprocess.run(
-        [str(Path(sys.executable).parent / "jupyter-book"), "build", str(ROOT),
-         "--warningiserror", "--quiet"],
-        capture_output=True, text=True,
-    )  # fmt: skip
+        [
+            str(Path(sys.executable).parent / "jupyter-book"),
+            "build",
+            str(ROOT),
+            "--warningiserror",
+            "--quiet",
+        ],
+        capture_output=True,
+        text=True,
+    )
     if build.returncode:  # say which warning failed the build: a bare exit status says nothing
         pytest.fail(f"jupyter-book build failed:\n{build.stdout[-4000:]}\n{build.stderr[-4000:]}")
     return HTML
@@ -203,9 +215,10 @@ def built_pages(html: Path) -> list[Path]:
     """Every HTML page of the build a reader can open (the toc's, the index, search)."""
     skip = {html / "index.html"}  # a redirect to the root page
     return sorted(
-        p for p in html.rglob("*.html")
+        p
+        for p in html.rglob("*.html")
         if p not in skip and not p.relative_to(html).parts[0].startswith("_")
-    )  # fmt: skip
+    )
 
 
 def typeset(page) -> bool:

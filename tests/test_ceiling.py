@@ -173,8 +173,13 @@ def test_realedits_is_an_extension_corpus_with_a_label():
 def test_percentile_finding_reads_its_numbers_from_the_variants(results):
     records = results["percentile_variants"]
     text = C.percentile_finding(records)
-    py = next(r for r in records if r["corpus"] == "heval-fix-py" and r["family"] == "3 span "
-              "formation" and r["variant"] == next(iter(C.SPAN_VARIANTS)))  # fmt: skip
+    py = next(
+        r
+        for r in records
+        if r["corpus"] == "heval-fix-py"
+        and r["family"] == "3 span formation"
+        and r["variant"] == next(iter(C.SPAN_VARIANTS))
+    )
     assert f"{ceiling_prose._fmt(py['p50'])} / {ceiling_prose._fmt(py['p95'])} (Py)" in text
     changed = [dict(r, p95=r["p95"] + 1000) if r is py else r for r in records]
     assert C.percentile_finding(changed) != text  # generated, not typed
@@ -202,8 +207,10 @@ def test_conclusion_cites_realedits_from_the_results(results):
     if "realedits-flask" in results["line"]:
         r = results["line"]["realedits-flask"]
         assert "RealEdits-Flask" in text and f"{100 * r['f_line']:.1f}%" in text
-    without = {**results, "line": {k: v for k, v in results["line"].items()
-                                   if k != "realedits-flask"}}  # fmt: skip
+    without = {
+        **results,
+        "line": {k: v for k, v in results["line"].items() if k != "realedits-flask"},
+    }
     assert "RealEdits" not in C.conclusion(without)
     ref = results["bounds_paper_reference_curve"]["line"]["heval-fix-py"]["bnd_exact"]
     assert f"{ref:.2f}× vs 3.45× on Py" in text
@@ -224,10 +231,20 @@ def test_pool_token_tables_recomputes_fractions_from_the_sums():
 
 
 def test_percentile_table_appends_the_papers_row_and_matches_read_it():
-    rows = [dict(corpus=c, family="1 percentile definition", variant="all spans", method=m,
-                 K=paper.TABLE2[c]["K"], mean=1.0, p50=p50, p95=paper.TABLE2[c]["p95"])
-            for c in ("heval-fix-py", "heval-fix-js") for m, p50 in (("linear", 1.0),
-                                                                     ("nearest", 2.0))]  # fmt: skip
+    rows = [
+        dict(
+            corpus=c,
+            family="1 percentile definition",
+            variant="all spans",
+            method=m,
+            K=paper.TABLE2[c]["K"],
+            mean=1.0,
+            p50=p50,
+            p95=paper.TABLE2[c]["p95"],
+        )
+        for c in ("heval-fix-py", "heval-fix-js")
+        for m, p50 in (("linear", 1.0), ("nearest", 2.0))
+    ]
     wide = C.percentile_table(pd.DataFrame(rows))
     assert wide.index[-1] == ("paper", "Table 2", "")
     assert list(wide.columns[:4]) == [f"heval-fix-py {s}" for s in ("K", "mean", "p50", "p95")]
@@ -245,8 +262,10 @@ def test_measured_curve_says_why_there_is_none(tmp_path):
 
 
 def test_analyse_on_toy_corpora_feeds_every_table_and_the_results(monkeypatch, tmp_path):
-    toy = {"probeedit": [case("a\nb\nc\nd\n", "a\nb\nX\nd\n")],
-           "realedits-flask": [case("x = 1\ny = 2\n", "x = 1\ny = 3\n", "r/0")]}  # fmt: skip
+    toy = {
+        "probeedit": [case("a\nb\nc\nd\n", "a\nb\nX\nd\n")],
+        "realedits-flask": [case("x = 1\ny = 2\n", "x = 1\ny = 3\n", "r/0")],
+    }
 
     def load(name, **kw):
         if name not in toy:
@@ -254,9 +273,14 @@ def test_analyse_on_toy_corpora_feeds_every_table_and_the_results(monkeypatch, t
         return corpora.Corpus(name, "toy: test", toy[name])
 
     monkeypatch.setattr(ceiling_covers, "load_corpus", load)
-    params = dict(C.PROFILES["cpu"], corpora=("probeedit", "heval-fix-py"),
-                  extra_corpora=("realedits-flask",), min_spans=(1, 8),
-                  kernel_curve=str(tmp_path / "none.json"), profile="cpu")  # fmt: skip
+    params = dict(
+        C.PROFILES["cpu"],
+        corpora=("probeedit", "heval-fix-py"),
+        extra_corpora=("realedits-flask",),
+        min_spans=(1, 8),
+        kernel_curve=str(tmp_path / "none.json"),
+        profile="cpu",
+    )
     run = C.analyse(params, tok)
     assert run.paper_set == ["probeedit"] and run.order == [
         "probeedit",
@@ -267,7 +291,10 @@ def test_analyse_on_toy_corpora_feeds_every_table_and_the_results(monkeypatch, t
     assert run.measured is None and "does not exist" in run.measured_unavailable
     assert list(run.curves) == [C.REFERENCE_CURVE]
     assert list(C.table2(run).index.get_level_values(0).unique()) == [
-        "ProbeEdit", "Pooled", "RealEdits-Flask"]  # fmt: skip
+        "ProbeEdit",
+        "Pooled",
+        "RealEdits-Flask",
+    ]
     assert list(C.token_level_table(run).columns[:3]) == ["line level", "m=1", "m=8"]
     assert set(run.bounds_vs_m.corpus) == set(run.order)
     numbers = C.ceiling_numbers(run)

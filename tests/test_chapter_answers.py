@@ -112,8 +112,11 @@ def test_kv_reuse_answer_reports_shares_agreement_and_the_verdict():
 def test_sft_answer_is_the_declared_test(name):
     n = numbers(name)
     text = sft_pilot.answer(n)
-    span = next(c for c in n["comparisons"] if c["metric"] == "span_em"
-                and c["system_b"] == "FSM-constrained (untrained)")  # fmt: skip
+    span = next(
+        c
+        for c in n["comparisons"]
+        if c["metric"] == "span_em" and c["system_b"] == "FSM-constrained (untrained)"
+    )
     learned = span["significant"] and span["a"] > span["b"]
     assert text.startswith("**Yes**" if learned else "**No**")
     assert f"{span['a']}/{span['n']}" in text

@@ -37,8 +37,10 @@ def test_stdin_dash(files):
 
 bad__message = [
     (b"<program><gen>x</program>", "malformed program: at offset"),
-    (b'<program><copy lines="2-9"/></program>',
-     "has 4 line(s); line 4 is the empty line after the final newline (wc -l says 3) (use "),
+    (
+        b'<program><copy lines="2-9"/></program>',
+        "has 4 line(s); line 4 is the empty line after the final newline (wc -l says 3) (use ",
+    ),
     (b"not a program", "malformed program"),
 ]
 

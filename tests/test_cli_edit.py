@@ -73,10 +73,12 @@ def test_gguf_types_are_the_engines():
 
 @pytest.mark.parametrize(
     "program_text, message",
-    [(b"<program><gen>x</program>", "malformed program"),
-     (b'<program><copy lines="2-9"/></program>', "has 3 line(s)"),
-     (b'<program><copy lines="3-2"/></program>', "")],
-)  # fmt: skip
+    [
+        (b"<program><gen>x</program>", "malformed program"),
+        (b'<program><copy lines="2-9"/></program>', "has 3 line(s)"),
+        (b'<program><copy lines="3-2"/></program>', ""),
+    ],
+)
 def test_bad_program_is_a_one_line_error(program_text, message, doc, tmp_path, capsys):
     (tmp_path / "p.txt").write_bytes(program_text)
     assert main(["edit", str(doc), "--instruction", "x", "--program", str(tmp_path / "p.txt")]) == 1
@@ -91,11 +93,15 @@ def test_missing_file_is_a_one_line_error(tmp_path, capsys):
 
 @pytest.mark.parametrize(
     "argv",
-    [["--instruction", "x", "--max-new-tokens", "0"], ["--instruction", "x", "--engine", "vllm"],
-     ["--instruction", "x", "--max-new-tokens", "x"], [],  # [] = no --instruction
-     ["--instruction", "x", "--gguf-type", "f16"],  # transformers has no GGUF type
-     ["--instruction", "x", "--engine", "llama.cpp", "--gguf-type", "q4_0"]],
-)  # fmt: skip
+    [
+        ["--instruction", "x", "--max-new-tokens", "0"],
+        ["--instruction", "x", "--engine", "vllm"],
+        ["--instruction", "x", "--max-new-tokens", "x"],
+        [],  # [] = no --instruction
+        ["--instruction", "x", "--gguf-type", "f16"],  # transformers has no GGUF type
+        ["--instruction", "x", "--engine", "llama.cpp", "--gguf-type", "q4_0"],
+    ],
+)
 def test_usage_errors_exit_2(argv, doc, capsys):
     with pytest.raises(SystemExit) as exit_:
         main(["edit", str(doc), *argv])
@@ -177,8 +183,21 @@ def test_drafts_print_the_same_resolution_in_fewer_forwards(doc, program, capsys
 @pytest.mark.hf_model
 def test_llama_cpp_on_an_f16_conversion_prints_the_same_resolution(doc, program, capsysbinary):
     pytest.importorskip("llama_cpp", reason="the llama extra (llama-cpp-python) is missing")
-    argv = ["edit", str(doc), "--instruction", INSTRUCTION, "--program", str(program),
-            "--engine", "llama.cpp", "--gguf-type", "f16", "--threads", "1", *SMOL]
+    argv = [
+        "edit",
+        str(doc),
+        "--instruction",
+        INSTRUCTION,
+        "--program",
+        str(program),
+        "--engine",
+        "llama.cpp",
+        "--gguf-type",
+        "f16",
+        "--threads",
+        "1",
+        *SMOL,
+    ]
     assert main(argv) == 0
     out, err = capsysbinary.readouterr()
     assert out.decode() == resolve(PROGRAM.decode(), DOC.decode())
@@ -212,10 +231,23 @@ def test_free_run_prints_the_resolution_of_a_valid_program(doc, capsysbinary):
 @pytest.mark.hf_model
 def test_subprocess_program_run(doc, program):
     proc = subprocess.run(
-        [sys.executable, "-m", "cadlib.cli", "edit", str(doc), "--instruction", INSTRUCTION,
-         "--program", str(program), "--threads", "1", *SMOL],
-        capture_output=True, check=False,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "cadlib.cli",
+            "edit",
+            str(doc),
+            "--instruction",
+            INSTRUCTION,
+            "--program",
+            str(program),
+            "--threads",
+            "1",
+            *SMOL,
+        ],
+        capture_output=True,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr.decode()
     assert proc.stdout.decode() == resolve(PROGRAM.decode(), DOC.decode())
     assert parse_summary(proc.stderr.decode())["threads"] == 1
@@ -233,10 +265,25 @@ def test_llama_cpp_runs_any_gguf_file_with_its_embedded_tokenizer(doc, program, 
     (folder / "model.gguf").symlink_to(models.smollm2_gguf_path())
     for model in (folder / "model.gguf", folder):
         proc = subprocess.run(
-            [sys.executable, "-m", "cadlib.cli", "edit", str(doc), "--instruction", INSTRUCTION,
-             "--program", str(program), "--engine", "llama.cpp", "--model", str(model), *SMOL],
-            capture_output=True, check=False,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "cadlib.cli",
+                "edit",
+                str(doc),
+                "--instruction",
+                INSTRUCTION,
+                "--program",
+                str(program),
+                "--engine",
+                "llama.cpp",
+                "--model",
+                str(model),
+                *SMOL,
+            ],
+            capture_output=True,
+            check=False,
+        )
         assert proc.returncode == 0, proc.stderr.decode()
         assert proc.stdout.decode() == resolve(PROGRAM.decode(), DOC.decode())
         assert parse_summary(proc.stderr.decode())["model"] == str(model)
@@ -249,8 +296,13 @@ def run_cad(*argv, env=None, stdin=b""):
     import os
 
     full = {**os.environ, "HF_HUB_OFFLINE": "1", **(env or {})}
-    return subprocess.run([sys.executable, "-m", "cadlib.cli", *map(str, argv)], input=stdin,
-                          capture_output=True, check=False, env=full)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "cadlib.cli", *map(str, argv)],
+        input=stdin,
+        capture_output=True,
+        check=False,
+        env=full,
+    )
 
 
 def refused(proc, code: int, message: str) -> None:
@@ -271,21 +323,30 @@ def files(tmp_path):
 
 @pytest.mark.parametrize(
     "argv, code, message",
-    [(["edit", "doc.py", "--instruction", " "], 1, "--instruction is empty"),
-     (["edit", "empty.py", "--instruction", "x"], 1, "empty.py is empty"),
-     (["edit", "doc.py", "--instruction", "x", "--max-new-tokens", "0"], 2, "positive integer"),
-     (["edit", "doc.py", "--instruction", "x", "--program", "far.prog"], 1,
-      "has 3 line(s); line 3 is the empty line after the final newline (wc -l says 2)"),
-     (["resolve", "far.prog", "doc.py"], 1, "(wc -l says 2)"),
-     (["check-models"], 2, "name the models to check"),
-     (["oracle", "--bogus", "doc.py", "doc.py"], 2, "see cad --help"),
-     (["edit", "doc.py"], 2, "--instruction"),
-     (["edit", "doc.py", "--instruction", "x", "--engine", "llama.cpp", "--model", "."], 1,
-      "loads a .gguf file")],
-)  # fmt: skip
+    [
+        (["edit", "doc.py", "--instruction", " "], 1, "--instruction is empty"),
+        (["edit", "empty.py", "--instruction", "x"], 1, "empty.py is empty"),
+        (["edit", "doc.py", "--instruction", "x", "--max-new-tokens", "0"], 2, "positive integer"),
+        (
+            ["edit", "doc.py", "--instruction", "x", "--program", "far.prog"],
+            1,
+            "has 3 line(s); line 3 is the empty line after the final newline (wc -l says 2)",
+        ),
+        (["resolve", "far.prog", "doc.py"], 1, "(wc -l says 2)"),
+        (["check-models"], 2, "name the models to check"),
+        (["oracle", "--bogus", "doc.py", "doc.py"], 2, "see cad --help"),
+        (["edit", "doc.py"], 2, "--instruction"),
+        (
+            ["edit", "doc.py", "--instruction", "x", "--engine", "llama.cpp", "--model", "."],
+            1,
+            "loads a .gguf file",
+        ),
+    ],
+)
 def test_bad_input_is_refused_in_one_line(argv, code, message, files):
-    proc = subprocess.run([sys.executable, "-m", "cadlib.cli", *argv], cwd=files,
-                          capture_output=True, check=False)  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-m", "cadlib.cli", *argv], cwd=files, capture_output=True, check=False
+    )
     refused(proc, code, message)
     assert (files / "doc.py").read_bytes() == DOC
 
@@ -293,13 +354,19 @@ def test_bad_input_is_refused_in_one_line(argv, code, message, files):
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "argv, message",
-    [(["edit", "{doc}", "--instruction", "x", "--model", "no-such-model-xyz"],
-      "names that work offline: smollm2-135m-instruct"),
-     (["tokens", "--tokenizer", "bogus-tok", "{doc}"], "names that work offline"),
-     (["edit", "{doc}", "--instruction", "x", "--model", "qwen2.5-0.5b-random"],
-      "timing-only random model"),
-     (["edit", "{doc}", "--instruction", "x", "--device", "cuda"], "use --device cpu")],
-)  # fmt: skip
+    [
+        (
+            ["edit", "{doc}", "--instruction", "x", "--model", "no-such-model-xyz"],
+            "names that work offline: smollm2-135m-instruct",
+        ),
+        (["tokens", "--tokenizer", "bogus-tok", "{doc}"], "names that work offline"),
+        (
+            ["edit", "{doc}", "--instruction", "x", "--model", "qwen2.5-0.5b-random"],
+            "timing-only random model",
+        ),
+        (["edit", "{doc}", "--instruction", "x", "--device", "cuda"], "use --device cpu"),
+    ],
+)
 def test_unavailable_models_and_devices_are_refused_before_loading(argv, message, doc):
     """Offline (HF_HUB_OFFLINE=1): no hub retries, one line with the names that do work; a
     timing-only random model and a GPU that is not there are refused before weights are
@@ -326,8 +393,18 @@ def test_a_file_beyond_the_context_is_refused_before_the_model_loads(tmp_path):
 def test_a_budget_closed_edit_exits_3_and_prints_only_with_allow_partial(doc, capsysbinary):
     """A run the budget closes is incomplete: nothing on stdout and exit status 3, unless
     --allow-partial (then the closed prefix, and the summary says it is partial)."""
-    argv = ["edit", doc, "--instruction", INSTRUCTION, "--device", "cpu", "--threads", "1",
-            "--max-new-tokens", "3"]  # fmt: skip
+    argv = [
+        "edit",
+        doc,
+        "--instruction",
+        INSTRUCTION,
+        "--device",
+        "cpu",
+        "--threads",
+        "1",
+        "--max-new-tokens",
+        "3",
+    ]
     refused(run_cad(*argv), 3, "incomplete edit: the budget of --max-new-tokens 3")
     assert main([*map(str, argv), "--allow-partial"]) == 0
     out, err = capsysbinary.readouterr()
@@ -340,8 +417,11 @@ def test_a_closed_pipe_ends_quietly(tmp_path):
     doc = tmp_path / "doc.txt"
     doc.write_text("line\n" * 400_000)
     (tmp_path / "p").write_text('<program><copy lines="1-400000"/></program>')
-    proc = subprocess.Popen([sys.executable, "-m", "cadlib.cli", "resolve", tmp_path / "p", doc],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cadlib.cli", "resolve", tmp_path / "p", doc],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     proc.stdout.close()  # the reader has gone before the first write
     assert proc.wait() == cli.EXIT_PIPE and proc.stderr.read() == b""
 
@@ -407,10 +487,12 @@ def test_stream_writes_generated_text_before_its_op_closes(body):
 
 @pytest.mark.parametrize(
     "extra, message",
-    [(["--copy-kv", "reuse", "--engine", "llama.cpp"], "cannot copy KV cells"),
-     (["--copy-kv", "reuse", "--drafts"], "no drafts"),
-     (["--copy-kv", "reuse", "--recompute", "some"], "unknown recompute policy")],
-)  # fmt: skip
+    [
+        (["--copy-kv", "reuse", "--engine", "llama.cpp"], "cannot copy KV cells"),
+        (["--copy-kv", "reuse", "--drafts"], "no drafts"),
+        (["--copy-kv", "reuse", "--recompute", "some"], "unknown recompute policy"),
+    ],
+)
 def test_reuse_options_are_checked_before_a_model_loads(extra, message, doc, capsys):
     assert main(["edit", str(doc), "--instruction", "x", *extra]) == 1
     one_line_error(capsys.readouterr().err, message)

@@ -168,8 +168,9 @@ def test_translations_of_a_task_share_a_side():
 
 def test_saved_split_equals_the_seeded_function(humanevalpack_dir):
     saved = corpora.load_split()
-    split_corpora = {name: load_corpus(name, local_dir=humanevalpack_dir)
-                     for name in corpora.SPLIT_CORPORA}
+    split_corpora = {
+        name: load_corpus(name, local_dir=humanevalpack_dir) for name in corpora.SPLIT_CORPORA
+    }
     fresh = corpora.make_split(split_corpora, seed=saved["seed"], fraction=saved["fraction"])
     assert fresh == saved
     py = saved["corpora"]["heval-fix-py"]

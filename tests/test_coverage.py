@@ -29,8 +29,11 @@ def test_verdicts_come_from_the_summary_not_from_the_map():
 
 def test_tables_the_paper_identifies_point_to_their_chapters():
     by_item = {i.item: i for i in coverage.ITEMS}
-    for name, chapter in (("Table 13", "03_ceiling"), ("Table 14", "05_perturbation"),
-                          ("Table 16", "02_kernel")):  # fmt: skip
+    for name, chapter in (
+        ("Table 13", "03_ceiling"),
+        ("Table 14", "05_perturbation"),
+        ("Table 16", "02_kernel"),
+    ):
         item = by_item[name]
         assert item.status != coverage.MISSING and chapter in item.chapters, name
     assert by_item["App. O"].status == coverage.PARTLY and "ablations" in by_item["App. O"].note

@@ -56,8 +56,12 @@ def test_benchmark_writes_every_load_setting_and_case(tmp_path):
     assert json.loads(out.read_text()) == report
     keys = {(r["load"], r["setting"], r["case"]) for r in report["records"]}
     settings = thread_bench.SETTINGS
-    assert keys == {(load, setting, case) for load in ("quiet", "busy")
-                    for setting in settings for case in ("rename", "3-line")}  # fmt: skip
+    assert keys == {
+        (load, setting, case)
+        for load in ("quiet", "busy")
+        for setting in settings
+        for case in ("rename", "3-line")
+    }
     for record in report["records"]:
         assert len(record["runs"]) == 2
         want = 1 if record["setting"] == "threads 1" else 2
@@ -67,15 +71,21 @@ def test_benchmark_writes_every_load_setting_and_case(tmp_path):
 
 def test_the_table_compares_the_default_with_one_thread_per_load_and_case():
     def record(load, setting, case, seconds, threads):
-        return {"load": load, "setting": setting, "case": case,
-                "runs": [{"decode_s": s, "wall_s": s + 4, "threads": threads} for s in seconds]}
+        return {
+            "load": load,
+            "setting": setting,
+            "case": case,
+            "runs": [{"decode_s": s, "wall_s": s + 4, "threads": threads} for s in seconds],
+        }
 
-    report = {"records": [
-        record("busy", "default", "rename", [30.0, 32.0, 90.0], 1),
-        record("busy", "threads 1", "rename", [15.0, 16.0, 17.0], 1),
-        record("quiet", "default", "rename", [5.0, 5.0, 5.0], 2),
-        record("quiet", "threads 1", "rename", [10.0, 10.0, 10.0], 1),
-    ]}  # fmt: skip
+    report = {
+        "records": [
+            record("busy", "default", "rename", [30.0, 32.0, 90.0], 1),
+            record("busy", "threads 1", "rename", [15.0, 16.0, 17.0], 1),
+            record("quiet", "default", "rename", [5.0, 5.0, 5.0], 2),
+            record("quiet", "threads 1", "rename", [10.0, 10.0, 10.0], 1),
+        ]
+    }
     table = thread_bench.thread_table(report)
     assert table.loc[("busy", "rename", "default"), "decode s"] == 32.0  # the median
     assert table.loc[("busy", "rename", "default"), "decode / one thread's"] == 2.0
@@ -85,7 +95,8 @@ def test_the_table_compares_the_default_with_one_thread_per_load_and_case():
     assert thread_bench.thread_reading(table) == (
         "With idle-core threads and OpenMP's passive wait, on a quiet machine the default ran "
         "2 thread(s) and took 0.50–0.50× one thread's decode time; on a busy machine the "
-        "default ran 1 thread(s) and took 2.00–2.00× one thread's decode time.")  # fmt: skip
+        "default ran 1 thread(s) and took 2.00–2.00× one thread's decode time."
+    )
 
 
 def test_benchmark_cases_are_valid_programs(tmp_path):

@@ -16,9 +16,14 @@ DOC = "def add(a, b):\n    return a - b\n"
 def test_generate_with_custom_generate_is_the_copy_decoder_id_for_id(one_torch_thread):
     model, tok = load_model("tiny-random", device="cpu"), load_tokenizer("tiny-random")
     prompt = edit_prompt_ids(tok, "Fix the bug.", DOC)
-    out = model.generate(torch.tensor([prompt]), custom_generate=CUSTOM_GENERATE_DIR,
-                         trust_remote_code=True, document=DOC, tokenizer=tok,
-                         max_new_tokens=20)  # fmt: skip
+    out = model.generate(
+        torch.tensor([prompt]),
+        custom_generate=CUSTOM_GENERATE_DIR,
+        trust_remote_code=True,
+        document=DOC,
+        tokenizer=tok,
+        max_new_tokens=20,
+    )
     want = CopyDecoder(model, tok, max_new_tokens=20).decode(DOC, prompt_ids=prompt)
     assert out.shape[0] == 1 and out[0, : len(prompt)].tolist() == prompt
     assert tuple(out[0, len(prompt) :].tolist()) == want.transcript.ids
@@ -26,5 +31,9 @@ def test_generate_with_custom_generate_is_the_copy_decoder_id_for_id(one_torch_t
 
     assert cadlib.CopyDecoder is CopyDecoder and cadlib.CUSTOM_GENERATE_DIR == CUSTOM_GENERATE_DIR
     with pytest.raises(ValueError, match="document="):
-        model.generate(torch.tensor([prompt]), custom_generate=CUSTOM_GENERATE_DIR,
-                       trust_remote_code=True, tokenizer=tok)  # fmt: skip
+        model.generate(
+            torch.tensor([prompt]),
+            custom_generate=CUSTOM_GENERATE_DIR,
+            trust_remote_code=True,
+            tokenizer=tok,
+        )

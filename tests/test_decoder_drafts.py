@@ -84,8 +84,9 @@ def test_a_draft_cap_runs_the_forwards_the_accounting_predicts_for_it(model, tok
     res, got = forced_forwards(model, tok, case, drafts, draft_max_ids=cap)
     uncapped = forced_forwards(model, tok, case, drafts, draft_max_ids=None)[0]
     assert res.text == case.gold and res.transcript == uncapped.transcript
-    acc = A.composed(x.edit_prompt, tr, x.program, case.doc, tok, "m=0 +cursor +headers",
-                     draft_max_ids=cap)
+    acc = A.composed(
+        x.edit_prompt, tr, x.program, case.doc, tok, "m=0 +cursor +headers", draft_max_ids=cap
+    )
     assert got == predicted(acc)
     assert res.trace.info["draft_ids"] <= cap * res.trace.n_forwards
     assert res.trace.info["draft_ids"] < uncapped.trace.info["draft_ids"]
@@ -129,8 +130,9 @@ def test_drafts_refuse_what_they_cannot_verify(model, tok):
         CopyDecoder(model, tok, drafts=("pld",), min_span=4)
     x = prepare("t", EditCase("toy/0", DOC, GOLD, "c = 30."), tok)
     with pytest.raises(ValueError, match="localized-edit"):
-        CopyDecoder(model, tok, drafts=("pld",)).decode(DOC, prompt_ids=x.edit_prompt,
-                                                        program=x.program, free_gen=True)
+        CopyDecoder(model, tok, drafts=("pld",)).decode(
+            DOC, prompt_ids=x.edit_prompt, program=x.program, free_gen=True
+        )
 
 
 def test_an_engine_keeps_the_logits_of_the_last_positions(model):
@@ -145,8 +147,12 @@ def test_an_engine_keeps_the_logits_of_the_last_positions(model):
 
 
 @settings(max_examples=60, deadline=None)
-@given(seq=st.lists(st.integers(0, 4), min_size=2, max_size=40), K=st.integers(1, 6),
-       n=st.integers(1, 3), split=st.integers(0, 40))  # fmt: skip
+@given(
+    seq=st.lists(st.integers(0, 4), min_size=2, max_size=40),
+    K=st.integers(1, 6),
+    n=st.integers(1, 3),
+    split=st.integers(0, 40),
+)
 def test_the_growing_index_drafts_what_the_whole_sequence_index_drafts(seq, K, n, split):
     index = NgramIndex(K, n)
     index.extend(seq[: min(split, len(seq))])

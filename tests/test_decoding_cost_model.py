@@ -24,8 +24,14 @@ def bilinear(n, L, keep):  # a cost the interpolation reproduces exactly
 
 
 def synthetic_grid(ns=(1, 2, 4, 8, 64), Ls=(128, 512, 2048)):
-    return pd.DataFrame([dict(keep=k, L=L, n=n, seconds=bilinear(n, L, k))
-                         for k in ("last", "all") for L in Ls for n in ns])  # fmt: skip
+    return pd.DataFrame(
+        [
+            dict(keep=k, L=L, n=n, seconds=bilinear(n, L, k))
+            for k in ("last", "all")
+            for L in Ls
+            for n in ns
+        ]
+    )
 
 
 def test_grid_interpolates_and_extrapolates_a_bilinear_cost_exactly():
@@ -50,26 +56,49 @@ def test_predict_prices_decode_forwards_and_the_extra_logits_of_a_verify():
     grid = CM.CostGrid(synthetic_grid())
     fw = (A.Forward("prefill", 300, 0), A.Forward("step", 1, 300), A.Forward("verify", 11, 301, 11))
     acc = A.Accounting("x", "", fw, T=2, prompt=300, output=3)
-    want = bilinear(1, 300, "last") + bilinear(11, 301, "last") + (
-        bilinear(11, 301, "all") - bilinear(11, 301, "last"))  # fmt: skip
+    want = (
+        bilinear(1, 300, "last")
+        + bilinear(11, 301, "last")
+        + (bilinear(11, 301, "all") - bilinear(11, 301, "last"))
+    )
     assert grid.predict(acc) == pytest.approx(want)
 
 
 def _measured(cases, seconds):
-    return pd.DataFrame([dict(corpus="c", case=c, method=m, repeat=r, T=10, forwards=f,
-                              decode_s=s * (1 + 0.1 * r), forward_s=0.9 * s * (1 + 0.1 * r))
-                         for c in cases for m, (f, s) in seconds.items() for r in range(2)])
+    return pd.DataFrame(
+        [
+            dict(
+                corpus="c",
+                case=c,
+                method=m,
+                repeat=r,
+                T=10,
+                forwards=f,
+                decode_s=s * (1 + 0.1 * r),
+                forward_s=0.9 * s * (1 + 0.1 * r),
+            )
+            for c in cases
+            for m, (f, s) in seconds.items()
+            for r in range(2)
+        ]
+    )
 
 
 def test_validation_errors_and_timed_bounds():
     seconds = {"autoregressive": (10, 1.0), "prompt lookup": (3, 0.4), "Copy-as-Decode": (5, 0.5)}
     measured = _measured(["a", "b"], seconds)
-    pred = pd.DataFrame([dict(corpus="c", case=c, method=m, setting=s, forwards=f, predicted_s=p)
-                         for c in ("a", "b")
-                         for m, s, f, p in [("autoregressive", "", 10, 1.05),
-                                            ("prompt lookup", "K=10 n=2", 3, 0.42),
-                                            ("Copy-as-Decode", "m=0", 5, 0.5),
-                                            (A.BOUND, "", 4, 0.25)]])  # fmt: skip
+    pred = pd.DataFrame(
+        [
+            dict(corpus="c", case=c, method=m, setting=s, forwards=f, predicted_s=p)
+            for c in ("a", "b")
+            for m, s, f, p in [
+                ("autoregressive", "", 10, 1.05),
+                ("prompt lookup", "K=10 n=2", 3, 0.42),
+                ("Copy-as-Decode", "m=0", 5, 0.5),
+                (A.BOUND, "", 4, 0.25),
+            ]
+        ]
+    )
     val = CM.validation(measured, pred[pred.method != A.BOUND])
     assert len(val) == 6
     ar = val[val.method == "autoregressive"].iloc[0]
@@ -83,11 +112,13 @@ def test_validation_errors_and_timed_bounds():
 
 
 def test_predicted_speedups_and_goals(tok):
-    cases = [EditCase(f"t/{k}", "a\nb\nc\n" * (k + 2), "a\nB\nc\n" * (k + 2), "B.")
-             for k in range(3)]  # fmt: skip
+    cases = [
+        EditCase(f"t/{k}", "a\nb\nc\n" * (k + 2), "a\nB\nc\n" * (k + 2), "B.") for k in range(3)
+    ]
     grid = CM.CostGrid(synthetic_grid())
-    rows = A.corpus_forwards({"probeedit": cases}, tok, grid=[(5, 1), (10, 2)], cost=grid.predict,
-                             progress=False)  # fmt: skip
+    rows = A.corpus_forwards(
+        {"probeedit": cases}, tok, grid=[(5, 1), (10, 2)], cost=grid.predict, progress=False
+    )
     best = A.best_prompt_lookup(rows)
     sp = CM.predicted_speedups(rows, best, seed=0)
     assert "autoregressive" not in set(sp.method)
@@ -118,14 +149,34 @@ def test_timed_sample_is_stratified_short_and_seeded(tok):
 def test_case_records_and_their_file(tok, tmp_path, monkeypatch):
     monkeypatch.setenv("CADLIB_RESULTS_DIR", str(tmp_path))
     cases = [EditCase("t/0", "a\nb\nc\n", "a\nB\nc\n", "B.")]
-    rows = A.corpus_forwards({"c": cases}, tok, grid=[(5, 1), (10, 2)],
-                             cost=CM.CostGrid(synthetic_grid()).predict, progress=False)
+    rows = A.corpus_forwards(
+        {"c": cases},
+        tok,
+        grid=[(5, 1), (10, 2)],
+        cost=CM.CostGrid(synthetic_grid()).predict,
+        progress=False,
+    )
     best = pd.Series({"c": "K=5 n=1"})
-    measured = _measured(["t/0"], {"autoregressive": (3, 1.0), "prompt lookup": (1, 0.5),
-                                   "Copy-as-Decode": (2, 0.7)})  # fmt: skip
-    free = pd.DataFrame([dict(corpus="c", case="t/0", parsed=True, strict_resolved=True, em=False,
-                              em_trimmed=False, ops=2, decisions=16, forwards=17,
-                              budget_closed=True, program="<program>…")])  # fmt: skip
+    measured = _measured(
+        ["t/0"], {"autoregressive": (3, 1.0), "prompt lookup": (1, 0.5), "Copy-as-Decode": (2, 0.7)}
+    )
+    free = pd.DataFrame(
+        [
+            dict(
+                corpus="c",
+                case="t/0",
+                parsed=True,
+                strict_resolved=True,
+                em=False,
+                em_trimmed=False,
+                ops=2,
+                decisions=16,
+                forwards=17,
+                budget_closed=True,
+                program="<program>…",
+            )
+        ]
+    )
     recs = D.case_records(rows, best, measured, free, timed_setting="K=10 n=2")
     by = {(r["method"], r.get("setting")): r for r in recs}
     assert by[("autoregressive", None)]["measured_s"] == pytest.approx(1.05)
@@ -135,8 +186,7 @@ def test_case_records_and_their_file(tok, tmp_path, monkeypatch):
     assert by[("free run (FSM, greedy)", None)]["budget_closed"] is True
     assert not any(r["method"] == A.BOUND for r in recs)
     recorded = {r.get("setting") for r in recs if r["method"] == "Copy-as-Decode"}
-    assert recorded == {"m=0", "m=4", "m=0 +headers", "m=0 +PLD +headers",
-                        "m=0 +cursor +headers"}  # fmt: skip
+    assert recorded == {"m=0", "m=4", "m=0 +headers", "m=0 +PLD +headers", "m=0 +cursor +headers"}
     assert not recorded & set(D.UNRECORDED)
     path = D.write_case_records(recs, "smoke")
     assert path.name == "decoding.smoke.cases.jsonl"
@@ -144,8 +194,9 @@ def test_case_records_and_their_file(tok, tmp_path, monkeypatch):
 
 
 def test_forward_cost_grid_on_the_tiny_model(model):
-    grid = FG.measure_forward_costs(model, (8, 32), {"last": (1, 4), "all": (1, 3)}, trials=1,
-                                   warmup=0, progress=False)  # fmt: skip
+    grid = FG.measure_forward_costs(
+        model, (8, 32), {"last": (1, 4), "all": (1, 3)}, trials=1, warmup=0, progress=False
+    )
     assert len(grid) == 2 * 4 and (grid.seconds > 0).all()
     assert set(grid.keep) == {"last", "all"} and set(grid.L) == {8, 32}
     CM.CostGrid(grid).seconds([2], [16])
@@ -156,10 +207,12 @@ def test_forward_cost_grid_on_the_tiny_model(model):
 def test_a_goal_is_judged_on_the_quantity_it_names():
     """The bound goal names plain Copy-as-Decode: a drafted decoder above the bound cannot
     meet it for a plain one below it."""
-    summary = pd.DataFrame([
-        dict(corpus="heval-fix-py", method="Copy-as-Decode", setting="m=0", pooled_fpt=0.2),
-        dict(corpus="heval-fix-py", method="prompt lookup", setting="K=40 n=3", pooled_fpt=0.3),
-    ])  # fmt: skip
+    summary = pd.DataFrame(
+        [
+            dict(corpus="heval-fix-py", method="Copy-as-Decode", setting="m=0", pooled_fpt=0.2),
+            dict(corpus="heval-fix-py", method="prompt lookup", setting="K=40 n=3", pooled_fpt=0.3),
+        ]
+    )
     speedups = pd.DataFrame(columns=["corpus", "method", "setting", "pooled_speedup"])
     bounds = pd.Series({"realized_over_bnd_exact": 0.785, "drafts_over_bnd_exact": 1.44})
     goals = CM.goals(summary, speedups, None, bounds).set_index("goal")
@@ -171,26 +224,38 @@ def test_a_goal_is_judged_on_the_quantity_it_names():
 
 
 def test_a_predicted_goal_within_the_models_error_is_undecided_and_sets_are_declared():
-    summary = pd.DataFrame([
-        dict(corpus=c, method=m, setting=s, pooled_fpt=f)
-        for c in ("heval-fix-py", "heval-fix-rust")
-        for m, s, f in (("Copy-as-Decode", "m=0", 0.2), ("prompt lookup", "K=40 n=3", 0.3))
-    ])  # fmt: skip
-    speedups = pd.DataFrame([
-        dict(corpus="heval-fix-py", method="Copy-as-Decode", setting="m=0", pooled_speedup=3.68),
-        dict(corpus="heval-fix-py", method="prompt lookup", setting="best", pooled_speedup=3.45),
-        dict(corpus="heval-fix-rust", method="Copy-as-Decode", setting="m=0",
-             pooled_speedup=5.0),
-        dict(corpus="heval-fix-rust", method="prompt lookup", setting="best",
-             pooled_speedup=3.0),
-    ])  # fmt: skip
+    summary = pd.DataFrame(
+        [
+            dict(corpus=c, method=m, setting=s, pooled_fpt=f)
+            for c in ("heval-fix-py", "heval-fix-rust")
+            for m, s, f in (("Copy-as-Decode", "m=0", 0.2), ("prompt lookup", "K=40 n=3", 0.3))
+        ]
+    )
+    speedups = pd.DataFrame(
+        [
+            dict(
+                corpus="heval-fix-py", method="Copy-as-Decode", setting="m=0", pooled_speedup=3.68
+            ),
+            dict(
+                corpus="heval-fix-py", method="prompt lookup", setting="best", pooled_speedup=3.45
+            ),
+            dict(
+                corpus="heval-fix-rust", method="Copy-as-Decode", setting="m=0", pooled_speedup=5.0
+            ),
+            dict(
+                corpus="heval-fix-rust", method="prompt lookup", setting="best", pooled_speedup=3.0
+            ),
+        ]
+    )
     goals = CM.goals(summary, speedups, None, None, model_error_pct=19.4)
     pred = goals[goals.goal.str.contains("predicted")].set_index("corpus")
     assert pred.loc["heval-fix-py", "outcome"] == CM.UNDECIDED  # 1.07x, inside 19.4 %
     assert pred.loc["heval-fix-rust", "outcome"] == CM.MET  # 1.67x, outside it
     assert not pred.loc["heval-fix-py", "met"]
     assert dict(zip(goals.corpus, goals.set, strict=True)) == {
-        "heval-fix-py": "development", "heval-fix-rust": "test"}
+        "heval-fix-py": "development",
+        "heval-fix-rust": "test",
+    }
     assert not set(CM.DEVELOPMENT_CORPORA) & set(CM.TEST_CORPORA)
     with pytest.raises(ValueError, match="neither"):
         CM.corpus_set("unknown")

@@ -28,20 +28,37 @@ DOC = "def add(a, b):\n    total = a - b\n    return total\n\n\nprint(add(1, 2))
 GOLD = DOC.replace("a - b", "a + b")
 CASES = [
     EditCase("toy/0", DOC, GOLD, "Fix the bug in add."),
-    EditCase("toy/1", "x\ny = 2\nz = 3\nw = 4\n", "x\ny = 20\nz = 3\nw = 4\n",
-             "Set y to 20."),  # a copy of fewer than accounting.M_STAR ids: m=0 and m=4 differ
+    EditCase(
+        "toy/1", "x\ny = 2\nz = 3\nw = 4\n", "x\ny = 20\nz = 3\nw = 4\n", "Set y to 20."
+    ),  # a copy of fewer than accounting.M_STAR ids: m=0 and m=4 differ
 ]
 PARAMS = dict(
-    model="tiny-random", timing_cases={"toy": 2}, timing_max_ids={"toy": 200},
-    free_run_cases={"toy": 1}, repeats=2, warmup=1, max_new_tokens=8, min_span=0,
-    pld_num_tokens=10, pld_max_ngram=2, effect_cases=1, mask_reps=20, grid_contexts=(16, 64),
+    model="tiny-random",
+    timing_cases={"toy": 2},
+    timing_max_ids={"toy": 200},
+    free_run_cases={"toy": 1},
+    repeats=2,
+    warmup=1,
+    max_new_tokens=8,
+    min_span=0,
+    pld_num_tokens=10,
+    pld_max_ngram=2,
+    effect_cases=1,
+    mask_reps=20,
+    grid_contexts=(16, 64),
     grid_trials=2,
-)  # fmt: skip
+)
 
 
 def synthetic_grid(ns=(1, 2, 4, 8, 64), Ls=(16, 128, 2048)):
-    return pd.DataFrame([dict(keep=k, L=L, n=n, seconds=1e-3 * (1 + n) + 1e-6 * L * (k == "all"))
-                         for k in ("last", "all") for L in Ls for n in ns])  # fmt: skip
+    return pd.DataFrame(
+        [
+            dict(keep=k, L=L, n=n, seconds=1e-3 * (1 + n) + 1e-6 * L * (k == "all"))
+            for k in ("last", "all")
+            for L in Ls
+            for n in ns
+        ]
+    )
 
 
 def test_measurement_label_names_the_gpu_or_the_cpu_and_its_threads():
@@ -50,11 +67,14 @@ def test_measurement_label_names_the_gpu_or_the_cpu_and_its_threads():
     cpu_hw = {"cpu": "Some CPU", "cores": 2}
     assert C.measurement_label("m", info, cpu_hw, "cpu", 1, "cpu") == (
         "model m (float32, sdpa attention, cpu); profile cpu; "
-        "machine: Some CPU, 2 cores, 1 torch thread")
-    assert "Some CPU, 2 cores, 2 torch threads" in C.measurement_label("m", info, cpu_hw, "cpu", 2,
-                                                                       "cpu")  # fmt: skip
+        "machine: Some CPU, 2 cores, 1 torch thread"
+    )
+    assert "Some CPU, 2 cores, 2 torch threads" in C.measurement_label(
+        "m", info, cpu_hw, "cpu", 2, "cpu"
+    )
     assert C.measurement_label("m", info, hw, "cuda", 8, "paper").endswith(
-        "profile paper; machine: Some GPU, Some CPU, 2 cores")
+        "profile paper; machine: Some GPU, Some CPU, 2 cores"
+    )
 
 
 def test_timed_cases_table_and_the_transcript_as_runs(tok):
@@ -72,8 +92,9 @@ def test_timed_cases_table_and_the_transcript_as_runs(tok):
 
 
 def test_load_cases_takes_the_profiles_corpora_and_their_subsets(tok):
-    params = dict(timing_cases={"heval-fix-py": 2}, timing_max_ids=None,
-                  free_run_cases={"heval-fix-py": 1})  # fmt: skip
+    params = dict(
+        timing_cases={"heval-fix-py": 2}, timing_max_ids=None, free_run_cases={"heval-fix-py": 1}
+    )
     corpus, timed, free = C.load_cases(params, None, tok, seed=0)
     assert list(corpus) == ["heval-fix-py"] and len(corpus["heval-fix-py"]) == 164
     assert len(timed) == 2 and len(free) == 1
@@ -83,12 +104,27 @@ def test_load_cases_takes_the_profiles_corpora_and_their_subsets(tok):
 
 
 def _free_runs(parsed=(True, True, True)):
-    return pd.DataFrame([dict(corpus=c, case=f"{c}/{k}", parsed=p, strict_resolved=p, em=k == 0,
-                              em_trimmed=True, copy_fraction=0.5 * k, ops=2, copies=1,
-                              decisions=8, budget_closed=k == 1, forwards=9, wall_s=0.1,
-                              program="<program>\n" + "x" * 100)
-                         for (c, k), p in zip([("a", 0), ("a", 1), ("b", 0)], parsed,
-                                              strict=True)])  # fmt: skip
+    return pd.DataFrame(
+        [
+            dict(
+                corpus=c,
+                case=f"{c}/{k}",
+                parsed=p,
+                strict_resolved=p,
+                em=k == 0,
+                em_trimmed=True,
+                copy_fraction=0.5 * k,
+                ops=2,
+                copies=1,
+                decisions=8,
+                budget_closed=k == 1,
+                forwards=9,
+                wall_s=0.1,
+                program="<program>\n" + "x" * 100,
+            )
+            for (c, k), p in zip([("a", 0), ("a", 1), ("b", 0)], parsed, strict=True)
+        ]
+    )
 
 
 def test_free_run_summary_pools_and_fails_on_a_program_that_did_not_parse():
@@ -108,30 +144,53 @@ def test_agreement_boundary_and_effect_lines():
     forced = {"p/1": SimpleNamespace(agreement=0.12345), "p/2": SimpleNamespace(agreement=1.0)}
     assert C.teacher_forced_agreement(forced) == {"p/1": 0.12345, "p/2": 1.0}
     assert R.agreement_line(forced).endswith("decisions: {'p/1': 0.123, 'p/2': 1.0}")
-    bt = pd.DataFrame([dict(tokenizer="T", corpus="c", cases=4, copies=8, copy_naive=2,
-                            copy_ours=8, gens=3, gen_naive=1, gen_ours=3, whole_naive=0,
-                            whole_ours=4)])  # fmt: skip
+    bt = pd.DataFrame(
+        [
+            dict(
+                tokenizer="T",
+                corpus="c",
+                cases=4,
+                copies=8,
+                copy_naive=2,
+                copy_ours=8,
+                gens=3,
+                gen_naive=1,
+                gen_ours=3,
+                whole_naive=0,
+                whole_ours=4,
+            )
+        ]
+    )
     pct = R.boundary_percent_table(bt).iloc[0]
     assert pct["copy windows canonical, naive %"] == 25.0
     assert pct["gen windows canonical, naive %"] == 33.3
     assert pct["whole transcript canonical, ours %"] == 100.0
-    eff = pd.DataFrame(dict(same_prefix=[True, False, False], kl=[0.0, 0.05, 3.0],
-                            fsm_choice_agree=[True, True, False],
-                            top1_agree=[True, False, False]))  # fmt: skip
-    assert R.effect_line(eff) == ("3 boundaries, 2 with different preceding ids; FSM choice "
-                                  "agrees at 2/3, top-1 agrees at 1/3")  # fmt: skip
+    eff = pd.DataFrame(
+        dict(
+            same_prefix=[True, False, False],
+            kl=[0.0, 0.05, 3.0],
+            fsm_choice_agree=[True, True, False],
+            top1_agree=[True, False, False],
+        )
+    )
+    assert R.effect_line(eff) == (
+        "3 boundaries, 2 with different preceding ids; FSM choice "
+        "agrees at 2/3, top-1 agrees at 1/3"
+    )
 
 
 def test_every_case_accounting_and_its_tables(tok):
     corpora = {"toy": Corpus("toy", "generated:v1", CASES)}
-    every = C.account_every_case({}, tok, CM.CostGrid(synthetic_grid()), seed=0,
-                                 corpora=corpora, progress=False)  # fmt: skip
+    every = C.account_every_case(
+        {}, tok, CM.CostGrid(synthetic_grid()), seed=0, corpora=corpora, progress=False
+    )
     assert every.sources == {"toy": "generated"}
     assert every.best.to_dict() == A.best_prompt_lookup(every.rows).to_dict()
     assert "predicted_s" in every.rows and set(every.predicted.corpus) == {"toy", "pooled"}
     assert R.accounting_report(every).splitlines() == [
         "sources: {'toy': 'generated'}",
-        f"best prompt-lookup setting per corpus: {{'toy': '{every.best['toy']}'}}"]
+        f"best prompt-lookup setting per corpus: {{'toy': '{every.best['toy']}'}}",
+    ]
     assert "median_ratio" not in R.accounting_table(every)
     comp = R.composition_table(every.summary)
     assert ("prompt lookup", "best setting per corpus") in comp.index
@@ -140,10 +199,26 @@ def test_every_case_accounting_and_its_tables(tok):
 
 
 def test_wall_and_forwards_tables():
-    speed = pd.DataFrame([dict(corpus="c", method="Copy-as-Decode", cases=2, T=10, forwards=4,
-                               forwards_per_token=0.4, forward_ratio=2.5, free_share=0.61234,
-                               decode_s=1.234, decode_s_min=1.0, decode_s_max=1.5, speedup=2.0,
-                               speedup_min=1.5, speedup_max=2.25)])  # fmt: skip
+    speed = pd.DataFrame(
+        [
+            dict(
+                corpus="c",
+                method="Copy-as-Decode",
+                cases=2,
+                T=10,
+                forwards=4,
+                forwards_per_token=0.4,
+                forward_ratio=2.5,
+                free_share=0.61234,
+                decode_s=1.234,
+                decode_s_min=1.0,
+                decode_s_max=1.5,
+                speedup=2.0,
+                speedup_min=1.5,
+                speedup_max=2.25,
+            )
+        ]
+    )
     wall = R.wall_table(speed).iloc[0]
     assert wall.decode_s == "1.23 [1.00–1.50]" and wall.speedup == "2.00× [1.50–2.25]"
     assert R.forwards_table(speed).free_share[0] == 0.612
@@ -157,8 +232,7 @@ def run(model, tok):
     timed = [prepare("toy", case, tok) for case in CASES]
     timing = C.time_methods(model, tok, timed, PARAMS)
     corpora = {"toy": Corpus("toy", "generated", CASES)}
-    every = C.account_every_case(PARAMS, tok, timing.grid, seed=0, corpora=corpora,
-                                 progress=False)  # fmt: skip
+    every = C.account_every_case(PARAMS, tok, timing.grid, seed=0, corpora=corpora, progress=False)
     fr = D.free_run(model, tok, timed[:1], PARAMS["max_new_tokens"], progress=False)
     masks = R.mask_costs(model, tok, PARAMS)
     bt = R.boundary_table(corpora, tok)
@@ -198,19 +272,23 @@ def test_speedup_figure_draws_every_method_and_the_bound(run):
 
 def test_a_missed_speed_goal_is_explained_by_forwards_and_ids_fed(run):
     timing, every = run.timing, run.every
-    goals = pd.DataFrame([dict(goal="fewer forwards than best prompt lookup", corpus="toy",
-                               outcome="missed"),
-                          dict(goal="faster than best prompt lookup (predicted)", corpus="toy",
-                               outcome="met")])  # fmt: skip
+    goals = pd.DataFrame(
+        [
+            dict(goal="fewer forwards than best prompt lookup", corpus="toy", outcome="missed"),
+            dict(goal="faster than best prompt lookup (predicted)", corpus="toy", outcome="met"),
+        ]
+    )
     assert R.speed_gaps_markdown(goals, every, timing.grid) == ""  # only speed goals count
     undecided = goals.assign(outcome="undecided")  # within the model's error: not explained
     assert R.speed_gaps_markdown(undecided, every, timing.grid) == ""
-    md = R.speed_gaps_markdown(goals.assign(outcome="missed"), every, timing.grid, n=8,
-                               context=16)  # fmt: skip
+    md = R.speed_gaps_markdown(goals.assign(outcome="missed"), every, timing.grid, n=8, context=16)
     lines = md.splitlines()
     assert len(lines) == 4 and lines[2].startswith("* toy: Copy-as-Decode (m=0")
-    rows = every.rows[(every.rows.corpus == "toy") & (every.rows.method == "prompt lookup")
-                      & (every.rows.setting == every.best["toy"])]  # fmt: skip
+    rows = every.rows[
+        (every.rows.corpus == "toy")
+        & (every.rows.method == "prompt lookup")
+        & (every.rows.setting == every.best["toy"])
+    ]
     fed = (rows.ids_fed - rows.prompt).sum() / rows["T"].sum()
     assert f"prompt lookup ({every.best['toy']}) " in lines[2] and f"{fed:.2f} ids:" in lines[2]
     ratio = float(timing.grid.seconds(8, 16) / timing.grid.seconds(1, 16))
@@ -225,9 +303,12 @@ def test_a_missed_speed_goal_is_explained_by_forwards_and_ids_fed(run):
 def test_a_missed_forwards_goal_is_explained_case_by_case(run):
     every = run.every
     goal = "fewer forwards than best prompt lookup"
-    met = pd.DataFrame([dict(goal=goal, corpus="toy", outcome="met"),
-                        dict(goal="faster than best prompt lookup (predicted)", corpus="toy",
-                             outcome="missed")])  # fmt: skip
+    met = pd.DataFrame(
+        [
+            dict(goal=goal, corpus="toy", outcome="met"),
+            dict(goal="faster than best prompt lookup (predicted)", corpus="toy", outcome="missed"),
+        ]
+    )
     assert R.forward_gaps_markdown(met, every) == ""  # only a missed forwards goal counts
     md = R.forward_gaps_markdown(met.assign(outcome="missed"), every)
     line = md.splitlines()[2]
@@ -239,8 +320,9 @@ def test_a_missed_forwards_goal_is_explained_case_by_case(run):
     assert line.startswith(f"* toy: Copy-as-Decode ({setting}) needs fewer forwards")
     assert f"on {int((diff < 0).sum())} of 2 cases" in line
     assert f"net {int(diff.sum()):+d}." in line
-    per_gold = [(cad.output - cad["T"])[m].sum() / max(cad["T"][m].sum(), 1)
-                for m in (diff > 0, diff < 0)]  # fmt: skip
+    per_gold = [
+        (cad.output - cad["T"])[m].sum() / max(cad["T"][m].sum(), 1) for m in (diff > 0, diff < 0)
+    ]
     assert f"spend {per_gold[0]:.2f} ids of structure" in line
     assert ("carry more structure" in line) == (per_gold[0] > per_gold[1])
 
@@ -255,13 +337,17 @@ class _LinearGrid:
         return self.fixed + self.per_id * k
 
 
-@pytest.mark.parametrize("fixed, per_id, verdict", [
-    (0.0, 1.0, "the ids fed, which both methods pay for every output id at least once, weigh"),
-    (1.0, 1e-6, "the count of forwards weighs more than the ids fed for both"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "fixed, per_id, verdict",
+    [
+        (0.0, 1.0, "the ids fed, which both methods pay for every output id at least once, weigh"),
+        (1.0, 1e-6, "the count of forwards weighs more than the ids fed for both"),
+    ],
+)
 def test_what_weighs_more_in_a_missed_goal_follows_the_grid(run, fixed, per_id, verdict):
-    goals = pd.DataFrame([dict(goal="faster than best prompt lookup (predicted)", corpus="toy",
-                               outcome="missed")])  # fmt: skip
+    goals = pd.DataFrame(
+        [dict(goal="faster than best prompt lookup (predicted)", corpus="toy", outcome="missed")]
+    )
     md = R.speed_gaps_markdown(goals, run.every, _LinearGrid(fixed, per_id), n=8, context=16)
     assert f"Priced so, {verdict}" in md.splitlines()[-1]
 
@@ -274,14 +360,25 @@ def test_goals_numbers_records_and_results_file(run, tmp_path, monkeypatch):
     assert goals.iloc[-1].corpus == "timed" and goals.iloc[-1].ours == pytest.approx(plain)
     numbers = C.decoding_numbers(timing, every, run.fr, run.masks, run.bt, run.eff, 1.5)
     assert list(numbers) == [
-        "speed", "timed_cases", "cost_model", "goals", "free_run", "teacher_forced_agreement",
-        "fixed_costs", "mask_costs", "boundaries", "free_run_closed_by_budget",
-        "free_run_ended_by_model", "boundary_effect", "accounting", "runtime_s"]
+        "speed",
+        "timed_cases",
+        "cost_model",
+        "goals",
+        "free_run",
+        "teacher_forced_agreement",
+        "fixed_costs",
+        "mask_costs",
+        "boundaries",
+        "free_run_closed_by_budget",
+        "free_run_ended_by_model",
+        "boundary_effect",
+        "accounting",
+        "runtime_s",
+    ]
     assert set(numbers["speed"]) == {f"{c}/{m}" for c in ("toy", "pooled") for m in TIMED}
     assert numbers["timed_cases"] == {"toy/0": "toy", "toy/1": "toy"}
     assert numbers["free_run"][-1]["corpus"] == "pooled"
-    assert (numbers["free_run_closed_by_budget"] + numbers["free_run_ended_by_model"]
-            == len(run.fr))  # fmt: skip
+    assert numbers["free_run_closed_by_budget"] + numbers["free_run_ended_by_model"] == len(run.fr)
     assert numbers["teacher_forced_agreement"] == C.teacher_forced_agreement(timing.forced)
     assert numbers["boundary_effect"]["boundaries"] == len(run.eff)
     assert numbers["accounting"]["best_prompt_lookup"] == every.best.to_dict()
@@ -291,8 +388,9 @@ def test_goals_numbers_records_and_results_file(run, tmp_path, monkeypatch):
     json.dumps(strict_json(numbers), allow_nan=False)
 
     monkeypatch.setenv("CADLIB_RESULTS_DIR", str(tmp_path))
-    ch = Chapter("decoding", {**PARAMS, "profile": "smoke"}, seed=0, device="cpu", rec=None,
-                 started=0.0)
+    ch = Chapter(
+        "decoding", {**PARAMS, "profile": "smoke"}, seed=0, device="cpu", rec=None, started=0.0
+    )
     path = C.write_decoding_results(ch, numbers, "toy label", "cpu")
     assert path.name == "decoding.smoke.json"
     written = json.loads(path.read_text())
@@ -302,7 +400,8 @@ def test_goals_numbers_records_and_results_file(run, tmp_path, monkeypatch):
     recs = C.case_records(every, timing, run.fr, PARAMS)
     timed = [r for r in recs if "measured_s" in r]
     assert {(r["case"], r["method"]) for r in timed} == {
-        (c, m) for c in ("toy/0", "toy/1") for m in METHODS}
+        (c, m) for c in ("toy/0", "toy/1") for m in METHODS
+    }
     drafted = [r for r in timed if r["setting"] == DRAFTED_SETTING]  # the 4th timed method
     assert {r["case"] for r in drafted} == {"toy/0", "toy/1"}
     assert recs[-1]["method"] == "free run (FSM, greedy)"
@@ -310,8 +409,7 @@ def test_goals_numbers_records_and_results_file(run, tmp_path, monkeypatch):
 
 def test_empty_boundary_effect_and_budget_counts(run):
     empty = run.eff.iloc[:0]
-    numbers = C.decoding_numbers(run.timing, run.every, _free_runs(), run.masks, run.bt, empty,
-                                 0.0)  # fmt: skip
+    numbers = C.decoding_numbers(run.timing, run.every, _free_runs(), run.masks, run.bt, empty, 0.0)
     assert numbers["free_run_closed_by_budget"] == 1 and numbers["free_run_ended_by_model"] == 2
     assert numbers["boundary_effect"]["max_kl"] is None
     assert numbers["boundary_effect"]["kl_differing"] == []
@@ -322,12 +420,23 @@ def test_a_committed_full_run_is_shown_from_its_file(tmp_path, monkeypatch):
     committed = C.load_full()
     if committed is None:
         pytest.skip("no full run committed")
-    speed = {"cases": 2, "decode_s": 2.0, "decode_s_min": 1.9, "decode_s_max": 2.1,
-             "speedup": 3.0, "speedup_min": 2.9, "speedup_max": 3.1, "forwards_per_token": 0.1234}
+    speed = {
+        "cases": 2,
+        "decode_s": 2.0,
+        "decode_s_min": 1.9,
+        "decode_s_max": 2.1,
+        "speedup": 3.0,
+        "speedup_min": 2.9,
+        "speedup_max": 3.1,
+        "forwards_per_token": 0.1234,
+    }
     key = "probeedit/Copy-as-Decode +drafts"
-    numbers = {**committed["numbers"], "speed": {**committed["numbers"]["speed"], key: speed},
-               "timed_cases": {"a": "probeedit", "b": "probeedit", "c": "heval-fix-py"},
-               "runtime_s": 1500.0}  # fmt: skip
+    numbers = {
+        **committed["numbers"],
+        "speed": {**committed["numbers"]["speed"], key: speed},
+        "timed_cases": {"a": "probeedit", "b": "probeedit", "c": "heval-fix-py"},
+        "runtime_s": 1500.0,
+    }
     full = {"profile": "full", "params": {"label": "L", "repeats": 2}, "numbers": numbers}
     monkeypatch.setenv("CADLIB_ROOT", str(tmp_path))  # no committed results/ there
     monkeypatch.setenv("CADLIB_RESULTS_DIR", str(tmp_path / "runs"))
@@ -361,9 +470,10 @@ def _validation(ar, cad):
     rows = []
     for i, (a, c) in enumerate(zip(ar, cad, strict=True)):
         corpus = "long" if i == len(ar) - 1 else "short"
-        rows += [dict(corpus=corpus, case=f"{corpus}/{i}", method="autoregressive", measured_s=a),
-                 dict(corpus=corpus, case=f"{corpus}/{i}", method="Copy-as-Decode",
-                      measured_s=c)]  # fmt: skip
+        rows += [
+            dict(corpus=corpus, case=f"{corpus}/{i}", method="autoregressive", measured_s=a),
+            dict(corpus=corpus, case=f"{corpus}/{i}", method="Copy-as-Decode", measured_s=c),
+        ]
     return pd.DataFrame(rows)
 
 
@@ -376,7 +486,8 @@ def test_dominance_is_read_from_the_run_not_asserted():
     two = R.dominance_markdown(_validation([1, 1, 1], [0.5, 0.5, 0.5]), "toy")
     assert "short (2 of 3 timed cases) 67%, so short dominates" in two  # a corpus, not a case
     three = _validation([1, 1, 1], [0.5, 0.5, 0.5]).assign(
-        corpus=lambda f: f.case.map({"short/0": "a", "short/1": "b", "long/2": "c"}))
+        corpus=lambda f: f.case.map({"short/0": "a", "short/1": "b", "long/2": "c"})
+    )
     assert "does not dominate" in R.dominance_markdown(three, "toy")
 
 
@@ -387,7 +498,8 @@ def test_the_full_runs_goals_are_rejudged_under_the_current_rules():
     goals = C.goals_from_numbers(full["numbers"]).set_index("goal")
     pooled = pd.DataFrame(full["numbers"]["cost_model"]["timed_bounds"]).set_index("corpus")
     assert goals.loc[CM.BOUND_GOAL, "ours"] == pytest.approx(
-        pooled.loc["pooled", "realized_over_bnd_exact"])  # fmt: skip
+        pooled.loc["pooled", "realized_over_bnd_exact"]
+    )
     assert set(goals.set) == {"development", "test"}
     text = R.full_run_markdown(full)
     assert CM.BOUND_GOAL in text and "Test set" in text and "dominate" in text
@@ -425,11 +537,17 @@ def test_speed_table_ratios():
 
 def test_run_summary_cites_each_corpus_then_pooled():
     speed = D.speed_table(_speed_rows())
-    bounds = pd.DataFrame([dict(corpus="c", bnd_exact_grid=6.0, bnd_fsm_grid=4.5,
-                                realized_over_bnd_exact=0.9)])  # fmt: skip
-    effect = pd.DataFrame(dict(same_prefix=[True, False, False], kl=[0.0, 0.05, 3.0],
-                               fsm_choice_agree=[True, True, False],
-                               top1_agree=[True, False, False]))  # fmt: skip
+    bounds = pd.DataFrame(
+        [dict(corpus="c", bnd_exact_grid=6.0, bnd_fsm_grid=4.5, realized_over_bnd_exact=0.9)]
+    )
+    effect = pd.DataFrame(
+        dict(
+            same_prefix=[True, False, False],
+            kl=[0.0, 0.05, 3.0],
+            fsm_choice_agree=[True, True, False],
+            top1_agree=[True, False, False],
+        )
+    )
     text = D.run_summary(speed, bounds, "tiny, cpu", effect)
     lines = [x for x in text.splitlines() if x.startswith("* ")]
     assert [x.split("**")[1] for x in lines] == ["c", "pooled"]

@@ -14,9 +14,23 @@ pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 def rows(times: dict, engine="e", corpus="c") -> pd.DataFrame:
     """Two repeats of one case per arm, at the given seconds."""
-    return pd.DataFrame([dict(engine=engine, corpus=corpus, case="c/0", arm=arm, repeat=r,
-                              decode_s=s, forwards=1, draft_ids=0, draft_accepted=0)
-                         for arm, s in times.items() for r in (0, 1)])  # fmt: skip
+    return pd.DataFrame(
+        [
+            dict(
+                engine=engine,
+                corpus=corpus,
+                case="c/0",
+                arm=arm,
+                repeat=r,
+                decode_s=s,
+                forwards=1,
+                draft_ids=0,
+                draft_accepted=0,
+            )
+            for arm, s in times.items()
+            for r in (0, 1)
+        ]
+    )
 
 
 def test_the_longest_cap_within_the_tie_wins():
@@ -28,8 +42,12 @@ def test_the_longest_cap_within_the_tie_wins():
 
 
 def test_the_verdict_fails_where_the_drafts_are_slower():
-    test = pd.concat([rows({"plain": 2.0, "drafts": 1.0}, corpus="a"),
-                      rows({"plain": 2.0, "drafts": 2.5}, corpus="b")])  # fmt: skip
+    test = pd.concat(
+        [
+            rows({"plain": 2.0, "drafts": 1.0}, corpus="a"),
+            rows({"plain": 2.0, "drafts": 2.5}, corpus="b"),
+        ]
+    )
     v = DP.verdicts(test, {"e": None}).set_index("corpus")
     assert v.loc["a", "never_slower"] and not v.loc["b", "never_slower"]
     assert v.loc["b", "policy_over_plain"] == pytest.approx(1.25)
@@ -37,10 +55,13 @@ def test_the_verdict_fails_where_the_drafts_are_slower():
 
 def test_every_arm_decodes_the_gold_and_a_cap_bounds_its_drafts(model, tok):
     doc = "\n".join(f"v{i}" for i in range(1, 31))
-    cases = [prepare("toy", EditCase("toy/0", doc, doc.replace("v27\n", "w27\n"), "w27."), tok),
-             prepare("toy", EditCase("toy/1", doc, doc.replace("v3\n", "w3\n"), "w3."), tok)]
-    got = DP.time_arms([as_engine(model)], tok, cases, caps=(None, 4), repeats=1, warmup=0,
-                       progress=False)  # fmt: skip
+    cases = [
+        prepare("toy", EditCase("toy/0", doc, doc.replace("v27\n", "w27\n"), "w27."), tok),
+        prepare("toy", EditCase("toy/1", doc, doc.replace("v3\n", "w3\n"), "w3."), tok),
+    ]
+    got = DP.time_arms(
+        [as_engine(model)], tok, cases, caps=(None, 4), repeats=1, warmup=0, progress=False
+    )
     assert sorted(set(got.arm)) == ["drafts", "drafts<=4", "plain"] and len(got) == 6
     per_arm = got.groupby("arm")[["forwards", "draft_ids"]].sum()
     assert per_arm.loc["plain", "draft_ids"] == 0
@@ -58,19 +79,34 @@ def test_the_engines_caps_are_the_committed_runs_choice():
     chosen = report["chosen"]
     assert TransformersEngine.draft_max_ids == chosen["transformers"]
     assert {k: v for k, v in DRAFT_MAX_IDS.items()} == {
-        k: v for k, v in chosen.items() if k.startswith(LlamaCppEngine.name)}
+        k: v for k, v in chosen.items() if k.startswith(LlamaCppEngine.name)
+    }
     assert report["protocol"]["caps"] == list(DP.CAPS)
 
 
 def test_a_case_slower_with_drafts_is_named_even_when_its_corpus_pools_faster():
-    test = pd.concat([rows({"plain": 10.0, "drafts": 5.0}, corpus="a"),
-                      rows({"plain": 1.0, "drafts": 1.2}, corpus="a").assign(case="c/1")])
-    report = dict(test=DP._records(test), chosen={"e": None}, repeats=2,
-                  verdicts=DP._records(DP.verdicts(test, {"e": None})),
-                  protocol=dict(model="m", threads=2), hardware=dict(cpu="A", cores=2),
-                  provenance={"load": {"other_cores": {"mean": 0.0, "max": 0.0}, "samples": 1,
-                                       "load_avg_1m": {"mean": 0, "max": 0}},
-                              "busy": False})  # fmt: skip
+    test = pd.concat(
+        [
+            rows({"plain": 10.0, "drafts": 5.0}, corpus="a"),
+            rows({"plain": 1.0, "drafts": 1.2}, corpus="a").assign(case="c/1"),
+        ]
+    )
+    report = dict(
+        test=DP._records(test),
+        chosen={"e": None},
+        repeats=2,
+        verdicts=DP._records(DP.verdicts(test, {"e": None})),
+        protocol=dict(model="m", threads=2),
+        hardware=dict(cpu="A", cores=2),
+        provenance={
+            "load": {
+                "other_cores": {"mean": 0.0, "max": 0.0},
+                "samples": 1,
+                "load_avg_1m": {"mean": 0, "max": 0},
+            },
+            "busy": False,
+        },
+    )
     ratios = DP.case_ratios(report).set_index("case").policy_over_plain
     assert ratios["c/0"] == pytest.approx(0.5) and ratios["c/1"] == pytest.approx(1.2)
     text = DP.policy_markdown(report)

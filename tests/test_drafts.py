@@ -72,8 +72,9 @@ def test_prompt_lookup_drafts_look_in_the_prompt_and_the_ids_inside_a_body(toy):
 def test_cursor_drafts_look_in_the_lines_ahead_then_fall_back_to_prompt_lookup(toy):
     table, prompt, tr = toy
     position = ProgramPosition(table)
-    cursor = CursorDrafts(position, table, DOC.split("\n"), K, N,
-                          PromptLookupDrafts(position, prompt, K, N))  # fmt: skip
+    cursor = CursorDrafts(
+        position, table, DOC.split("\n"), K, N, PromptLookupDrafts(position, prompt, K, N)
+    )
     body = tr.kinds.index("gen")
     ahead = list(table.body_ids("c = 3\nd = 4\ne = 5"))  # the lines after the copy of 1-2
     assert cursor.propose(*at(tr, body), None) == ahead[:K] == cursor.first_ids(2)
@@ -107,12 +108,18 @@ def test_header_drafts_guess_the_next_op_and_carry_the_cursors_lines(toy):
     assert with_cursor.propose(*at(tr, opener), opener) == [*gen, *cursor.first_ids(2)]
 
 
-@pytest.mark.parametrize(("kinds", "sources"), [
-    (("pld",), [PromptLookupDrafts]), (("cursor",), [CursorDrafts]),
-    (("pld", "cursor"), [CursorDrafts]), (("headers",), [HeaderDrafts]),
-    (("pld", "headers"), [HeaderDrafts, PromptLookupDrafts]),
-    (("cursor", "headers"), [HeaderDrafts, CursorDrafts]),
-    (("pld", "cursor", "headers"), [HeaderDrafts, CursorDrafts])])  # fmt: skip
+@pytest.mark.parametrize(
+    ("kinds", "sources"),
+    [
+        (("pld",), [PromptLookupDrafts]),
+        (("cursor",), [CursorDrafts]),
+        (("pld", "cursor"), [CursorDrafts]),
+        (("headers",), [HeaderDrafts]),
+        (("pld", "headers"), [HeaderDrafts, PromptLookupDrafts]),
+        (("cursor", "headers"), [HeaderDrafts, CursorDrafts]),
+        (("pld", "cursor", "headers"), [HeaderDrafts, CursorDrafts]),
+    ],
+)
 def test_the_drafter_asks_the_headers_then_one_body_source(tok, kinds, sources):
     drafter = Drafter(kinds, token_table(tok), DOC, [1, 2, 3])
     assert [type(source) for source in drafter.sources] == sources
@@ -144,10 +151,14 @@ def transcripts(tok):
     transcripts of seeded random programs over two of their documents."""
     short = "a = 1\nb = 2\nc = 3\nd = 4\ne = 5"
     py = sorted(load_corpus("heval-fix-py"), key=lambda c: len(c.doc) + len(c.gold))
-    cases = [EditCase("toy/0", short, short.replace("c = 3", "c = 30"), "Make c thirty."),
-             EditCase("toy/1", short + "\n", short.replace("c = 3", "c = 30") + "\n", "c = 30."),
-             EditCase("toy/2", LINES30, LINES30.replace("v27\nv28\n", "w27\n"), "w27, no v28."),
-             *py[:3], py[len(py) // 2], *load_corpus("probeedit")[:2]]  # fmt: skip
+    cases = [
+        EditCase("toy/0", short, short.replace("c = 3", "c = 30"), "Make c thirty."),
+        EditCase("toy/1", short + "\n", short.replace("c = 3", "c = 30") + "\n", "c = 30."),
+        EditCase("toy/2", LINES30, LINES30.replace("v27\nv28\n", "w27\n"), "w27, no v28."),
+        *py[:3],
+        py[len(py) // 2],
+        *load_corpus("probeedit")[:2],
+    ]
     out = []
     for case in cases:
         x = prepare("t", case, tok)
@@ -164,8 +175,10 @@ def drafts_along(tr, table, doc, prompt, kinds, cap) -> list[list[int]]:
     position at an op's first decision (as the accounting and the decoder tell it)."""
     drafter = Drafter(kinds, table, doc, prompt, max_ids=cap)
     firsts = A.first_decisions(tr, table)
-    return [drafter.propose(tr.ids[:p], tr.kinds[:p], tr.kinds[p], firsts.get(p))
-            for p in range(len(tr.ids))]  # fmt: skip
+    return [
+        drafter.propose(tr.ids[:p], tr.kinds[:p], tr.kinds[p], firsts.get(p))
+        for p in range(len(tr.ids))
+    ]
 
 
 def fingerprint(transcripts, table, kinds, cap) -> str:
@@ -178,27 +191,27 @@ def fingerprint(transcripts, table, kinds, cap) -> str:
 
 #: :func:`fingerprint` of each (kinds, cap), recorded from the single-class drafter.
 RECORDED = {
-    (('pld',), None): '1597c58cefe55eec',
-    (('pld',), 3): '6a0490251bd559d9',
-    (('pld',), 8): '4c484c11da75fcb6',
-    (('cursor',), None): '7316a5a169e779b2',
-    (('cursor',), 3): '35f5853e15d0996b',
-    (('cursor',), 8): '87c7ba59389fe6bd',
-    (('headers',), None): 'f5a1658d294b0795',
-    (('headers',), 3): 'e7d2154ede701e18',
-    (('headers',), 8): 'a0eac5fb456ccd4c',
-    (('pld', 'cursor'), None): '7316a5a169e779b2',
-    (('pld', 'cursor'), 3): '35f5853e15d0996b',
-    (('pld', 'cursor'), 8): '87c7ba59389fe6bd',
-    (('pld', 'headers'), None): '22f294ba6e0d284a',
-    (('pld', 'headers'), 3): 'ee42a143d24a08c7',
-    (('pld', 'headers'), 8): 'e0bda6e0cb093086',
-    (('cursor', 'headers'), None): '182a6921145493d0',
-    (('cursor', 'headers'), 3): 'f8240c5785ceb0af',
-    (('cursor', 'headers'), 8): '21b255e83382bd76',
-    (('pld', 'cursor', 'headers'), None): '182a6921145493d0',
-    (('pld', 'cursor', 'headers'), 3): 'f8240c5785ceb0af',
-    (('pld', 'cursor', 'headers'), 8): '21b255e83382bd76',
+    (("pld",), None): "1597c58cefe55eec",
+    (("pld",), 3): "6a0490251bd559d9",
+    (("pld",), 8): "4c484c11da75fcb6",
+    (("cursor",), None): "7316a5a169e779b2",
+    (("cursor",), 3): "35f5853e15d0996b",
+    (("cursor",), 8): "87c7ba59389fe6bd",
+    (("headers",), None): "f5a1658d294b0795",
+    (("headers",), 3): "e7d2154ede701e18",
+    (("headers",), 8): "a0eac5fb456ccd4c",
+    (("pld", "cursor"), None): "7316a5a169e779b2",
+    (("pld", "cursor"), 3): "35f5853e15d0996b",
+    (("pld", "cursor"), 8): "87c7ba59389fe6bd",
+    (("pld", "headers"), None): "22f294ba6e0d284a",
+    (("pld", "headers"), 3): "ee42a143d24a08c7",
+    (("pld", "headers"), 8): "e0bda6e0cb093086",
+    (("cursor", "headers"), None): "182a6921145493d0",
+    (("cursor", "headers"), 3): "f8240c5785ceb0af",
+    (("cursor", "headers"), 8): "21b255e83382bd76",
+    (("pld", "cursor", "headers"), None): "182a6921145493d0",
+    (("pld", "cursor", "headers"), 3): "f8240c5785ceb0af",
+    (("pld", "cursor", "headers"), 8): "21b255e83382bd76",
 }
 
 

@@ -97,13 +97,25 @@ def test_splice_equals_steps(engines, kind):
 def test_the_kernel_timer_runs_on_every_engine(engines, kind):
     """Chapter 2's s(N) timer through the seam (chapter 6b's curves): every path restored,
     the curve labelled with what ran it and the protocol."""
-    curve = KT.engine_curve(engines[kind], "m", P=8, N_grid=(1, 2, 4), trials=1,
-                            shared_ar_run=True, logits_to_keep=1, progress=False)  # fmt: skip
+    curve = KT.engine_curve(
+        engines[kind],
+        "m",
+        P=8,
+        N_grid=(1, 2, 4),
+        trials=1,
+        shared_ar_run=True,
+        logits_to_keep=1,
+        progress=False,
+    )
     assert curve["N"] == [1, 2, 4] and len(curve["s"]) == 3 and min(curve["T_PP_ms"]) > 0
     meta = curve["meta"]
     assert meta["model"] == "m" and meta["dtype"] in ("float32", "Q4_1 GGUF")
     assert (meta["P"], meta["trials"], meta["shared_ar_run"], meta["logits_to_keep"]) == (
-        8, 1, True, 1)  # fmt: skip
+        8,
+        1,
+        True,
+        1,
+    )
 
 
 def test_llama_sessions_are_exclusive(llama_engine):
@@ -210,7 +222,8 @@ def test_forced_drafts_on_llama_cpp_reproduce_gold(llama_engine, tok, humanevalp
         program = oracle_program(case.doc, case.gold)
         plain = CopyDecoder(llama_engine, tok).decode(case.doc, case.instruction, program=program)
         res = CopyDecoder(llama_engine, tok, drafts=("pld", "headers")).decode(
-            case.doc, case.instruction, program=program)
+            case.doc, case.instruction, program=program
+        )
         assert res.text == case.gold and res.transcript == plain.transcript, case.id
         assert res.trace.n_forwards < plain.trace.n_forwards, case.id
 
@@ -252,4 +265,5 @@ def test_the_baselines_run_on_every_engine_with_its_own_drafter(engines, model, 
     if kind == "transformers":
         bare = prompt_lookup_along(model, prompt, target, num_output_tokens=8)
         assert [(f.kind, f.n_tokens) for f in bare.forwards] == [
-            (f.kind, f.n_tokens) for f in pl.forwards]
+            (f.kind, f.n_tokens) for f in pl.forwards
+        ]

@@ -179,10 +179,17 @@ def test_sandbox_report_names_every_guard():
 
 
 def test_sandbox_summary_says_each_guard_in_words():
-    report = {"python_guard": "HumanEval reliability_guard", "node_permission": None,
-              "drop_privileges": False, "python": "/x", "network_cut": True}  # fmt: skip
+    report = {
+        "python_guard": "HumanEval reliability_guard",
+        "node_permission": None,
+        "drop_privileges": False,
+        "python": "/x",
+        "network_cut": True,
+    }
     assert sandbox_summary(report) == (
-        "HumanEval reliability_guard, no node, as the current user, network cut")
+        "HumanEval reliability_guard, no node, as the current user, network cut"
+    )
     report |= {"node_permission": "--permission", "drop_privileges": True, "network_cut": False}
     assert sandbox_summary(report) == (
-        "HumanEval reliability_guard, node --permission, as nobody, network not cut")
+        "HumanEval reliability_guard, node --permission, as nobody, network not cut"
+    )

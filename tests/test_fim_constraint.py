@@ -56,13 +56,16 @@ def test_cuts_inside_symbols(left, middle, right):
     assert c.can_end()
 
 
-@pytest.mark.parametrize("left, middle, right", [
-    ("def f():\n    ret", "x", "urn 1\n"),  # "retxurn 1" is no statement
-    ('x = "ab', '"', 'c"\n'),  # closes the string: c" opens an unterminated one
-    ("x = 0", "o", "r 1\n"),  # 0or: CPython commits to an octal literal
-    ("if x:\n", "", "pass\n"),  # a block needs an indented line
-    ("x = (", "", "\n"),  # unclosed bracket at the end of the file
-])
+@pytest.mark.parametrize(
+    "left, middle, right",
+    [
+        ("def f():\n    ret", "x", "urn 1\n"),  # "retxurn 1" is no statement
+        ('x = "ab', '"', 'c"\n'),  # closes the string: c" opens an unterminated one
+        ("x = 0", "o", "r 1\n"),  # 0or: CPython commits to an octal literal
+        ("if x:\n", "", "pass\n"),  # a block needs an indented line
+        ("x = (", "", "\n"),  # unclosed bracket at the end of the file
+    ],
+)
 def test_invalid_ends(left, middle, right):
     assert not python_accepts(left + middle + right)
     c = FIMConstraint(left, right)
@@ -73,13 +76,28 @@ def test_invalid_ends(left, middle, right):
 def test_figure_6_tail_indices():
     """§V-B Fig. 6: a symbol begun in the middle may end after 1, 3, 5 or 8 characters of
     ``"#'#"#"#\\n``; an unclosed triple-quoted string cannot end."""
-    rc = RightContext("\"#'#\"#\"#\n", python_grammar())
-    tails = {name: rc.tail(dfa.run(0, prefix)) for name, prefix in [
-        ("name", "x"), ("double", '"foo'), ("long", '"""foo""'), ("single", "'foo"),
-        ("backslash", '"foo\\'), ("comment", "#foo"), ("triple", '"""foo')]}
+    rc = RightContext('"#\'#"#"#\n', python_grammar())
+    tails = {
+        name: rc.tail(dfa.run(0, prefix))
+        for name, prefix in [
+            ("name", "x"),
+            ("double", '"foo'),
+            ("long", '"""foo""'),
+            ("single", "'foo"),
+            ("backslash", '"foo\\'),
+            ("comment", "#foo"),
+            ("triple", '"""foo'),
+        ]
+    }
     assert {k: v and v[0] for k, v in tails.items()} == {
-        "name": 0, "double": 1, "long": 1, "single": 3, "backslash": 5, "comment": 8,
-        "triple": None}
+        "name": 0,
+        "double": 1,
+        "long": 1,
+        "single": 3,
+        "backslash": 5,
+        "comment": 8,
+        "triple": None,
+    }
 
 
 def test_unconnectable_contexts_raise_named_errors():

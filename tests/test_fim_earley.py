@@ -15,16 +15,30 @@ from cadlib.fim.regular import NFA, Star, SuffixBuilder, Sym
 
 R = Rule
 #: The paper's §IV-B example grammar (function calls).
-CALLS = Grammar({"ID", "LPAR", "RPAR", "COMMA"}, [
-    R("Expr", ("ID",)), R("Expr", ("Call",)),
-    R("Call", ("Expr", "LPAR", "Args", "RPAR")),
-    R("Args", ()), R("Args", ("Expr", "ArgCont")),
-    R("ArgCont", ()), R("ArgCont", ("COMMA", "Expr", "ArgCont")),
-], "Expr")
+CALLS = Grammar(
+    {"ID", "LPAR", "RPAR", "COMMA"},
+    [
+        R("Expr", ("ID",)),
+        R("Expr", ("Call",)),
+        R("Call", ("Expr", "LPAR", "Args", "RPAR")),
+        R("Args", ()),
+        R("Args", ("Expr", "ArgCont")),
+        R("ArgCont", ()),
+        R("ArgCont", ("COMMA", "Expr", "ArgCont")),
+    ],
+    "Expr",
+)
 #: Balanced brackets with a nullable, right-recursive list (exercises ε-handling).
-BRACKETS = Grammar({"(", ")", "x"}, [
-    R("S", ()), R("S", ("T", "S")), R("T", ("(", "S", ")")), R("T", ("x",)),
-], "S")
+BRACKETS = Grammar(
+    {"(", ")", "x"},
+    [
+        R("S", ()),
+        R("S", ("T", "S")),
+        R("T", ("(", "S", ")")),
+        R("T", ("x",)),
+    ],
+    "S",
+)
 ALPHABET = {id(CALLS): sorted(CALLS.terminals), id(BRACKETS): sorted(BRACKETS.terminals)}
 
 
@@ -52,7 +66,7 @@ def sentences(grammar_name: str, max_len: int) -> frozenset:
         if i is None:
             out.add(form)
             continue
-        todo += [form[:i] + r.rhs + form[i + 1:] for r in g.rules if r.lhs == form[i]]
+        todo += [form[:i] + r.rhs + form[i + 1 :] for r in g.rules if r.lhs == form[i]]
     return frozenset(out)
 
 
@@ -165,8 +179,6 @@ def test_grammar_validation_names_the_problem():
         Grammar({"S"}, [R("S", ())], "S")
 
 
-
-
 def _entries(rec, chart) -> list:
     """A chart's live content (to compare the charts of two recognizers of one compiled
     grammar): per origin, named by its depth, the dotted rules not yet complete (all of them
@@ -212,21 +224,25 @@ def test_lean_charts_equal_full_charts_on_python():
     from the third on, and a chain of unary minus keeps three entries."""
     from cadlib.fim.constraint import FIMConstraint
 
-    sources = ["x = - - - - - - 1\n", "y = ((((((a))))))[[[[1]]]]\n", "z = ~~~~+-+-~a\n",
-               "def f(x):\n    return [a for a in x if a](1, *b, **c)\n",
-               "x = {1: (2, 3), **d}[a:b, ::2].c.d(e=f)\nwhile not not not a < b <= c: pass\n"]
+    sources = [
+        "x = - - - - - - 1\n",
+        "y = ((((((a))))))[[[[1]]]]\n",
+        "z = ~~~~+-+-~a\n",
+        "def f(x):\n    return [a for a in x if a](1, *b, **c)\n",
+        "x = {1: (2, 3), **d}[a:b, ::2].c.d(e=f)\nwhile not not not a < b <= c: pass\n",
+    ]
     for source in sources:
         for cut in (len(source) // 2, len(source)):
             lean = FIMConstraint("", source[cut:])
             twin = lean._problem.fresh()  # the same compiled grammar: state ids compare
             twin.rec.lean_charts = False
-            full = FIMConstraint("", source[cut:], _problem=twin,
-                                 _branches=twin.lexer.initial())
+            full = FIMConstraint("", source[cut:], _problem=twin, _branches=twin.lexer.initial())
             for ch in source[:cut]:
                 lean.feed(ch)
                 full.feed(ch)
-                assert [(_entries(lean._problem.rec, b[0]), b[1:]) for b in lean.branches] == \
-                    [(_entries(twin.rec, b[0]), b[1:]) for b in full.branches], source
+                assert [(_entries(lean._problem.rec, b[0]), b[1:]) for b in lean.branches] == [
+                    (_entries(twin.rec, b[0]), b[1:]) for b in full.branches
+                ], source
             assert lean.can_end() and full.can_end(), source
     c = FIMConstraint("x = ", "1\n")
     c.feed("((((")

@@ -18,8 +18,9 @@ from cadlib.fim.constraint import FIMConstraint
 from cadlib.fim.differential import python_accepts
 from cadlib.fim.lexer import LexError, dfa, lex_text
 
-pytestmark = pytest.mark.skipif(sys.version_info[:2] != (3, 11),
-                                reason="the f-string rules are CPython 3.11's")
+pytestmark = pytest.mark.skipif(
+    sys.version_info[:2] != (3, 11), reason="the f-string rules are CPython 3.11's"
+)
 
 
 def ours(source: str) -> bool:
@@ -45,18 +46,80 @@ def expected(source: str) -> bool:
 
 #: Hand-picked cases, each one of 3.11's rules (valid and invalid alike).
 CASES = [
-    r'f"\{6}"', r'f"\{{6}"', r'f"{6\}"', r'f"{x!r:>{w}}"', r'f"{x:{y:{z}}}"', r'f"{x:{{}}}"',
-    r'f"{x=}"', r'f"{x = !r}"', r'f"{x=y}"', r'f"{a!=b}"', r'f"{a<=b}"', r'f"{a:=b}"',
-    r'f"{(a:=b)}"', r'f"{*a}"', r'f"{*a,}"', r'f"{yield}"', r'f"{ }"', 'f"""{"a"}"""',
-    'f"""{""}"""', "f'{\"\"\"a\"\"\"}'", 'f"{x!r }"', 'f"{x! r}"', 'f"{x:}}"', 'f"{x:{{y}}}"',
-    'f"{x:a}b}"', 'f"{lambda x: x}"', 'f"{(lambda x: x)}"', 'f"{x:\\n}"', 'rf"\\{x}"',
-    'f"{x}}}"', 'f"}}{{"', 'f"{x!s:{y!r}}"', 'f"{x:{y=}}"', "f'{a[\"b\"]}'", 'f"""{a\n+b}"""',
-    'f"{a\nb}"', 'f"{a:{b}{c}d}"', 'f"{{}}"', 'f"{x}" f"{y"', 'f"{f\'{x}\'}"',
-    "f'{f\"{f'x'}\"}'", 'f"{x:\\}"', 'f"""a""""', 'f""""a"""', 'f"""{\'\'\'a\'\'\'}"""',
-    'f"{\'\'}"', "f'{\"\"\"\"\"\"}'", 'f"{a b}"', 'f"{a,}"', 'f"{,a}"', 'f"{a#}"', 'f"{a!}"',
-    'f"{a!x}"', 'f"{}"', 'f"{!r}"', 'f"{a)}"', 'f"{(a]}"', 'f"{a:{b:{c}}}"', 'f"\\N{EM DASH}{a}"',
-    'f"{a}\\N{x}}"', "f'{'", "f'}'", "f'{{'", 'F"{a!a}"', 'Rf"{a}\\"', 'fr"\\N{a}"', 'f"{a:=}"',
-    'f"{a==b}"', 'f"{a>=b}"', 'f"{a<b}"', 'f"{a = }"', 'f"{a=:>4}"', 'f"{a=!r:>4}"', 'f"{a=!}"',
+    r'f"\{6}"',
+    r'f"\{{6}"',
+    r'f"{6\}"',
+    r'f"{x!r:>{w}}"',
+    r'f"{x:{y:{z}}}"',
+    r'f"{x:{{}}}"',
+    r'f"{x=}"',
+    r'f"{x = !r}"',
+    r'f"{x=y}"',
+    r'f"{a!=b}"',
+    r'f"{a<=b}"',
+    r'f"{a:=b}"',
+    r'f"{(a:=b)}"',
+    r'f"{*a}"',
+    r'f"{*a,}"',
+    r'f"{yield}"',
+    r'f"{ }"',
+    'f"""{"a"}"""',
+    'f"""{""}"""',
+    'f\'{"""a"""}\'',
+    'f"{x!r }"',
+    'f"{x! r}"',
+    'f"{x:}}"',
+    'f"{x:{{y}}}"',
+    'f"{x:a}b}"',
+    'f"{lambda x: x}"',
+    'f"{(lambda x: x)}"',
+    'f"{x:\\n}"',
+    'rf"\\{x}"',
+    'f"{x}}}"',
+    'f"}}{{"',
+    'f"{x!s:{y!r}}"',
+    'f"{x:{y=}}"',
+    "f'{a[\"b\"]}'",
+    'f"""{a\n+b}"""',
+    'f"{a\nb}"',
+    'f"{a:{b}{c}d}"',
+    'f"{{}}"',
+    'f"{x}" f"{y"',
+    "f\"{f'{x}'}\"",
+    "f'{f\"{f'x'}\"}'",
+    'f"{x:\\}"',
+    'f"""a""""',
+    'f""""a"""',
+    "f\"\"\"{'''a'''}\"\"\"",
+    "f\"{''}\"",
+    'f\'{""""""}\'',
+    'f"{a b}"',
+    'f"{a,}"',
+    'f"{,a}"',
+    'f"{a#}"',
+    'f"{a!}"',
+    'f"{a!x}"',
+    'f"{}"',
+    'f"{!r}"',
+    'f"{a)}"',
+    'f"{(a]}"',
+    'f"{a:{b:{c}}}"',
+    'f"\\N{EM DASH}{a}"',
+    'f"{a}\\N{x}}"',
+    "f'{'",
+    "f'}'",
+    "f'{{'",
+    'F"{a!a}"',
+    'Rf"{a}\\"',
+    'fr"\\N{a}"',
+    'f"{a:=}"',
+    'f"{a==b}"',
+    'f"{a>=b}"',
+    'f"{a<b}"',
+    'f"{a = }"',
+    'f"{a=:>4}"',
+    'f"{a=!r:>4}"',
+    'f"{a=!}"',
 ]
 
 
@@ -68,9 +131,49 @@ def test_hand_picked_fstrings_agree_with_cpython(literal):
         assert ours(source)  # never a false rejection
 
 
-_PIECES = ["{", "}", "{{", "}}", "a", "b1", " ", "!r", "!s", "!a", "!", ":", "=", "==", "!=",
-           "<", "<=", "(", ")", "[", "]", ",", "*", "'", '"', "''", "'''", "\\", "\\N{EM DASH}",
-           "#", ">4", ".2f", "x.y", "lambda", "\n", "f'", "+", "1", ":=", "{a}", "{a!r:>{w}}"]
+_PIECES = [
+    "{",
+    "}",
+    "{{",
+    "}}",
+    "a",
+    "b1",
+    " ",
+    "!r",
+    "!s",
+    "!a",
+    "!",
+    ":",
+    "=",
+    "==",
+    "!=",
+    "<",
+    "<=",
+    "(",
+    ")",
+    "[",
+    "]",
+    ",",
+    "*",
+    "'",
+    '"',
+    "''",
+    "'''",
+    "\\",
+    "\\N{EM DASH}",
+    "#",
+    ">4",
+    ".2f",
+    "x.y",
+    "lambda",
+    "\n",
+    "f'",
+    "+",
+    "1",
+    ":=",
+    "{a}",
+    "{a!r:>{w}}",
+]
 
 
 def _fstring(rng: random.Random) -> str:
@@ -92,8 +195,10 @@ def test_generated_fstrings_agree_with_cpython():
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.text(alphabet="ab1 {}!rs:=()[]'\"\\#<>,.*\n", max_size=14),
-       st.sampled_from(['f"', "f'", 'f"""', "rf'''"]))
+@given(
+    st.text(alphabet="ab1 {}!rs:=()[]'\"\\#<>,.*\n", max_size=14),
+    st.sampled_from(['f"', "f'", 'f"""', "rf'''"]),
+)
 def test_any_body_agrees_with_cpython(body, opening):
     quote = opening.lstrip("rf")
     source = f"x = {opening}{body}{quote}\n"
@@ -101,9 +206,12 @@ def test_any_body_agrees_with_cpython(body, opening):
     assert ours(source) == expected(source), source
 
 
-@pytest.mark.xfail(strict=True, reason="known gap: the recognizer accepts an implicit "
-                   "concatenation of text and bytes literals, which CPython rejects at compile "
-                   "time (found by the property test above, 2026-12-05)")  # fmt: skip
+@pytest.mark.xfail(
+    strict=True,
+    reason="known gap: the recognizer accepts an implicit "
+    "concatenation of text and bytes literals, which CPython rejects at compile "
+    "time (found by the property test above, 2026-12-05)",
+)
 @pytest.mark.parametrize("literals", ['f""b""', '"a" b"c"', '("a"\n b"c")'])
 def test_text_and_bytes_literals_do_not_concatenate(literals):
     source = f"x = {literals}\n"
@@ -167,13 +275,24 @@ def test_closed_expressions_end_before_the_character_that_ends_them():
 def test_an_expression_is_checked_where_it_ends_and_no_earlier():
     """A field's expression is judged when its ``}``, ``:``, ``!`` + conversion or ``=`` is
     read: a prefix that a later ``!=``, ``==`` or more text can still repair stays viable."""
-    for prefix, rest in [('x = f"{a if b', ' != 1 else c}"'), ('x = f"{a b', '}"'),
-                         ('x = f"{a if b!', '= 1 else c}"'), ('x = f"{a if b=', '= 1 else c}"')]:
+    for prefix, rest in [
+        ('x = f"{a if b', ' != 1 else c}"'),
+        ('x = f"{a b', '}"'),
+        ('x = f"{a if b!', '= 1 else c}"'),
+        ('x = f"{a if b=', '= 1 else c}"'),
+    ]:
         c = FIMConstraint("", "\n")
         assert c.feed(prefix), prefix
         assert (c.feed(rest) and c.can_end()) == python_accepts(prefix + rest + "\n"), prefix
-    for dead in ['x = f"{a b}', 'x = f"{a b:', 'x = f"{a b!r', 'x = f"{a b=}', 'x = f"{,a}',
-                 'x = f"{1:{a b}', 'x = f"""{a\nb}']:
+    for dead in [
+        'x = f"{a b}',
+        'x = f"{a b:',
+        'x = f"{a b!r',
+        'x = f"{a b=}',
+        'x = f"{,a}',
+        'x = f"{1:{a b}',
+        'x = f"""{a\nb}',
+    ]:
         assert not FIMConstraint("", "\n").feed(dead), dead
 
 

@@ -28,7 +28,13 @@ def test_right_events_mark_lines_and_brackets():
     events, depth = right_events("x)\n    y = [1,\n  2]\nz", 0, False)
     assert depth == 1
     assert [e for e in events if e[0] in ("line", "nl", "eof")] == [
-        ("nl",), ("line", 4, 4), ("nl",), ("line", 0, 0), ("nl",), ("eof",)]
+        ("nl",),
+        ("line", 4, 4),
+        ("nl",),
+        ("line", 0, 0),
+        ("nl",),
+        ("eof",),
+    ]
     assert right_events(")(", 0, False) is None  # would close below depth 0
     assert right_events("x\\", 0, False) is None  # end of file after a backslash
 
@@ -82,8 +88,10 @@ LINES = ["if x:", "pass", "y = (1,", "2)", "else:", "# c", "", "z = 2"]
 @st.composite
 def indented_program(draw):
     n = draw(st.integers(1, 7))
-    lines = [" " * draw(st.sampled_from([0, 2, 4, 6, 8])) + draw(st.sampled_from(LINES))
-             for _ in range(n)]
+    lines = [
+        " " * draw(st.sampled_from([0, 2, 4, 6, 8])) + draw(st.sampled_from(LINES))
+        for _ in range(n)
+    ]
     text = "\n".join(lines) + draw(st.sampled_from(["", "\n"]))
     a = draw(st.integers(0, len(text)))
     b = draw(st.integers(a, len(text)))

@@ -24,8 +24,11 @@ def tokenize_spans(text):
     for line in text.split("\n"):
         lines.append(lines[-1] + len(line) + 1)
     keep = (tokenize.NAME, tokenize.NUMBER, tokenize.STRING, tokenize.OP, tokenize.COMMENT)
-    return [(lines[t.start[0] - 1] + t.start[1], lines[t.end[0] - 1] + t.end[1])
-            for t in tokenize.generate_tokens(io.StringIO(text).readline) if t.type in keep]
+    return [
+        (lines[t.start[0] - 1] + t.start[1], lines[t.end[0] - 1] + t.end[1])
+        for t in tokenize.generate_tokens(io.StringIO(text).readline)
+        if t.type in keep
+    ]
 
 
 def test_symbol_boundaries_match_tokenize_on_humanevalpack(humanevalpack_dir):
@@ -33,30 +36,48 @@ def test_symbol_boundaries_match_tokenize_on_humanevalpack(humanevalpack_dir):
         assert spans(src) == tokenize_spans(src)
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("x = 1", [("NAME",), ("=",), ("DEC_NUMBER",)]),
-    ("rb'x' + Rb\"y\"", [("STRING",), ("+",), ("STRING",)]),
-    ("ub'x'", [("NAME",), ("STRING",)]),  # "ub" is no string prefix
-    ("1or 2", [("DEC_NUMBER",), ("or",), ("DEC_NUMBER",)]),
-    ("0x1for", [("HEX_NUMBER",), ("or",)]),  # hex digits take the f
-    ("1.e5 .5j 09.5", [("FLOAT_NUMBER",), ("IMAG_NUMBER",), ("FLOAT_NUMBER",)]),
-    ("1..real", [("FLOAT_NUMBER",), (".",), ("NAME",)]),
-    ("..", [(".",), (".",)]),
-    ("...", [("...",)]),
-    ('"""a""b"""', [("LONG_STRING",)]),
-    ("''", [("STRING",)]),
-    ("match _", [("match", "NAME"), ("_", "NAME")]),
-    ("a\\\nb # c", [("NAME",), IGNORE, ("NAME",), IGNORE]),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("x = 1", [("NAME",), ("=",), ("DEC_NUMBER",)]),
+        ("rb'x' + Rb\"y\"", [("STRING",), ("+",), ("STRING",)]),
+        ("ub'x'", [("NAME",), ("STRING",)]),  # "ub" is no string prefix
+        ("1or 2", [("DEC_NUMBER",), ("or",), ("DEC_NUMBER",)]),
+        ("0x1for", [("HEX_NUMBER",), ("or",)]),  # hex digits take the f
+        ("1.e5 .5j 09.5", [("FLOAT_NUMBER",), ("IMAG_NUMBER",), ("FLOAT_NUMBER",)]),
+        ("1..real", [("FLOAT_NUMBER",), (".",), ("NAME",)]),
+        ("..", [(".",), (".",)]),
+        ("...", [("...",)]),
+        ('"""a""b"""', [("LONG_STRING",)]),
+        ("''", [("STRING",)]),
+        ("match _", [("match", "NAME"), ("_", "NAME")]),
+        ("a\\\nb # c", [("NAME",), IGNORE, ("NAME",), IGNORE]),
+    ],
+)
 def test_lexemes(text, expected):
     assert [lx.accept for lx in lex_text(text) if lx.kind != "ws"] == expected
 
 
-@pytest.mark.parametrize("text", [
-    "0or 1",  # CPython commits to an octal literal (paper §V footnote 3)
-    "1e+x", "1__0", "1_", "01", "1.real", "1andy", "0b12", "0o8",
-    '"\\x4"', 'b"é"', '"abc\n"', "!", "$", "\\ x",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "0or 1",  # CPython commits to an octal literal (paper §V footnote 3)
+        "1e+x",
+        "1__0",
+        "1_",
+        "01",
+        "1.real",
+        "1andy",
+        "0b12",
+        "0o8",
+        '"\\x4"',
+        'b"é"',
+        '"abc\n"',
+        "!",
+        "$",
+        "\\ x",
+    ],
+)
 def test_cpython_lexing_errors(text):
     with pytest.raises(LexError):
         list(lex_text(text))

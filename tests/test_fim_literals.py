@@ -24,8 +24,9 @@ def test_strings_keep_their_quotes_bytes_and_escapes():
     assert describe_string(True, "done") == (("LONG_STRING",), False, frozenset({"LONG_STRING"}))
 
 
-@pytest.mark.parametrize("text, ok", [('f"{x}"', True), ('f"}}"', True), ('f"}"', False),
-                                      ('f"""a""b"""', True)])
+@pytest.mark.parametrize(
+    "text, ok", [('f"{x}"', True), ('f"}}"', True), ('f"}"', False), ('f"""a""b"""', True)]
+)
 def test_fstrings_run_their_fields_parse(text, ok):
     if ok:
         assert [lx.accept for lx in lex_text(text)] in ([("STRING",)], [("LONG_STRING",)])

@@ -10,13 +10,73 @@ from hypothesis import strategies as st
 from cadlib.fim import FIMConstraint, FIMLogitsProcessor, TokenTrie, allowed_mask
 from cadlib.fim.mask import byte_token_viable, naive_allowed_mask, token_texts, utf8_split
 
-PIECES = ["x", "xy", " x", " ", "  ", "    ", "\n", "\n    ", "(", ")", "()", "):", ":", "=",
-          " = ", "==", "1", "12", "1.", "e5", '"', '"a', 'a"', "'''", "#", "# c", "\\", "in",
-          "int", "return", " return", "re", "if", " if ", "else", ",", ", ", "é", "[", "]",
-          "pass", "def", " f", "(x", "0", "or", "\t", ".", "..", "...", "->", "*", "**"]
-STATES = [("def f(x):\n    ", "\n"), ("x = [1, ", "]\n"), ('s = "ab', '"\n'), ("if a:\n", ""),
-          ("x = 1", "\ny = 2\n"), ("def f():\n    ret", "urn 1\n"), ("# co", "\nx = 1\n"),
-          ("x = (1 +\n", ")\n"), ("", ""), ("y = 0", " if a else 1\n")]
+PIECES = [
+    "x",
+    "xy",
+    " x",
+    " ",
+    "  ",
+    "    ",
+    "\n",
+    "\n    ",
+    "(",
+    ")",
+    "()",
+    "):",
+    ":",
+    "=",
+    " = ",
+    "==",
+    "1",
+    "12",
+    "1.",
+    "e5",
+    '"',
+    '"a',
+    'a"',
+    "'''",
+    "#",
+    "# c",
+    "\\",
+    "in",
+    "int",
+    "return",
+    " return",
+    "re",
+    "if",
+    " if ",
+    "else",
+    ",",
+    ", ",
+    "é",
+    "[",
+    "]",
+    "pass",
+    "def",
+    " f",
+    "(x",
+    "0",
+    "or",
+    "\t",
+    ".",
+    "..",
+    "...",
+    "->",
+    "*",
+    "**",
+]
+STATES = [
+    ("def f(x):\n    ", "\n"),
+    ("x = [1, ", "]\n"),
+    ('s = "ab', '"\n'),
+    ("if a:\n", ""),
+    ("x = 1", "\ny = 2\n"),
+    ("def f():\n    ret", "urn 1\n"),
+    ("# co", "\nx = 1\n"),
+    ("x = (1 +\n", ")\n"),
+    ("", ""),
+    ("y = 0", " if a else 1\n"),
+]
 
 
 def naive(constraint, texts):
@@ -24,8 +84,11 @@ def naive(constraint, texts):
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.sampled_from(PIECES), min_size=1, max_size=25, unique=True),
-       st.sampled_from(STATES), st.sampled_from(["", "x", " ", "\n", "(", "  "]))
+@given(
+    st.lists(st.sampled_from(PIECES), min_size=1, max_size=25, unique=True),
+    st.sampled_from(STATES),
+    st.sampled_from(["", "x", " ", "\n", "(", "  "]),
+)
 def test_trie_equals_feeding_each_token(vocab, state, fed):
     left, right = state
     c = FIMConstraint(left, right)
@@ -46,7 +109,7 @@ def test_trie_ranges_cover_subtrees():
     trie = TokenTrie(["a", "ab", "abc", "b", None, "abd"])
     assert sorted(trie.order.tolist()) == [0, 1, 2, 3, 5]
     root_a = dict(trie.children[0])["a"]
-    assert sorted(trie.order[trie.lo[root_a]:trie.hi[root_a]].tolist()) == [0, 1, 2, 5]
+    assert sorted(trie.order[trie.lo[root_a] : trie.hi[root_a]].tolist()) == [0, 1, 2, 5]
 
 
 def test_smollm2_mask_equals_naive_on_a_sample(tok):
@@ -90,9 +153,14 @@ def test_constrained_generation_with_a_random_model_stays_valid(tok):
     prompt = tok.encode(left, return_tensors="pt")
     proc = FIMLogitsProcessor(c, tok, prompt_length=prompt.shape[1])
     torch.manual_seed(0)
-    out = model.generate(prompt, max_new_tokens=12, do_sample=True, logits_processor=[proc],
-                         pad_token_id=tok.eos_token_id)
-    ids = out[0, prompt.shape[1]:].tolist()
+    out = model.generate(
+        prompt,
+        max_new_tokens=12,
+        do_sample=True,
+        logits_processor=[proc],
+        pad_token_id=tok.eos_token_id,
+    )
+    ids = out[0, prompt.shape[1] :].tolist()
     ended = ids[-1] == tok.eos_token_id
     middle = tok.decode([i for i in ids if i != tok.eos_token_id])
     check = FIMConstraint(left, right)
@@ -106,8 +174,11 @@ def test_constrained_generation_with_a_random_model_stays_valid(tok):
 def test_smollm2_mask_equals_naive_on_the_whole_vocabulary(tok):
     """The oracle of the fast mask: one fork per token, every id, on states where the walk
     takes its shortcuts (inside a name, between symbols mid-line, at a line start)."""
-    for left, right, fed in [("def f(x):\n    return x", "\n", ""),
-                             ("x = [1, ", "]\n", " "), ("def f():\n", "", "    ")]:
+    for left, right, fed in [
+        ("def f(x):\n    return x", "\n", ""),
+        ("x = [1, ", "]\n", " "),
+        ("def f():\n", "", "    "),
+    ]:
         c = FIMConstraint(left, right)
         c.feed(fed)
         assert (allowed_mask(c, tok) == naive_allowed_mask(c, tok)).all()
@@ -123,9 +194,11 @@ def test_the_three_masks_are_mask_processors(tok):
     from cadlib.decoding.generate_processor import GrammarLogitsProcessor
     from cadlib.decoding.processors import MaskProcessor
 
-    masks = [GrammarLogitsProcessor(tok, "a\nb\n", prompt_length=0),
-             FIMLogitsProcessor(FIMConstraint("x = ", "\n"), tok, prompt_length=0),
-             GenBodyMask("x = ", "\n", tok)]
+    masks = [
+        GrammarLogitsProcessor(tok, "a\nb\n", prompt_length=0),
+        FIMLogitsProcessor(FIMConstraint("x = ", "\n"), tok, prompt_length=0),
+        GenBodyMask("x = ", "\n", tok),
+    ]
     assert all(isinstance(m, MaskProcessor) for m in masks)
     scores = torch.randn(1, len(tok), generator=torch.Generator().manual_seed(0))
     for m in masks:  # the base's call and its one-row form agree
@@ -137,10 +210,12 @@ def test_the_three_masks_are_mask_processors(tok):
 
 # the left context, right context and generated text of each state; the last two split
 # multi-byte characters over byte tokens (the mask then continues the pending bytes)
-MIDDLES = [("def f(x):\n    return x", "\n", " + 1 if x else 2"),
-           ("x = [1, ", "]\n", "2, (3)"),
-           ('s = "', '"\n', "a🦀ꙮ b"),
-           ("x = 1  ", "\ny = 2\n", "# 𝔘 ok")]
+MIDDLES = [
+    ("def f(x):\n    return x", "\n", " + 1 if x else 2"),
+    ("x = [1, ", "]\n", "2, (3)"),
+    ('s = "', '"\n', "a🦀ꙮ b"),
+    ("x = 1  ", "\ny = 2\n", "# 𝔘 ok"),
+]
 
 
 def finite(scores) -> set:
@@ -202,8 +277,14 @@ def test_smollm2_mask_equals_naive_inside_fstring_fields(tok):
     its text, beside the tables): inside a field, after a pending ``!``, after an invalid
     expression's pending ``!`` (every token is re-checked), in a format spec, and before an
     f-string opens."""
-    states = [('x = f"{a', '"\n'), ('x = f"{a b', '}"\n'), ('x = f"{a!', '"\n'),
-              ('x = f"{a b!', '"\n'), ('x = f"{a:', '}"\n'), ("x = f", '"{a}"\n')]
+    states = [
+        ('x = f"{a', '"\n'),
+        ('x = f"{a b', '}"\n'),
+        ('x = f"{a!', '"\n'),
+        ('x = f"{a b!', '"\n'),
+        ('x = f"{a:', '}"\n'),
+        ("x = f", '"{a}"\n'),
+    ]
     for left, right in states:
         c = FIMConstraint(left, right)
         assert (allowed_mask(c, tok) == naive_allowed_mask(c, tok)).all(), left
@@ -214,9 +295,11 @@ def test_smollm2_mask_equals_naive_inside_fstring_fields(tok):
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.sampled_from(PIECES), min_size=1, max_size=25, unique=True),
-       st.sampled_from(STATES),
-       st.lists(st.sampled_from(PIECES + ["-", "(", "[", "- -"]), max_size=5))
+@given(
+    st.lists(st.sampled_from(PIECES), min_size=1, max_size=25, unique=True),
+    st.sampled_from(STATES),
+    st.lists(st.sampled_from(PIECES + ["-", "(", "[", "- -"]), max_size=5),
+)
 def test_lean_charts_give_the_previous_mask(vocab, state, fed):
     """The mask with lean charts (issue 34 §5: finished entries dropped, push chains built
     directly) equals the mask of the previous implementation on the same states, token by
@@ -240,15 +323,21 @@ def test_compare_masks_runs_both_arms_alternating_with_equal_masks(tok, humaneva
     from cadlib.fim.benchmark import MASK_ARMS, compare_masks, mask_speed_summary
 
     corpus = load_corpus("heval-fix-py", local_dir=humanevalpack_dir)
-    frame = compare_masks(corpus[:10], tok, n_problems=1, middle_chars=30, repeats=1,
-                          gc_modes=("default", "disabled"), progress=False)
+    frame = compare_masks(
+        corpus[:10],
+        tok,
+        n_problems=1,
+        middle_chars=30,
+        repeats=1,
+        gc_modes=("default", "disabled"),
+        progress=False,
+    )
     assert set(frame.arm) == set(MASK_ARMS) and frame.equal.all()
     first = frame[frame.step == 1].arm.tolist()  # step 1 runs the arms in reverse order
     assert first[:2] == list(reversed(MASK_ARMS))
     summary = mask_speed_summary(frame)
     assert len(summary) == 2 * len(MASK_ARMS) and all(s["all_equal"] for s in summary)
-    assert all(("median_ratio_to_first" in s) == (s["arm"] != list(MASK_ARMS)[0])
-               for s in summary)  # fmt: skip
+    assert all(("median_ratio_to_first" in s) == (s["arm"] != list(MASK_ARMS)[0]) for s in summary)
     assert (frame[frame.gc == "disabled"].gc_collections == 0).all()
 
 

@@ -9,14 +9,33 @@ ARMS = ["lean charts", "previous (full charts)"]
 
 def report(median=1.8, p90=3.3, equal=True):
     def row(gc, arm, med, p, ratio=None):
-        r = dict(ballast_millions=0, gc=gc, arm=arm, steps=283, median_ms=med, p90_ms=p,
-                 mean_ms=med, gc_share=0.09, max_gc_pause_ms=5.0, all_equal=equal)
+        r = dict(
+            ballast_millions=0,
+            gc=gc,
+            arm=arm,
+            steps=283,
+            median_ms=med,
+            p90_ms=p,
+            mean_ms=med,
+            gc_share=0.09,
+            max_gc_pause_ms=5.0,
+            all_equal=equal,
+        )
         return r | ({"median_ratio_to_first": ratio} if ratio else {})
 
-    summary = [row("default", ARMS[0], median, p90), row("default", ARMS[1], 2.3, 3.7, 1.28),
-               row("disabled", ARMS[0], 1.45, 2.1), row("disabled", ARMS[1], 1.8, 2.6, 1.25)]
-    return dict(arms=ARMS, goals_ms={"median": 1.0, "p90": 5.0}, params={"problems": 12},
-                summary=summary, provenance=None)
+    summary = [
+        row("default", ARMS[0], median, p90),
+        row("default", ARMS[1], 2.3, 3.7, 1.28),
+        row("disabled", ARMS[0], 1.45, 2.1),
+        row("disabled", ARMS[1], 1.8, 2.6, 1.25),
+    ]
+    return dict(
+        arms=ARMS,
+        goals_ms={"median": 1.0, "p90": 5.0},
+        params={"problems": 12},
+        summary=summary,
+        provenance=None,
+    )
 
 
 def test_goals_are_judged_on_the_current_mask_with_the_default_collector():

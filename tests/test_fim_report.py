@@ -25,15 +25,28 @@ def edit_rows() -> pd.DataFrame:
     rows = []
     for system in ("s0", "s1"):
         for constrained in (False, True):
-            for case, end, ok in (("c/1", "model ended", True),
-                                  ("c/2", "budget, not closable", constrained)):
+            for case, end, ok in (
+                ("c/1", "model ended", True),
+                ("c/2", "budget, not closable", constrained),
+            ):
                 n = 3 if constrained else 2
-                rows.append(dict(system=system, constrained=constrained, case=case, parses=ok,
-                                 em=False, passed=ok and case == "c/1", end=end, body_tokens=n,
-                                 output="    x = 1\n    y = 2\n",
-                                 mask_s=[0.002] * n if constrained else [],
-                                 forward_s=[0.05] * n, middle_chars=list(range(n)) if constrained
-                                 else [], setup_s=0.004 if constrained else None))
+                rows.append(
+                    dict(
+                        system=system,
+                        constrained=constrained,
+                        case=case,
+                        parses=ok,
+                        em=False,
+                        passed=ok and case == "c/1",
+                        end=end,
+                        body_tokens=n,
+                        output="    x = 1\n    y = 2\n",
+                        mask_s=[0.002] * n if constrained else [],
+                        forward_s=[0.05] * n,
+                        middle_chars=list(range(n)) if constrained else [],
+                        setup_s=0.004 if constrained else None,
+                    )
+                )
     frame = pd.DataFrame(rows)
     frame["arm"] = frame.constrained.map({False: "unconstrained", True: "FIM-constrained"})
     return frame
@@ -44,32 +57,48 @@ def fim_rows() -> pd.DataFrame:
     for problem, cut in (("p/1/line", "line"), ("p/2/char", "char")):
         for arm in FC.ARMS:
             raw, constrained = not arm.endswith("trim"), arm.startswith("FIM")
-            rows.append(dict(system="s0", arm=arm, problem=problem, cut=cut,
-                             parses=constrained or cut == "line", em=False, passed=None,
-                             end="model ended" if cut == "line" else "budget, closable",
-                             middle=f"{arm}:{problem}", new_tokens=2,
-                             mask_s=[0.001, 0.003] if raw and constrained else [],
-                             step_s=[0.04, 0.06] if raw else [],
-                             middle_chars=[0, 5] if raw else [],
-                             setup_s=0.002 if constrained else None))
+            rows.append(
+                dict(
+                    system="s0",
+                    arm=arm,
+                    problem=problem,
+                    cut=cut,
+                    parses=constrained or cut == "line",
+                    em=False,
+                    passed=None,
+                    end="model ended" if cut == "line" else "budget, closable",
+                    middle=f"{arm}:{problem}",
+                    new_tokens=2,
+                    mask_s=[0.001, 0.003] if raw and constrained else [],
+                    step_s=[0.04, 0.06] if raw else [],
+                    middle_chars=[0, 5] if raw else [],
+                    setup_s=0.002 if constrained else None,
+                )
+            )
     return pd.DataFrame(rows)
 
 
 def test_differential_by_cut_counts_per_cut_kind():
-    diff = pd.DataFrame(dict(
-        check=["true_middle", "true_middle", "edit", "edit", "edit"],
-        left_cut=["boundary", "mid_token", "boundary", "boundary", "mid_token"],
-        right_cut=["mid_token", "mid_token", "mid_token", "boundary", "mid_token"],
-        truth=[True, True, False, True, True], ours=[True, True, False, False, True],
-        viable_prefixes=[True, True, None, None, None]))
+    diff = pd.DataFrame(
+        dict(
+            check=["true_middle", "true_middle", "edit", "edit", "edit"],
+            left_cut=["boundary", "mid_token", "boundary", "boundary", "mid_token"],
+            right_cut=["mid_token", "mid_token", "mid_token", "boundary", "mid_token"],
+            truth=[True, True, False, True, True],
+            ours=[True, True, False, False, True],
+            viable_prefixes=[True, True, None, None, None],
+        )
+    )
     diff["agree"] = diff.truth == diff.ours
     t = R.differential_by_cut(diff)
     assert list(t.columns) == ["left cut", "right cut", "edits", "edits parsing", "agreeing"]
     assert t.loc["mid_token"].tolist() == [1, 2, 2, 1, 2]
     assert t.loc["boundary"].tolist() == [1, 0, 1, 1, 0]
     text = R.differential_text(diff, 7, PARAMS, 3)
-    assert text.startswith(f"7 cases x 2 sources x {PARAMS['diff_splits']} splits, "
-                           f"{PARAMS['diff_edits']} edits per split (seed 3):\n")
+    assert text.startswith(
+        f"7 cases x 2 sources x {PARAMS['diff_splits']} splits, "
+        f"{PARAMS['diff_edits']} edits per split (seed 3):\n"
+    )
     assert re.search(r"\ndisagreements +1(\.0+)?$", text)  # the boundary edit
 
 
@@ -84,19 +113,28 @@ def test_edit_tables():
     case = EditCase("c/1", "    x = 1\n", gold, "Fix it.")
     text = R.example_changes(rows, case)
     assert text.split("\n")[:2] == [
-        "s0, unconstrained (model ended, parses: True): lines not in the gold:", "    '    y = 2'"]
+        "s0, unconstrained (model ended, parses: True): lines not in the gold:",
+        "    '    y = 2'",
+    ]
     assert len(text.split("\n")) == 8
     same = R.example_changes(rows.assign(output=gold), case)
     assert "(no line differs from the gold)" in same
     assert R.edit_caption(2, {**PARAMS, "profile": "smoke"}) == (
         f"localized edits, HEvalFix-Py held-out (2 cases); smollm2-135m-instruct; budget "
-        f"{PARAMS['edit_budget']}; profile smoke")
+        f"{PARAMS['edit_budget']}; profile smoke"
+    )
 
 
 def test_edit_shape_table_reads_the_oracle_program():
-    cases = [EditCase("t/gc", "    a = 1\n    return a\n", "    a = 2\n    return a\n", "Fix."),
-             EditCase("t/cgc", "    x = a\n    t = x - b\n    return t\n",
-                      "    x = a\n    t = x + b\n    return t\n", "Fix.")]
+    cases = [
+        EditCase("t/gc", "    a = 1\n    return a\n", "    a = 2\n    return a\n", "Fix."),
+        EditCase(
+            "t/cgc",
+            "    x = a\n    t = x - b\n    return t\n",
+            "    x = a\n    t = x + b\n    return t\n",
+            "Fix.",
+        ),
+    ]
     t = R.edit_shape_table(cases)
     assert t.case.tolist() == ["t/gc", "t/cgc"] and t.doc_lines.tolist() == [3, 4]
     assert t.program.tolist() == ["G C", "C G C"]
@@ -115,43 +153,86 @@ def test_fim_tables():
 
 
 def test_cost_tables_and_units():
-    steps = pd.DataFrame(dict(method=["incremental"] * 3, middle_chars=[1, 2, 30],
-                              seconds=[1e-6, 3e-6, 5e-6]))
+    steps = pd.DataFrame(
+        dict(method=["incremental"] * 3, middle_chars=[1, 2, 30], seconds=[1e-6, 3e-6, 5e-6])
+    )
     t = R.per_step_table(steps)
     assert t["median"].tolist() == pytest.approx([2.0, 5.0])  # microseconds
-    assert list(R.with_units(t, "us").columns) == ["method", "length", "steps", "median us",
-                                                   "p90 us"]
-    stages = pd.DataFrame(dict(problem=0, step=[0, 0, 1, 1], stage=["walk", "end"] * 2,
-                               seconds=[0.001, 0.003, 0.002, 0.004]))
+    assert list(R.with_units(t, "us").columns) == [
+        "method",
+        "length",
+        "steps",
+        "median us",
+        "p90 us",
+    ]
+    stages = pd.DataFrame(
+        dict(
+            problem=0,
+            step=[0, 0, 1, 1],
+            stage=["walk", "end"] * 2,
+            seconds=[0.001, 0.003, 0.002, 0.004],
+        )
+    )
     st = R.stage_table(stages)
     assert st.index.tolist() == ["walk", "end", "whole mask"]
     assert st.loc["whole mask", "median"] == pytest.approx(5.0)  # steps of 4 and 6 ms
     gen = R.generation_cost(edit_rows(), fim_rows())
     # constrained bodies (2 systems x 2 cases x 3 steps) and the raw FIM-constrained arm (2 x 2)
     assert gen.groupby("method").steps.sum().to_dict() == {
-        "mask (ours, whole vocabulary)": 16, "model step (forward)": 16}
+        "mask (ours, whole vocabulary)": 16,
+        "model step (forward)": 16,
+    }
     mask = gen[gen.method.str.startswith("mask")]
     assert mask["median"].tolist() == pytest.approx([2.0])  # milliseconds
     assert len(R.generation_steps(edit_rows(), fim_rows())) == 32
 
 
 def test_chapter_numbers_are_strict_json():
-    diff = pd.DataFrame(dict(check=["true_middle", "edit"], left_cut="boundary",
-                             right_cut="boundary", truth=[True, False], ours=[True, False],
-                             viable_prefixes=[True, None], agree=True))
+    diff = pd.DataFrame(
+        dict(
+            check=["true_middle", "edit"],
+            left_cut="boundary",
+            right_cut="boundary",
+            truth=[True, False],
+            ours=[True, False],
+            viable_prefixes=[True, None],
+            agree=True,
+        )
+    )
     steps = pd.DataFrame(dict(method="incremental", middle_chars=[1, 2], seconds=[1e-6, 2e-6]))
     stages = pd.DataFrame(dict(problem=0, step=[0, 1], stage="walk", seconds=[0.001, 0.002]))
     info = {"parameters": 1}
-    numbers = R.chapter_numbers(PARAMS, 0, "heval-fix-py", "note", info, diff,
-                                {"cuts": 3, "uncategorized": 0}, edit_rows(), fim_rows(),
-                                steps, stages)
-    assert list(numbers) == ["setting", "design", "differential", "stdlib_differential",
-                             "localized_edit", "localized_edit_cost_ms", "fim", "fim_by_cut",
-                             "per_step_cost_us", "generation_cost_ms", "mask_stages_ms"]
+    numbers = R.chapter_numbers(
+        PARAMS,
+        0,
+        "heval-fix-py",
+        "note",
+        info,
+        diff,
+        {"cuts": 3, "uncategorized": 0},
+        edit_rows(),
+        fim_rows(),
+        steps,
+        stages,
+    )
+    assert list(numbers) == [
+        "setting",
+        "design",
+        "differential",
+        "stdlib_differential",
+        "localized_edit",
+        "localized_edit_cost_ms",
+        "fim",
+        "fim_by_cut",
+        "per_step_cost_us",
+        "generation_cost_ms",
+        "mask_stages_ms",
+    ]
     json.dumps(numbers, allow_nan=False)
     assert numbers["setting"]["checkpoint"] == "note" and numbers["setting"]["model_info"] == info
-    assert numbers["differential"]["by_right_cut"] == {"boundary": {
-        "left cut": 1, "right cut": 1, "edits": 1, "edits parsing": 0, "agreeing": 1}}
+    assert numbers["differential"]["by_right_cut"] == {
+        "boundary": {"left cut": 1, "right cut": 1, "edits": 1, "edits parsing": 0, "agreeing": 1}
+    }
     assert numbers["localized_edit"]["s1 / FIM-constrained"]["parses"] == 2
     assert numbers["localized_edit_cost_ms"]["s0 / unconstrained"]["mask ms (median)"] is None
     assert numbers["fim"]["FIM-constrained"]["n"] == 2
@@ -167,8 +248,13 @@ def test_figures():
     assert [t.get_text() for t in left.texts] == ["1/2"] * 4
     assert [t.get_text() for t in right.texts] == ["1/2"] * 4
     assert "(2 cases)" in left.get_title() and fig._suptitle.get_text().endswith("m, smoke profile")
-    steps = pd.DataFrame(dict(method=["incremental", "from_scratch"] * 2,
-                              middle_chars=[1, 1, 40, 40], seconds=[1e-6, 1e-3, 2e-6, 2e-3]))
+    steps = pd.DataFrame(
+        dict(
+            method=["incremental", "from_scratch"] * 2,
+            middle_chars=[1, 1, 40, 40],
+            seconds=[1e-6, 1e-3, 2e-6, 2e-3],
+        )
+    )
     fig2 = F.plot_costs(steps, edit_rows(), fim_rows(), {**PARAMS, "profile": "smoke"}, "cpu X")
     assert len(fig2.axes[0].lines) == 2 and len(fig2.axes[1].lines) == 2
     assert "cpu X" in fig2._suptitle.get_text()
@@ -176,19 +262,25 @@ def test_figures():
 
 
 def test_setting_label_and_systems(capsys):
-    info = {"parameters": 134_515_008, "dtype": "float32", "attn_implementation": "sdpa",
-            "device": "cpu"}
+    info = {
+        "parameters": 134_515_008,
+        "dtype": "float32",
+        "attn_implementation": "sdpa",
+        "device": "cpu",
+    }
     hw = {"cpu": "AMD EPYC", "cores": 2}
     assert R.run_label(dict(PARAMS, threads=1), info, hw, 49152, "cpu", 0) == (
         "model smollm2-135m-instruct (135M, float32, sdpa, cpu); its own tokenizer (49,152 "
-        "ids); seed 0; profile cpu; machine: AMD EPYC, 2 cores, 1 torch thread")
+        "ids); seed 0; profile cpu; machine: AMD EPYC, 2 cores, 1 torch thread"
+    )
     default = R.run_label(dict(PARAMS, threads=None), info, dict(hw, threads=4), 5, "paper", 1)
     assert default.endswith("profile paper; machine: AMD EPYC, 2 cores, 4 torch threads")
     both = FX.chapter_systems("smollm2-135m-instruct", "lm", "sft", "ok")
     assert both == {"SmolLM2 untrained": "lm", "SmolLM2 + SFT (ch. 7)": "sft"}
     assert capsys.readouterr().out == ""
     assert FX.chapter_systems("smollm2-135m-instruct", "lm", None, "absent") == {
-        "SmolLM2 untrained": "lm"}
+        "SmolLM2 untrained": "lm"
+    }
     assert capsys.readouterr().out == "SFT checkpoint absent: only the untrained model is run\n"
 
 
@@ -197,8 +289,11 @@ def arm_records(constrained: list, unconstrained: list, part: str = "fim") -> pd
     rows = []
     for arm, outs in (("FIM-constrained", constrained), ("unconstrained", unconstrained)):
         for k, (parses, end) in enumerate(outs):
-            rows.append(dict(part=part, system="S", arm=arm, id=f"c{k}", parses=parses,
-                             end=end, passed=None))  # fmt: skip
+            rows.append(
+                dict(
+                    part=part, system="S", arm=arm, id=f"c{k}", parses=parses, end=end, passed=None
+                )
+            )
     return pd.DataFrame(rows)
 
 
@@ -234,8 +329,11 @@ def test_percentages_never_round_to_0_or_100_unless_they_are():
 
 def test_the_primary_metric_leads_and_the_budget_is_reported_apart():
     t = R.rate_table(fim_rows(), ["arm"])
-    assert list(t.columns[1:4]) == ["model ended & parses (primary)", "closed by the budget",
-                                    "ast.parse (budget-closed included)"]
+    assert list(t.columns[1:4]) == [
+        "model ended & parses (primary)",
+        "closed by the budget",
+        "ast.parse (budget-closed included)",
+    ]
     con = t[t.arm == "FIM-constrained"].iloc[0]
     assert con["model ended & parses (primary)"].startswith("1/2 ")
     assert con["closed by the budget"].startswith("1/2 ")
@@ -245,19 +343,32 @@ def test_the_primary_metric_leads_and_the_budget_is_reported_apart():
 
 def _large(con, unc):
     recs = arm_records(con, unc)
-    numbers = {"localized_edit": {}, "fim": R.records(R.validity_table(recs.assign(em=False),
-                                                                       ["arm"]), ["arm"])}
+    numbers = {
+        "localized_edit": {},
+        "fim": R.records(R.validity_table(recs.assign(em=False), ["arm"]), ["arm"]),
+    }
     return numbers, V.arm_tests(recs)
 
 
 def test_the_conclusion_follows_the_primary_metric():
     ended, budget = R.ENDS[0], R.ENDS[2]
-    full = [{"codebase": "pandas.core (pandas 3)", "summary": {
-        "cuts": 5, "edits": 20, "disagreements": 0, "false_rejections": 0, "uncategorized": 0,
-        "failures": 0}}]
+    full = [
+        {
+            "codebase": "pandas.core (pandas 3)",
+            "summary": {
+                "cuts": 5,
+                "edits": 20,
+                "disagreements": 0,
+                "false_rejections": 0,
+                "uncategorized": 0,
+                "failures": 0,
+            },
+        }
+    ]
     # parses inflated by the budget: 12 vs 3 on parses, 3 vs 3 on the primary metric
-    numbers, tests = _large([(True, ended)] * 3 + [(True, budget)] * 9,
-                            [(True, ended)] * 3 + [(False, ended)] * 9)
+    numbers, tests = _large(
+        [(True, ended)] * 3 + [(True, budget)] * 9, [(True, ended)] * 3 + [(False, ended)] * 9
+    )
     md = V.conclusion_markdown(numbers, tests, full)
     assert "On pandas.core (pandas 3) (5 cuts, 20 perturbed middles)" in md and "no failure" in md
     assert "FIM-constrained 3/12 (25%" in md
@@ -277,13 +388,24 @@ def test_large_run_markdown_names_the_significant_differences():
     unc = [(False, R.ENDS[0])] * 12
     recs = arm_records(con, unc)
     t = V.arm_tests(recs)
-    numbers = {"differential": {"splits": 1, "true_middles_all_prefixes_viable": 1.0,
-                                "true_middles_accepted": 1.0, "edits": 0, "disagreements": 0},
-               "localized_edit": {},
-               "fim": R.records(R.validity_table(recs.assign(em=False), ["arm"]), ["arm"])}
-    results = {"profile": "large", "model": "m", "numbers": numbers,
-               "params": {"seed": 0, "fim_cases": 12, "edit_cases": None},
-               "hardware": {"cpu": "CPU", "cores": 2}}
+    numbers = {
+        "differential": {
+            "splits": 1,
+            "true_middles_all_prefixes_viable": 1.0,
+            "true_middles_accepted": 1.0,
+            "edits": 0,
+            "disagreements": 0,
+        },
+        "localized_edit": {},
+        "fim": R.records(R.validity_table(recs.assign(em=False), ["arm"]), ["arm"]),
+    }
+    results = {
+        "profile": "large",
+        "model": "m",
+        "numbers": numbers,
+        "params": {"seed": 0, "fim_cases": 12, "edit_cases": None},
+        "hardware": {"cpu": "CPU", "cores": 2},
+    }
     md = V.large_run_markdown(results, t)
     assert "profile large" in md and "every held-out" in md
     assert "parses: FIM-constrained 12/12 vs unconstrained 0/12" in md
@@ -292,8 +414,14 @@ def test_large_run_markdown_names_the_significant_differences():
 
 
 def test_the_mask_target_is_judged_from_the_run():
-    stages = pd.DataFrame(dict(problem=0, step=[0, 0, 1, 1], stage=["walk", "end"] * 2,
-                               seconds=[0.0004, 0.0001, 0.0002, 0.0001]))  # 0.5 and 0.3 ms
+    stages = pd.DataFrame(
+        dict(
+            problem=0,
+            step=[0, 0, 1, 1],
+            stage=["walk", "end"] * 2,
+            seconds=[0.0004, 0.0001, 0.0002, 0.0001],
+        )
+    )  # 0.5 and 0.3 ms
     md = R.mask_target_markdown(stages, edit_rows(), fim_rows(), "L")
     lines = md.splitlines()
     assert "L" in lines[0]
@@ -322,11 +450,23 @@ def test_a_committed_runs_rates_are_recomputed_from_its_case_records():
     assert got["localized_edit"] == {}
     con = got["fim"]["FIM-constrained"]
     assert (con["n"], con["parses"], con[R.PRIMARY], con["budget_closed"]) == (2, 2, 1, 1)
-    stale = {"profile": "large", "model": "m", "params": {"seed": 0, "fim_cases": 2,
-             "edit_cases": 1}, "hardware": {"cpu": "C", "cores": 2},
-             "numbers": {"differential": {"splits": 1, "true_middles_all_prefixes_viable": 1,
-                                          "true_middles_accepted": 1, "edits": 0,
-                                          "disagreements": 0}, "localized_edit": {}, "fim": {}}}
+    stale = {
+        "profile": "large",
+        "model": "m",
+        "params": {"seed": 0, "fim_cases": 2, "edit_cases": 1},
+        "hardware": {"cpu": "C", "cores": 2},
+        "numbers": {
+            "differential": {
+                "splits": 1,
+                "true_middles_all_prefixes_viable": 1,
+                "true_middles_accepted": 1,
+                "edits": 0,
+                "disagreements": 0,
+            },
+            "localized_edit": {},
+            "fim": {},
+        },
+    }
     md = V.large_run_markdown(stale, V.arm_tests(recs), recs)
     assert "FIM completion, FIM-constrained**: ended by the model and parses (primary) 1/2" in md
     # the evidence section: beside a smaller run the large run's summary and tests; in the

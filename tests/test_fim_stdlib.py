@@ -48,7 +48,7 @@ def test_cuts_are_seeded_and_reassemble_a_module():
     assert cuts == S.stdlib_cuts(SOURCES, 12, seed=3)
     assert {c["file"] for c in cuts} <= set(SOURCES)
     for c in cuts:
-        assert SOURCES[c["file"]][c["a"]:c["b"]] == c["middle"]
+        assert SOURCES[c["file"]][c["a"] : c["b"]] == c["middle"]
         ast.parse(c["left"] + c["middle"] + c["right"])
     with pytest.raises(ValueError):
         S.stdlib_cuts(SOURCES, -1)
@@ -85,11 +85,19 @@ def test_disagreements_are_placed_and_categorized_by_the_edit():
 
 
 def test_summary_counts_false_rejections_and_uncategorized_as_failures():
-    rows = pd.DataFrame(dict(check=["true_middle", "edit", "edit", "edit"], file="a.py",
-                             left_cut="boundary", right_cut="boundary", viable=True,
-                             truth=[True, True, False, False], ours=[True, False, True, True],
-                             where=["", "elsewhere", "f-string field", "elsewhere"],
-                             category=["", "tabs", "uncategorized", "unicode escape"]))
+    rows = pd.DataFrame(
+        dict(
+            check=["true_middle", "edit", "edit", "edit"],
+            file="a.py",
+            left_cut="boundary",
+            right_cut="boundary",
+            viable=True,
+            truth=[True, True, False, False],
+            ours=[True, False, True, True],
+            where=["", "elsewhere", "f-string field", "elsewhere"],
+            category=["", "tabs", "uncategorized", "unicode escape"],
+        )
+    )
     rows["agree"] = rows.truth == rows.ours
     s = S.stdlib_summary(rows)
     assert s["disagreements"] == 3 and s["false_rejections"] == 1
@@ -140,15 +148,22 @@ def test_pending_bytes_keep_unfinished_characters():
 def test_rates_carry_n_and_a_wilson_interval():
     assert rate_cell(3, 12).startswith("3/12 (25%, CI ")
     assert rate_cell(0, 0) == "0/0"
-    rows = pd.DataFrame(dict(system="s", arm=["a", "a", "b"], case=["1", "2", "1"],
-                             parses=[True, False, True], em=False, passed=[True, None, False],
-                             end=["model ended", "budget, not closable", "budget, closable"],
-                             output=["x", "y", "z"], body_tokens=[3, 48, 48]))
+    rows = pd.DataFrame(
+        dict(
+            system="s",
+            arm=["a", "a", "b"],
+            case=["1", "2", "1"],
+            parses=[True, False, True],
+            em=False,
+            passed=[True, None, False],
+            end=["model ended", "budget, not closable", "budget, closable"],
+            output=["x", "y", "z"],
+            body_tokens=[3, 48, 48],
+        )
+    )
     t = R.validity_table(rows, ["arm"])
     assert t.n.tolist() == [2, 1] and t.ended_and_parses.tolist() == [1, 0]
     assert t.parse_ci95[0][0] < 0.5 < t.parse_ci95[0][1]
-    recs = R.case_records(rows, rows.iloc[:0].assign(problem=[], cut=[], middle=[],
-                                                     new_tokens=[]))
+    recs = R.case_records(rows, rows.iloc[:0].assign(problem=[], cut=[], middle=[], new_tokens=[]))
     assert [r["closed_by"] for r in recs] == ["model", "budget", "budget"]
     assert recs[1]["forwards"] == 48
-

@@ -16,24 +16,33 @@ def test_summary_markdown_counts_the_cuts():
 
 def test_stdlib_chapter_helpers(monkeypatch):
     summary = {"cuts": 3, "uncategorized": 0}
-    assert SV.sample_line(summary) == ("standard-library sample: 3 cuts, uncategorized "
-                                       "disagreements: 0")
+    assert SV.sample_line(summary) == (
+        "standard-library sample: 3 cuts, uncategorized disagreements: 0"
+    )
     monkeypatch.setattr(SV, "summary_markdown", lambda s, title: f"[{title}]")
     sources = {"a.py": "x = 1\n"}
     absent = SV.chapter_markdown(sources, summary, None, "smoke").split("\n\n")
     assert absent[1] == "[This run's sample (profile smoke)]"
     assert absent[2] == "*No full run committed (`results/fim.full.json` is absent).*"
-    full = {"manifest": {"python": "3.11.9", "sha256": "ab" * 32}, "summary": {},
-            "command": "python -m cadlib.fim.stdlib", "cost": {"per_cut": [
-                {"left_chars": 10, "build_s": 0.01, "feed_s": 0.001, "middle_chars": 5}]}}
+    full = {
+        "manifest": {"python": "3.11.9", "sha256": "ab" * 32},
+        "summary": {},
+        "command": "python -m cadlib.fim.stdlib",
+        "cost": {
+            "per_cut": [{"left_chars": 10, "build_s": 0.01, "feed_s": 0.001, "middle_chars": 5}]
+        },
+    }
     present = SV.chapter_markdown(sources, summary, full, "smoke").split("\n\n")
-    assert present[2] == ("[Full run, Python 3.11.9, sha256 abababababab] Command: "
-                          "`python -m cadlib.fim.stdlib`.")
+    assert present[2] == (
+        "[Full run, Python 3.11.9, sha256 abababababab] Command: `python -m cadlib.fim.stdlib`."
+    )
     seen = {}
-    monkeypatch.setattr(SV, "plot_costs", lambda per_cut, sweep, label: seen.update(
-        n=len(per_cut), label=label))
-    frame = pd.DataFrame(dict(check=["true_middle", "edit", "true_middle"],
-                              build_s=[0.1, None, None]))
+    monkeypatch.setattr(
+        SV, "plot_costs", lambda per_cut, sweep, label: seen.update(n=len(per_cut), label=label)
+    )
+    frame = pd.DataFrame(
+        dict(check=["true_middle", "edit", "true_middle"], build_s=[0.1, None, None])
+    )
     SV.plot_chapter_costs(frame, None, pd.DataFrame(), "cpu X", "smoke")
     assert seen == {"n": 1, "label": "this sample; sweep on this machine (cpu X), profile smoke"}
     SV.plot_chapter_costs(frame, full, pd.DataFrame(), "cpu X", "smoke")

@@ -44,5 +44,6 @@ def test_parser_clock_times_the_parser_without_changing_the_mask(tok):
     timed = TokenTrie(token_texts(tok)).tables.allowed(clock, c.branches)
     plain = TokenTrie(token_texts(tok)).tables.allowed(c._problem.lexer, c.branches)
     assert clock.seconds > 0 and clock._depth == 0
-    assert [[a.tolist() for a in arrays] for arrays, _ in timed] == \
-        [[a.tolist() for a in arrays] for arrays, _ in plain]
+    assert [[a.tolist() for a in arrays] for arrays, _ in timed] == [
+        [a.tolist() for a in arrays] for arrays, _ in plain
+    ]

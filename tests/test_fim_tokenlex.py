@@ -13,21 +13,126 @@ from cadlib.fim.mask import naive_allowed_mask, token_texts
 # token texts that end and start every kind of symbol: names and keyword prefixes, string
 # prefixes and quotes, numbers and what may follow them ("1if", "0x", "1e"), operators that
 # extend (":=", "->", "..."), comments, continuations, indentation, tabs, non-ASCII
-PIECES = ["x", "xy", " x", " ", "  ", "    ", "\t", "\n", "\n    ", "\n\n", "(", ")", "()",
-          "):", ":", ":=", "=", " = ", "==", "1", "12", "1.", "1e", "e5", "1_0", "0x", "0o7",
-          "1j", "if", " if ", "1if", "or", "1or", "in", "is", "else", "not", "and", '"', '"a',
-          'a"', "'", "r'", "b'", "f\"", "'''", '"""', "#", "# c", "\\", "\\\n", "return",
-          " return", "re", "ret", "def", " f", "(x", "0", ".", "..", "...", "->", "-", "*",
-          "**", ",", ", ", "[", "]", "[]", "{", "}", "é", " é", "€", "lambda", "pass", "\r",
-          "x.y", ".5", "5.", ".x", "x(", "x)", ")\n", ":\n", ":\n    ", "\f", "async", "match",
-          "\nx", "\n    y", ")\nx", ":\n    pass", "\n#", "\n\tx", "x\n  "]
+PIECES = [
+    "x",
+    "xy",
+    " x",
+    " ",
+    "  ",
+    "    ",
+    "\t",
+    "\n",
+    "\n    ",
+    "\n\n",
+    "(",
+    ")",
+    "()",
+    "):",
+    ":",
+    ":=",
+    "=",
+    " = ",
+    "==",
+    "1",
+    "12",
+    "1.",
+    "1e",
+    "e5",
+    "1_0",
+    "0x",
+    "0o7",
+    "1j",
+    "if",
+    " if ",
+    "1if",
+    "or",
+    "1or",
+    "in",
+    "is",
+    "else",
+    "not",
+    "and",
+    '"',
+    '"a',
+    'a"',
+    "'",
+    "r'",
+    "b'",
+    'f"',
+    "'''",
+    '"""',
+    "#",
+    "# c",
+    "\\",
+    "\\\n",
+    "return",
+    " return",
+    "re",
+    "ret",
+    "def",
+    " f",
+    "(x",
+    "0",
+    ".",
+    "..",
+    "...",
+    "->",
+    "-",
+    "*",
+    "**",
+    ",",
+    ", ",
+    "[",
+    "]",
+    "[]",
+    "{",
+    "}",
+    "é",
+    " é",
+    "€",
+    "lambda",
+    "pass",
+    "\r",
+    "x.y",
+    ".5",
+    "5.",
+    ".x",
+    "x(",
+    "x)",
+    ")\n",
+    ":\n",
+    ":\n    ",
+    "\f",
+    "async",
+    "match",
+    "\nx",
+    "\n    y",
+    ")\nx",
+    ":\n    pass",
+    "\n#",
+    "\n\tx",
+    "x\n  ",
+]
 # left and right contexts: a line start (inside a block, after a dedent), brackets, strings,
 # numbers, a comment, a name, mid-indentation, and an empty file
-CONTEXTS = [("def f(x):\n    ", "\n"), ("x = [1, ", "]\n"), ('s = "ab', '"\n'),
-            ("if a:\n", ""), ("x = 1", "\ny = 2\n"), ("def f():\n    ret", "urn 1\n"),
-            ("# co", "\nx = 1\n"), ("x = (1 +\n", ")\n"), ("", ""), ("y = 0", " if a else 1\n"),
-            ("def f(x):\n  ", "  return x\n"), ("if a:\n    b\n", "c\n"), ("x = r'", "'\n"),
-            ("x = 0", "\n"), ("x = f(a,\n      ", ")\n"), ("x = 1 \\\n", "+ 2\n")]
+CONTEXTS = [
+    ("def f(x):\n    ", "\n"),
+    ("x = [1, ", "]\n"),
+    ('s = "ab', '"\n'),
+    ("if a:\n", ""),
+    ("x = 1", "\ny = 2\n"),
+    ("def f():\n    ret", "urn 1\n"),
+    ("# co", "\nx = 1\n"),
+    ("x = (1 +\n", ")\n"),
+    ("", ""),
+    ("y = 0", " if a else 1\n"),
+    ("def f(x):\n  ", "  return x\n"),
+    ("if a:\n    b\n", "c\n"),
+    ("x = r'", "'\n"),
+    ("x = 0", "\n"),
+    ("x = f(a,\n      ", ")\n"),
+    ("x = 1 \\\n", "+ 2\n"),
+]
 FEEDS = ["", "x", " ", "\n", "(", "  ", "1", "1e", "1i", "0", ".", "r", "#", "\\", "\t", "'"]
 
 
@@ -36,9 +141,10 @@ def naive(constraint, texts):
 
 
 @settings(max_examples=80, deadline=None)
-@given(st.lists(st.sampled_from(PIECES), min_size=1, max_size=40, unique=True),
-       st.lists(st.tuples(st.sampled_from(CONTEXTS), st.sampled_from(FEEDS)), min_size=1,
-                max_size=6))
+@given(
+    st.lists(st.sampled_from(PIECES), min_size=1, max_size=40, unique=True),
+    st.lists(st.tuples(st.sampled_from(CONTEXTS), st.sampled_from(FEEDS)), min_size=1, max_size=6),
+)
 def test_tables_equal_feeding_each_token_across_states(vocab, states):
     """One trie, several states in turn: the tables built for the first states (with subtrees
     deferred where their charts failed) give the exact mask on later ones."""
@@ -72,12 +178,40 @@ def test_symbols_route_tokens_to_shared_tables():
     """An operator hands every token it does not extend to the boundary table, a name the
     ones that do not start with an identifier character; a keyword prefix hands the tokens
     that make it a plain name to the plain name's table. The masks stay exact."""
-    vocab = ["(", " (", "=", "==", "x", " x", "x(", ".y", "1", "abc", ")", ":", ".", "'a'",
-             "urn", "u", "ur", "xs", "x)", "s(", " 1"]
+    vocab = [
+        "(",
+        " (",
+        "=",
+        "==",
+        "x",
+        " x",
+        "x(",
+        ".y",
+        "1",
+        "abc",
+        ")",
+        ":",
+        ".",
+        "'a'",
+        "urn",
+        "u",
+        "ur",
+        "xs",
+        "x)",
+        "s(",
+        " 1",
+    ]
     trie = TokenTrie(vocab)
-    for left, right in [("x = a ", "\n"), ("x = y =", " 1\n"), ("x = f", "\n"), ("x = 1", "\n"),
-                        ("x = r", "\n"), ("def f():\n    ret", "\n"), ("x = ret", "\n"),
-                        ("x = zq", "\n")]:
+    for left, right in [
+        ("x = a ", "\n"),
+        ("x = y =", " 1\n"),
+        ("x = f", "\n"),
+        ("x = 1", "\n"),
+        ("x = r", "\n"),
+        ("def f():\n    ret", "\n"),
+        ("x = ret", "\n"),
+        ("x = zq", "\n"),
+    ]:
         c = FIMConstraint(left, right)
         assert (trie.allowed(c) == naive(c, vocab)).all(), left
     name = FIMConstraint("x = zq", "\n").branches[0][1]  # the plain name's automaton state
@@ -116,8 +250,12 @@ def test_smollm2_tables_equal_naive_along_true_middles(tok):
     assert len(states) >= 10 and (True, True, False) in kinds  # a line start among them
     # and the rarer states: a number that may end before "else" (two branches, a guard and a
     # follow set), one before "if", a continuation line, a triple-quoted string's newline
-    for left, right, fed in [("y = a if 1", " b\n", "e"), ("y = a if 1", " else b\n", "i"),
-                             ("x = 1 + \\", "\n2\n", "\n"), ('s = """a', '"""\n', "\n")]:
+    for left, right, fed in [
+        ("y = a if 1", " b\n", "e"),
+        ("y = a if 1", " else b\n", "i"),
+        ("x = 1 + \\", "\n2\n", "\n"),
+        ('s = """a', '"""\n', "\n"),
+    ]:
         states.append(FIMConstraint(left, right))
         assert states[-1].feed(fed)
     assert any(len(c.branches) > 1 and any(b[2] and b[3] for b in c.branches) for c in states)
@@ -128,18 +266,51 @@ def test_smollm2_tables_equal_naive_along_true_middles(tok):
 
 
 # f-string pieces: fields, conversions, format specs, doubled braces, nested quotes
-FSTRING_PIECES = PIECES + ["{", "}", "{{", "}}", "{x", "x}", "!r", "!r}", ":>", ":>{", "{x!r}",
-                           "=}", "'}", "{'a'", "!", "!=", "f'", "f'{", "'\n", "{x:{y}}", " }"]
-FSTRING_CONTEXTS = [('s = f"a', '"\n'), ('s = f"{', '}"\n'), ("s = f'{x", "!r}'\n"),
-                    ('s = f"{x:', '}"\n'), ('s = f"""{', '}"""\n'), ("s = rf'{x}", "'\n"),
-                    ('s = f"{a[', ']}"\n'), ("", "")]
+FSTRING_PIECES = PIECES + [
+    "{",
+    "}",
+    "{{",
+    "}}",
+    "{x",
+    "x}",
+    "!r",
+    "!r}",
+    ":>",
+    ":>{",
+    "{x!r}",
+    "=}",
+    "'}",
+    "{'a'",
+    "!",
+    "!=",
+    "f'",
+    "f'{",
+    "'\n",
+    "{x:{y}}",
+    " }",
+]
+FSTRING_CONTEXTS = [
+    ('s = f"a', '"\n'),
+    ('s = f"{', '}"\n'),
+    ("s = f'{x", "!r}'\n"),
+    ('s = f"{x:', '}"\n'),
+    ('s = f"""{', '}"""\n'),
+    ("s = rf'{x}", "'\n"),
+    ('s = f"{a[', ']}"\n'),
+    ("", ""),
+]
 FSTRING_FEEDS = ["", "x", "{", "}", "!", "'", "{x", ":>", "=", " "]
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.sampled_from(FSTRING_PIECES), min_size=1, max_size=40, unique=True),
-       st.lists(st.tuples(st.sampled_from(FSTRING_CONTEXTS), st.sampled_from(FSTRING_FEEDS)),
-                min_size=1, max_size=5))
+@given(
+    st.lists(st.sampled_from(FSTRING_PIECES), min_size=1, max_size=40, unique=True),
+    st.lists(
+        st.tuples(st.sampled_from(FSTRING_CONTEXTS), st.sampled_from(FSTRING_FEEDS)),
+        min_size=1,
+        max_size=5,
+    ),
+)
 def test_tables_equal_feeding_each_token_inside_fstrings(vocab, states):
     """States inside f-string literals, fields, conversions and format specs (their lexical
     states carry the field's parse): the mask is still exactly "feed each token"."""

@@ -47,6 +47,7 @@ def failure(apply, doc: str, text: str) -> str:
         apply(doc, text)
     return err.value.category
 
+
 # --- every format round-trips the ordinary edits -------------------------------------------------
 
 ORDINARY = {
@@ -383,14 +384,42 @@ def test_table3_reading_quotes_the_papers_printed_deltas(results):
 
 
 def test_pareto_reading_names_what_beats_cad():
-    summary = pd.DataFrame([
-        dict(corpus="heval-fix-py", format="cad", mean=40.0, rt_em=1.0, fails=0, delta_tok_pct=0.0),
-        dict(corpus="heval-fix-py", format="search-replace", mean=38.0, rt_em=0.99, fails=1,
-             delta_tok_pct=-5.0),
-        dict(corpus="heval-fix-js", format="cad", mean=40.0, rt_em=1.0, fails=0, delta_tok_pct=0.0),
-        dict(corpus="heval-fix-js", format="full", mean=80.0, rt_em=1.0, fails=0,
-             delta_tok_pct=100.0),
-    ])  # fmt: skip
+    summary = pd.DataFrame(
+        [
+            dict(
+                corpus="heval-fix-py",
+                format="cad",
+                mean=40.0,
+                rt_em=1.0,
+                fails=0,
+                delta_tok_pct=0.0,
+            ),
+            dict(
+                corpus="heval-fix-py",
+                format="search-replace",
+                mean=38.0,
+                rt_em=0.99,
+                fails=1,
+                delta_tok_pct=-5.0,
+            ),
+            dict(
+                corpus="heval-fix-js",
+                format="cad",
+                mean=40.0,
+                rt_em=1.0,
+                fails=0,
+                delta_tok_pct=0.0,
+            ),
+            dict(
+                corpus="heval-fix-js",
+                format="full",
+                mean=80.0,
+                rt_em=1.0,
+                fails=0,
+                delta_tok_pct=100.0,
+            ),
+        ]
+    )
     text = F.pareto_reading(summary, corpora=("heval-fix-py", "heval-fix-js"))
     assert text.startswith("Copy-as-Decode is alone on the Pareto front on HEvalFix-JS")
     assert "search/replace (Aider) is 5.0 % cheaper (1 failure)" in text

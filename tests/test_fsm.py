@@ -118,16 +118,33 @@ def test_range_digits_respect_the_document(smol):
 
 def multi_digit_table() -> TokenTable:
     """A toy tokenizer with multi-digit tokens ("12", "345") and greedy longest match."""
-    pieces = ['<copy lines="', '"/>', "<gen>\n", "</gen>", "<program>\n", "</program>",
-              "<", "</", "-", "\n", "\t", "12", "345", *"0123456789",
-              *"abcdefghijklmnopqrstuvwxyz ", "<eos>"]  # fmt: skip
+    pieces = [
+        '<copy lines="',
+        '"/>',
+        "<gen>\n",
+        "</gen>",
+        "<program>\n",
+        "</program>",
+        "<",
+        "</",
+        "-",
+        "\n",
+        "\t",
+        "12",
+        "345",
+        *"0123456789",
+        *"abcdefghijklmnopqrstuvwxyz ",
+        "<eos>",
+    ]
     vocab = [p.encode() for p in pieces]
 
     def encode(text):
         out, i = [], 0
         while i < len(text):
-            k = max((k for k, p in enumerate(pieces[:-1]) if text.startswith(p, i)),
-                    key=lambda k: len(pieces[k]))  # fmt: skip
+            k = max(
+                (k for k, p in enumerate(pieces[:-1]) if text.startswith(p, i)),
+                key=lambda k: len(pieces[k]),
+            )
             out.append(k)
             i += len(pieces[k])
         return out
@@ -160,8 +177,10 @@ def test_gen_close_is_the_exact_id_sequence(which, request):
     table = request.getfixturevalue(which)
     fsm = CopyGenFSM(table, "a")
     body = walk(fsm, table.encode("x = a "), body_state(fsm))
-    spellings = {tuple(table.encode(p)) + tuple(table.encode(q)) for p, q in
-                 [("<", "/gen>"), ("</", "gen>"), ("</g", "en>"), ("</ge", "n>")]}  # fmt: skip
+    spellings = {
+        tuple(table.encode(p)) + tuple(table.encode(q))
+        for p, q in [("<", "/gen>"), ("</", "gen>"), ("</g", "en>"), ("</ge", "n>")]
+    }
     spellings |= {tuple(table.encode("<")) + tuple(table.encode("/")) + tuple(table.encode("gen>"))}
     spellings |= {tuple(table.encode("</gen>")), tuple(table.encode("</gen>\n"))}
     spellings = {ids for ids in spellings if ids[: len(table.gen_close)] != table.gen_close}
@@ -215,8 +234,15 @@ def random_walk(fsm, rng: torch.Generator, budget: int, boost: float) -> list[in
     pushed up: the next id of ``</gen>`` (so bodies close) or a trap (another spelling of
     ``</gen>``, ``>\n``, ``<``: what the mask must refuse)."""
     table, state, ids, chosen = fsm.table, fsm.initial(), [], 0
-    traps = [*table.lt, *table.encode("/"), *table.encode("gen>"), *table.encode(">\n"),
-             *table.encode("</"), *table.encode("copy"), *table.newline]  # fmt: skip
+    traps = [
+        *table.lt,
+        *table.encode("/"),
+        *table.encode("gen>"),
+        *table.encode(">\n"),
+        *table.encode("</"),
+        *table.encode("copy"),
+        *table.newline,
+    ]
     while state.phase != "done":
         allowed = fsm.allowed(state)
         if allowed.single is None and chosen >= budget:
@@ -294,8 +320,14 @@ def test_transcript_minus_tags_is_the_resolved_text_plus_newline(smol):
     doc = "a\nb\nc\nd"
     program = Program([Copy(1, 2), Gen("X\n"), Copy(4, 4)])
     text = transcript(program, doc, smol).text(smol)
-    tag_lines = ('<program>\n', '<copy lines="1-2"/>\n', "<gen>\n", "</gen>\n",
-                 '<copy lines="4-4"/>\n', "</program>")  # fmt: skip
+    tag_lines = (
+        "<program>\n",
+        '<copy lines="1-2"/>\n',
+        "<gen>\n",
+        "</gen>\n",
+        '<copy lines="4-4"/>\n',
+        "</program>",
+    )
     for tag in tag_lines:
         text = text.replace(tag, "", 1)
     assert text == resolve(program, doc) + "\n"

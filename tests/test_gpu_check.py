@@ -24,8 +24,12 @@ def test_the_gpu_profiles_time_the_papers_shapes_in_bf16_eager():
     assert set(decoding["timing_cases"]) == {"heval-fix-py", "heval-fix-js", "probeedit"}
 
 
-@pytest.mark.parametrize("args", [["--device", "cpu"], ["--profile", "smoke", "--device", "cuda"],
-                                  []] if not torch.cuda.is_available() else [["--device", "cpu"]])
+@pytest.mark.parametrize(
+    "args",
+    [["--device", "cpu"], ["--profile", "smoke", "--device", "cuda"], []]
+    if not torch.cuda.is_available()
+    else [["--device", "cpu"]],
+)
 def test_the_gpu_profile_refuses_a_machine_without_cuda(args, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("CADLIB_RESULTS_DIR", str(tmp_path))
     assert gpu_check.main(args) == 2
@@ -52,17 +56,29 @@ def test_the_smoke_form_writes_both_evidence_files(tmp_path, monkeypatch, capsys
 
 
 def gpu_record(curves: dict, busy: bool = False) -> dict:
-    load = {"samples": 4, "seconds": 300.0, "load_avg_1m": {"mean": 1.0, "max": 1.1},
-            "other_cores": {"mean": 0.9 if busy else 0.01, "max": 1.0},
-            "busiest_other": [{"name": "pytest", "cores": 0.9}]}  # fmt: skip
-    return {"numbers": {"curves": curves}, "hardware": {"gpu": "NVIDIA H200"},
-            "created": "2026-12-02T00:00:00+00:00", "provenance": {"load": load, "busy": busy},
-            "params": {"dtype": "bfloat16", "attn_implementation": "eager"}}  # fmt: skip
+    load = {
+        "samples": 4,
+        "seconds": 300.0,
+        "load_avg_1m": {"mean": 1.0, "max": 1.1},
+        "other_cores": {"mean": 0.9 if busy else 0.01, "max": 1.0},
+        "busiest_other": [{"name": "pytest", "cores": 0.9}],
+    }
+    return {
+        "numbers": {"curves": curves},
+        "hardware": {"gpu": "NVIDIA H200"},
+        "created": "2026-12-02T00:00:00+00:00",
+        "provenance": {"load": load, "busy": busy},
+        "params": {"dtype": "bfloat16", "attn_implementation": "eager"},
+    }
 
 
 def test_chapter_2_shows_the_gpu_curves_beside_the_papers_a100_points():
-    record = gpu_record({"qwen2.5-7b-random": {"N": [1, 8, 512], "s": [1.0, 6.0, 181.0]},
-                         "qwen2.5-1.5b-random": {"N": [1, 8], "s": [1.0, 7.7]}})  # fmt: skip
+    record = gpu_record(
+        {
+            "qwen2.5-7b-random": {"N": [1, 8, 512], "s": [1.0, 6.0, 181.0]},
+            "qwen2.5-1.5b-random": {"N": [1, 8], "s": [1.0, 7.7]},
+        }
+    )
     table = K.gpu_evidence(record).set_index(["shape (random init)", "N"])
     assert table.loc[("qwen2.5-7b-random", 512), "s(N) paper, A100"] == 90.5
     assert table.loc[("qwen2.5-7b-random", 512), "ours / paper"] == 2.0

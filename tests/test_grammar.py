@@ -46,10 +46,10 @@ def test_parse_inverts_render(program):
 # (text, fragment of the expected message): every malformed-program class of the issue.
 malformed__message = [
     ("<program><gen>abc</program>", "unclosed <gen>"),
-    ("<program><delete lines=\"1-2\"/></program>", "unknown tag '<delete'"),
+    ('<program><delete lines="1-2"/></program>', "unknown tag '<delete'"),
     ('<program><copy lines="1"/></program>', 'line range "i-j"'),
     ('<program><copy lines=""/></program>', 'line range "i-j"'),
-    ('<program><copy/></program>', "copy opener"),
+    ("<program><copy/></program>", "copy opener"),
     ('<program><copy lines="5-2"/></program>', "inverted line range 5-2"),
     ('<program><copy lines="0-2"/></program>', "1-based"),
     ('<program><copy lines="-1-2"/></program>', "1-based"),
@@ -57,8 +57,8 @@ malformed__message = [
     ('<program><copy lines="1-2"/>', "missing '</program>'"),
     ("<program></program>", "empty program"),
     ("", "expected '<program>'"),
-    ("<copy lines=\"1-2\"/>", "program opener"),
-    ('<program><gen>a</gen></program> trailing', "text after </program>"),
+    ('<copy lines="1-2"/>', "program opener"),
+    ("<program><gen>a</gen></program> trailing", "text after </program>"),
 ]
 
 

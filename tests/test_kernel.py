@@ -75,8 +75,9 @@ def test_random_ids_are_seeded_and_in_range():
 @pytest.mark.parametrize("shared", [False, True])
 def test_measure_speedup_shapes_and_cache_log(tiny_eager, shared):
     grid = (1, 2, 4, 8)
-    m = KT.measure_speedup(tiny_eager, P=10, N_grid=grid, trials=2, warmup=1,
-                          shared_ar_run=shared, progress=False)  # fmt: skip
+    m = KT.measure_speedup(
+        tiny_eager, P=10, N_grid=grid, trials=2, warmup=1, shared_ar_run=shared, progress=False
+    )
     assert m.N == list(grid) and m.ar_s.shape == m.pp_s.shape == (2, 4)
     assert (m.ar_s > 0).all() and (m.pp_s > 0).all()
     # every timed path starts at P, grows by exactly N and is cropped back to P
@@ -107,14 +108,29 @@ def test_timing_warnings_flag_a_disturbed_run():
 
 
 def test_short_spans_are_sampled_min_tokens_over_n_times(tiny_eager):
-    m = KT.measure_speedup(tiny_eager, P=6, N_grid=(1, 2, 4, 8), trials=1, warmup=0,
-                          shared_ar_run=True, min_tokens=4, progress=False)  # fmt: skip
+    m = KT.measure_speedup(
+        tiny_eager,
+        P=6,
+        N_grid=(1, 2, 4, 8),
+        trials=1,
+        warmup=0,
+        shared_ar_run=True,
+        min_tokens=4,
+        progress=False,
+    )
     count = {}
     for row in m.cache_log:
         count[row["path"], row["N"]] = count.get((row["path"], row["N"]), 0) + 1
     # N=8 is read off the shared run; N < 4 gets ceil(4 / N) separate samples on each path
-    assert count == {("AR", 8): 1, ("AR", 1): 4, ("AR", 2): 2, ("PP", 1): 4, ("PP", 2): 2,
-                     ("PP", 4): 1, ("PP", 8): 1}  # fmt: skip
+    assert count == {
+        ("AR", 8): 1,
+        ("AR", 1): 4,
+        ("AR", 2): 2,
+        ("PP", 1): 4,
+        ("PP", 2): 2,
+        ("PP", 4): 1,
+        ("PP", 8): 1,
+    }
     assert m.cache_always_restored and (m.ar_s > 0).all()
 
 
@@ -125,8 +141,9 @@ def test_measure_speedup_rejects_bad_grids(tiny_eager):
 
 
 def test_fixed_costs_report_every_cost(tiny_eager):
-    fc = K.measure_fixed_costs(tiny_eager, P=8, trials=2, mask_reps=20, forward_reps=2,
-                               forced_lens=(3, 4, 5))  # fmt: skip
+    fc = K.measure_fixed_costs(
+        tiny_eager, P=8, trials=2, mask_reps=20, forward_reps=2, forced_lens=(3, 4, 5)
+    )
     for key in ("c_mask_ms", "c_sync_ms", "c_forced_ms", "tau_ms"):
         assert set(fc[key]) == {"median", "min", "max", "n"}
         assert fc[key]["min"] <= fc[key]["median"] <= fc[key]["max"]
@@ -166,8 +183,10 @@ def test_minimum_span_matches_table_17_definition():
     # N tau > N tau / s + c: with tau = 1 and c = 1: N=2 gives 2 - 2/1.2 = 0.33 < 1; N=4 pays
     assert K.minimum_span_with_overhead(N, s, tau_ms=1.0, c_ms=1.0) == 4
     assert K.minimum_span_with_overhead(N, s, tau_ms=1.0, c_ms=100.0) is None
-    fixed = {k: {"median": v} for k, v in
-             dict(c_forced_ms=0.8, c_mask_ms=0.1, c_sync_ms=0.1, tau_ms=1.0).items()}  # fmt: skip
+    fixed = {
+        k: {"median": v}
+        for k, v in dict(c_forced_ms=0.8, c_mask_ms=0.1, c_sync_ms=0.1, tau_ms=1.0).items()
+    }
     m = K.m_star({"N": N, "s": s}, fixed)
     assert m == dict(strict=2, safe=4, with_overhead=4, overhead_c_ms=1.0, tau_ms=1.0)
 
@@ -178,18 +197,44 @@ def test_minimum_span_matches_table_17_definition():
 def _fake_bench():
     def entry(name, params, s):
         N = [1, 2, 4, 8]
-        meta = dict(model=name, source="measured", random_init=True, dtype="float32",
-                    device="cpu", hardware={"threads": 2}, attn_implementation="eager",
-                    P=16, trials=3, shape={"parameters": params})  # fmt: skip
-        curve = dict(N=N, s=s, s_lo=s, s_hi=s, T_AR_ms=[1.0] * 4, T_PP_ms=[1.0] * 4,
-                     AR_ms_per_token=[1.0] * 4, meta=meta)  # fmt: skip
-        fixed = {k: {"median": 0.1, "min": 0.1, "max": 0.1, "n": 1}
-                 for k in ("c_mask_ms", "c_sync_ms", "c_forced_ms", "tau_ms")}  # fmt: skip
-        return dict(curve=curve, fixed_costs=fixed, m_star=K.m_star(curve, fixed),
-                    cache_log=[], cache_always_restored=True)  # fmt: skip
+        meta = dict(
+            model=name,
+            source="measured",
+            random_init=True,
+            dtype="float32",
+            device="cpu",
+            hardware={"threads": 2},
+            attn_implementation="eager",
+            P=16,
+            trials=3,
+            shape={"parameters": params},
+        )
+        curve = dict(
+            N=N,
+            s=s,
+            s_lo=s,
+            s_hi=s,
+            T_AR_ms=[1.0] * 4,
+            T_PP_ms=[1.0] * 4,
+            AR_ms_per_token=[1.0] * 4,
+            meta=meta,
+        )
+        fixed = {
+            k: {"median": 0.1, "min": 0.1, "max": 0.1, "n": 1}
+            for k in ("c_mask_ms", "c_sync_ms", "c_forced_ms", "tau_ms")
+        }
+        return dict(
+            curve=curve,
+            fixed_costs=fixed,
+            m_star=K.m_star(curve, fixed),
+            cache_log=[],
+            cache_always_restored=True,
+        )
 
-    return {"small": entry("small", 10, [1.0, 1.6, 3.0, 6.0]),
-            "big": entry("big", 100, [1.1, 2.0, 4.0, 7.0])}  # fmt: skip
+    return {
+        "small": entry("small", 10, [1.0, 1.6, 3.0, 6.0]),
+        "big": entry("big", 100, [1.1, 2.0, 4.0, 7.0]),
+    }
 
 
 def test_results_round_trip_through_load_curve(tmp_path, monkeypatch):
@@ -269,10 +314,19 @@ def test_profiles_follow_the_paper_and_fit_the_cpu():
 
 
 def test_benchmark_models_end_to_end_on_tiny(tiny_eager):
-    params = choose(K.PROFILES, "cpu", models=("tiny-random",), P=8, N_grid=(1, 2, 4),
-                    trials=1, mask_reps=5, forward_reps=1)  # fmt: skip
-    bench = K.benchmark_models(params, device="cpu", loaded={"tiny-random": tiny_eager},
-                               progress=False)  # fmt: skip
+    params = choose(
+        K.PROFILES,
+        "cpu",
+        models=("tiny-random",),
+        P=8,
+        N_grid=(1, 2, 4),
+        trials=1,
+        mask_reps=5,
+        forward_reps=1,
+    )
+    bench = K.benchmark_models(
+        params, device="cpu", loaded={"tiny-random": tiny_eager}, progress=False
+    )
     entry = bench["tiny-random"]
     assert entry["cache_always_restored"] and entry["curve"]["N"] == [1, 2, 4]
     meta = entry["curve"]["meta"]
@@ -328,9 +382,14 @@ def test_splice_check_table_shows_check_beside_control():
 
 
 def test_speedup_overview_has_a_row_per_curve_and_per_paper_point():
-    curve = {"N": [1, 2, 8], "s": [1.0, 1.9, 7.0], "s_best": [1.0, 2.0, 7.5],
-             "AR_ms_per_token": [40.0, 40.0, 40.0], "T_PP_ms": [40.0, 42.0, 45.0],
-             "meta": {"device": "cpu"}}  # fmt: skip
+    curve = {
+        "N": [1, 2, 8],
+        "s": [1.0, 1.9, 7.0],
+        "s_best": [1.0, 2.0, 7.5],
+        "AR_ms_per_token": [40.0, 40.0, 40.0],
+        "T_PP_ms": [40.0, 42.0, 45.0],
+        "meta": {"device": "cpu"},
+    }
     paper = {"p": {"N": [8, 512], "s": [6.8, 90.5]}}
     table = K.speedup_overview({"curves": {"m": curve}}, paper)
     assert table.loc["m", "s(8)"] == 7.0 and table.loc["m", "s best(8)"] == 7.5

@@ -79,8 +79,9 @@ def test_computing_every_id_is_the_plain_forward(model):
     a, b = new_cache(model), new_cache(model)
     forward(model, ids[:12], a)
     forward(model, ids[:12], b)
-    torch.testing.assert_close(forward(model, ids[12:], a),
-                               forward_reusing(model, ids[12:], [None] * 18, b))  # fmt: skip
+    torch.testing.assert_close(
+        forward(model, ids[12:], a), forward_reusing(model, ids[12:], [None] * 18, b)
+    )
     torch.testing.assert_close(a.layers[-1].keys, b.layers[-1].keys)
 
 
@@ -137,7 +138,10 @@ def test_options_are_checked_without_a_model():
     from cadlib.decoding.kv_reuse import check_copy_kv
 
     assert check_copy_kv("reuse", "transformers", recompute="first=2") == Policy(first=2)
-    for args in (("reuse", "llama.cpp"), ("share", "transformers"),
-                 ("reuse", "transformers", True)):  # fmt: skip
+    for args in (
+        ("reuse", "llama.cpp"),
+        ("share", "transformers"),
+        ("reuse", "transformers", True),
+    ):
         with pytest.raises(ValueError):
             check_copy_kv(*args)

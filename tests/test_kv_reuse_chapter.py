@@ -44,8 +44,7 @@ def test_agreement_of_the_control_is_total_and_numbers_are_declared(model, tok, 
     assert (control.recomputed == 1).all()
     verdict = K.threshold_verdict(table)
     assert verdict["best"] is not None and set(verdict["rates"]) == {"none", "all"}
-    shares = K.share_table(K.reuse_shares(inputs, tok, ("none", "all"), "SmolLM2",
-                                          progress=False))  # fmt: skip
+    shares = K.share_table(K.reuse_shares(inputs, tok, ("none", "all"), "SmolLM2", progress=False))
     numbers = K.kv_numbers(shares, table, verdict)
     record = {"numbers": {**numbers, "runtime_s": 1.5, "timing": {"x": {"decode_s": 0.5}}}}
     assert undeclared_floats("kv_reuse", record) == []
@@ -54,41 +53,79 @@ def test_agreement_of_the_control_is_total_and_numbers_are_declared(model, tok, 
 
 def test_the_timed_run_reads_the_fastest_reuse_policy_against_both_baselines():
     def t(decode_s, vs):
-        return dict(forwards=10.0, ids_computed=20.0, decode_s=decode_s, gold_ids_per_s=1.0,
-                    vs_exact_splice=vs)
+        return dict(
+            forwards=10.0,
+            ids_computed=20.0,
+            decode_s=decode_s,
+            gold_ids_per_s=1.0,
+            vs_exact_splice=vs,
+        )
 
-    record = dict(profile="timing", created="2026-12-03T09:00:00", provenance=None,
-                  params={"timing_cases": 1, "repeats": 3},
-                  numbers={"timing": {"probeedit": {
-                      "autoregressive": t(12.0, 0.25), "Copy-as-Decode": t(3.0, 1.0),
-                      "reuse none": t(2.0, 1.5), "reuse first=2": t(2.5, 1.2)}}})  # fmt: skip
+    record = dict(
+        profile="timing",
+        created="2026-12-03T09:00:00",
+        provenance=None,
+        params={"timing_cases": 1, "repeats": 3},
+        numbers={
+            "timing": {
+                "probeedit": {
+                    "autoregressive": t(12.0, 0.25),
+                    "Copy-as-Decode": t(3.0, 1.0),
+                    "reuse none": t(2.0, 1.5),
+                    "reuse first=2": t(2.5, 1.2),
+                }
+            }
+        },
+    )
     text = K.timing_run_markdown(record)
     assert "`reuse none` decodes in 2.00 s, 1.50× as fast as the exact splice" in text
     assert "6.0× autoregressive" in text and "Evidence run `kv_reuse.timing.json`" in text
     assert "not recorded" in text  # no provenance: the caption says so
     assert "repeats; medians):" in text  # no prompt cap recorded: none said
-    record["params"]["max_prompt"] = {"heval-fix-py": 500, "realedits-flask": 500,
-                                      "probeedit": 1300}
+    record["params"]["max_prompt"] = {
+        "heval-fix-py": 500,
+        "realedits-flask": 500,
+        "probeedit": 1300,
+    }
     assert "medians; prompts of at most 500 ids (ProbeEdit 1,300)):" in K.timing_run_markdown(
-        record)
+        record
+    )
     table = K.timing_run_table(record)
     assert len(table) == 4 and set(table.method) >= {"reuse none", "Copy-as-Decode"}
 
 
 def test_speed_goals_are_judged_at_the_best_agreeing_policy_and_can_be_met():
     def t(decode_s, vs, ids_per_s=100.0):
-        return dict(forwards=1.0, ids_computed=1.0, decode_s=decode_s, gold_ids_per_s=ids_per_s,
-                    vs_exact_splice=vs)
+        return dict(
+            forwards=1.0,
+            ids_computed=1.0,
+            decode_s=decode_s,
+            gold_ids_per_s=ids_per_s,
+            vs_exact_splice=vs,
+        )
 
     def corpus(reuse_s):
-        return {"prompt lookup": t(8.0, 0.5), "Copy-as-Decode": t(4.0, 1.0),
-                "reuse none": t(1.0, 4.0, 1200.0), "reuse first=2": t(reuse_s, 4.0 / reuse_s)}
+        return {
+            "prompt lookup": t(8.0, 0.5),
+            "Copy-as-Decode": t(4.0, 1.0),
+            "reuse none": t(1.0, 4.0, 1200.0),
+            "reuse first=2": t(reuse_s, 4.0 / reuse_s),
+        }
 
-    agreement = {"test": {"none": dict(rate=0.90, recomputed=0.1),
-                          "first=2": dict(rate=0.95, recomputed=0.3)}}
-    record = dict(params={"timing_cases": 1, "repeats": 3}, numbers=dict(
-        verdict={"best": None}, agreement=agreement,
-        timing={"probeedit": corpus(1.0), "realedits-flask": corpus(2.0)}))  # fmt: skip
+    agreement = {
+        "test": {
+            "none": dict(rate=0.90, recomputed=0.1),
+            "first=2": dict(rate=0.95, recomputed=0.3),
+        }
+    }
+    record = dict(
+        params={"timing_cases": 1, "repeats": 3},
+        numbers=dict(
+            verdict={"best": None},
+            agreement=agreement,
+            timing={"probeedit": corpus(1.0), "realedits-flask": corpus(2.0)},
+        ),
+    )
     assert K.judged_policy(record["numbers"]) == "first=2"  # the highest held-out agreement
     goals = K.speed_goals(record).set_index(["goal", "corpus"])
     splice = goals.loc[K.SPEED_GOALS[0][0]]
@@ -105,30 +142,47 @@ def test_speed_goals_are_judged_at_the_best_agreeing_policy_and_can_be_met():
 
 def test_speed_goals_are_judged_at_the_every_case_policy_when_it_was_timed():
     def t(decode_s, vs, ids_per_s=100.0):
-        return dict(forwards=1.0, ids_computed=1.0, decode_s=decode_s, gold_ids_per_s=ids_per_s,
-                    vs_exact_splice=vs)
+        return dict(
+            forwards=1.0,
+            ids_computed=1.0,
+            decode_s=decode_s,
+            gold_ids_per_s=ids_per_s,
+            vs_exact_splice=vs,
+        )
 
-    corpus = {"prompt lookup": t(6.0, 0.5), "Copy-as-Decode": t(3.0, 1.0),
-              "reuse none": t(1.0, 3.0), "reuse first=8,last=64": t(2.5, 1.2)}
+    corpus = {
+        "prompt lookup": t(6.0, 0.5),
+        "Copy-as-Decode": t(3.0, 1.0),
+        "reuse none": t(1.0, 3.0),
+        "reuse first=8,last=64": t(2.5, 1.2),
+    }
     agreement = {"test": {"none": dict(rate=0.90, recomputed=0.1)}}
-    record = dict(params={"timing_cases": 1, "repeats": 3}, numbers=dict(
-        verdict={"best": None}, agreement=agreement,
-        timing={"probeedit": corpus, "heval-fix-java": corpus}))  # fmt: skip
+    record = dict(
+        params={"timing_cases": 1, "repeats": 3},
+        numbers=dict(
+            verdict={"best": None},
+            agreement=agreement,
+            timing={"probeedit": corpus, "heval-fix-java": corpus},
+        ),
+    )
     policy, why = K.speed_policy(record, "first=8,last=64")
     assert policy == "first=8,last=64" and "every case of the held-out" in why
     assert K.speed_policy(record, "first=2")[0] == "none"  # not timed: the run's own choice
     assert K.speed_policy(record, None)[0] == "none"
     text = K.speed_goals_markdown(record, "first=8,last=64")
     assert "judged at `first=8,last=64`" in text
-    assert "≥ 3× the exact splice: **missed**, met on 0 of 1 corpora (at `first=8,last=64`: " \
-           "ProbeEdit 1.2; at `none`: ProbeEdit 3)." in text
+    assert (
+        "≥ 3× the exact splice: **missed**, met on 0 of 1 corpora (at `first=8,last=64`: "
+        "ProbeEdit 1.2; at `none`: ProbeEdit 3)." in text
+    )
     assert "≥ 2× prompt lookup: **met**" in text  # 6.0 s / 2.5 s = 2.4×
     record["provenance"] = dict(busy=False)
     assert K.speed_answer(record, "first=8,last=64") == (
         "Timed at `first=8,last=64` on a quiet machine (1 case(s) per corpus, 3 repeats), the "
         "speed goals: ≥ 3× the exact splice missed (0 of 1 corpora); ≥ 2× prompt lookup met "
         "(1 of 1 corpora); moonshot: ≥ 1,000 output ids/s missed (0 of 1 corpora). Against "
-        "the exact splice: ProbeEdit 1.20× (`none`, which reuses the most: 3.00×).")
+        "the exact splice: ProbeEdit 1.20× (`none`, which reuses the most: 3.00×)."
+    )
     record["provenance"] = None
     assert "on a machine whose load was not recorded" in K.speed_answer(record)
 
@@ -152,20 +206,43 @@ def test_free_runs_compare_transcripts_and_count_the_runs_that_reused(model, tok
         assert reuse.identical_reused <= reuse.reused_any <= reuse.runs == 1
     shares = K.share_table(K.reuse_shares(inputs, tok, ("none",), "S", progress=False))
     agreement = K.agreement_table(K.agreement_rows(model, tok, inputs, ("none",), progress=False))
-    numbers = K.kv_numbers(shares, agreement, {"best": None, "threshold": 0.995, "rates": {}},
-                           free=K.identity_numbers(K.identity_table(rows)))
-    assert numbers["free_runs"]["test"]["all"] == dict(runs=1, identical=1, reused_any=0,
-                                                       identical_reused=0)  # fmt: skip
+    numbers = K.kv_numbers(
+        shares,
+        agreement,
+        {"best": None, "threshold": 0.995, "rates": {}},
+        free=K.identity_numbers(K.identity_table(rows)),
+    )
+    assert numbers["free_runs"]["test"]["all"] == dict(
+        runs=1, identical=1, reused_any=0, identical_reused=0
+    )
     assert undeclared_floats("kv_reuse", {"numbers": numbers}) == []
 
 
 def test_the_free_run_sentence_reads_the_held_out_runs_that_reused():
     import pandas as pd
 
-    table = pd.DataFrame([dict(split="dev", policy="none", runs=3, identical=3, reused_any=3,
-                               identical_reused=3, first_difference_median=None),
-                          dict(split="test", policy="none", runs=5, identical=3, reused_any=4,
-                               identical_reused=2, first_difference_median=7.0)])  # fmt: skip
+    table = pd.DataFrame(
+        [
+            dict(
+                split="dev",
+                policy="none",
+                runs=3,
+                identical=3,
+                reused_any=3,
+                identical_reused=3,
+                first_difference_median=None,
+            ),
+            dict(
+                split="test",
+                policy="none",
+                runs=5,
+                identical=3,
+                reused_any=4,
+                identical_reused=2,
+                first_difference_median=7.0,
+            ),
+        ]
+    )
     text = K.identity_markdown(table, 48)
     assert "48 at most" in text and "`none` 2 of 4 (and 1 that reused nothing)" in text
     assert K.identity_markdown(table[table.split == "dev"], 48) == ""
@@ -177,12 +254,19 @@ def test_the_timing_plot_has_one_row_per_corpus_and_rings_the_judged_policy():
     matplotlib.use("Agg")
 
     def t(decode_s):
-        return dict(forwards=1.0, ids_computed=1.0, decode_s=decode_s, gold_ids_per_s=1.0,
-                    vs_exact_splice=3.0 / decode_s)
+        return dict(
+            forwards=1.0,
+            ids_computed=1.0,
+            decode_s=decode_s,
+            gold_ids_per_s=1.0,
+            vs_exact_splice=3.0 / decode_s,
+        )
 
     corpus = {"Copy-as-Decode": t(3.0), "reuse none": t(1.0), "reuse first=8,last=64": t(2.5)}
-    record = dict(params={"timing_cases": 1}, numbers={"timing": {
-        "probeedit": corpus, "heval-fix-go": corpus}})
+    record = dict(
+        params={"timing_cases": 1},
+        numbers={"timing": {"probeedit": corpus, "heval-fix-go": corpus}},
+    )
     fig = K.plot_timing_run(record, "first=8,last=64")
     ax = fig.axes[0]
     assert [x.get_text() for x in ax.get_yticklabels()] == ["ProbeEdit", "HEvalFix-Go"]

@@ -9,21 +9,50 @@ from cadlib.chapters.kv_reuse import every_case as E
 
 def run(corpus: str, policy_agree: dict) -> dict:
     """One corpus's run: ``{policy: [agree, ...]}`` over one case."""
-    cols = {k: [] for k in ("corpus", "case", "policy", "step", "kind", "since_copy", "agree",
-                            "kl", "splice", "reused")}  # fmt: skip
+    cols = {
+        k: []
+        for k in (
+            "corpus",
+            "case",
+            "policy",
+            "step",
+            "kind",
+            "since_copy",
+            "agree",
+            "kl",
+            "splice",
+            "reused",
+        )
+    }
     for policy, agree in policy_agree.items():
         n = len(agree)
-        for k, v in dict(corpus=[corpus] * n, case=[f"{corpus}/0"] * n, policy=[policy] * n,
-                         step=list(range(n)), kind=["gen"] * n, since_copy=[None] * n,
-                         agree=agree, kl=[0.0] * n, splice=[10] * n, reused=[5] * n).items():
+        for k, v in dict(
+            corpus=[corpus] * n,
+            case=[f"{corpus}/0"] * n,
+            policy=[policy] * n,
+            step=list(range(n)),
+            kind=["gen"] * n,
+            since_copy=[None] * n,
+            agree=agree,
+            kl=[0.0] * n,
+            splice=[10] * n,
+            reused=[5] * n,
+        ).items():
             cols[k] += v
-    return dict(chosen="last=16", test=cols, hardware=dict(cpu="cpu", cores=2), provenance=None,
-                protocol=dict(corpus=corpus, threshold=0.995, model="m"))  # fmt: skip
+    return dict(
+        chosen="last=16",
+        test=cols,
+        hardware=dict(cpu="cpu", cores=2),
+        provenance=None,
+        protocol=dict(corpus=corpus, threshold=0.995, model="m"),
+    )
 
 
 def test_the_sentence_pools_the_corpora_and_names_those_not_recorded():
-    runs = [run("heval-fix-go", {"none": [True, False], "last=16": [True, True]}),
-            run("heval-fix-java", {"none": [False, False], "last=16": [True, False]})]
+    runs = [
+        run("heval-fix-go", {"none": [True, False], "last=16": [True, True]}),
+        run("heval-fix-java", {"none": [False, False], "last=16": [True, False]}),
+    ]
     text = E.every_markdown(runs)
     assert text.startswith("On every case of HEvalFix-Go, HEvalFix-Java (2 cases, 4 decisions)")
     assert "agrees with the exact splice on 75.00%" in text and "**does not meet**" in text
@@ -32,7 +61,8 @@ def test_the_sentence_pools_the_corpora_and_names_those_not_recorded():
     assert "Setting: m with its own tokenizer" in text and "no paper figure" in text
     assert E.answer_sentence(runs) == (
         "On every case of 2 held-out HumanEvalFix corpora (2 cases) it agrees on 75.00%, "
-        "recomputing 50% of the copied ids: still short of the threshold.")
+        "recomputing 50% of the copied ids: still short of the threshold."
+    )
     t = E.every_table(runs).set_index(["corpus", "policy"])
     assert t.loc[("all", "last=16"), "decisions"] == 4
     assert t.loc[("HEvalFix-Java", "none"), "rate"] == 0
@@ -47,12 +77,16 @@ def test_the_command_refuses_a_corpus_it_does_not_judge():
 
 
 def test_several_runs_share_one_load_sentence():
-    runs = [run("heval-fix-go", {"none": [True], "last=16": [True]}),
-            run("heval-fix-rust", {"none": [True], "last=16": [True]})]
+    runs = [
+        run("heval-fix-go", {"none": [True], "last=16": [True]}),
+        run("heval-fix-rust", {"none": [True], "last=16": [True]}),
+    ]
     for r, mean, busy in zip(runs, (0.2, 0.9), (False, True), strict=True):
         r["provenance"] = dict(load=dict(other_cores=dict(mean=mean)), busy=busy)
-    assert ("Other processes kept 0.20–0.90 of a core busy on average while the 2 runs "
-            "recorded (1 of them on a busy machine).") in E.every_markdown(runs)
+    assert (
+        "Other processes kept 0.20–0.90 of a core busy on average while the 2 runs "
+        "recorded (1 of them on a busy machine)."
+    ) in E.every_markdown(runs)
 
 
 def test_a_pooled_pass_carried_by_cases_that_reuse_nothing_is_said_so():
@@ -68,7 +102,8 @@ def test_a_pooled_pass_carried_by_cases_that_reuse_nothing_is_said_so():
     assert "on the 1 that reuse any id it agrees on 75.00% of 4 decisions" in text
     assert E.answer_sentence([go, java]).endswith(
         "at the threshold pooled, but only because 1 of those cases reuse nothing; where it "
-        "reuses any id, 75.00%.")
+        "reuses any id, 75.00%."
+    )
 
 
 def test_the_committed_runs_judge_the_searchs_choice_on_whole_corpora():

@@ -14,8 +14,11 @@ def fake_inputs(n_prompt: dict):
     first ``n`` in seeded order among prompts within the cap, as the chapter's does."""
 
     def sample_cases(names, n, tokenizer, max_prompt=None, seed=0):
-        xs = [SimpleNamespace(case=SimpleNamespace(id=i), edit_prompt=[0] * p, target=[0] * 100)
-              for i, p in n_prompt.items() if max_prompt is None or p <= max_prompt]
+        xs = [
+            SimpleNamespace(case=SimpleNamespace(id=i), edit_prompt=[0] * p, target=[0] * 100)
+            for i, p in n_prompt.items()
+            if max_prompt is None or p <= max_prompt
+        ]
         ranked = sorted(xs, key=lambda x: case_rank(seed, x.case.id))
         return {names[0]: ranked if n is None else ranked[:n]}
 
@@ -42,14 +45,17 @@ def flask_run(agree_chosen, prompts=(1200, 2800, 4700)):
 
 def test_the_sentence_gives_prompt_lengths_agreement_and_the_verdict():
     text = F.sample_markdown(flask_run([True, True]))
-    assert text.startswith("On 1 fresh RealEdits-Flask cases (real commits; prompts of "
-                           "1,200–4,700 ids, median 2,800: all longer than the 1,000-id cap")
+    assert text.startswith(
+        "On 1 fresh RealEdits-Flask cases (real commits; prompts of "
+        "1,200–4,700 ids, median 2,800: all longer than the 1,000-id cap"
+    )
     assert "`last=16` agrees with the exact splice on 100.00% of 2 decisions" in text
     assert "it meets the 99.5% threshold" in text and "`none` agrees on 50.0%" in text
     assert "Setting: m with its own tokenizer" in text and "Every case reuses some id." in text
     assert F.answer_sentence(flask_run([True, False])) == (
         "On 1 fresh Flask edits (prompts of median 2,800 ids) it agrees on 50.00%, "
-        "recomputing 50%: short of the threshold.")
+        "recomputing 50%: short of the threshold."
+    )
     text = F.sample_markdown(flask_run([True, True], prompts=(900, 2000)))
     assert "median 1,450" in text and "all longer" not in text  # the mean of the middle two
 

@@ -9,28 +9,62 @@ from cadlib.chapters.kv_reuse.flips import BEFORE_ANY_COPY
 
 
 def test_distances_count_ids_since_the_last_copied_id():
-    kinds = ["choice", "forced", "splice", "splice", "choice", "forced", "gen", "gen", "splice",
-             "choice"]  # fmt: skip
+    kinds = [
+        "choice",
+        "forced",
+        "splice",
+        "splice",
+        "choice",
+        "forced",
+        "gen",
+        "gen",
+        "splice",
+        "choice",
+    ]
     assert K.decision_distances(kinds) == [None, 0, 2, 3, 0]
 
 
-@pytest.mark.parametrize("d, bucket", [(None, BEFORE_ANY_COPY), (float("nan"), BEFORE_ANY_COPY),
-                                       (0, "0 ids"), (3, "1-3 ids"), (15, "4-15 ids"),
-                                       (400, "16+ ids")])  # fmt: skip
+@pytest.mark.parametrize(
+    "d, bucket",
+    [
+        (None, BEFORE_ANY_COPY),
+        (float("nan"), BEFORE_ANY_COPY),
+        (0, "0 ids"),
+        (3, "1-3 ids"),
+        (15, "4-15 ids"),
+        (400, "16+ ids"),
+    ],
+)
 def test_buckets(d, bucket):
     assert K.distance_bucket(d) == bucket
 
 
 def rows(policy, agree_since):
-    return pd.DataFrame([dict(split="test", policy=policy, kind=kind, since_copy=d, agree=a)
-                         for kind, d, a in agree_since])  # fmt: skip
+    return pd.DataFrame(
+        [
+            dict(split="test", policy=policy, kind=kind, since_copy=d, agree=a)
+            for kind, d, a in agree_since
+        ]
+    )
 
 
 def test_the_flip_table_counts_flips_per_kind_and_bucket_and_the_sentence_reads_it():
-    r = pd.concat([rows("none", [("choice", 0, False), ("choice", 0, True), ("gen", 5, True),
-                                 ("gen", None, True), ("gen", 20, False)]),
-                   rows("all", [("choice", 0, True)]),
-                   rows("none", [("choice", 0, False)]).assign(split="dev")])  # fmt: skip
+    r = pd.concat(
+        [
+            rows(
+                "none",
+                [
+                    ("choice", 0, False),
+                    ("choice", 0, True),
+                    ("gen", 5, True),
+                    ("gen", None, True),
+                    ("gen", 20, False),
+                ],
+            ),
+            rows("all", [("choice", 0, True)]),
+            rows("none", [("choice", 0, False)]).assign(split="dev"),
+        ]
+    )
     t = K.flip_table(r).set_index(["policy", "kind", "after_copy"])
     assert t.loc[("none", "choice", "0 ids"), "flips"] == 1
     assert t.loc[("none", "choice", "0 ids"), "decisions"] == 2

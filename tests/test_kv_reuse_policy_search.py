@@ -16,29 +16,56 @@ def table(rates: dict) -> pd.DataFrame:
 
 
 def test_the_least_recomputing_policy_that_meets_the_threshold_wins():
-    t = table({"none": (0.95, 0.1), "last=32": (0.996, 0.5), "first=8,last=64": (0.999, 0.9),
-               "all": (1.0, 1.0)})  # fmt: skip
+    t = table(
+        {
+            "none": (0.95, 0.1),
+            "last=32": (0.996, 0.5),
+            "first=8,last=64": (0.999, 0.9),
+            "all": (1.0, 1.0),
+        }
+    )
     assert S.choose(t) == "last=32"
 
 
 def test_without_a_policy_at_the_threshold_the_best_agreement_wins_never_the_control():
-    t = table({"none": (0.95, 0.1), "last=32": (0.97, 0.5), "first=4,last=32": (0.97, 0.6),
-               "all": (1.0, 1.0)})  # fmt: skip
+    t = table(
+        {
+            "none": (0.95, 0.1),
+            "last=32": (0.97, 0.5),
+            "first=4,last=32": (0.97, 0.6),
+            "all": (1.0, 1.0),
+        }
+    )
     assert S.choose(t) == "last=32"  # tied on agreement: the one that recomputes less
 
 
 def columns(policy: str, agree: list[bool], corpus: str) -> dict:
     n = len(agree)
-    return dict(corpus=[corpus] * n, case=[f"{corpus}/0"] * n, policy=[policy] * n,
-                step=list(range(n)), kind=["gen"] * n, since_copy=[None, *range(n - 1)],
-                agree=agree, kl=[0.0] * n, splice=[10] * n, reused=[5] * n)  # fmt: skip
+    return dict(
+        corpus=[corpus] * n,
+        case=[f"{corpus}/0"] * n,
+        policy=[policy] * n,
+        step=list(range(n)),
+        kind=["gen"] * n,
+        since_copy=[None, *range(n - 1)],
+        agree=agree,
+        kl=[0.0] * n,
+        splice=[10] * n,
+        reused=[5] * n,
+    )
 
 
 def report(test_agree: list[bool]) -> dict:
     dev = columns("none", [True] * 4, "heval-fix-py")
     test = columns("none", test_agree, "heval-fix-go")
-    return dict(protocol=S.PROTOCOL, chosen="none", dev=dev, test=test,
-                hardware=dict(cpu="cpu", cores=2), provenance=None)  # fmt: skip
+    return dict(
+        protocol=S.PROTOCOL,
+        chosen="none",
+        dev=dev,
+        test=test,
+        hardware=dict(cpu="cpu", cores=2),
+        provenance=None,
+    )
 
 
 def test_the_sentence_says_whether_the_held_out_agreement_meets_the_threshold():

@@ -28,8 +28,14 @@ ROOT = Path(__file__).resolve().parent.parent
 VENV = ROOT / ".venv"
 CHAPTER = ROOT / "notebooks" / "01_losslessness.ipynb"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]  # fmt: skip
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 pytestmark = [
     pytest.mark.slow,  # starts JupyterLab, a kernel and Chromium (~30 s)
@@ -77,21 +83,37 @@ class Lab:
             "JUPYTER_RUNTIME_DIR": str(tmp / "jupyter-runtime"),
             "JUPYTERLAB_WORKSPACES_DIR": str(tmp / "workspaces"),  # no restored workspace
         }
-        self.args = " ".join([
-            "--no-browser", "--ip=127.0.0.1", f"--port={self.port}", "--ServerApp.port_retries=0",
-            f"--IdentityProvider.token={self.token}",
-        ])  # fmt: skip
+        self.args = " ".join(
+            [
+                "--no-browser",
+                "--ip=127.0.0.1",
+                f"--port={self.port}",
+                "--ServerApp.port_retries=0",
+                f"--IdentityProvider.token={self.token}",
+            ]
+        )
         self.proc: subprocess.Popen | None = None
         self.seen: dict[int, object] = {}  # pid -> psutil.Process, every process of ours
 
     def start(self) -> None:
         with self.log.open("w") as log:
             self.proc = subprocess.Popen(
-                ["make", "--no-print-directory", "-o", "install", "-o", ".venv/.installed",
-                 "lab", f"LAB_ARGS={self.args}"],
-                cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT,
+                [
+                    "make",
+                    "--no-print-directory",
+                    "-o",
+                    "install",
+                    "-o",
+                    ".venv/.installed",
+                    "lab",
+                    f"LAB_ARGS={self.args}",
+                ],
+                cwd=ROOT,
+                env=self.env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
                 start_new_session=True,
-            )  # fmt: skip
+            )
 
     def api(self, path: str, method: str = "GET", timeout: float = 10):
         request = urllib.request.Request(
@@ -184,8 +206,7 @@ def test_make_lab_opens_a_chapter_with_its_outputs_and_starts_its_kernel(tmp_pat
 
                 context.route("**/*", only_lab)
                 page = context.new_page()
-                page.goto(f"{lab.url}/lab/tree/{CHAPTER.name}?token={lab.token}",
-                          timeout=60_000)  # fmt: skip
+                page.goto(f"{lab.url}/lab/tree/{CHAPTER.name}?token={lab.token}", timeout=60_000)
                 output = page.locator(".jp-OutputArea-output").filter(has_text=line).first
                 output.wait_for(state="visible", timeout=90_000)
                 output.scroll_into_view_if_needed()

@@ -4,20 +4,37 @@ import cadlib.chapters.llama_cpp as L
 
 
 def _method(decode_s, T=100, cases=1):
-    return dict(cases=cases, T=T, forwards=10, decode_s=decode_s, wall_s=decode_s + 1.0,
-                tokens_per_s=T / decode_s, speedup_vs_ar=1.0)  # fmt: skip
+    return dict(
+        cases=cases,
+        T=T,
+        forwards=10,
+        decode_s=decode_s,
+        wall_s=decode_s + 1.0,
+        tokens_per_s=T / decode_s,
+        speedup_vs_ar=1.0,
+    )
 
 
 def _numbers(llama_cad, llama_drafts, tf_best):
     methods = {
-        "llama.cpp": {"probeedit": {"autoregressive": _method(8.0), "prompt lookup": _method(4.0),
-                                    "Copy-as-Decode": _method(llama_cad),
-                                    "Copy-as-Decode +drafts": _method(llama_drafts)}},
-        "transformers": {"probeedit": {"autoregressive": _method(60.0),
-                                       "Copy-as-Decode +drafts": _method(tf_best)}},
-    }  # fmt: skip
-    return dict(methods=methods,
-                agreement={"llama.cpp": dict(rate=0.99, n=500, ci95=[0.98, 0.995])})
+        "llama.cpp": {
+            "probeedit": {
+                "autoregressive": _method(8.0),
+                "prompt lookup": _method(4.0),
+                "Copy-as-Decode": _method(llama_cad),
+                "Copy-as-Decode +drafts": _method(llama_drafts),
+            }
+        },
+        "transformers": {
+            "probeedit": {
+                "autoregressive": _method(60.0),
+                "Copy-as-Decode +drafts": _method(tf_best),
+            }
+        },
+    }
+    return dict(
+        methods=methods, agreement={"llama.cpp": dict(rate=0.99, n=500, ci95=[0.98, 0.995])}
+    )
 
 
 def test_the_goal_takes_the_faster_llama_decoder_and_every_other_run_as_a_rival():
@@ -31,8 +48,9 @@ def test_the_goal_takes_the_faster_llama_decoder_and_every_other_run_as_a_rival(
 
 def test_a_converted_gguf_engine_is_ours_too_and_its_baselines_are_rivals():
     numbers = _numbers(llama_cad=3.0, llama_drafts=2.0, tf_best=2.5)
-    numbers["methods"]["llama.cpp F16"] = {"probeedit": {
-        "autoregressive": _method(1.5), "Copy-as-Decode +drafts": _method(1.0)}}
+    numbers["methods"]["llama.cpp F16"] = {
+        "probeedit": {"autoregressive": _method(1.5), "Copy-as-Decode +drafts": _method(1.0)}
+    }
     text = L.run_summary(numbers, "here")
     assert "**met** by Copy-as-Decode +drafts on llama.cpp F16" in text
     assert "the fastest rival is autoregressive on llama.cpp F16, 1.50x its latency" in text
@@ -41,8 +59,9 @@ def test_a_converted_gguf_engine_is_ours_too_and_its_baselines_are_rivals():
 
 
 def test_the_sample_keeps_each_corpus_under_its_cap(tok, humanevalpack_dir):
-    params = dict(cases={"probeedit": 1, "heval-fix-py": 2},
-                  max_ids={"probeedit": 800, "heval-fix-py": 300})  # fmt: skip
+    params = dict(
+        cases={"probeedit": 1, "heval-fix-py": 2}, max_ids={"probeedit": 800, "heval-fix-py": 300}
+    )
     xs = L.sample_inputs(params, tok, seed=0)
     assert [x.corpus for x in xs] == ["probeedit", "heval-fix-py", "heval-fix-py"]
     for x in xs:

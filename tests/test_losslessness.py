@@ -22,7 +22,10 @@ def test_adversarial_strings_hold_a_reserved_literal_and_round_trip():
     assert all(any(t in s for t in ("<", "\u27e8")) for s in strings)
     assert L.adversarial_strings(["abc"], n=5, seed=1) == L.adversarial_strings(["abc"], 5, 1)
     assert L.escape_fuzz(strings) == {
-        "n": 200, "round_trip": 200, "gen_close_in_body": 0, "program_round_trip": 200,
+        "n": 200,
+        "round_trip": 200,
+        "gen_close_in_body": 0,
+        "program_round_trip": 200,
     }
 
 
@@ -36,8 +39,13 @@ def test_table4_counts_rejections_and_recoveries():
     cases = [EditCase("a", "1\n2\n3\n4", "2\n3", "e"), EditCase("b", "1\n2", "1\nX\n2", "e")]
     table = L.table4({"toy": cases}, trials=3, seed=0)
     oracle = table.loc[("toy", "oracle")]
-    assert oracle.to_dict() == {"runs": 2, "out_of_range": 0, "strict_rejected": 0,
-                                "strict_em": 2, "clipped_em": 2}
+    assert oracle.to_dict() == {
+        "runs": 2,
+        "out_of_range": 0,
+        "strict_rejected": 0,
+        "strict_em": 2,
+        "clipped_em": 2,
+    }
     clamped = table.loc[("toy", "eps=1 clamped")]
     assert clamped.runs == 6 and clamped.out_of_range <= 6
     assert clamped.strict_em <= clamped.clipped_em <= 6

@@ -20,8 +20,18 @@ def test_jobs_rotate_per_repeat_and_case_after_a_warm_up_on_the_shortest_case():
     rows = interleaved(["a", "b", "c"], inputs, run, repeats=2, warmup=1, progress=False)
     assert calls[:3] == [("a", "short", None), ("b", "short", None), ("c", "short", None)]
     order = [(r["repeat"], r["case"], r["job"]) for r in rows]
-    assert order == [(0, "long", "a"), (0, "long", "b"), (0, "long", "c"),
-                     (0, "short", "b"), (0, "short", "c"), (0, "short", "a"),
-                     (1, "long", "b"), (1, "long", "c"), (1, "long", "a"),
-                     (1, "short", "c"), (1, "short", "a"), (1, "short", "b")]  # fmt: skip
+    assert order == [
+        (0, "long", "a"),
+        (0, "long", "b"),
+        (0, "long", "c"),
+        (0, "short", "b"),
+        (0, "short", "c"),
+        (0, "short", "a"),
+        (1, "long", "b"),
+        (1, "long", "c"),
+        (1, "long", "a"),
+        (1, "short", "c"),
+        (1, "short", "a"),
+        (1, "short", "b"),
+    ]
     assert len(calls) == 3 + len(rows)

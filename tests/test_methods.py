@@ -72,8 +72,9 @@ def test_names_select_methods_and_loops_plug_in(x):
         calls.append((model, len(prompt), len(target), setting))
         return Trace()
 
-    picked = make_methods("engine", None, (20, 3), ("prompt lookup", "autoregressive"),
-                          ar=loop, lookup=loop)  # fmt: skip
+    picked = make_methods(
+        "engine", None, (20, 3), ("prompt lookup", "autoregressive"), ar=loop, lookup=loop
+    )
     assert [m.name for m in picked] == ["prompt lookup", "autoregressive"]
     for m in picked:
         m.run(x)
@@ -82,8 +83,9 @@ def test_names_select_methods_and_loops_plug_in(x):
 
 
 def test_an_unknown_method_name_lists_the_valid_ones(model):
-    with pytest.raises(ValueError, match="'beam search'.*autoregressive, prompt lookup, "
-                                         "Copy-as-Decode"):  # fmt: skip
+    with pytest.raises(
+        ValueError, match="'beam search'.*autoregressive, prompt lookup, Copy-as-Decode"
+    ):
         make_methods(model, None, names=("autoregressive", "beam search"))
 
 

@@ -83,11 +83,16 @@ def test_a_hub_name_is_passed_to_from_pretrained(tiny, monkeypatch):
         return tiny
 
     monkeypatch.setattr(transformers.AutoModelForCausalLM, "from_pretrained", fake_from_pretrained)
-    model = load_model("Qwen/Qwen2.5-Coder-1.5B-Instruct", device="cpu", dtype="fp32",
-                       attn_implementation="eager")  # fmt: skip
+    model = load_model(
+        "Qwen/Qwen2.5-Coder-1.5B-Instruct", device="cpu", dtype="fp32", attn_implementation="eager"
+    )
     assert model is tiny and not model.training
-    assert calls == [("Qwen/Qwen2.5-Coder-1.5B-Instruct",
-                      {"dtype": torch.float32, "attn_implementation": "eager"})]  # fmt: skip
+    assert calls == [
+        (
+            "Qwen/Qwen2.5-Coder-1.5B-Instruct",
+            {"dtype": torch.float32, "attn_implementation": "eager"},
+        )
+    ]
 
 
 def test_an_unreachable_name_fails_with_the_offline_names(monkeypatch):
@@ -125,8 +130,9 @@ def test_the_cached_smollm2_folder_holds_the_gguf_weights():
     gguf = models.smollm2_gguf_path()
     folder = models.smollm2_checkpoint()
     assert folder.parent.parent == models.cache_dir() and str(gguf.stat().st_size) in folder.name
-    ref = models.loading._from_pretrained(str(gguf.parent), gguf_file=gguf.name,
-                                          dtype=torch.float32)
+    ref = models.loading._from_pretrained(
+        str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32
+    )
     model = load_model(models.SMOLLM2, device="cpu", dtype="float32")
     assert model.config.name_or_path == str(folder)
     ids = torch.tensor([[1, 2, 3, 400, 5000, 9000, 49151]])
@@ -261,7 +267,9 @@ def test_names_and_tokenizers_import_no_torch():
     import subprocess
     import sys
 
-    code = ("import sys, cadlib, cadlib.models; from cadlib.models import SMOLLM2, get_tokenizer; "
-            "get_tokenizer('qwen2.5'); print('torch' in sys.modules)")
+    code = (
+        "import sys, cadlib, cadlib.models; from cadlib.models import SMOLLM2, get_tokenizer; "
+        "get_tokenizer('qwen2.5'); print('torch' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

@@ -35,7 +35,7 @@ edge_cases = [
     ("a\n\n\n\nb\n", "a\n\nb\n"),
     ("a\r\nb\r\n", "a\r\nB\r\n"),
     ("a\nb", "a\r\nb"),
-    ("x\n", "if a </gen> b:\n    <copy lines=\"1-2\"/>\n</program>\n"),
+    ("x\n", 'if a </gen> b:\n    <copy lines="1-2"/>\n</program>\n'),
     ("é\n", "ü\u2028v\n⟨․gen⟩\n"),
     ("\n", "\n\n"),
 ]
@@ -89,5 +89,7 @@ def test_an_alignment_dearer_than_the_gold_falls_back():
     # an ordinary edit keeps its aligned program
     doc = "def f(mid):\n    return mid\n" * 5
     gold = doc.replace("return mid\n", "return mid + 1\n", 1)
-    assert cheapest_program(doc, gold, count) == (oracle_program(doc, gold, "histogram"),
-                                                  "histogram")  # fmt: skip
+    assert cheapest_program(doc, gold, count) == (
+        oracle_program(doc, gold, "histogram"),
+        "histogram",
+    )

@@ -28,14 +28,19 @@ PARAMETERS_CELL = 'profile = "cpu"  # cpu or paper\nn_fuzz = None\nseed: int = 0
 def test_a_mistyped_papermill_parameter_name_fails():
     """``-p n_fuz 10`` (issue 36.8): papermill injects it after the parameters cell."""
     check_injected_parameters([PARAMETERS_CELL])  # nothing injected (nbval, an editor)
-    check_injected_parameters(["", PARAMETERS_CELL, '# Parameters\nprofile = "paper"\n',
-                               "import cadlib"])  # fmt: skip
-    with pytest.raises(ValueError, match=r"unknown parameter\(s\) n_fuz \(papermill -p\); "
-                       r"this notebook's parameters are: n_fuzz, profile, seed"):  # fmt: skip
+    check_injected_parameters(
+        ["", PARAMETERS_CELL, '# Parameters\nprofile = "paper"\n', "import cadlib"]
+    )
+    with pytest.raises(
+        ValueError,
+        match=r"unknown parameter\(s\) n_fuz \(papermill -p\); "
+        r"this notebook's parameters are: n_fuzz, profile, seed",
+    ):
         check_injected_parameters([PARAMETERS_CELL, "# Parameters\nn_fuz = 10\nseed = 1\n"])
     with pytest.raises(ValueError, match="unknown parameter"):  # the last injected cell counts
-        check_injected_parameters([PARAMETERS_CELL, "# Parameters\nseed = 1\n",
-                                   "# Parameters\nsede = 1\n"])  # fmt: skip
+        check_injected_parameters(
+            [PARAMETERS_CELL, "# Parameters\nseed = 1\n", "# Parameters\nsede = 1\n"]
+        )
 
 
 def test_choose_checks_the_kernel_history(monkeypatch):
@@ -64,12 +69,21 @@ def test_papermill_with_an_unknown_parameter_name_fails(tmp_path):
     nb.metadata["language_info"] = {"name": "python"}
     params = nbformat.v4.new_code_cell('profile = "cpu"\nn = None\n')
     params.metadata["tags"] = ["parameters"]
-    nb.cells = [params, nbformat.v4.new_code_cell(
-        "from cadlib.record.params import choose\n"
-        "P = choose({'cpu': {'n': 2}}, profile, n=n)\nprint(P['n'])")]  # fmt: skip
+    nb.cells = [
+        params,
+        nbformat.v4.new_code_cell(
+            "from cadlib.record.params import choose\n"
+            "P = choose({'cpu': {'n': 2}}, profile, n=n)\nprint(P['n'])"
+        ),
+    ]
     nbformat.write(nb, tmp_path / "in.ipynb")
-    run = dict(input_path=str(tmp_path / "in.ipynb"), output_path=str(tmp_path / "out.ipynb"),
-               kernel_name="python3", progress_bar=False, cwd=str(tmp_path))  # fmt: skip
+    run = dict(
+        input_path=str(tmp_path / "in.ipynb"),
+        output_path=str(tmp_path / "out.ipynb"),
+        kernel_name="python3",
+        progress_bar=False,
+        cwd=str(tmp_path),
+    )
     papermill.execute_notebook(**run, parameters={"n": 5})
     with pytest.raises(papermill.PapermillExecutionError, match="unknown parameter.*nn"):
         papermill.execute_notebook(**run, parameters={"nn": 5})
@@ -130,8 +144,15 @@ def test_results_refuse_what_json_cannot_hold(tmp_path, monkeypatch):
 
 
 def _notebook(tmp_path, *cells):
-    nb = {"cells": [{"cell_type": "code", "metadata": {"tags": tags}, "source": [src]}
-                    for tags, src in cells], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    nb = {
+        "cells": [
+            {"cell_type": "code", "metadata": {"tags": tags}, "source": [src]}
+            for tags, src in cells
+        ],
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
     path = tmp_path / "nb.ipynb"
     path.write_text(json.dumps(nb))
     return path
@@ -143,8 +164,9 @@ def test_notebook_parameter_is_the_injected_value_else_the_default(tmp_path):
     params = (["parameters"], 'profile = "cpu"\nseed = 0\n')
     plain = _notebook(tmp_path, params, ([], "x = 1\n"))
     assert notebook_parameter(plain, "profile") == "cpu"
-    injected = _notebook(tmp_path, params,
-                         (["injected-parameters"], '# Parameters\nprofile = "full"\n'))
+    injected = _notebook(
+        tmp_path, params, (["injected-parameters"], '# Parameters\nprofile = "full"\n')
+    )
     assert notebook_parameter(injected, "profile") == "full"
     assert notebook_parameter(injected, "seed") == 0  # not injected: the default
     with pytest.raises(KeyError, match="no parameter 'device'"):
@@ -178,6 +200,13 @@ def test_a_run_report_is_stamped_around_its_fields():
     from cadlib.record.results import run_report
 
     report = run_report("p", "python -m x", protocol={"a": 1}, rows=[1, 2])
-    assert list(report) == ["profile", "command", "hardware", "protocol", "rows", "created",
-                            "provenance"]  # fmt: skip
+    assert list(report) == [
+        "profile",
+        "command",
+        "hardware",
+        "protocol",
+        "rows",
+        "created",
+        "provenance",
+    ]
     assert report["provenance"]["commit"] and "cpu" in report["hardware"]

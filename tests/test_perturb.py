@@ -54,8 +54,9 @@ def _chapter_run():
 def test_corpus_trials_tags_each_corpus_and_matches_one_run_per_corpus():
     corpora_, _, runs, _ = _chapter_run()
     assert list(dict.fromkeys(runs.corpus)) == list(corpora_)
-    one = N.perturbation_trials(corpora_["heval-fix-js"], [0, 1, 2], 3, 0, N.WHICH,
-                                corpus="heval-fix-js", progress=False)  # fmt: skip
+    one = N.perturbation_trials(
+        corpora_["heval-fix-js"], [0, 1, 2], 3, 0, N.WHICH, corpus="heval-fix-js", progress=False
+    )
     pd.testing.assert_frame_equal(runs[runs.corpus == "heval-fix-js"].reset_index(drop=True), one)
 
 
@@ -72,8 +73,9 @@ def test_chapter_tables_have_a_row_per_corpus_and_the_papers_beside_ours():
     t4 = P.table4_table(both, P.summarize_trials(unclamped, pool=list(corpora_)), names)
     assert len(t4) == 3 * len(names)
     assert (t4.xs("oracle programs (eps=0)")["clipped EM (byte-exact)"] == 1).all()
-    swapped = P.summarize_trials(P.corpus_trials(corpora_, [1, 2], 3, 0, swap_inverted=True),
-                                 pool=list(corpora_))  # fmt: skip
+    swapped = P.summarize_trials(
+        P.corpus_trials(corpora_, [1, 2], 3, 0, swap_inverted=True), pool=list(corpora_)
+    )
     sw = P.swap_table(both, swapped, names, [0, 1, 2])
     assert list(sw.columns) == ["kept", "swapped", "paper"] and len(sw) == 2 * len(names)
 
@@ -84,8 +86,14 @@ def test_chapter_numbers_are_plain_json_rounded_to_six_places():
     t4 = P.table4_table(both, both, names)
     numbers = P.chapter_numbers(summary, t4, both, {"py": {}}, {"x": "missing"}, N.WHICH)
     json.dumps(numbers)  # plain Python types only: a numpy scalar would raise here
-    assert list(numbers) == ["corpora_unavailable", "table8", "by_endpoint", "table4",
-                             "swap_inverted", "endpoint_anchors"]  # fmt: skip
+    assert list(numbers) == [
+        "corpora_unavailable",
+        "table8",
+        "by_endpoint",
+        "table4",
+        "swap_inverted",
+        "endpoint_anchors",
+    ]
     cell = numbers["table8"]["pooled"][1]
     assert cell["runs"] == 3 * 12 and all(v == round(v, 6) for v in cell.values())
     assert list(numbers["by_endpoint"]) == list(N.WHICH)
@@ -100,5 +108,7 @@ def test_noise_demo_and_corpora_report_say_what_ran():
         source = "local: somewhere"
 
     report = P.corpora_report({"syn": Named(synthetic_cases(3))}, {"gone": "no data"})
-    assert report.splitlines() == ["            syn:   3 cases from local",
-                                   "           gone: NOT AVAILABLE (no data)"]  # fmt: skip
+    assert report.splitlines() == [
+        "            syn:   3 cases from local",
+        "           gone: NOT AVAILABLE (no data)",
+    ]

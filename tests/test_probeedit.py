@@ -280,8 +280,11 @@ def test_sections_and_blocks():
 def test_sentence_spans():
     text = "One `x.y` ends here. Two (a) is 2.5 m long.\nThree?"
     spans = pe.sentence_spans(text)
-    assert [text[a:b] for a, b in spans] == ["One `x.y` ends here.", "Two (a) is 2.5 m long.",
-                                             "Three?"]  # fmt: skip
+    assert [text[a:b] for a, b in spans] == [
+        "One `x.y` ends here.",
+        "Two (a) is 2.5 m long.",
+        "Three?",
+    ]
 
 
 def _block(doc, start):
@@ -336,8 +339,9 @@ def test_insert_paragraph_at_the_end_of_a_section():
 def test_delete_sentence():
     para = _block(SMALL, 6)
     middle = pe.delete_sentence(SMALL, para, 1)  # spans two lines: they are joined
-    assert middle == SMALL.replace("First sentence here. Second one\nruns over a line. Third.",
-                                   "First sentence here. Third.")  # fmt: skip
+    assert middle == SMALL.replace(
+        "First sentence here. Second one\nruns over a line. Third.", "First sentence here. Third."
+    )
     first = pe.delete_sentence(SMALL, para, 0)
     assert first == SMALL.replace("First sentence here. Second one", "Second one")
     last = pe.delete_sentence(SMALL, para, 2)

@@ -24,8 +24,10 @@ CHAPTERS = {
 }
 #: The chapters that run a model have a smoke profile (make test-smoke); chapter 6b has no
 #: paper setting (llama.cpp is the paper's future work), so it is not in CHAPTERS.
-SMOKE = {**{k: CHAPTERS[k] for k in ("kernel", "decoding", "sft_pilot", "fim")},
-         "llama_cpp": llama.PROFILES}  # fmt: skip
+SMOKE = {
+    **{k: CHAPTERS[k] for k in ("kernel", "decoding", "sft_pilot", "fim")},
+    "llama_cpp": llama.PROFILES,
+}
 
 
 def _on_gpu(key, value):
@@ -91,14 +93,21 @@ def test_smoke_profile_takes_the_paper_path_on_a_toy_qwen2(chapter):
         assert shape["num_hidden_layers"] <= 2 and shape["hidden_size"] <= 64
         assert check_available(name) in ("random init", "local stand-in")
     same = {  # the parameters that choose code paths: as in the paper profile
-        "kernel": ("attn_implementation", "dtype", "shared_ar_run", "logits_to_keep",
-                   "min_tokens"),
+        "kernel": ("attn_implementation", "dtype", "shared_ar_run", "logits_to_keep", "min_tokens"),
         "decoding": ("dtype", "attn_implementation", "min_span"),
-        "sft_pilot": ("train_sets", "gradient_checkpointing", "cross_corpus", "overlong",
-                      "betas", "lr", "warmup", "micro_batch"),
+        "sft_pilot": (
+            "train_sets",
+            "gradient_checkpointing",
+            "cross_corpus",
+            "overlong",
+            "betas",
+            "lr",
+            "warmup",
+            "micro_batch",
+        ),
         "fim": ("fim_style",),
         "llama_cpp": ("repeats", "warmup", "threads", "pld_grid", "agreement_cases"),
-    }[chapter]  # fmt: skip
+    }[chapter]
     for key in same:
         assert smoke[key] == paper[key], f"{chapter}.{key}"
 

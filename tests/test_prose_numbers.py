@@ -79,8 +79,13 @@ def markdown_of(path) -> str:
     return path.read_text()
 
 
-BLOCKING = ["README.md", "book/intro.md", *(f"notebooks/0{i}_" for i in range(1, 9)),
-            "notebooks/06b_", "notebooks/06c_"]
+BLOCKING = [
+    "README.md",
+    "book/intro.md",
+    *(f"notebooks/0{i}_" for i in range(1, 9)),
+    "notebooks/06b_",
+    "notebooks/06c_",
+]
 
 
 def _path(prefix: str):

@@ -16,9 +16,13 @@ from cadlib.record.results import write_results
 
 
 def load(mean: float, busiest=()) -> dict:
-    return {"samples": 3, "seconds": 12.0, "load_avg_1m": {"mean": 1.0, "max": 1.2},
-            "other_cores": {"mean": mean, "max": mean + 0.1},
-            "busiest_other": list(busiest)}  # fmt: skip
+    return {
+        "samples": 3,
+        "seconds": 12.0,
+        "load_avg_1m": {"mean": 1.0, "max": 1.2},
+        "other_cores": {"mean": mean, "max": mean + 0.1},
+        "busiest_other": list(busiest),
+    }
 
 
 def test_a_run_is_busy_only_above_the_threshold():
@@ -30,8 +34,13 @@ def test_the_caption_says_quiet_busy_or_not_recorded():
     assert "not recorded" in prov.load_caption({})
     quiet = {"provenance": {"commit": "a", "load": load(0.02), "busy": False}}
     assert prov.load_caption(quiet).endswith("a quiet machine.")
-    busy = {"provenance": {"commit": "a", "load": load(0.9, [{"name": "pytest", "cores": 0.9}]),
-                           "busy": True}}  # fmt: skip
+    busy = {
+        "provenance": {
+            "commit": "a",
+            "load": load(0.9, [{"name": "pytest", "cores": 0.9}]),
+            "busy": True,
+        }
+    }
     caption = prov.load_caption(busy)
     assert "**a busy machine**" in caption and "pytest 0.90" in caption
     assert "0.90 of a core busy" in caption
@@ -48,12 +57,20 @@ def test_the_commit_is_head_with_a_dirty_mark_when_tracked_files_differ():
 
 def test_the_commit_recorded_is_the_one_checked_out_when_the_monitor_started(tmp_path):
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
-    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@t", "PATH": os.environ["PATH"]}  # fmt: skip
+    env = {
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
+        "PATH": os.environ["PATH"],
+    }
 
     def commit():
-        subprocess.run(["git", "-C", str(tmp_path), "commit", "-q", "--allow-empty", "-m", "c"],
-                       check=True, env=env)  # fmt: skip
+        subprocess.run(
+            ["git", "-C", str(tmp_path), "commit", "-q", "--allow-empty", "-m", "c"],
+            check=True,
+            env=env,
+        )
         return prov.git_commit(tmp_path)
 
     first = commit()
@@ -78,7 +95,10 @@ def spinner():
     the run's own, and not counted)."""
     out = subprocess.run(
         ["sh", "-c", f"{sys.executable} -c 'while True: pass' >/dev/null 2>&1 & echo $!"],
-        capture_output=True, text=True, check=True)  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     pid = int(out.stdout)
     yield pid
     os.kill(pid, signal.SIGKILL)
@@ -113,11 +133,16 @@ def test_the_report_warns_about_a_run_recorded_busy(tmp_path, capsys):
 
 
 def test_an_evidence_run_is_captioned_with_its_file_date_commit_and_load():
-    record = {"profile": "full", "created": "2026-11-20T10:00:00+00:00",
-              "provenance": {"commit": "0123456789abcdef", "load": load(0.01), "busy": False}}
+    record = {
+        "profile": "full",
+        "created": "2026-11-20T10:00:00+00:00",
+        "provenance": {"commit": "0123456789abcdef", "load": load(0.01), "busy": False},
+    }
     caption = prov.evidence_caption(record, "decoding.full.json")
-    assert caption.startswith("*Evidence run `decoding.full.json`: profile full, recorded "
-                              "2026-11-20 at commit `0123456789`.")
+    assert caption.startswith(
+        "*Evidence run `decoding.full.json`: profile full, recorded "
+        "2026-11-20 at commit `0123456789`."
+    )
     assert caption.endswith("a quiet machine.*")
     old = prov.evidence_caption({"profile": "large", "created": "2026-11-01"}, "fim.large.json")
     assert "not recorded" in old and "commit" not in old

@@ -34,8 +34,16 @@ def roundtrip(value):
 
 
 def test_frames_round_trip_with_dtypes_and_exact_floats():
-    df = pd.DataFrame(dict(n=[1, 2], x=[0.1 + 0.2, 1 / 3], ok=[True, False], s=["a", "b"],
-                           nan=[math.nan, 1.0], obj=[{"k": 1}, [1, 2]]))  # fmt: skip
+    df = pd.DataFrame(
+        dict(
+            n=[1, 2],
+            x=[0.1 + 0.2, 1 / 3],
+            ok=[True, False],
+            s=["a", "b"],
+            nan=[math.nan, 1.0],
+            obj=[{"k": 1}, [1, 2]],
+        )
+    )
     back = roundtrip(df)
     pd.testing.assert_frame_equal(back, df)
     assert back.x[0] == 0.1 + 0.2  # repr round trip, not 10 digits
@@ -46,8 +54,10 @@ def test_dataclasses_tuples_and_keys_round_trip():
         program=Program((Copy(1, 3), Gen("x = 1\n"))),
         transcript=Transcript(ids=(1, 2), kinds=("choice", "splice")),
         trace=Trace(forwards=[ForwardRecord("prefill", 5, 0.25)], mask_s=[1e-5], wall_s=0.5),
-        keys={1: "int key", ("a", 2): "tuple key"}, scalar=np.float64(2.5), pair=(1, (2, 3)),
-    )  # fmt: skip
+        keys={1: "int key", ("a", 2): "tuple key"},
+        scalar=np.float64(2.5),
+        pair=(1, (2, 3)),
+    )
     assert roundtrip(value) == value
 
 

@@ -10,10 +10,14 @@ from cadlib.book.rerun_check import TIMING, TOLERANCES, Tolerance
 
 @pytest.fixture(autouse=True)
 def chapter_x(monkeypatch):
-    monkeypatch.setitem(TOLERANCES, "x", [
-        ("numbers.seconds.*", TIMING),
-        ("numbers.loss", Tolerance("close", "model float", rel=1e-3)),
-    ])  # fmt: skip
+    monkeypatch.setitem(
+        TOLERANCES,
+        "x",
+        [
+            ("numbers.seconds.*", TIMING),
+            ("numbers.loss", Tolerance("close", "model float", rel=1e-3)),
+        ],
+    )
 
 
 def write(folder, name, profile="cpu", **numbers):

@@ -17,24 +17,37 @@ from cadlib.book.rerun_check import (
 from cadlib.paths import repo_root
 
 #: Every committed results file of a chapter (cpu runs and larger evidence runs alike).
-RESULTS = sorted(p for p in (repo_root() / "results").glob("*.json")
-                 if "chapter" in json.loads(p.read_text()))  # fmt: skip
+RESULTS = sorted(
+    p for p in (repo_root() / "results").glob("*.json") if "chapter" in json.loads(p.read_text())
+)
 
 
 def record(**numbers):
-    return {"chapter": "x", "profile": "cpu", "model": None, "tokenizer": "qwen2.5",
-            "created": "2026-01-01", "hardware": {"cpu": "A"}, "params": {"label": "A"},
-            "numbers": numbers, "paper": {}}  # fmt: skip
+    return {
+        "chapter": "x",
+        "profile": "cpu",
+        "model": None,
+        "tokenizer": "qwen2.5",
+        "created": "2026-01-01",
+        "hardware": {"cpu": "A"},
+        "params": {"label": "A"},
+        "numbers": numbers,
+        "paper": {},
+    }
 
 
 @pytest.fixture(autouse=True)
 def chapter_x(monkeypatch):
-    monkeypatch.setitem(TOLERANCES, "x", [
-        ("numbers.timing.*", Tolerance("ignore", "clock")),
-        ("numbers.loss", Tolerance("close", "model float", rel=1e-3)),
-        ("numbers.f", Tolerance("exact", "a ratio of counts")),
-        ("numbers.clock.*", TIMING),
-    ])  # fmt: skip
+    monkeypatch.setitem(
+        TOLERANCES,
+        "x",
+        [
+            ("numbers.timing.*", Tolerance("ignore", "clock")),
+            ("numbers.loss", Tolerance("close", "model float", rel=1e-3)),
+            ("numbers.f", Tolerance("exact", "a ratio of counts")),
+            ("numbers.clock.*", TIMING),
+        ],
+    )
 
 
 def test_identical_records_have_no_difference():
@@ -119,8 +132,15 @@ def test_unknown_tolerance_kind_is_rejected():
 def test_every_leaf_gets_a_verdict_for_the_reproduction_report():
     committed = record(n=3, loss=2.0, f=0.5, clock={"s": 1.0}, timing={"t": 1.0})
     rerun = record(n=3, loss=2.001, f=0.6, clock={"s": 2.0}, timing={"t": 9.0})
-    verdicts = {f.path: f.verdict for f in compare_fields("x", committed, rerun)
-                if f.path.startswith("numbers.")}  # fmt: skip
-    assert verdicts == {"numbers.n": "same", "numbers.loss": "within tolerance",
-                        "numbers.f": "differs", "numbers.clock.s": "timing",
-                        "numbers.timing.t": "not compared"}  # fmt: skip
+    verdicts = {
+        f.path: f.verdict
+        for f in compare_fields("x", committed, rerun)
+        if f.path.startswith("numbers.")
+    }
+    assert verdicts == {
+        "numbers.n": "same",
+        "numbers.loss": "within tolerance",
+        "numbers.f": "differs",
+        "numbers.clock.s": "timing",
+        "numbers.timing.t": "not compared",
+    }

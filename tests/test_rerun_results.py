@@ -24,8 +24,12 @@ from cadlib.paths import repo_root
 
 RESULTS = repo_root() / "results"
 SHOWN = shown_results()
-COMMITTED = sorted({*(p for p in RESULTS.glob("*.json") if "." not in p.stem),
-                    *(RESULTS / name for name in SHOWN.values())})  # fmt: skip
+COMMITTED = sorted(
+    {
+        *(p for p in RESULTS.glob("*.json") if "." not in p.stem),
+        *(RESULTS / name for name in SHOWN.values()),
+    }
+)
 
 
 @pytest.mark.parametrize("committed", COMMITTED, ids=lambda p: p.stem)
@@ -36,7 +40,8 @@ def test_rerun_reproduces_committed_results(committed: Path):
     rerun = Path(rerun_dir) / committed.name
     assert rerun.exists(), f"the re-run wrote no {rerun}: did its chapter run?"
     differences = compare_records(
-        committed.stem.split(".")[0], json.loads(committed.read_text()),
+        committed.stem.split(".")[0],
+        json.loads(committed.read_text()),
         json.loads(rerun.read_text()),
     )
     assert not differences, f"{len(differences)} field(s) differ:\n" + "\n".join(
@@ -51,6 +56,7 @@ def test_the_makefile_replays_the_cpu_run_of_every_chapter_committed_at_another_
     makefile = (repo_root() / "Makefile").read_text()
     line = next(x for x in makefile.splitlines() if x.startswith("EVIDENCE_NOTEBOOKS :="))
     listed = set(line.split(":=", 1)[1].split())
-    evidence = {f"notebooks/{notebooks()[c]}.ipynb" for c, name in SHOWN.items()
-                if name != f"{c}.json"}  # fmt: skip
+    evidence = {
+        f"notebooks/{notebooks()[c]}.ipynb" for c, name in SHOWN.items() if name != f"{c}.json"
+    }
     assert listed == evidence

@@ -12,8 +12,9 @@ PROFILES = {"cpu": {"n": 2, "corpora": ("a",)}, "paper": {"n": 9, "corpora": ("a
 
 
 def test_start_picks_the_profile_and_its_overrides():
-    ch = session.start("losslessness", PROFILES, "paper", seed=3, device="cpu", n=None,
-                       corpora=("b",))  # fmt: skip
+    ch = session.start(
+        "losslessness", PROFILES, "paper", seed=3, device="cpu", n=None, corpora=("b",)
+    )
     assert ch.P == {"n": 9, "corpora": ("b",), "profile": "paper"}
     assert ch.profile == "paper" and ch.seed == 3 and ch.device == "cpu" and ch.rec is None
     assert ch.name == "losslessness" and ch.elapsed() >= 0
@@ -45,18 +46,22 @@ def test_record_chapters_get_a_recorder():
     assert (ch.rec.chapter, ch.rec.profile, ch.rec.resume) == ("kernel", "paper", True)
 
 
-@pytest.mark.parametrize("profile, name",
-                         [("cpu", "formats.json"), ("paper", "formats.paper.json")])
+@pytest.mark.parametrize(
+    "profile, name", [("cpu", "formats.json"), ("paper", "formats.paper.json")]
+)
 def test_write_writes_to_the_results_dir_with_the_params(tmp_path, monkeypatch, profile, name):
     monkeypatch.setenv("CADLIB_RESULTS_DIR", str(tmp_path))
     ch = session.start("formats", PROFILES, profile, n=4)
-    path = ch.write({"x": 1.5}, {"x": 2}, model=None, tokenizer="qwen2.5",
-                    extra_params={"seed": 7})  # fmt: skip
+    path = ch.write({"x": 1.5}, {"x": 2}, model=None, tokenizer="qwen2.5", extra_params={"seed": 7})
     assert path == tmp_path / name
     record = json.loads(path.read_text())
     assert record["chapter"] == "formats" and record["profile"] == profile
-    assert record["params"] == {"n": 4, "corpora": list(PROFILES[profile]["corpora"]),
-                                "profile": profile, "seed": 7}  # fmt: skip
+    assert record["params"] == {
+        "n": 4,
+        "corpora": list(PROFILES[profile]["corpora"]),
+        "profile": profile,
+        "seed": 7,
+    }
     assert record["numbers"] == {"x": 1.5} and record["paper"] == {"x": 2}
     assert record["model"] is None and record["tokenizer"] == "qwen2.5"
     assert "seed" not in ch.P  # the extra params go to the file only

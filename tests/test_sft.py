@@ -87,19 +87,25 @@ def test_the_oracle_is_what_we_think():
     "program, start_acc, end_acc, category",
     [
         (ORACLE, 1.0, 1.0, "EM (fully correct)"),
-        (Program([Copy(1, 4), Gen("line 5!"), Copy(6, 10)]), 1.0, 1.0,
-         "Spans all correct, <gen>-text wrong"),
-        (Program([Copy(1, 4), Gen("line five"), Copy(6, 10), Copy(1, 1)]), 1.0, 1.0,
-         "Spans all correct, <gen>-text wrong"),  # op-count mismatch
-        (Program([Copy(1, 3), Gen("line five"), Copy(6, 10)]), 1.0, 0.5,
-         "Start correct, end off"),
-        (Program([Copy(2, 4), Gen("line five"), Copy(7, 10)]), 0.0, 1.0,
-         "End correct, start off"),
+        (
+            Program([Copy(1, 4), Gen("line 5!"), Copy(6, 10)]),
+            1.0,
+            1.0,
+            "Spans all correct, <gen>-text wrong",
+        ),
+        (
+            Program([Copy(1, 4), Gen("line five"), Copy(6, 10), Copy(1, 1)]),
+            1.0,
+            1.0,
+            "Spans all correct, <gen>-text wrong",
+        ),  # op-count mismatch
+        (Program([Copy(1, 3), Gen("line five"), Copy(6, 10)]), 1.0, 0.5, "Start correct, end off"),
+        (Program([Copy(2, 4), Gen("line five"), Copy(7, 10)]), 0.0, 1.0, "End correct, start off"),
         (Program([Copy(1, 5), Gen("x"), Copy(5, 10)]), 0.5, 0.5, "Both endpoints off"),
         (Program([Gen(GOLD)]), 0.0, 0.0, "EM (fully correct)"),  # EM without any copy
         (Program([Copy(1, 4)]), 0.5, 0.5, "Both endpoints off"),  # missing copy counts wrong
     ],
-)  # fmt: skip
+)
 def test_endpoint_accuracy_and_taxonomy(program, start_acc, end_acc, category):
     r = score(program.render())
     assert r.parsed
@@ -234,7 +240,12 @@ def test_collate_pads_ids_and_ignores_padding():
 def test_profiles_and_overrides():
     P = sft.choose_params("paper")
     assert (P["lr"], P["betas"], P["warmup"], P["grad_accum"], P["micro_batch"]) == (
-        2e-5, (0.9, 0.95), 0.03, 8, 1)  # fmt: skip
+        2e-5,
+        (0.9, 0.95),
+        0.03,
+        8,
+        1,
+    )
     assert (P["max_length"], P["epochs"], P["seeds"]) == (3072, {"py": 8, "combined": 6}, (0, 1, 2))
     assert P["gradient_checkpointing"] and P["train_sets"] == ("py", "combined")
     P = sft.choose_params("cpu", epochs=3, seeds=1, train_sets="combined")
@@ -280,9 +291,18 @@ def _train_tiny(tok, steps=4):
 
     model = load_model("tiny-random", device="cpu", seed=0)
     ex = sft.build_example(SMALL, tok, sft.prompt_ids(SMALL, tok))
-    recipe = dict(seed=0, epochs=steps, lr=3e-3, betas=(0.9, 0.95), weight_decay=0.0,
-                  warmup=0.0, grad_accum=1, micro_batch=1, gradient_checkpointing=False,
-                  device="cpu")  # fmt: skip
+    recipe = dict(
+        seed=0,
+        epochs=steps,
+        lr=3e-3,
+        betas=(0.9, 0.95),
+        weight_decay=0.0,
+        warmup=0.0,
+        grad_accum=1,
+        micro_batch=1,
+        gradient_checkpointing=False,
+        device="cpu",
+    )
     return model, sft.train(model, tok, [ex], None, save=False, **recipe)
 
 

@@ -24,8 +24,10 @@ def _results(program, system):
 
 @pytest.fixture()
 def ours():
-    return {sft.FSM_UNTRAINED: _results(IDENTITY, sft.FSM_UNTRAINED),
-            sft.sft_system("py"): _results(ORACLE, sft.sft_system("py"))}  # fmt: skip
+    return {
+        sft.FSM_UNTRAINED: _results(IDENTITY, sft.FSM_UNTRAINED),
+        sft.sft_system("py"): _results(ORACLE, sft.sft_system("py")),
+    }
 
 
 def test_tests_and_wall_tables_count_every_system(ours):
@@ -69,8 +71,9 @@ def test_full_profile_section_without_a_record(monkeypatch):
 
 def test_the_cpu_chapter_shows_the_largest_committed_evidence_run(monkeypatch):
     committed = {"full"}
-    monkeypatch.setattr(sft.report, "profile_record",
-                        lambda p: {"profile": p} if p in committed else None)  # fmt: skip
+    monkeypatch.setattr(
+        sft.report, "profile_record", lambda p: {"profile": p} if p in committed else None
+    )
     assert sft.evidence_profile() == "full"
     committed.add("seeds")
     assert sft.evidence_profile() == "seeds"
@@ -99,9 +102,21 @@ def fake_training(monkeypatch, tmp_path):
 
     def fine_tune(model_name, train_set, seed, *args, **kwargs):
         trained.append((train_set, seed))
-        return None, None, sft.TrainRun(train_set, seed, n_examples=1, n_loss_tokens=1, epochs=1.0,
-                                        optimizer_steps=1, losses=[1.0], train_seconds=0.0,
-                                        output_dir=None)  # fmt: skip
+        return (
+            None,
+            None,
+            sft.TrainRun(
+                train_set,
+                seed,
+                n_examples=1,
+                n_loss_tokens=1,
+                epochs=1.0,
+                optimizer_steps=1,
+                losses=[1.0],
+                train_seconds=0.0,
+                output_dir=None,
+            ),
+        )
 
     def evaluate(model, tokenizer, run, P, split, corpora, held, progress):
         return sft.PilotRun(train=run, held=[f"{run.train_set}-{run.seed}"])

@@ -10,15 +10,27 @@ from cadlib.chapters.sft_pilot.evaluation import evaluate_fsm, evaluate_localize
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 CASES = [
-    EditCase("add", "def add(a, b):\n    return a - b\n", "def add(a, b):\n    return a + b\n",
-             "Fix the bug."),
+    EditCase(
+        "add",
+        "def add(a, b):\n    return a - b\n",
+        "def add(a, b):\n    return a + b\n",
+        "Fix the bug.",
+    ),
     EditCase("one", "x = 1\ny = 2\nz = 3\n", "x = 1\ny = 20\nz = 3\n", "Fix the bug."),
-]  # fmt: skip
+]
 
 
 def test_free_run_scores_every_case_with_its_own_program(model, tok):
-    results = evaluate_fsm(model, tok, CASES, system="fsm", max_new_tokens=24, test_timeout=None,
-                           progress=False, seed=7)  # fmt: skip
+    results = evaluate_fsm(
+        model,
+        tok,
+        CASES,
+        system="fsm",
+        max_new_tokens=24,
+        test_timeout=None,
+        progress=False,
+        seed=7,
+    )
     assert [r.id for r in results] == ["add", "one"]
     for r in results:
         assert r.system == "fsm" and r.parsed  # the FSM makes every program parse
@@ -28,8 +40,9 @@ def test_free_run_scores_every_case_with_its_own_program(model, tok):
 
 
 def test_localized_edit_follows_the_oracle_spans(model, tok):
-    results = evaluate_localized(model, tok, CASES, system="loc", max_new_tokens=64,
-                                 test_timeout=None, progress=False)  # fmt: skip
+    results = evaluate_localized(
+        model, tok, CASES, system="loc", max_new_tokens=64, test_timeout=None, progress=False
+    )
     for r in results:
         assert r.extra["localized"] is True and r.parsed
         assert r.span_em or r.extra["budget_closed"]  # spans are given: only a budget cuts them

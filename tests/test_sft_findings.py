@@ -10,9 +10,18 @@ PY, COMBINED = sft.sft_system("py"), sft.sft_system("combined")
 
 
 def record(system, case, seed=0, em=False, span_em=False, start=1, end=1, n=2, identity=False):
-    return dict(system=system, id=f"Python/{case}", seed=seed, em=em, span_em=span_em,
-                start_hits=start, end_hits=end, n_oracle_copies=n, identity=identity,
-                parsed=True)  # fmt: skip
+    return dict(
+        system=system,
+        id=f"Python/{case}",
+        seed=seed,
+        em=em,
+        span_em=span_em,
+        start_hits=start,
+        end_hits=end,
+        n_oracle_copies=n,
+        identity=identity,
+        parsed=True,
+    )
 
 
 def pilot(n_cases=20, py_span=12, combined_em=15, py_em=3, end_hits=0):
@@ -23,8 +32,9 @@ def pilot(n_cases=20, py_span=12, combined_em=15, py_em=3, end_hits=0):
     for c in range(n_cases):
         rows.append(record(sft.FSM_UNTRAINED, c))
         for seed in (0, 1, 2):
-            rows.append(record(PY, c, seed, em=c < py_em, span_em=c < py_span, start=2,
-                               end=end_hits))  # fmt: skip
+            rows.append(
+                record(PY, c, seed, em=c < py_em, span_em=c < py_span, start=2, end=end_hits)
+            )
             rows.append(record(COMBINED, c, seed, em=c < combined_em, start=2, end=end_hits))
     return rows
 

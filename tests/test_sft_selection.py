@@ -75,9 +75,21 @@ def test_summary_reports_endpoints_without_identity_outputs():
 
 
 def test_the_comparison_table_shows_a_bootstrap_p_of_zero_as_its_resolution():
-    comps = [{"system_a": "a", "system_b": "b", "metric": "span_iou", "test": "paired bootstrap",
-              "a": 0.9, "b": 0.1, "diff": 0.8, "ci": [0.7, 0.9], "p": 0.0, "p_holm": 0.0,
-              "significant": True}]  # fmt: skip
+    comps = [
+        {
+            "system_a": "a",
+            "system_b": "b",
+            "metric": "span_iou",
+            "test": "paired bootstrap",
+            "a": 0.9,
+            "b": 0.1,
+            "diff": 0.8,
+            "ci": [0.7, 0.9],
+            "p": 0.0,
+            "p_holm": 0.0,
+            "significant": True,
+        }
+    ]
     assert sft.comparison_table(comps).loc[0, "p (Holm)"] == "< 0.0001"
 
 
@@ -91,11 +103,20 @@ def _systems(n=12):
 
 def test_compare_pairs_systems_and_skips_what_free_form_lacks():
     systems = _systems()
-    comps = sft.compare(systems, [("trained", "untrained"), ("trained", "regen")],
-                        metrics=("em", "span_em", "span_iou", "identity"))  # fmt: skip
+    comps = sft.compare(
+        systems,
+        [("trained", "untrained"), ("trained", "regen")],
+        metrics=("em", "span_em", "span_iou", "identity"),
+    )
     keys = [(c["system_b"], c["metric"]) for c in comps]
-    assert keys == [("untrained", "em"), ("untrained", "span_em"), ("untrained", "span_iou"),
-                    ("untrained", "identity"), ("regen", "em"), ("regen", "identity")]  # fmt: skip
+    assert keys == [
+        ("untrained", "em"),
+        ("untrained", "span_em"),
+        ("untrained", "span_iou"),
+        ("untrained", "identity"),
+        ("regen", "em"),
+        ("regen", "identity"),
+    ]
     span = comps[1]
     assert (span["a"], span["b"], span["a_only"]) == (10, 0, 10) and span["significant"]
     assert all(c["p_holm"] >= c["p"] for c in comps)
@@ -172,17 +193,45 @@ def test_conclusion_says_yes_only_when_the_paired_test_does():
 def test_cpu_training_recipe_is_unchanged():
     """Chapter 8 loads the cpu checkpoint: its training settings must not move."""
     P = sft.choose_params("cpu")
-    training = {k: P[k] for k in ("model", "train_sets", "seeds", "epochs", "n_train", "lr",
-                                  "betas", "weight_decay", "warmup", "grad_accum", "micro_batch",
-                                  "max_length", "gradient_checkpointing", "overlong", "threads",
-                                  "checkpoints")}  # fmt: skip
+    training = {
+        k: P[k]
+        for k in (
+            "model",
+            "train_sets",
+            "seeds",
+            "epochs",
+            "n_train",
+            "lr",
+            "betas",
+            "weight_decay",
+            "warmup",
+            "grad_accum",
+            "micro_batch",
+            "max_length",
+            "gradient_checkpointing",
+            "overlong",
+            "threads",
+            "checkpoints",
+        )
+    }
     assert training == {
-        "model": "smollm2-135m-instruct", "train_sets": ("py",), "seeds": (0,),
-        "epochs": {"py": 1, "combined": 1}, "n_train": 32, "lr": 1e-4, "betas": (0.9, 0.95),
-        "weight_decay": 0.0, "warmup": 0.03, "grad_accum": 2, "micro_batch": 1,
-        "max_length": 512, "gradient_checkpointing": False, "overlong": "truncate",
-        "threads": 1, "checkpoints": "checkpoints",
-    }  # fmt: skip
+        "model": "smollm2-135m-instruct",
+        "train_sets": ("py",),
+        "seeds": (0,),
+        "epochs": {"py": 1, "combined": 1},
+        "n_train": 32,
+        "lr": 1e-4,
+        "betas": (0.9, 0.95),
+        "weight_decay": 0.0,
+        "warmup": 0.03,
+        "grad_accum": 2,
+        "micro_batch": 1,
+        "max_length": 512,
+        "gradient_checkpointing": False,
+        "overlong": "truncate",
+        "threads": 1,
+        "checkpoints": "checkpoints",
+    }
     assert P["n_eval_baselines"] is None  # every system on the trained model's cases
     assert P["n_eval"] == 12 and sft.choose_params("full")["n_eval"] is None  # full: all 33
 
@@ -218,4 +267,5 @@ def test_a_run_record_name_is_shared_only_by_runs_that_train_and_score_alike():
     # the Combined first seed of a cross-corpus profile also scores Table 22's corpora
     no_cross = {**seeds, "cross_corpus": False}
     assert sft.run_record_name(seeds, split, "combined", 0) != sft.run_record_name(
-        no_cross, split, "combined", 0)
+        no_cross, split, "combined", 0
+    )

@@ -10,12 +10,21 @@ TRAINED, UNTRAINED = "SFT+FSM, Py-only", "FSM-constrained (untrained)"
 
 
 def _rec(system, case, span_em, identity=False, closed=False):
-    return {"system": system, "id": case, "span_em": span_em, "span_iou": 1.0 * span_em,
-            "identity": identity, "budget_closed": closed, "free_form": False}  # fmt: skip
+    return {
+        "system": system,
+        "id": case,
+        "span_em": span_em,
+        "span_iou": 1.0 * span_em,
+        "identity": identity,
+        "budget_closed": closed,
+        "free_form": False,
+    }
 
 
-DOCS = {**{f"one/{k}": "    return x + 1\n" for k in range(4)},
-        **{f"many/{k}": "def f(x):\n    y = x\n\n    return y\n" for k in range(6)}}  # fmt: skip
+DOCS = {
+    **{f"one/{k}": "    return x + 1\n" for k in range(4)},
+    **{f"many/{k}": "def f(x):\n    y = x\n\n    return y\n" for k in range(6)},
+}
 
 
 def _records(multi_hits: int):
@@ -59,18 +68,43 @@ def test_the_untested_span_selection_gap_is_no_longer_claimed():
         def __init__(self, em):
             self.em, self.parsed = em, True
 
-    comps = [{"system_a": "t", "system_b": "u", "metric": m, "a": 1, "b": 0, "n": 2,
-              "significant": False, "p": 1.0, "p_holm": 1.0, "ci": (0.0, 0.5), "test": ""}
-             for m in ("span_em", "span_iou", "identity", "em")]  # fmt: skip
-    text = sft.conclusion({"loc": [A(True), A(False)]}, comps, trained="t", untrained="u",
-                          localized="loc", strata="*By stratum:* toy")  # fmt: skip
+    comps = [
+        {
+            "system_a": "t",
+            "system_b": "u",
+            "metric": m,
+            "a": 1,
+            "b": 0,
+            "n": 2,
+            "significant": False,
+            "p": 1.0,
+            "p_holm": 1.0,
+            "ci": (0.0, 0.5),
+            "test": "",
+        }
+        for m in ("span_em", "span_iou", "identity", "em")
+    ]
+    text = sft.conclusion(
+        {"loc": [A(True), A(False)]},
+        comps,
+        trained="t",
+        untrained="u",
+        localized="loc",
+        strata="*By stratum:* toy",
+    )
     assert "remaining gap to full EM is span selection" not in text
     assert "not tested here" in text and "*By stratum:* toy" in text
     # a pooled No is not qualified with "though": the strata repeat the comparison
     assert "**No**" in text and "though" not in text and "strata below show" in text
     yes = [{**c, "significant": True} for c in comps]
-    text = sft.conclusion({"loc": [A(True), A(False)]}, yes, trained="t", untrained="u",
-                          localized="loc", strata="*By stratum:* toy")  # fmt: skip
+    text = sft.conclusion(
+        {"loc": [A(True), A(False)]},
+        yes,
+        trained="t",
+        untrained="u",
+        localized="loc",
+        strata="*By stratum:* toy",
+    )
     assert "**Yes**" in text and "pooled over all documents" in text
 
 

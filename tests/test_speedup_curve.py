@@ -28,7 +28,9 @@ def test_non_positive_spans_clamp_only_when_asked():
 
 @pytest.mark.parametrize("N, s", [([0.5, 1], [1.0, 2.0]), ([1, 2], [1.0, np.inf])])
 def test_one_validation_for_both(N, s):
-    for f in (lambda: SC.interpolate_loglinear(N, s, 2, clamp_nonpositive=True),
-              lambda: SC.speedup_at((N, s), 2)):
+    for f in (
+        lambda: SC.interpolate_loglinear(N, s, 2, clamp_nonpositive=True),
+        lambda: SC.speedup_at((N, s), 2),
+    ):
         with pytest.raises(ValueError, match="curve"):
             f()

@@ -29,16 +29,26 @@ _ROUND_TRIP = "oracle round trip, byte-exact (pooled 3 corpora)"
 
 
 def _qwen(gen_close, short_single=10):
-    return {"portability": {"qwen2.5": {
-        "literals": {"short_single": short_single, "short_total": 10},
-        "fsm": {"gen_close": gen_close}}}}  # fmt: skip
+    return {
+        "portability": {
+            "qwen2.5": {
+                "literals": {"short_single": short_single, "short_total": 10},
+                "fsm": {"gen_close": gen_close},
+            }
+        }
+    }
 
 
 def test_verdicts_are_computed_from_the_results():
     results = {
-        "losslessness": record({"round_trip": {"pooled (paper's three)": {"byte-exact": 481}},
-                                "escape_fuzz": {"round_trip": 9999}, **_qwen([522, 4370], 9)}),
-    }  # fmt: skip
+        "losslessness": record(
+            {
+                "round_trip": {"pooled (paper's three)": {"byte-exact": 481}},
+                "escape_fuzz": {"round_trip": 9999},
+                **_qwen([522, 4370], 9),
+            }
+        ),
+    }
     table = S.headline_table(results).set_index("figure")
     assert table.loc[_LITERALS, "status"] == V.CONTRADICTS
     # the resolver round-trips every input by construction: shown, never counted
@@ -77,9 +87,18 @@ def test_paper_figures_agree_with_what_the_chapters_recorded():
 
 
 def _rows(**overrides):
-    base = {"chapter": "ceiling", "figure": "f", "where": "Table 2", "unit": "", "paper": 1.0,
-            "ours": 1.0, "ratio": 1.0, "status": V.EXACT, "why": "",
-            "profile": "cpu"}  # fmt: skip
+    base = {
+        "chapter": "ceiling",
+        "figure": "f",
+        "where": "Table 2",
+        "unit": "",
+        "paper": 1.0,
+        "ours": 1.0,
+        "ratio": 1.0,
+        "status": V.EXACT,
+        "why": "",
+        "profile": "cpu",
+    }
     return {**base, **overrides}
 
 
@@ -97,12 +116,14 @@ def test_headline_html_groups_by_chapter_and_keeps_every_figure():
 def test_headline_html_numbers_each_explanation_once_and_links_to_it():
     import pandas as pd
 
-    table = pd.DataFrame([
-        _rows(figure="a", status=V.NOT_COMPARABLE, why="same reason"),
-        _rows(figure="b", status=V.NOT_COMPARABLE, why="same reason"),
-        _rows(figure="c", status=V.CONTRADICTS, why="other <reason>"),
-        _rows(figure="d", status="a status this module does not know"),
-    ])  # fmt: skip
+    table = pd.DataFrame(
+        [
+            _rows(figure="a", status=V.NOT_COMPARABLE, why="same reason"),
+            _rows(figure="b", status=V.NOT_COMPARABLE, why="same reason"),
+            _rows(figure="c", status=V.CONTRADICTS, why="other <reason>"),
+            _rows(figure="d", status="a status this module does not know"),
+        ]
+    )
     out = S.headline_html(table)
     assert out.count('<li id="summary-note-1">same reason</li>') == 1
     assert '<li id="summary-note-2">other &lt;reason&gt;</li>' in out
@@ -121,11 +142,21 @@ def test_format_value():
 def test_setting_html_says_shared_settings_once():
     hw = {"cpu": "X", "cores": 2, "torch": "2.13.0"}
     results = {
-        "ceiling": {"profile": "cpu", "model": None, "tokenizer": "qwen2.5", "hardware": hw,
-                    "created": "2026-11-30T18:27:08+00:00"},
-        "fim": {"profile": "cpu", "model": "m", "tokenizer": "t", "hardware": hw,
-                "created": "2026-11-29T21:08:10+00:00"},
-    }  # fmt: skip
+        "ceiling": {
+            "profile": "cpu",
+            "model": None,
+            "tokenizer": "qwen2.5",
+            "hardware": hw,
+            "created": "2026-11-30T18:27:08+00:00",
+        },
+        "fim": {
+            "profile": "cpu",
+            "model": "m",
+            "tokenizer": "t",
+            "hardware": hw,
+            "created": "2026-11-29T21:08:10+00:00",
+        },
+    }
     out = S.setting_html(results)
     assert "Every chapter: profile cpu; hardware X (2 cores); torch 2.13.0." in out
     assert "<th>hardware</th>" not in out and "<th>model</th>" in out
@@ -195,8 +226,13 @@ def test_a_row_read_from_the_cpu_run_when_a_larger_one_is_committed_is_caught(tm
     larger = {c: S.load_all(folder)[c] for c in evidence_runs()}
     n_cpu, _ = _n_by_label(cpu)
     n_large, _ = _n_by_label(larger)
-    smaller = [k for k in n_cpu if not math.isnan(n_cpu[k] or math.nan)
-               and not math.isnan(n_large[k] or math.nan) and n_cpu[k] < n_large[k]]
+    smaller = [
+        k
+        for k in n_cpu
+        if not math.isnan(n_cpu[k] or math.nan)
+        and not math.isnan(n_large[k] or math.nan)
+        and n_cpu[k] < n_large[k]
+    ]
     assert smaller  # the cpu runs are smaller: reading them would fail the test above
 
 
@@ -224,17 +260,22 @@ def test_gen_detector_is_compared_id_by_id_not_by_length():
 
 def test_literal_ids_are_compared_with_the_papers():
     audit = [{"agrees": i < 8} for i in range(10)]
-    row = S.headline_table({"losslessness": record({"literal_audit": audit})}).set_index(
-        "figure").loc["App. A: Qwen2.5 literal ids equal to the paper's"]  # fmt: skip
+    row = (
+        S.headline_table({"losslessness": record({"literal_audit": audit})})
+        .set_index("figure")
+        .loc["App. A: Qwen2.5 literal ids equal to the paper's"]
+    )
     assert row.status == V.CONTRADICTS and row.ours == 8 and row.n == 10
 
 
 def test_figures_of_another_tokenizer_model_or_unidentified_subset_are_not_comparable():
     by_label = {h.label: h for h in S.HEADLINES}
-    for label in ("App. K: Llama 3 short literals (App. A) that are one token",
-                  "HEvalFix-Py unified diff token overhead vs Copy-as-Decode",
-                  "HEvalFix-JS unified diff token overhead vs Copy-as-Decode",
-                  "FSM-constrained untrained model: held-out EM"):  # fmt: skip
+    for label in (
+        "App. K: Llama 3 short literals (App. A) that are one token",
+        "HEvalFix-Py unified diff token overhead vs Copy-as-Decode",
+        "HEvalFix-JS unified diff token overhead vs Copy-as-Decode",
+        "FSM-constrained untrained model: held-out EM",
+    ):
         assert by_label[label].tolerance.kind == V.NOT_COMPARABLE, label
 
 
@@ -249,8 +290,12 @@ def test_the_papers_inconsistent_derived_figures_get_their_own_verdict():
     from cadlib import paper as P
 
     label = "App. L: pointer's advantage per copy op, paper's curve (pooled)"
-    row = {"corpus": "pooled", "curve": "paper 7B (reconstructed)", "K": 954,
-           "advantage per op (mean)": P.APPENDIX_L["pointer_advantage_per_op"] * 15}
+    row = {
+        "corpus": "pooled",
+        "curve": "paper 7B (reconstructed)",
+        "K": 954,
+        "advantage per op (mean)": P.APPENDIX_L["pointer_advantage_per_op"] * 15,
+    }
     results = {"ceiling": record({"appendix_l": [row]})}
     assert _status(results, label) == V.PAPER_DISAGREES
     row["advantage per op (mean)"] = P.APPENDIX_L["pointer_advantage_per_op"]
@@ -263,12 +308,14 @@ def test_the_ratio_plot_keeps_zeros_and_sets_not_comparable_rows_apart():
     matplotlib.use("Agg")
     import pandas as pd
 
-    table = pd.DataFrame([
-        _rows(figure="zero", ours=0.0, ratio=0.0, status=V.NOT_COMPARABLE),
-        _rows(figure="same", status=V.EXACT),
-        _rows(figure="other", ours=3.0, ratio=3.0, status=V.NOT_COMPARABLE),
-        _rows(figure="none", ours=None, ratio=None, status=V.NOT_YET_RUN),
-    ])  # fmt: skip
+    table = pd.DataFrame(
+        [
+            _rows(figure="zero", ours=0.0, ratio=0.0, status=V.NOT_COMPARABLE),
+            _rows(figure="same", status=V.EXACT),
+            _rows(figure="other", ours=3.0, ratio=3.0, status=V.NOT_COMPARABLE),
+            _rows(figure="none", ours=None, ratio=None, status=V.NOT_YET_RUN),
+        ]
+    )
     like, other = render.ratio_rows(table)
     assert list(like.figure) == ["same"] and list(other.figure) == ["zero", "other"]
     fig = S.plot_ratios(table)

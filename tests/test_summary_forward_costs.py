@@ -19,9 +19,11 @@ def test_reading_agrees_only_within_the_band():
 
 
 def test_reading_sets_apart_other_threads_and_names_a_busy_run():
-    t = table(("2 (kernel)", 256, 40.0, 1, "quiet (0.01 other cores)"),
-              ("6 (decoding)", 256, 45.0, 1, "busy (1.90 other cores)"),
-              ("6b (llama.cpp)", 256, 30.0, 2, "not recorded"))  # fmt: skip
+    t = table(
+        ("2 (kernel)", 256, 40.0, 1, "quiet (0.01 other cores)"),
+        ("6 (decoding)", 256, 45.0, 1, "busy (1.90 other cores)"),
+        ("6b (llama.cpp)", 256, 30.0, 2, "not recorded"),
+    )
     text = FC.forward_cost_reading(t)
     assert "Chapter 6b runs 2 torch threads" in text and "not compared" in text
     assert "busy machine: chapter(s) 6" in text
@@ -36,8 +38,10 @@ def test_the_committed_runs_give_one_row_per_timing_chapter():
 
 
 def test_the_html_table_fits_the_column_and_keeps_every_row():
-    t = table(("2 (kernel)", 256, 40.04, 1, "quiet (0.01 other cores)"),
-              ("6 (decoding)", 256, 45.0, 1, "quiet (0.01 other cores)"))
+    t = table(
+        ("2 (kernel)", 256, 40.04, 1, "quiet (0.01 other cores)"),
+        ("6 (decoding)", 256, 45.0, 1, "quiet (0.01 other cores)"),
+    )
     t = t.assign(source="x", attention="eager", recorded="2026-12-03")
     html = FC.forward_cost_html(t)
     assert 'class="cad-fit' in html and html.count("<tr>") == 3 and ">40.0<" in html

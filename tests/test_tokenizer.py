@@ -53,7 +53,8 @@ def test_the_hf_build_of_qwen25_gives_the_same_ids_on_ordinary_text():
         text = source[start : start + rng.randrange(1, 300)]
         assert hf.encode(text, add_special_tokens=False) == ours.encode(text)
     assert hf.encode("héllo 中文 \t\r\n 12345", add_special_tokens=False) == ours.encode(
-        "héllo 中文 \t\r\n 12345")  # fmt: skip
+        "héllo 中文 \t\r\n 12345"
+    )
     assert hf.convert_tokens_to_ids(list(QWEN25_SPECIAL)) == list(range(151643, 151665))
     assert hf.eos_token == "<|im_end|>"
 
@@ -64,6 +65,8 @@ def test_the_hf_build_of_qwen25_renders_qwen25s_chat_format():
     messages = [{"role": "user", "content": "hi"}]
     tokenizer = load_tokenizer("qwen2.5-7b-random")
     chat = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
-    assert chat == ("<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a "
-                    "helpful assistant.<|im_end|>\n<|im_start|>user\nhi<|im_end|>\n"
-                    "<|im_start|>assistant\n")  # fmt: skip
+    assert chat == (
+        "<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a "
+        "helpful assistant.<|im_end|>\n<|im_start|>user\nhi<|im_end|>\n"
+        "<|im_start|>assistant\n"
+    )

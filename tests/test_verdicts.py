@@ -35,8 +35,10 @@ def test_kinds_that_are_not_evidence_never_agree_or_contradict():
     for ours in (1.0, 1e6):
         assert V.judge(V.derived("paper's curve"), ours, 1.0).verdict not in V.EVIDENCE
     nr = V.not_run_here("needs a GPU", "papermill ... -p profile paper")
-    assert V.judge(nr, None, 1.0).verdict == V.NOT_RUN_HERE and "papermill" in V.judge(
-        nr, None, 1.0).detail  # fmt: skip
+    assert (
+        V.judge(nr, None, 1.0).verdict == V.NOT_RUN_HERE
+        and "papermill" in V.judge(nr, None, 1.0).detail
+    )
     assert V.judge(V.exact(), None, 1.0).verdict == V.NOT_YET_RUN
     assert V.judge(V.beyond(), 3.0, None).verdict == V.BEYOND
 

@@ -50,17 +50,31 @@ def mechanism_figure(doc: str = EXAMPLE_DOC, gold: str = EXAMPLE_GOLD):
     axes[1].text(0.0, 0.0, "<program>", **mono)
     for k, op in enumerate(program.ops, 1):
         text = op.render().replace("\n", "⏎")
-        axes[1].text(0.03, k * 0.45, text if len(text) < 44 else text[:41] + "…",
-                     color=colours[isinstance(op, Copy)], **mono)  # fmt: skip
+        axes[1].text(
+            0.03,
+            k * 0.45,
+            text if len(text) < 44 else text[:41] + "…",
+            color=colours[isinstance(op, Copy)],
+            **mono,
+        )
     axes[1].text(0.0, (len(program.ops) + 1) * 0.45, "</program>", **mono)
     for y, (line, _, is_copy) in enumerate(out):
-        axes[2].add_patch(plt.Rectangle((0, y * 0.32 - 0.13), 0.015, 0.26,
-                                        color=colours[is_copy]))  # fmt: skip
+        axes[2].add_patch(plt.Rectangle((0, y * 0.32 - 0.13), 0.015, 0.26, color=colours[is_copy]))
         axes[2].text(0.03, y * 0.32, line, **mono)
-    axes[2].text(0.0, len(out) * 0.32 + 0.3, "■ spliced by a copy op (one forward)",
-                 color=colours[True], fontsize=9)  # fmt: skip
-    axes[2].text(0.0, len(out) * 0.32 + 0.62, "■ decoded by a gen op (one forward per token)",
-                 color=colours[False], fontsize=9)  # fmt: skip
+    axes[2].text(
+        0.0,
+        len(out) * 0.32 + 0.3,
+        "■ spliced by a copy op (one forward)",
+        color=colours[True],
+        fontsize=9,
+    )
+    axes[2].text(
+        0.0,
+        len(out) * 0.32 + 0.62,
+        "■ decoded by a gen op (one forward per token)",
+        color=colours[False],
+        fontsize=9,
+    )
     fig.tight_layout()
     return fig
 

@@ -184,10 +184,15 @@ def settings_table():
 
     return pd.DataFrame(
         [
-            {"chapter": chapter, "parameter": key, "paper profile": repr(s.value),
-             "paper": repr(s.paper) if s.paper != UNPUBLISHED else UNPUBLISHED,
-             "source": s.source, "deviation": s.deviation or ""}
+            {
+                "chapter": chapter,
+                "parameter": key,
+                "paper profile": repr(s.value),
+                "paper": repr(s.paper) if s.paper != UNPUBLISHED else UNPUBLISHED,
+                "source": s.source,
+                "deviation": s.deviation or "",
+            }
             for chapter, rows in PAPER_SETTINGS.items()
             for key, s in rows.items()
         ]
-    )  # fmt: skip
+    )

@@ -43,9 +43,16 @@ TIMING_BAND = (0.5, 2.0)
 
 
 def _timing_ratios(fields) -> list[float]:
-    return [f.rerun / f.committed for f in fields if f.verdict == "timing"
-            and isinstance(f.committed, int | float) and isinstance(f.rerun, int | float)
-            and not isinstance(f.committed, bool) and f.committed > 0 and f.rerun > 0]  # fmt: skip
+    return [
+        f.rerun / f.committed
+        for f in fields
+        if f.verdict == "timing"
+        and isinstance(f.committed, int | float)
+        and isinstance(f.rerun, int | float)
+        and not isinstance(f.committed, bool)
+        and f.committed > 0
+        and f.rerun > 0
+    ]
 
 
 def chapter_rows(rerun_dir: Path, committed_dir: Path | None = None) -> list[dict]:
@@ -68,15 +75,27 @@ def chapter_rows(rerun_dir: Path, committed_dir: Path | None = None) -> list[dic
         count = {v: sum(f.verdict == v for f in numbers) for v in ("same", "within tolerance")}
         count["differs"] = sum(f.verdict == "differs" for f in fields)
         ratios = _timing_ratios(fields)
-        rows.append({"chapter": chapter, "file": committed_path.name, "re-run": True, **count,
-                     "differences": [_difference(f) for f in fields if f.verdict == "differs"],
-                     **_timing_summary(ratios)})  # fmt: skip
+        rows.append(
+            {
+                "chapter": chapter,
+                "file": committed_path.name,
+                "re-run": True,
+                **count,
+                "differences": [_difference(f) for f in fields if f.verdict == "differs"],
+                **_timing_summary(ratios),
+            }
+        )
     return rows
 
 
 def _difference(field) -> dict:
-    return {"path": field.path, "committed": field.committed, "re-run": field.rerun,
-            "tolerance": field.tolerance.kind, "why": field.tolerance.why}  # fmt: skip
+    return {
+        "path": field.path,
+        "committed": field.committed,
+        "re-run": field.rerun,
+        "tolerance": field.tolerance.kind,
+        "why": field.tolerance.why,
+    }
 
 
 def _timing_summary(ratios: list[float]) -> dict:
@@ -84,10 +103,13 @@ def _timing_summary(ratios: list[float]) -> dict:
         return {"timings": 0}
     lo, hi = TIMING_BAND
     median = statistics.median(ratios)
-    return {"timings": len(ratios), "timing ratio (median)": round(median, 3),
-            "timing ratio (min)": round(min(ratios), 3),
-            "timing ratio (max)": round(max(ratios), 3),
-            "timings in band": lo <= median <= hi}  # fmt: skip
+    return {
+        "timings": len(ratios),
+        "timing ratio (median)": round(median, 3),
+        "timing ratio (min)": round(min(ratios), 3),
+        "timing ratio (max)": round(max(ratios), 3),
+        "timings in band": lo <= median <= hi,
+    }
 
 
 def build_report(rerun_dir: Path, out: Path, committed_dir: Path | None = None) -> dict:
@@ -111,24 +133,33 @@ def report_markdown(report: dict | None) -> str:
     which differ, and whether the timings are of the same class of machine."""
     if report is None:
         minutes = chapter_runtimes()["cpu profile"].sum()
-        return ("**No reproduction on this machine yet.** `make book` re-runs every chapter's "
-                f"cpu profile here (the committed cpu runs took about {minutes:.0f} minutes in "
-                "all, one chapter after another, on the machines that made them) and fills "
-                "this page with each number of your run beside the committed one.")  # fmt: skip
+        return (
+            "**No reproduction on this machine yet.** `make book` re-runs every chapter's "
+            f"cpu profile here (the committed cpu runs took about {minutes:.0f} minutes in "
+            "all, one chapter after another, on the machines that made them) and fills "
+            "this page with each number of your run beside the committed one."
+        )
     rows = report["chapters"]
     missing = [r["chapter"] for r in rows if not r["re-run"]]
     ran = [r for r in rows if r["re-run"]]
     same = sum(r["same"] + r["within tolerance"] for r in ran)
     differs = sum(r["differs"] for r in ran)
     lo, hi = report["timing_band"]
-    text = [f"**{len(ran)} of {len(rows)} chapters re-run.** {same} compared fields reproduce "
-            f"(exactly, or within their declared tolerance); **{differs} differ**."]  # fmt: skip
+    text = [
+        f"**{len(ran)} of {len(rows)} chapters re-run.** {same} compared fields reproduce "
+        f"(exactly, or within their declared tolerance); **{differs} differ**."
+    ]
     if missing:
         text.append(f"Not re-run: {', '.join(missing)}.")
     slow = [r["chapter"] for r in ran if r.get("timings") and not r["timings in band"]]
-    text.append("Timings, as ratios of your run to the committed one: "
-                + (f"outside {lo}–{hi}× in {', '.join(slow)} (another class of machine, or a "
-                   "busy one)." if slow else f"within {lo}–{hi}× in every chapter."))  # fmt: skip
+    text.append(
+        "Timings, as ratios of your run to the committed one: "
+        + (
+            f"outside {lo}–{hi}× in {', '.join(slow)} (another class of machine, or a busy one)."
+            if slow
+            else f"within {lo}–{hi}× in every chapter."
+        )
+    )
     return " ".join(text)
 
 
@@ -141,17 +172,22 @@ def chapter_table(report: dict) -> pd.DataFrame:
 
 def differences_table(report: dict | None) -> pd.DataFrame:
     """Every field that differs beyond its tolerance, chapter by chapter."""
-    rows = [{"chapter": r["chapter"], **d} for r in (report or {}).get("chapters", [])
-            for d in r.get("differences", [])]  # fmt: skip
-    return pd.DataFrame(rows, columns=["chapter", "path", "committed", "re-run", "tolerance",
-                                       "why"])  # fmt: skip
+    rows = [
+        {"chapter": r["chapter"], **d}
+        for r in (report or {}).get("chapters", [])
+        for d in r.get("differences", [])
+    ]
+    return pd.DataFrame(
+        rows, columns=["chapter", "path", "committed", "re-run", "tolerance", "why"]
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m cadlib.book.reproduction RERUN_DIR [--out REPORT]``: write the report; exit 1
     when a field differs."""
-    parser = argparse.ArgumentParser(prog="python -m cadlib.book.reproduction",
-                                     description=__doc__.split("\n\n")[0])  # fmt: skip
+    parser = argparse.ArgumentParser(
+        prog="python -m cadlib.book.reproduction", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("rerun_dir", type=Path)
     parser.add_argument("--out", type=Path, default=repo_root() / REPORT)
     args = parser.parse_args(argv)

@@ -80,25 +80,30 @@ MODEL_FLOAT = Tolerance(
 )
 
 COUNT_RATIO = Tolerance(
-    "exact", "a ratio, mean, percentile or interval of counts (tokens, forwards, cases): no "
-    "model computes it, so it is the same on every CPU"
+    "exact",
+    "a ratio, mean, percentile or interval of counts (tokens, forwards, cases): no "
+    "model computes it, so it is the same on every CPU",
 )
 DECISION_RATIO = Tolerance(
-    "exact", "a rate or interval of counts of a model's greedy decisions or outputs: a count, "
-    "the same on another CPU unless a near-tie flips, which this comparison exists to show"
+    "exact",
+    "a rate or interval of counts of a model's greedy decisions or outputs: a count, "
+    "the same on another CPU unless a near-tie flips, which this comparison exists to show",
 )
 COMMITTED_CURVE = Tolerance(
-    "exact", "computed from token counts and the committed s(N) curve of results/kernel.json "
-    "(or the paper's): deterministic"
+    "exact",
+    "computed from token counts and the committed s(N) curve of results/kernel.json "
+    "(or the paper's): deterministic",
 )
 UNDECLARED = Tolerance(
-    "exact", "a float with no declared tolerance: declare it in cadlib.book.rerun_check.TOLERANCES "
-    "(COUNT_RATIO for a ratio of counts, MODEL_FLOAT for what a model computes)"
+    "exact",
+    "a float with no declared tolerance: declare it in cadlib.book.rerun_check.TOLERANCES "
+    "(COUNT_RATIO for a ratio of counts, MODEL_FLOAT for what a model computes)",
 )
 
 STDLIB = Tolerance(
-    "ignore", "drawn from the interpreter's own standard library, whose files differ between "
-    "patch releases: only the number of cuts and of uncategorized disagreements are compared"
+    "ignore",
+    "drawn from the interpreter's own standard library, whose files differ between "
+    "patch releases: only the number of cuts and of uncategorized disagreements are compared",
 )
 
 #: The top-level fields compared; ``created``, ``hardware`` and ``params`` (which holds labels
@@ -148,17 +153,25 @@ TOLERANCES: dict[str, list[tuple[str, Tolerance]]] = {
         ("numbers.lookup_grid*", TIMING),
         ("numbers.runtime_s", TIMING),
         ("numbers.seconds_by_kind*", TIMING),
-        ("numbers.agreement.*", Tolerance(
-            "close", "greedy decisions of two engines at near-ties: another CPU's kernels may "
-            "round a near-tie the other way", abs=0.02)),
+        (
+            "numbers.agreement.*",
+            Tolerance(
+                "close",
+                "greedy decisions of two engines at near-ties: another CPU's kernels may "
+                "round a near-tie the other way",
+                abs=0.02,
+            ),
+        ),
     ],
     "kv_reuse": [
         ("numbers.shares.*", COUNT_RATIO),  # no model: matched ids of the oracle programs
         ("numbers.agreement.*.kl_*", MODEL_FLOAT),
         ("numbers.agreement.*.recomputed", COUNT_RATIO),  # reused / spliced ids: counts
         ("numbers.agreement.*", DECISION_RATIO),  # rates and intervals of greedy decisions
-        ("numbers.verdict.threshold", Tolerance(
-            "exact", "the acceptance threshold declared in cadlib.chapters.kv_reuse")),
+        (
+            "numbers.verdict.threshold",
+            Tolerance("exact", "the acceptance threshold declared in cadlib.chapters.kv_reuse"),
+        ),
         ("numbers.verdict.rates.*", DECISION_RATIO),
         ("numbers.timing*", TIMING),
         ("numbers.runtime_s", TIMING),
@@ -279,7 +292,8 @@ def _leaf(committed, rerun, path: str, chapter: str, tolerance: Tolerance) -> Fi
     if committed is _MISSING or rerun is _MISSING:
         return Field(path, a, b, tolerance, "differs")
     if declared_tolerance(chapter, path) is None and (
-            _needs_declaring(path, committed) or _needs_declaring(path, rerun)):  # fmt: skip
+        _needs_declaring(path, committed) or _needs_declaring(path, rerun)
+    ):
         return Field(path, a, b, UNDECLARED, "differs")
     if not tolerance.accepts(committed, rerun):
         return Field(path, a, b, tolerance, "differs")
@@ -291,8 +305,7 @@ def compare_fields(chapter: str, committed: dict, rerun: dict) -> Iterator[Field
     """Every leaf of :data:`COMPARED_FIELDS` of two results files of ``chapter``, with its
     tolerance and verdict (what the reproduction report of ``make book`` counts)."""
     for field in COMPARED_FIELDS:
-        yield from _walk(committed.get(field, _MISSING), rerun.get(field, _MISSING), field,
-                         chapter)  # fmt: skip
+        yield from _walk(committed.get(field, _MISSING), rerun.get(field, _MISSING), field, chapter)
 
 
 def _join(path: str, key) -> str:

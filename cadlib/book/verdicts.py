@@ -32,12 +32,31 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 __all__ = [
-    "EXACT", "WITHIN_NOISE", "CONTRADICTS", "BY_CONSTRUCTION", "DERIVED", "PAPER_DISAGREES",
+    "EXACT",
+    "WITHIN_NOISE",
+    "CONTRADICTS",
+    "BY_CONSTRUCTION",
+    "DERIVED",
+    "PAPER_DISAGREES",
     "NOT_COMPARABLE",
-    "NOT_RUN_HERE", "BEYOND", "NOT_YET_RUN", "VERDICTS", "EVIDENCE", "Tolerance", "Verdict",
-    "exact", "noise", "by_construction", "derived", "not_comparable", "not_run_here", "beyond",
-    "judge", "count_line", "DERIVED_RTOL",
-]  # fmt: skip
+    "NOT_RUN_HERE",
+    "BEYOND",
+    "NOT_YET_RUN",
+    "VERDICTS",
+    "EVIDENCE",
+    "Tolerance",
+    "Verdict",
+    "exact",
+    "noise",
+    "by_construction",
+    "derived",
+    "not_comparable",
+    "not_run_here",
+    "beyond",
+    "judge",
+    "count_line",
+    "DERIVED_RTOL",
+]
 
 EXACT, WITHIN_NOISE, CONTRADICTS = "exact", "within noise", "contradicts the paper"
 BY_CONSTRUCTION, DERIVED = "by construction", "derived from the paper"
@@ -45,8 +64,18 @@ PAPER_DISAGREES = "the paper's numbers disagree with each other"
 NOT_COMPARABLE, NOT_RUN_HERE = "not comparable", "not run here"
 BEYOND, NOT_YET_RUN = "beyond the paper", "not yet run"
 #: Every verdict, in the order the count line lists them.
-VERDICTS = (EXACT, WITHIN_NOISE, CONTRADICTS, BY_CONSTRUCTION, DERIVED, PAPER_DISAGREES,
-            NOT_COMPARABLE, NOT_RUN_HERE, BEYOND, NOT_YET_RUN)  # fmt: skip
+VERDICTS = (
+    EXACT,
+    WITHIN_NOISE,
+    CONTRADICTS,
+    BY_CONSTRUCTION,
+    DERIVED,
+    PAPER_DISAGREES,
+    NOT_COMPARABLE,
+    NOT_RUN_HERE,
+    BEYOND,
+    NOT_YET_RUN,
+)
 #: The verdicts that count as evidence for or against the paper.
 EVIDENCE = (EXACT, WITHIN_NOISE, CONTRADICTS)
 
@@ -134,9 +163,12 @@ def _fmt(x: float) -> str:
 
 
 def judge(
-    tol: Tolerance, ours: float | None, paper: float | None, n: int | None = None,
+    tol: Tolerance,
+    ours: float | None,
+    paper: float | None,
+    n: int | None = None,
     se: float | None = None,
-) -> Verdict:  # fmt: skip
+) -> Verdict:
     """The verdict on ``ours`` against ``paper`` under the declared ``tol``.
 
     ``n`` is our sample size and ``se`` our standard error (in the figure's unit) when the
@@ -166,8 +198,9 @@ def _consistency(tol: Tolerance, ours: float, paper: float) -> Verdict:
     rel = abs(ours / paper - 1)
     ok = rel <= tol.rtol + 1e-12
     factor = max(ours / paper, paper / ours) if ours and paper else math.inf
-    detail = (f"|ours / paper - 1| = {rel:.1%} {'≤' if ok else '>'} {tol.rtol:.0%}"
-              + ("" if ok else f" (off by {factor:.2g}×)"))
+    detail = f"|ours / paper - 1| = {rel:.1%} {'≤' if ok else '>'} {tol.rtol:.0%}" + (
+        "" if ok else f" (off by {factor:.2g}×)"
+    )
     return Verdict(DERIVED if ok else PAPER_DISAGREES, detail, tol.reason)
 
 
@@ -194,5 +227,7 @@ def count_line(verdicts: Iterable[str]) -> str:
             parts.append(f"**{counts[v]}** {v}")
             total += counts[v]
     evidence = sum(counts[v] for v in EVIDENCE)
-    return (f"{', '.join(parts)} — of {total} figures; {evidence} count as evidence "
-            f"({', '.join(EVIDENCE)}), the rest are shown and not counted.")  # fmt: skip
+    return (
+        f"{', '.join(parts)} — of {total} figures; {evidence} count as evidence "
+        f"({', '.join(EVIDENCE)}), the rest are shown and not counted."
+    )

@@ -21,8 +21,16 @@ from cadlib.record.card import Card
 from cadlib.record.params import notebook_parameter
 from cadlib.record.results import results_name
 
-__all__ = ["CHAPTERS", "Card", "card_of", "cards", "chapter_values", "evidence_runs", "notebooks",
-           "shown_results"]
+__all__ = [
+    "CHAPTERS",
+    "Card",
+    "card_of",
+    "cards",
+    "chapter_values",
+    "evidence_runs",
+    "notebooks",
+    "shown_results",
+]
 
 #: The chapter packages in book order; to add a chapter, copy a package and add its name here.
 CHAPTERS = (

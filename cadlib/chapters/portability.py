@@ -89,11 +89,16 @@ __all__ = [
 
 QWEN36 = "qwen3.6"
 #: Vocabulary-only GGUF files of llama.cpp's tokenizer tests, by the name the book gives them.
-VOCAB_FILES = {"deepseek-coder": "ggml-vocab-deepseek-coder.gguf",
-               "llama-3": "ggml-vocab-llama-bpe.gguf"}  # fmt: skip
+VOCAB_FILES = {
+    "deepseek-coder": "ggml-vocab-deepseek-coder.gguf",
+    "llama-3": "ggml-vocab-llama-bpe.gguf",
+}
 #: The PyPI sdist that ships them: name, version, sha256 of the archive.
-LLAMA_CPP_SDIST = ("llama-cpp-python", "0.3.36",
-                   "832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e")  # fmt: skip
+LLAMA_CPP_SDIST = (
+    "llama-cpp-python",
+    "0.3.36",
+    "832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e",
+)
 #: The tokenizers this book can load without the hub, in the order the chapter shows them.
 OFFLINE = (QWEN25, QWEN36, "smollm2-135m-instruct", *VOCAB_FILES)
 #: Our stand-ins for Appendix K's three families (the paper's "CodeLlama (Llama-3)" BPE read
@@ -107,12 +112,26 @@ HUB_FAMILIES = {
 #: Appendix A's listing: the short literals whose Qwen2.5 ids the paper prints.
 SHORT_LITERALS: tuple[str, ...] = tuple(_paper.LITERAL_IDS)
 #: The grammar's literals as written (§2.1), with the range separator.
-TAG_LITERALS: tuple[str, ...] = (PROGRAM_OPEN, PROGRAM_CLOSE, COPY_OPEN, "-", COPY_CLOSE,
-                                 GEN_OPEN, GEN_CLOSE)  # fmt: skip
+TAG_LITERALS: tuple[str, ...] = (
+    PROGRAM_OPEN,
+    PROGRAM_CLOSE,
+    COPY_OPEN,
+    "-",
+    COPY_CLOSE,
+    GEN_OPEN,
+    GEN_CLOSE,
+)
 # literals that can start a boundary in a transcript's text (longest first for the regex)
-_BOUNDARY = re.compile("|".join(re.escape(x) for x in sorted(
-    (PROGRAM_OPEN, PROGRAM_CLOSE, COPY_OPEN, COPY_CLOSE, GEN_OPEN, GEN_CLOSE), key=len,
-    reverse=True)))  # fmt: skip
+_BOUNDARY = re.compile(
+    "|".join(
+        re.escape(x)
+        for x in sorted(
+            (PROGRAM_OPEN, PROGRAM_CLOSE, COPY_OPEN, COPY_CLOSE, GEN_OPEN, GEN_CLOSE),
+            key=len,
+            reverse=True,
+        )
+    )
+)
 
 
 @functools.cache
@@ -148,9 +167,22 @@ def fetch_vocabs(dest: Path | None = None) -> Path:
         return dest
     name, version, sha256 = LLAMA_CPP_SDIST
     with tempfile.TemporaryDirectory() as tmp:
-        subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
-                        "--no-binary", ":all:", f"{name}=={version}", "-d", tmp],
-                       check=True)  # fmt: skip
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--quiet",
+                "--no-deps",
+                "--no-binary",
+                ":all:",
+                f"{name}=={version}",
+                "-d",
+                tmp,
+            ],
+            check=True,
+        )
         sdist = next(Path(tmp).glob("*.tar.gz"))
         digest = hashlib.sha256(sdist.read_bytes()).hexdigest()
         if digest != sha256:
@@ -223,8 +255,9 @@ def _pieces(tok: Tokenizer, ids: Sequence[int]) -> list[str]:
     return [tb[i].decode(errors="replace") for i in ids]
 
 
-def literal_table(tok: Tokenizer, literals: Sequence[str] = SHORT_LITERALS + TAG_LITERALS
-                  ) -> pd.DataFrame:  # fmt: skip
+def literal_table(
+    tok: Tokenizer, literals: Sequence[str] = SHORT_LITERALS + TAG_LITERALS
+) -> pd.DataFrame:
     """One row per literal: its ids under ``tok``, the piece each id stands for, their count,
     and for Qwen2.5's short literals the id Appendix A prints."""
     rows, seen = [], set()
@@ -233,9 +266,16 @@ def literal_table(tok: Tokenizer, literals: Sequence[str] = SHORT_LITERALS + TAG
             continue
         seen.add(lit)
         ids = tok.encode(lit)
-        rows.append({"literal": lit, "kind": "App. A" if lit in SHORT_LITERALS else "tag",
-                     "ids": ids, "pieces": _pieces(tok, ids), "n_ids": len(ids),
-                     "paper id (Qwen2.5)": _paper.LITERAL_IDS.get(lit)})  # fmt: skip
+        rows.append(
+            {
+                "literal": lit,
+                "kind": "App. A" if lit in SHORT_LITERALS else "tag",
+                "ids": ids,
+                "pieces": _pieces(tok, ids),
+                "n_ids": len(ids),
+                "paper id (Qwen2.5)": _paper.LITERAL_IDS.get(lit),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -296,8 +336,7 @@ def _straddles(text_spans: list[tuple[int, int]], lit_spans: list[tuple[int, int
     return out
 
 
-def transcript_check(cases: Sequence[EditCase], tok: Tokenizer, progress: bool = False
-                     ) -> dict:  # fmt: skip
+def transcript_check(cases: Sequence[EditCase], tok: Tokenizer, progress: bool = False) -> dict:
     """The FSM on every oracle program of ``cases`` under ``tok``.
 
     Counts ``accepted`` (the FSM walks the program's canonical ids to DONE: every id is one it
@@ -327,13 +366,20 @@ def transcript_check(cases: Sequence[EditCase], tok: Tokenizer, progress: bool =
         for i in tr.ids:
             spans.append((pos, pos + len(tb[i])))
             pos += len(tb[i])
-        lit_spans = [(m.start(), m.end(), m.group()) for m in _BOUNDARY.finditer(raw.decode(
-            "latin-1"))]  # byte offsets: latin-1 keeps one char per byte  # fmt: skip
+        lit_spans = [
+            (m.start(), m.end(), m.group()) for m in _BOUNDARY.finditer(raw.decode("latin-1"))
+        ]  # byte offsets: latin-1 keeps one char per byte
         for lit, side in _straddles(spans, lit_spans):
             merges[f"{lit} {side}"] += 1
-    return {"cases": len(cases), "accepted": accepted, "round_trip": round_trip,
-            "canonical": canonical, "ids_by_kind": dict(kinds), "merges": dict(merges),
-            "failures": failures[:5]}  # fmt: skip
+    return {
+        "cases": len(cases),
+        "accepted": accepted,
+        "round_trip": round_trip,
+        "canonical": canonical,
+        "ids_by_kind": dict(kinds),
+        "merges": dict(merges),
+        "failures": failures[:5],
+    }
 
 
 def record(name: str, tok: Tokenizer, cases: Sequence[EditCase]) -> dict:
@@ -341,8 +387,12 @@ def record(name: str, tok: Tokenizer, cases: Sequence[EditCase]) -> dict:
     :func:`fsm_summary`, :func:`transcript_check` on ``cases`` and, for a llama.cpp vocabulary,
     :func:`reference_agreement` (``[agree, n]``; ``None`` for the others)."""
     ref = list(reference_agreement(name, tok)) if name in VOCAB_FILES else None
-    return {"literals": literal_counts(literal_table(tok)), "fsm": fsm_summary(tok),
-            "transcripts": transcript_check(cases, tok), "reference": ref}  # fmt: skip
+    return {
+        "literals": literal_counts(literal_table(tok)),
+        "fsm": fsm_summary(tok),
+        "transcripts": transcript_check(cases, tok),
+        "reference": ref,
+    }
 
 
 def single_token_everywhere(records: Sequence[Mapping]) -> list[str]:
@@ -383,9 +433,11 @@ def _paper_claims(summaries: Mapping[str, Mapping]) -> list[str]:
         if name in summaries:
             lit = summaries[name]["literals"]
             holds = lit["short_single"] == lit["short_total"]
-            out.append(f"- Paper: {family} encodes every short literal as one token. {name}: "
-                       f"{'yes' if holds else 'no'} ({lit['short_single']} of "
-                       f"{lit['short_total']}).")  # fmt: skip
+            out.append(
+                f"- Paper: {family} encodes every short literal as one token. {name}: "
+                f"{'yes' if holds else 'no'} ({lit['short_single']} of "
+                f"{lit['short_total']})."
+            )
     if "deepseek-coder" in summaries:
         n_ids = summaries["deepseek-coder"]["literals"]["n_ids"]
         split = {lit: n for lit, n in n_ids.items() if lit in SHORT_LITERALS and n > 1}
@@ -393,12 +445,17 @@ def _paper_claims(summaries: Mapping[str, Mapping]) -> list[str]:
         as_paper = all(n_ids.get(lit) == 2 for lit in named)
         extra = [lit for lit in split if lit not in named]
         out.append(
-            "- Paper: DeepSeek-Coder splits " + ", ".join(f"`{x}`" for x in named)
+            "- Paper: DeepSeek-Coder splits "
+            + ", ".join(f"`{x}`" for x in named)
             + f" into two ids each. deepseek-coder: {'yes' if as_paper else 'no'}; the short "
-            "literals it splits: " + ", ".join(f"`{x}` ({n} ids)" for x, n in split.items())
-            + (f" (beyond the paper's three: {', '.join(f'`{x}`' for x in extra)})."
-               if extra else ".")
-        )  # fmt: skip
+            "literals it splits: "
+            + ", ".join(f"`{x}` ({n} ids)" for x, n in split.items())
+            + (
+                f" (beyond the paper's three: {', '.join(f'`{x}`' for x in extra)})."
+                if extra
+                else "."
+            )
+        )
     return out
 
 
@@ -421,8 +478,9 @@ def finding(summaries: Mapping[str, Mapping], missing: Mapping[str, str]) -> str
     lo, of = _paper.APPENDIX_K["single_token_literals"]
     groups = [(f"the {len(summaries)} tokenizers loaded here", list(summaries))]
     if all(n in summaries for n in PAPER_FAMILIES):
-        groups.append(("the paper's three families (Qwen2.5, DeepSeek-Coder, Llama 3)",
-                       list(PAPER_FAMILIES)))  # fmt: skip
+        groups.append(
+            ("the paper's three families (Qwen2.5, DeepSeek-Coder, Llama 3)", list(PAPER_FAMILIES))
+        )
     for label, names in groups:
         if len(names) < 2:
             continue
@@ -434,8 +492,9 @@ def finding(summaries: Mapping[str, Mapping], missing: Mapping[str, str]) -> str
             "is not in our copy)."
         )
     if missing:
-        parts.append("- Not loaded here: " + "; ".join(f"{n} ({why})"
-                                                      for n, why in missing.items()))  # fmt: skip
+        parts.append(
+            "- Not loaded here: " + "; ".join(f"{n} ({why})" for n, why in missing.items())
+        )
     return "\n".join(parts)
 
 

@@ -55,8 +55,10 @@ file for which `wc -l` says 110 has 111 lines here, and copy lines="99-111" copi
 
 
 def _exit_help() -> str:
-    rows = [textwrap.fill(what, 88, initial_indent=f"  {code:>3}  ", subsequent_indent=" " * 7)
-            for code, what in EXIT_CODES.items()]  # fmt: skip
+    rows = [
+        textwrap.fill(what, 88, initial_indent=f"  {code:>3}  ", subsequent_indent=" " * 7)
+        for code, what in EXIT_CODES.items()
+    ]
     return "Exit status:\n" + "\n".join(rows)
 
 
@@ -69,8 +71,11 @@ def _cmd_oracle(args) -> None:
     write_output(str(program) + "\n")
     if how != args.align:
         what = "one <gen> of GOLD" if how == "gen" else "its program with short copies inlined"
-        print(f"cad: note: the {args.align} alignment's program costs more tokens than GOLD "
-              f"itself; printed {what} instead", file=sys.stderr)  # fmt: skip
+        print(
+            f"cad: note: the {args.align} alignment's program costs more tokens than GOLD "
+            f"itself; printed {what} instead",
+            file=sys.stderr,
+        )
 
 
 def _cmd_resolve(args) -> None:
@@ -106,9 +111,13 @@ def profile_models(profile: str) -> dict[str, list[str]]:
     from cadlib.chapters.fim_constraint import experiments as fim
 
     out = {}
-    for chapter, profiles in (("kernel", kernel.PROFILES), ("decoding", decoding.PROFILES),
-                              ("llama_cpp", llama.PROFILES), ("sft_pilot", sft.PROFILES),
-                              ("fim", fim.PROFILES)):  # fmt: skip
+    for chapter, profiles in (
+        ("kernel", kernel.PROFILES),
+        ("decoding", decoding.PROFILES),
+        ("llama_cpp", llama.PROFILES),
+        ("sft_pilot", sft.PROFILES),
+        ("fim", fim.PROFILES),
+    ):
         P = profiles.get(profile)
         if P is not None:
             names = [*P["models"], P["check_model"]] if chapter == "kernel" else [P["model"]]
@@ -121,8 +130,11 @@ def _cmd_check_models(args) -> None:
 
     names = list(args.names)
     if not names and not args.profile:
-        raise CLIError("name the models to check, or a chapters' profile with --profile "
-                       "(e.g. cad check-models --profile paper)", EXIT_USAGE)  # fmt: skip
+        raise CLIError(
+            "name the models to check, or a chapters' profile with --profile "
+            "(e.g. cad check-models --profile paper)",
+            EXIT_USAGE,
+        )
     if args.profile:
         names += [n for chapter in profile_models(args.profile).values() for n in chapter]
     missing = 0
@@ -161,35 +173,55 @@ DOC's lines, with a warning on stderr (what a deployment that must not fail woul
 def _parser() -> argparse.ArgumentParser:
     epilog = f"{LINES_HELP}\n\n{_exit_help()}"
     raw = argparse.RawDescriptionHelpFormatter
-    parser = Parser(prog="cad", description=__doc__.split("\n\n")[0], epilog=epilog,
-                     formatter_class=raw)  # fmt: skip
+    parser = Parser(
+        prog="cad", description=__doc__.split("\n\n")[0], epilog=epilog, formatter_class=raw
+    )
     parser.add_argument("--version", action="version", version=f"cad (cadlib) {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     add_edit_command(sub, epilog)
 
-    p = sub.add_parser("oracle", help="print the oracle program that turns DOC into GOLD",
-                       description=ORACLE_HELP, epilog=epilog, formatter_class=raw)  # fmt: skip
+    p = sub.add_parser(
+        "oracle",
+        help="print the oracle program that turns DOC into GOLD",
+        description=ORACLE_HELP,
+        epilog=epilog,
+        formatter_class=raw,
+    )
     p.add_argument("doc", help="input document (- for stdin)")
     p.add_argument("gold", help="edited document (- for stdin)")
-    p.add_argument("--align", choices=ALIGNMENTS, default="histogram",
-                   help="line alignment: histogram (default: git's histogram diff, fast on "
-                   "repetitive files) or difflib (SequenceMatcher, autojunk=False: what the "
-                   "book's paper comparisons use; quadratic on repetitive files); both give "
-                   "lossless programs, not always the same ones")  # fmt: skip
+    p.add_argument(
+        "--align",
+        choices=ALIGNMENTS,
+        default="histogram",
+        help="line alignment: histogram (default: git's histogram diff, fast on "
+        "repetitive files) or difflib (SequenceMatcher, autojunk=False: what the "
+        "book's paper comparisons use; quadratic on repetitive files); both give "
+        "lossless programs, not always the same ones",
+    )
     p.set_defaults(run=_cmd_oracle)
 
-    p = sub.add_parser("resolve", help="print the text PROGRAM resolves to against DOC",
-                       description=RESOLVE_HELP, epilog=epilog, formatter_class=raw)  # fmt: skip
+    p = sub.add_parser(
+        "resolve",
+        help="print the text PROGRAM resolves to against DOC",
+        description=RESOLVE_HELP,
+        epilog=epilog,
+        formatter_class=raw,
+    )
     p.add_argument("program", help="program text file (- for stdin)")
     p.add_argument("doc", help="input document (- for stdin)")
-    p.add_argument("--mode", choices=MODES, default="strict",
-                   help="strict (default: a copy range outside DOC is an error) or clipped "
-                   "(clip it to DOC, warn on stderr)")  # fmt: skip
+    p.add_argument(
+        "--mode",
+        choices=MODES,
+        default="strict",
+        help="strict (default: a copy range outside DOC is an error) or clipped "
+        "(clip it to DOC, warn on stderr)",
+    )
     p.set_defaults(run=_cmd_resolve)
 
-    p = sub.add_parser("tokens", help="count the tokens of FILE",
-                       description="Print the number of tokens of FILE.")  # fmt: skip
+    p = sub.add_parser(
+        "tokens", help="count the tokens of FILE", description="Print the number of tokens of FILE."
+    )
     p.add_argument("file", help="text file (- for stdin)")
     p.add_argument(
         "--tokenizer",
@@ -198,9 +230,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(run=_cmd_tokens)
 
-    p = sub.add_parser("check-models", help="check that this machine can load the models",
-                       description="Say where each model would load from, or why it cannot, "
-                       "before any work starts (exit status 1 if one cannot).")  # fmt: skip
+    p = sub.add_parser(
+        "check-models",
+        help="check that this machine can load the models",
+        description="Say where each model would load from, or why it cannot, "
+        "before any work starts (exit status 1 if one cannot).",
+    )
     p.add_argument("names", nargs="*", help="model names (hub names, folders, local names)")
     p.add_argument("--profile", help="add every model the chapters' PROFILE loads, e.g. paper")
     p.set_defaults(run=_cmd_check_models)

@@ -9,8 +9,16 @@ import sys
 
 from cadlib.resolver import doc_lines
 
-__all__ = ["EXIT_CODES", "CLIError", "Parser", "read_input", "write_output", "one_line",
-           "line_hint", "loading"]  # fmt: skip
+__all__ = [
+    "EXIT_CODES",
+    "CLIError",
+    "Parser",
+    "read_input",
+    "write_output",
+    "one_line",
+    "line_hint",
+    "loading",
+]
 
 #: Exit statuses of ``cad`` (``--help`` lists them).
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_PARTIAL, EXIT_PIPE = 0, 1, 2, 3, 141
@@ -24,6 +32,7 @@ EXIT_CODES = {
     EXIT_PIPE: "stdout was closed early (e.g. by head); nothing more is written",
 }
 
+
 class CLIError(Exception):
     """A one-line error for the user (``code``: the exit status)."""
 
@@ -36,8 +45,10 @@ class Parser(argparse.ArgumentParser):
     """argparse, with usage errors on one line (``cad edit: error: ... (see cad edit --help)``)."""
 
     def error(self, message):
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {' '.join(message.split())} "
-                              f"(see {self.prog} --help)\n")  # fmt: skip
+        self.exit(
+            EXIT_USAGE,
+            f"{self.prog}: error: {' '.join(message.split())} (see {self.prog} --help)\n",
+        )
 
 
 def read_input(path: str) -> str:
@@ -80,5 +91,8 @@ def loading(model: str):
         raise
     except (OSError, ValueError, RuntimeError, KeyError) as err:
         message = one_line(err)
-        raise CLIError(message if model in message or message.startswith("cannot load")
-                       else f"cannot load model {model!r}: {message}") from err  # fmt: skip
+        raise CLIError(
+            message
+            if model in message or message.startswith("cannot load")
+            else f"cannot load model {model!r}: {message}"
+        ) from err

@@ -87,8 +87,9 @@ def _check_model(kind: str, model: str, device: str) -> None:
         if device not in ("auto", "cpu"):
             raise CLIError(f"the llama.cpp engine runs on the CPU here, got --device {device}")
         if model not in (models.SMOLLM2, *models.STAND_INS) and models.gguf_in(model) is None:
-            raise CLIError(f"the llama.cpp engine loads a .gguf file (or a folder holding "
-                           f"one), got {model!r}")  # fmt: skip
+            raise CLIError(
+                f"the llama.cpp engine loads a .gguf file (or a folder holding one), got {model!r}"
+            )
         return
     try:
         models.resolve_device(device)
@@ -113,8 +114,14 @@ def _load_tokenizer(model: str, tokenizer: str | None = None):
 
 
 @functools.cache
-def _load_runner(kind: str, model: str, device: str = "auto", threads: int | None = None,
-                 gguf_type: str | None = None, n_ctx: int | None = None):  # fmt: skip
+def _load_runner(
+    kind: str,
+    model: str,
+    device: str = "auto",
+    threads: int | None = None,
+    gguf_type: str | None = None,
+    n_ctx: int | None = None,
+):
     """The model (``transformers``) or engine (``llama.cpp``, on ``n_ctx`` positions) of
     ``cad edit``, loaded once per process; loading progress bars are kept off stderr."""
     from cadlib.models import load_model, set_threads  # torch: only this command
@@ -127,8 +134,9 @@ def _load_runner(kind: str, model: str, device: str = "auto", threads: int | Non
             from cadlib.decoding.engines import load_engine
 
             extra = {"n_ctx": n_ctx} if n_ctx else {}
-            return load_engine(model, kind=kind, device=device, threads=threads,
-                               gguf_type=gguf_type, **extra)  # fmt: skip
+            return load_engine(
+                model, kind=kind, device=device, threads=threads, gguf_type=gguf_type, **extra
+            )
         except ImportError as err:
             raise CLIError(
                 f"the llama.cpp engine is not available here ({one_line(err)}); "
@@ -136,8 +144,14 @@ def _load_runner(kind: str, model: str, device: str = "auto", threads: int | Non
             ) from err
 
 
-def _load_engine(kind: str, model: str, device: str = "auto", threads: int | None = None,
-                 gguf_type: str | None = None, tokenizer: str | None = None):  # fmt: skip
+def _load_engine(
+    kind: str,
+    model: str,
+    device: str = "auto",
+    threads: int | None = None,
+    gguf_type: str | None = None,
+    tokenizer: str | None = None,
+):
     """``(model or engine, tokenizer)`` for ``cad edit``: the checks of :func:`_check_model`,
     then the tokenizer, then the weights; failures as one-line :class:`CLIError`."""
     with loading(model):
@@ -146,8 +160,9 @@ def _load_engine(kind: str, model: str, device: str = "auto", threads: int | Non
         return _load_runner(kind, model, device, threads, gguf_type), tok
 
 
-def _context_need(tokenizer, doc: str, instruction: str, budget: int, program_text=None,
-                  expected=None) -> tuple[int, int]:  # fmt: skip
+def _context_need(
+    tokenizer, doc: str, instruction: str, budget: int, program_text=None, expected=None
+) -> tuple[int, int]:
     """``(ids of DOC, ids a run needs)``: the prompt (which holds DOC) plus the output's
     ids, which a free run bounds by DOC's ids (its copies) plus the budget, and a forced run
     by its program's and its resolution's ids."""
@@ -172,11 +187,15 @@ def _check_context(args, tokenizer, doc: str, program_text, expected) -> int | N
         context = model_context(args.model)
     if context is None:
         return None
-    doc_ids, need = _context_need(tokenizer, doc, args.instruction, args.max_new_tokens,
-                                  program_text, expected)  # fmt: skip
+    doc_ids, need = _context_need(
+        tokenizer, doc, args.instruction, args.max_new_tokens, program_text, expected
+    )
     if need > context:
-        what = "its program and output" if program_text is not None else (
-            f"the copies of its lines and --max-new-tokens {args.max_new_tokens}")  # fmt: skip
+        what = (
+            "its program and output"
+            if program_text is not None
+            else (f"the copies of its lines and --max-new-tokens {args.max_new_tokens}")
+        )
         raise CLIError(
             f"{args.doc} is {doc_ids:,} ids; the prompt (which holds it), {what} need about "
             f"{need:,} ids, more than the context of {args.model} ({context:,} ids): edit a "
@@ -197,8 +216,10 @@ def _edit_summary(result, seconds: float, args, threads: str) -> str:
         f"{' ' + args.gguf_type.upper() if args.gguf_type else ''}, {threads})"
     )
     if args.copy_kv == "reuse":
-        line += (f"; copies reused {result.trace.info.get('reused_ids', 0)} prompt KV entries "
-                 f"(approximate: recompute {args.recompute})")  # fmt: skip
+        line += (
+            f"; copies reused {result.trace.info.get('reused_ids', 0)} prompt KV entries "
+            f"(approximate: recompute {args.recompute})"
+        )
     if result.agreement is not None:
         line += f"; model agreed with the program on {result.agreement:.0%} of decisions"
     if result.budget_closed:
@@ -221,8 +242,11 @@ class _TextStream:
 
     def feed(self, run) -> str:
         """The text that ``run``'s new ids add to the output."""
-        new = [self.tb[i] for i, k in zip(run.ids[self.fed :], run.kinds[self.fed :],
-                                          strict=True) if k != "splice"]  # fmt: skip
+        new = [
+            self.tb[i]
+            for i, k in zip(run.ids[self.fed :], run.kinds[self.fed :], strict=True)
+            if k != "splice"
+        ]
         self.fed = len(run.ids)
         out = []
         for op in self.parser.feed(self.utf8.decode(b"".join(new))):
@@ -271,8 +295,10 @@ def _stream_and_result(decoder, doc: str, instruction: str, program):
 def _check_edit_input(args, doc: str):
     """The checks that need no model: ``(program, its program text, its resolution)``."""
     if not args.instruction.strip():
-        raise CLIError('--instruction is empty: say what to change, e.g. --instruction '
-                       '"Rename total to result"')  # fmt: skip
+        raise CLIError(
+            "--instruction is empty: say what to change, e.g. --instruction "
+            '"Rename total to result"'
+        )
     if not doc:
         raise CLIError(
             f"{args.doc} is empty: cad edit changes an existing text by "
@@ -303,8 +329,7 @@ def _edit_engine(args, doc: str, program_text, expected):
     context = _check_context(args, tokenizer, doc, program_text, expected)
     n_ctx = min(context, 32768) if context and args.engine == "llama.cpp" else None
     with loading(args.model):
-        runner = _load_runner(args.engine, args.model, args.device, threads, args.gguf_type,
-                              n_ctx)  # fmt: skip
+        runner = _load_runner(args.engine, args.model, args.device, threads, args.gguf_type, n_ctx)
     return runner, tokenizer, how
 
 
@@ -338,8 +363,14 @@ def _cmd_edit(args) -> None:
     from cadlib.decoding.methods import DRAFTED_SETTING  # torch
 
     drafts = composition_drafts(DRAFTED_SETTING) if args.drafts else ()
-    decoder = CopyDecoder(runner, tokenizer, max_new_tokens=args.max_new_tokens, drafts=drafts,
-                          copy_kv=args.copy_kv, recompute=args.recompute)  # fmt: skip
+    decoder = CopyDecoder(
+        runner,
+        tokenizer,
+        max_new_tokens=args.max_new_tokens,
+        drafts=drafts,
+        copy_kv=args.copy_kv,
+        recompute=args.recompute,
+    )
     start = time.perf_counter()
     try:
         if args.stream:
@@ -357,28 +388,46 @@ def _cmd_edit(args) -> None:
     print(_edit_summary(result, seconds, args, how), file=sys.stderr)
 
 
-
 def add_edit_command(sub, epilog: str) -> None:
     """Add ``cad edit`` and its options to the subcommands ``sub`` of the ``cad`` parser."""
     raw = argparse.RawDescriptionHelpFormatter
-    p = sub.add_parser("edit", help="edit DOC with Copy-as-Decode and print the result",
-                       description=EDIT_HELP, epilog=epilog, formatter_class=raw)  # fmt: skip
+    p = sub.add_parser(
+        "edit",
+        help="edit DOC with Copy-as-Decode and print the result",
+        description=EDIT_HELP,
+        epilog=epilog,
+        formatter_class=raw,
+    )
     p.add_argument("doc", help="the document to edit (- for stdin); never written")
     p.add_argument("--instruction", required=True, help="what to change, in words")
-    p.add_argument("--model", default=SMOLLM2,
-                   help=f"model name, hub name, local folder or .gguf file (default: {SMOLLM2}, "
-                   "untrained for this task: see above)")  # fmt: skip
-    p.add_argument("--tokenizer", metavar="NAME",
-                   help="the tokenizer's name or folder (default: the model's own; a .gguf "
-                   "file's embedded one)")  # fmt: skip
-    p.add_argument("--engine", choices=ENGINES, default="transformers",
-                   help="what runs the model (default: transformers)")  # fmt: skip
-    p.add_argument("--gguf-type", choices=GGUF_TYPES,
-                   help="llama.cpp: run the GGUF file converted to these weights (once, cached; "
-                   "on a CPU they make copy splices several times faster and one-id steps "
-                   "slower than the packaged Q4_1 file: chapter 6b)")  # fmt: skip
-    p.add_argument("--program", metavar="FILE",
-                   help="drive the decoder along this program (forced mode)")  # fmt: skip
+    p.add_argument(
+        "--model",
+        default=SMOLLM2,
+        help=f"model name, hub name, local folder or .gguf file (default: {SMOLLM2}, "
+        "untrained for this task: see above)",
+    )
+    p.add_argument(
+        "--tokenizer",
+        metavar="NAME",
+        help="the tokenizer's name or folder (default: the model's own; a .gguf "
+        "file's embedded one)",
+    )
+    p.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default="transformers",
+        help="what runs the model (default: transformers)",
+    )
+    p.add_argument(
+        "--gguf-type",
+        choices=GGUF_TYPES,
+        help="llama.cpp: run the GGUF file converted to these weights (once, cached; "
+        "on a CPU they make copy splices several times faster and one-id steps "
+        "slower than the packaged Q4_1 file: chapter 6b)",
+    )
+    p.add_argument(
+        "--program", metavar="FILE", help="drive the decoder along this program (forced mode)"
+    )
     p.add_argument(
         "--max-new-tokens",
         type=_positive_int,
@@ -391,21 +440,37 @@ def add_edit_command(sub, epilog: str) -> None:
         action="store_true",
         help="print the output of a run that the budget closed (exit status 0)",
     )
-    p.add_argument("--stream", action="store_true",
-                   help="print the output as it is decoded (copies when their op completes, "
-                   "generated text as it is written)")  # fmt: skip
-    p.add_argument("--drafts", action="store_true",
-                   help="verify guessed ids (the document's lines inside bodies, guessed op "
-                   "headers) in one forward: the same greedy output in fewer forwards")  # fmt: skip
-    p.add_argument("--copy-kv", choices=COPY_KV_MODES, default="prefill",
-                   help="prefill (default): copied lines fed in one forward, exact; reuse "
-                   "(transformers only, approximate, beyond the paper): copied ids take the "
-                   "prompt's KV entries, only unmatched ids are computed (chapter 6c)")  # fmt: skip
-    p.add_argument("--recompute", default="none", metavar="POLICY",
-                   help="--copy-kv reuse: matched ids computed anyway: none (default), "
-                   "first=K (each line's first K ids), last=K, first=K,last=M, all")  # fmt: skip
+    p.add_argument(
+        "--stream",
+        action="store_true",
+        help="print the output as it is decoded (copies when their op completes, "
+        "generated text as it is written)",
+    )
+    p.add_argument(
+        "--drafts",
+        action="store_true",
+        help="verify guessed ids (the document's lines inside bodies, guessed op "
+        "headers) in one forward: the same greedy output in fewer forwards",
+    )
+    p.add_argument(
+        "--copy-kv",
+        choices=COPY_KV_MODES,
+        default="prefill",
+        help="prefill (default): copied lines fed in one forward, exact; reuse "
+        "(transformers only, approximate, beyond the paper): copied ids take the "
+        "prompt's KV entries, only unmatched ids are computed (chapter 6c)",
+    )
+    p.add_argument(
+        "--recompute",
+        default="none",
+        metavar="POLICY",
+        help="--copy-kv reuse: matched ids computed anyway: none (default), "
+        "first=K (each line's first K ids), last=K, first=K,last=M, all",
+    )
     p.add_argument("--device", default="auto", help="auto (CUDA when present, default), cpu, cuda")
-    p.add_argument("--threads", type=_positive_int,
-                   help="CPU threads of torch or llama.cpp (default: the idle cores now, at "
-                   "least 1)")  # fmt: skip
+    p.add_argument(
+        "--threads",
+        type=_positive_int,
+        help="CPU threads of torch or llama.cpp (default: the idle cores now, at least 1)",
+    )
     p.set_defaults(run=_cmd_edit)

@@ -45,10 +45,10 @@ def run_kernel(profile: str, device: str, seed: int = 0) -> Path:
     params = ch.P
     set_threads(params["threads"])
     attn = params["attn_implementation"]
-    check_net = load_model(params["check_model"], device=device, dtype="float32",
-                           attn_implementation=attn, seed=seed)  # fmt: skip
-    check = K.check_splice_equals_ar(check_net, P=params["check_P"], N=params["check_N"],
-                                     seed=seed)  # fmt: skip
+    check_net = load_model(
+        params["check_model"], device=device, dtype="float32", attn_implementation=attn, seed=seed
+    )
+    check = K.check_splice_equals_ar(check_net, P=params["check_P"], N=params["check_N"], seed=seed)
     del check_net
     bench = K.benchmark_models(params, device=device, seed=seed)
     return K.write_kernel_results(ch, bench, check, device=str(resolve_device(device)))
@@ -60,8 +60,11 @@ def decoding_gpu_numbers(timing: C.TimedRun) -> dict:
     return {
         "speed": C.speed_numbers(timing.speed),
         "timed_cases": {x.case.id: x.corpus for x in timing.inputs},
-        "cost_model": {"grid": timing.grid.table, "validation": timing.validation,
-                       "timed_bounds": timing.bounds},  # fmt: skip
+        "cost_model": {
+            "grid": timing.grid.table,
+            "validation": timing.validation,
+            "timed_bounds": timing.bounds,
+        },
         "fixed_costs": D.fixed_costs(timing.forced),
     }
 
@@ -78,16 +81,21 @@ def run_decoding(profile: str, device: str, seed: int = 0) -> Path:
 def main(argv: list[str] | None = None) -> int:
     """``python -m cadlib.cli.gpu_check [--profile gpu|smoke] [--device auto|cuda|cpu]``."""
     parser = argparse.ArgumentParser(
-        prog="python -m cadlib.cli.gpu_check", description=__doc__.split("\n\n")[0],
-        formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+        prog="python -m cadlib.cli.gpu_check",
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--profile", choices=CHECK_PROFILES, default="gpu")
     parser.add_argument("--device", default="auto", help="auto (CUDA when present), cuda, cpu")
     parser.add_argument("--only", choices=("kernel", "decoding"), help="run one part only")
     args = parser.parse_args(argv)
     wants_cuda = args.profile == "gpu" or args.device.startswith("cuda")
     if wants_cuda and (args.device == "cpu" or not torch.cuda.is_available()):
-        print("gpu_check: error: the gpu profile and --device cuda need a CUDA device (on a "
-              "CPU, run --profile smoke --device cpu)", file=sys.stderr)  # fmt: skip
+        print(
+            "gpu_check: error: the gpu profile and --device cuda need a CUDA device (on a "
+            "CPU, run --profile smoke --device cpu)",
+            file=sys.stderr,
+        )
         return 2
     for part, run in (("kernel", run_kernel), ("decoding", run_decoding)):
         if args.only in (None, part):

@@ -24,10 +24,27 @@ from cadlib.record.style import PALETTE
 
 from .accounting import BOUND, Accounting, bootstrap_median, headline_rows
 
-__all__ = ["CostGrid", "validation", "validation_summary", "predicted_speedups", "timed_bounds",
-           "plot_validation", "best_copy_as_decode", "goals", "goals_markdown", "outcome_line",
-           "bound_ratio", "corpus_set", "DEVELOPMENT_CORPORA", "TEST_CORPORA", "GOAL_CORPORA",
-           "BOUND_GOAL", "MET", "MISSED", "UNDECIDED"]  # fmt: skip
+__all__ = [
+    "CostGrid",
+    "validation",
+    "validation_summary",
+    "predicted_speedups",
+    "timed_bounds",
+    "plot_validation",
+    "best_copy_as_decode",
+    "goals",
+    "goals_markdown",
+    "outcome_line",
+    "bound_ratio",
+    "corpus_set",
+    "DEVELOPMENT_CORPORA",
+    "TEST_CORPORA",
+    "GOAL_CORPORA",
+    "BOUND_GOAL",
+    "MET",
+    "MISSED",
+    "UNDECIDED",
+]
 
 
 def _bracket(grid: np.ndarray, x: np.ndarray):
@@ -45,8 +62,10 @@ class CostGrid:
 
     def __init__(self, table: pd.DataFrame):
         if table.empty or not {"keep", "L", "n", "seconds"} <= set(table.columns):
-            raise ValueError("need a grid with columns keep, L, n, seconds "
-                             "(cadlib.costs.forward_grid.measure_forward_costs)")  # fmt: skip
+            raise ValueError(
+                "need a grid with columns keep, L, n, seconds "
+                "(cadlib.costs.forward_grid.measure_forward_costs)"
+            )
         self.table = table
         self._grids = {}
         for keep, g in table.groupby("keep"):  # repeated cells (grids measured twice): median
@@ -62,8 +81,12 @@ class CostGrid:
         n, L = np.asarray(n, float), np.asarray(L, float)
         i, u = _bracket(ns, n)
         j, v = _bracket(Ls, L)
-        out = ((1 - u) * (1 - v) * S[i, j] + u * (1 - v) * S[i + 1, j]
-               + (1 - u) * v * S[i, j + 1] + u * v * S[i + 1, j + 1])  # fmt: skip
+        out = (
+            (1 - u) * (1 - v) * S[i, j]
+            + u * (1 - v) * S[i + 1, j]
+            + (1 - u) * v * S[i, j + 1]
+            + u * v * S[i + 1, j + 1]
+        )
         return np.maximum(out, S.min())
 
     def forward_seconds(self, forwards: Sequence) -> np.ndarray:
@@ -75,8 +98,9 @@ class CostGrid:
         out = self.seconds(n, L, "last")
         many = k > 1
         if many.any():
-            out[many] += (self.seconds(k[many], L[many], "all")
-                          - self.seconds(k[many], L[many], "last"))  # fmt: skip
+            out[many] += self.seconds(k[many], L[many], "all") - self.seconds(
+                k[many], L[many], "last"
+            )
         return out
 
     def predict(self, acc: Accounting) -> float:
@@ -94,11 +118,23 @@ def validation(measured: pd.DataFrame, predicted: pd.DataFrame) -> pd.DataFrame:
     and setting of the timed runs: autoregressive, prompt lookup at the timed setting,
     Copy-as-Decode m=0).
     """
-    med = measured.groupby(["corpus", "case", "method"], sort=False).agg(
-        T=("T", "first"), forwards=("forwards", "first"), measured_s=("decode_s", "median"),
-        forward_s=("forward_s", "median")).reset_index()  # fmt: skip
-    out = med.merge(predicted[["case", "method", "predicted_s", "forwards"]].rename(
-        columns={"forwards": "predicted_forwards"}), on=["case", "method"], how="left")
+    med = (
+        measured.groupby(["corpus", "case", "method"], sort=False)
+        .agg(
+            T=("T", "first"),
+            forwards=("forwards", "first"),
+            measured_s=("decode_s", "median"),
+            forward_s=("forward_s", "median"),
+        )
+        .reset_index()
+    )
+    out = med.merge(
+        predicted[["case", "method", "predicted_s", "forwards"]].rename(
+            columns={"forwards": "predicted_forwards"}
+        ),
+        on=["case", "method"],
+        how="left",
+    )
     out["error_pct"] = 100 * (out.predicted_s - out.measured_s) / out.measured_s
     out["error_vs_forwards_pct"] = 100 * (out.predicted_s - out.forward_s) / out.forward_s
     out["overhead_ms_per_forward"] = 1e3 * (out.measured_s - out.forward_s) / out.forwards
@@ -111,14 +147,17 @@ def validation_summary(val: pd.DataFrame) -> pd.DataFrame:
     median Python overhead per forward (ms) that the prediction does not charge."""
     rows = []
     for method, g in [*val.groupby("method", sort=False), ("all", val)]:
-        rows.append(dict(
-            method=method, cases=len(g),
-            median_abs_error_pct=float(g.error_pct.abs().median()),
-            max_abs_error_pct=float(g.error_pct.abs().max()),
-            pooled_error_pct=float(100 * (g.predicted_s.sum() / g.measured_s.sum() - 1)),
-            median_abs_error_vs_forwards_pct=float(g.error_vs_forwards_pct.abs().median()),
-            overhead_ms_per_forward=float(g.overhead_ms_per_forward.median()),
-        ))  # fmt: skip
+        rows.append(
+            dict(
+                method=method,
+                cases=len(g),
+                median_abs_error_pct=float(g.error_pct.abs().median()),
+                max_abs_error_pct=float(g.error_pct.abs().max()),
+                pooled_error_pct=float(100 * (g.predicted_s.sum() / g.measured_s.sum() - 1)),
+                median_abs_error_vs_forwards_pct=float(g.error_vs_forwards_pct.abs().median()),
+                overhead_ms_per_forward=float(g.overhead_ms_per_forward.median()),
+            )
+        )
     return pd.DataFrame(rows)
 
 
@@ -142,9 +181,18 @@ def predicted_speedups(rows: pd.DataFrame, best: pd.Series, seed: int = 0) -> pd
             if method == "autoregressive":
                 continue
             med, lo, hi = bootstrap_median(m.speedup, seed)
-            out.append(dict(corpus=corpus, method=method, setting=setting, cases=len(m),
-                            median_speedup=med, lo=lo, hi=hi,
-                            pooled_speedup=m.ar_s.sum() / m.predicted_s.sum()))  # fmt: skip
+            out.append(
+                dict(
+                    corpus=corpus,
+                    method=method,
+                    setting=setting,
+                    cases=len(m),
+                    median_speedup=med,
+                    lo=lo,
+                    hi=hi,
+                    pooled_speedup=m.ar_s.sum() / m.predicted_s.sum(),
+                )
+            )
     return pd.DataFrame(out)
 
 
@@ -167,9 +215,14 @@ def timed_bounds(measured: pd.DataFrame, acc: pd.DataFrame) -> pd.DataFrame:
         ar = p("autoregressive", "")
         realized = g["autoregressive"].sum() / g["Copy-as-Decode"].sum()
         bnd = ar / p(BOUND, "")
-        row = dict(corpus=corpus, cases=len(cases), realized_wall=realized,
-                   bnd_exact_grid=bnd, bnd_fsm_grid=ar / p("Copy-as-Decode", "m=0"),
-                   realized_over_bnd_exact=realized / bnd)  # fmt: skip
+        row = dict(
+            corpus=corpus,
+            cases=len(cases),
+            realized_wall=realized,
+            bnd_exact_grid=bnd,
+            bnd_fsm_grid=ar / p("Copy-as-Decode", "m=0"),
+            realized_over_bnd_exact=realized / bnd,
+        )
         if DRAFTED in g:
             drafted = g["autoregressive"].sum() / g[DRAFTED].sum()
             row.update(realized_drafts_wall=drafted, drafts_over_bnd_exact=drafted / bnd)
@@ -190,8 +243,12 @@ def plot_validation(val: pd.DataFrame, title: str | None = None):
     both = val[["measured_s", "predicted_s"]]
     lo, hi = both.min().min(), both.max().max()
     ax.plot([lo, hi], [lo, hi], color="grey", lw=0.8, ls=":")
-    ax.set(xscale="log", yscale="log", xlabel="measured decode s (median of repeats)",
-           ylabel="predicted s (Σ grid cost of its forwards)")  # fmt: skip
+    ax.set(
+        xscale="log",
+        yscale="log",
+        xlabel="measured decode s (median of repeats)",
+        ylabel="predicted s (Σ grid cost of its forwards)",
+    )
     ax.legend(fontsize=7)
     bx.axhline(0, color="grey", lw=0.8)
     bx.set(ylabel="error % (predicted − measured) / measured")
@@ -220,8 +277,13 @@ DEVELOPMENT_CORPORA = ("heval-fix-py", "heval-fix-js", "probeedit")
 #: The test set: corpora nothing was designed or tuned on (the four other HumanEvalFix
 #: languages and real Flask commits). Only the accounting covers them (no timed runs), so a
 #: goal that needs the clock is reported on the development set only.
-TEST_CORPORA = ("heval-fix-java", "heval-fix-go", "heval-fix-cpp", "heval-fix-rust",
-                "realedits-flask")  # fmt: skip
+TEST_CORPORA = (
+    "heval-fix-java",
+    "heval-fix-go",
+    "heval-fix-cpp",
+    "heval-fix-rust",
+    "realedits-flask",
+)
 #: Corpora named by issue 17's goals (development first, then test).
 GOAL_CORPORA = DEVELOPMENT_CORPORA + TEST_CORPORA
 #: A goal's outcomes: met, missed, or undecided (its margin lies within the error of the
@@ -259,8 +321,13 @@ def _outcome(margin: float, error_pct: float | None) -> str:
     return MET if margin > 1 else MISSED
 
 
-def goals(summary: pd.DataFrame, speedups: pd.DataFrame, speed: pd.DataFrame | None,
-          bounds: pd.Series | None, model_error_pct: float | None = None) -> pd.DataFrame:
+def goals(
+    summary: pd.DataFrame,
+    speedups: pd.DataFrame,
+    speed: pd.DataFrame | None,
+    bounds: pd.Series | None,
+    model_error_pct: float | None = None,
+) -> pd.DataFrame:
     """Issue 17's goals, each with the figure, the target, its set (development or test) and
     its outcome (met, missed or undecided); ``met`` is true only for a met goal.
 
@@ -278,39 +345,77 @@ def goals(summary: pd.DataFrame, speedups: pd.DataFrame, speed: pd.DataFrame | N
         s, part = summary[summary.corpus == corpus], corpus_set(corpus)
         cad = best_copy_as_decode(summary, corpus)
         pld = s[s.method == "prompt lookup"].iloc[0]
-        rows.append(dict(goal="fewer forwards than best prompt lookup", corpus=corpus, set=part,
-                         ours=cad.pooled_fpt, rival=pld.pooled_fpt, target="ours < rival",
-                         outcome=_outcome(pld.pooled_fpt / cad.pooled_fpt, None),
-                         note=f"CaD {cad.setting} vs PLD {pld.setting} (forwards / gold id)"))
+        rows.append(
+            dict(
+                goal="fewer forwards than best prompt lookup",
+                corpus=corpus,
+                set=part,
+                ours=cad.pooled_fpt,
+                rival=pld.pooled_fpt,
+                target="ours < rival",
+                outcome=_outcome(pld.pooled_fpt / cad.pooled_fpt, None),
+                note=f"CaD {cad.setting} vs PLD {pld.setting} (forwards / gold id)",
+            )
+        )
         need = 2.0 if corpus == "probeedit" else 1.0
         target = f"ours / rival > {need:g}" if need > 1 else "ours > rival"
         p = speedups[speedups.corpus == corpus].set_index(["method", "setting"]).pooled_speedup
         cad_p, pld_p = p.get(("Copy-as-Decode", cad.setting)), p.get(("prompt lookup", "best"))
         if cad_p is not None and pld_p is not None:
-            band = ("" if model_error_pct is None else
-                    f"; undecided band ±{model_error_pct:.1f} %, the cost model's largest error")
-            rows.append(dict(goal="faster than best prompt lookup (predicted)", corpus=corpus,
-                             set=part, ours=cad_p, rival=pld_p, target=target,
-                             outcome=_outcome(cad_p / (need * pld_p), model_error_pct),
-                             note=f"pooled predicted speedup over AR, CaD {cad.setting}{band}"))
+            band = (
+                ""
+                if model_error_pct is None
+                else f"; undecided band ±{model_error_pct:.1f} %, the cost model's largest error"
+            )
+            rows.append(
+                dict(
+                    goal="faster than best prompt lookup (predicted)",
+                    corpus=corpus,
+                    set=part,
+                    ours=cad_p,
+                    rival=pld_p,
+                    target=target,
+                    outcome=_outcome(cad_p / (need * pld_p), model_error_pct),
+                    note=f"pooled predicted speedup over AR, CaD {cad.setting}{band}",
+                )
+            )
         if speed is not None and corpus in set(speed.corpus):
             by = speed[speed.corpus == corpus].set_index("method").speedup
             best = max((m for m in COPY_AS_DECODE if m in by), key=by.get)
-            rows.append(dict(goal="faster than prompt lookup (measured, timed sample)",
-                             corpus=corpus, set=part, ours=by[best], rival=by["prompt lookup"],
-                             target=target,
-                             outcome=_outcome(by[best] / (need * by["prompt lookup"]), None),
-                             note=f"the faster decoder as built: {best}; PLD at the timed "
-                                  "setting"))  # fmt: skip
+            rows.append(
+                dict(
+                    goal="faster than prompt lookup (measured, timed sample)",
+                    corpus=corpus,
+                    set=part,
+                    ours=by[best],
+                    rival=by["prompt lookup"],
+                    target=target,
+                    outcome=_outcome(by[best] / (need * by["prompt lookup"]), None),
+                    note=f"the faster decoder as built: {best}; PLD at the timed setting",
+                )
+            )
     if bounds is not None:
         ratio = bound_ratio(bounds)
         drafts = bounds.get("drafts_over_bnd_exact")
-        shown = "" if drafts is None or pd.isna(drafts) else (
-            f"; +drafts reaches {drafts:.2f} × a bound that charges its bodies one step per id")
-        rows.append(dict(goal=BOUND_GOAL, corpus="timed", set="development", ours=ratio,
-                         rival=0.8, target="ours ≥ 0.8",
-                         outcome=MET if ratio >= 0.8 else MISSED,
-                         note=f"plain CaD / bound priced on grid{shown}"))
+        shown = (
+            ""
+            if drafts is None or pd.isna(drafts)
+            else (
+                f"; +drafts reaches {drafts:.2f} × a bound that charges its bodies one step per id"
+            )
+        )
+        rows.append(
+            dict(
+                goal=BOUND_GOAL,
+                corpus="timed",
+                set="development",
+                ours=ratio,
+                rival=0.8,
+                target="ours ≥ 0.8",
+                outcome=MET if ratio >= 0.8 else MISSED,
+                note=f"plain CaD / bound priced on grid{shown}",
+            )
+        )
     out = pd.DataFrame(rows)
     if len(out):
         out["met"] = out.outcome == MET
@@ -329,8 +434,10 @@ def goals_markdown(table: pd.DataFrame, label: str) -> str:
         lines.append("")
         for r in sub.itertuples():
             ratio = r.ours / r.rival if r.rival else float("nan")
-            lines.append(f"* {r.goal}, {r.corpus}: **{r.outcome}** — ours {r.ours:.3f} vs "
-                         f"{r.rival:.3f} (ratio {ratio:.2f}; target {r.target}; {r.note})")
+            lines.append(
+                f"* {r.goal}, {r.corpus}: **{r.outcome}** — ours {r.ours:.3f} vs "
+                f"{r.rival:.3f} (ratio {ratio:.2f}; target {r.target}; {r.note})"
+            )
         lines.append("")
     lines.append(outcome_line(table))
     return "\n".join(lines)
@@ -338,9 +445,9 @@ def goals_markdown(table: pd.DataFrame, label: str) -> str:
 
 _SET_NOTE = {
     "development": "the corpora the drafts and the timed setting were designed on; the only "
-                   "ones timed, so the measured and bound goals are development-set only",
+    "ones timed, so the measured and bound goals are development-set only",
     "test": "corpora nothing was designed or tuned on; counted and priced, not timed",
-}  # fmt: skip
+}
 
 
 def outcome_line(table: pd.DataFrame) -> str:
@@ -349,7 +456,8 @@ def outcome_line(table: pd.DataFrame) -> str:
     for part in ("development", "test"):
         sub = table[table.set == part]
         if len(sub):
-            counts = ", ".join(f"{int((sub.outcome == o).sum())} {o}"
-                               for o in (MET, MISSED, UNDECIDED))  # fmt: skip
+            counts = ", ".join(
+                f"{int((sub.outcome == o).sum())} {o}" for o in (MET, MISSED, UNDECIDED)
+            )
             parts.append(f"{part} set: {counts} (of {len(sub)})")
     return "Goals, " + "; ".join(parts) + "."

@@ -48,9 +48,25 @@ from cadlib.record.results import machine_label, read_results_file, run_report, 
 
 from .method_timing import interleaved
 
-__all__ = ["COMMITTED", "CAPS", "TIE", "DEV", "TEST", "PROTOCOL", "arms", "time_arms",
-           "pooled", "choose_caps", "verdicts", "case_ratios", "draft_policy_run", "committed",
-           "policy_table", "policy_markdown", "main"]  # fmt: skip
+__all__ = [
+    "COMMITTED",
+    "CAPS",
+    "TIE",
+    "DEV",
+    "TEST",
+    "PROTOCOL",
+    "arms",
+    "time_arms",
+    "pooled",
+    "choose_caps",
+    "verdicts",
+    "case_ratios",
+    "draft_policy_run",
+    "committed",
+    "policy_table",
+    "policy_markdown",
+    "main",
+]
 
 #: The committed run chapter 6b shows.
 COMMITTED = "llama_cpp.drafts.json"
@@ -62,8 +78,16 @@ TIE = 0.03
 DEV = {"heval-fix-py": (3, 300), "heval-fix-js": (3, 300), "probeedit": (2, 800)}
 TEST = {"heval-fix-java": (3, 300), "heval-fix-go": (3, 300), "realedits-flask": (3, 800)}
 #: Everything the run fixes before it measures (recorded with it).
-PROTOCOL = dict(model="smollm2-135m-instruct", threads=2, gguf_types=[None, "f16"],
-                drafts=DRAFTED_SETTING, caps=list(CAPS), tie=TIE, dev=DEV, test=TEST)  # fmt: skip
+PROTOCOL = dict(
+    model="smollm2-135m-instruct",
+    threads=2,
+    gguf_types=[None, "f16"],
+    drafts=DRAFTED_SETTING,
+    caps=list(CAPS),
+    tie=TIE,
+    dev=DEV,
+    test=TEST,
+)
 
 
 def _label(cap) -> str:
@@ -87,8 +111,11 @@ def arms(engine, tokenizer, caps) -> dict:
 
 def sample(spec: dict, tokenizer, seed: int = 0) -> list:
     """The cases of ``spec`` (``{corpus: (n, max gold ids)}``), chapter 6's stratified rule."""
-    return [x for name, (n, cap) in spec.items()
-            for x in timed_sample(name, load_corpus(name), n, tokenizer, cap, seed)]  # fmt: skip
+    return [
+        x
+        for name, (n, cap) in spec.items()
+        for x in timed_sample(name, load_corpus(name), n, tokenizer, cap, seed)
+    ]
 
 
 def _decode(decoder: CopyDecoder, x):
@@ -98,8 +125,15 @@ def _decode(decoder: CopyDecoder, x):
     return res.trace
 
 
-def time_arms(engines: list, tokenizer, inputs: list, caps, repeats: int = 2,
-              warmup: int = 1, progress: bool = True) -> pd.DataFrame:  # fmt: skip
+def time_arms(
+    engines: list,
+    tokenizer,
+    inputs: list,
+    caps,
+    repeats: int = 2,
+    warmup: int = 1,
+    progress: bool = True,
+) -> pd.DataFrame:
     """Every arm (:func:`arms`) of every engine on every case, ``repeats`` times, in rotating
     order per repeat and case (after ``warmup`` runs of each on the shortest case;
     :func:`cadlib.costs.method_timing.interleaved`). One row per run: engine, corpus, case,
@@ -109,11 +143,19 @@ def time_arms(engines: list, tokenizer, inputs: list, caps, repeats: int = 2,
     def run(job, x, repeat):
         engine, name, dec = job
         tr = _decode(dec, x)
-        return dict(engine=engine.name, corpus=x.corpus, case=x.case.id, arm=name,
-                    repeat=repeat, T=len(x.target) - 1, decode_s=tr.decode_s,
-                    wall_s=tr.wall_s, forwards=tr.n_forwards - 1,
-                    draft_ids=tr.info.get("draft_ids", 0),
-                    draft_accepted=tr.info.get("draft_accepted", 0))  # fmt: skip
+        return dict(
+            engine=engine.name,
+            corpus=x.corpus,
+            case=x.case.id,
+            arm=name,
+            repeat=repeat,
+            T=len(x.target) - 1,
+            decode_s=tr.decode_s,
+            wall_s=tr.wall_s,
+            forwards=tr.n_forwards - 1,
+            draft_ids=tr.info.get("draft_ids", 0),
+            draft_accepted=tr.info.get("draft_accepted", 0),
+        )
 
     rows = interleaved(jobs, inputs, run, repeats, warmup, "draft caps", progress)
     return pd.DataFrame(rows)
@@ -122,14 +164,23 @@ def time_arms(engines: list, tokenizer, inputs: list, caps, repeats: int = 2,
 def pooled(rows: pd.DataFrame, by=("engine", "arm")) -> pd.DataFrame:
     """Per ``by``: the decode seconds pooled over cases (each case's median over repeats,
     summed), the cases, and the forwards and draft ids of one repeat."""
-    per_case = rows.groupby([*by, "case"]).agg(
-        decode_s=("decode_s", "median"), forwards=("forwards", "first"),
-        draft_ids=("draft_ids", "first"), draft_accepted=("draft_accepted", "first"),
-    ).reset_index()  # fmt: skip
+    per_case = (
+        rows.groupby([*by, "case"])
+        .agg(
+            decode_s=("decode_s", "median"),
+            forwards=("forwards", "first"),
+            draft_ids=("draft_ids", "first"),
+            draft_accepted=("draft_accepted", "first"),
+        )
+        .reset_index()
+    )
     return per_case.groupby(list(by)).agg(
-        cases=("case", "nunique"), decode_s=("decode_s", "sum"), forwards=("forwards", "sum"),
-        draft_ids=("draft_ids", "sum"), draft_accepted=("draft_accepted", "sum"),
-    )  # fmt: skip
+        cases=("case", "nunique"),
+        decode_s=("decode_s", "sum"),
+        forwards=("forwards", "sum"),
+        draft_ids=("draft_ids", "sum"),
+        draft_accepted=("draft_accepted", "sum"),
+    )
 
 
 def choose_caps(dev: pd.DataFrame, caps=CAPS, tie: float = TIE) -> dict:
@@ -153,10 +204,18 @@ def verdicts(test: pd.DataFrame, chosen: dict) -> pd.DataFrame:
     rows = []
     for (engine, corpus), row in table.iterrows():
         policy = row[_label(chosen[engine])]
-        rows.append(dict(engine=engine, corpus=corpus, cap=chosen[engine], plain_s=row["plain"],
-                         drafts_s=row["drafts"], policy_s=policy,
-                         policy_over_plain=policy / row["plain"],
-                         never_slower=bool(policy <= row["plain"])))  # fmt: skip
+        rows.append(
+            dict(
+                engine=engine,
+                corpus=corpus,
+                cap=chosen[engine],
+                plain_s=row["plain"],
+                drafts_s=row["drafts"],
+                policy_s=policy,
+                policy_over_plain=policy / row["plain"],
+                never_slower=bool(policy <= row["plain"]),
+            )
+        )
     return pd.DataFrame(rows)
 
 
@@ -164,8 +223,9 @@ def _records(rows: pd.DataFrame) -> list[dict]:
     return json.loads(rows.to_json(orient="records"))
 
 
-def draft_policy_run(out: str | Path, repeats: int = 2, progress: bool = True,
-                     engines=None, tokenizer=None) -> dict:  # fmt: skip
+def draft_policy_run(
+    out: str | Path, repeats: int = 2, progress: bool = True, engines=None, tokenizer=None
+) -> dict:
     """The whole protocol: development runs, the chosen caps, test runs, verdicts; written
     with its provenance (commit, the load of other processes) to the JSON file ``out``."""
     from cadlib.decoding.engines import load_engine
@@ -173,19 +233,31 @@ def draft_policy_run(out: str | Path, repeats: int = 2, progress: bool = True,
 
     monitor()
     if engines is None:
-        engines = [load_engine(SMOLLM2, "transformers", device="cpu", threads=2),
-                   *(load_engine(SMOLLM2, "llama.cpp", threads=2, gguf_type=t)
-                     for t in PROTOCOL["gguf_types"])]  # fmt: skip
+        engines = [
+            load_engine(SMOLLM2, "transformers", device="cpu", threads=2),
+            *(
+                load_engine(SMOLLM2, "llama.cpp", threads=2, gguf_type=t)
+                for t in PROTOCOL["gguf_types"]
+            ),
+        ]
     tokenizer = tokenizer or load_tokenizer(SMOLLM2)
     dev = time_arms(engines, tokenizer, sample(DEV, tokenizer), CAPS, repeats, progress=progress)
     chosen = choose_caps(dev)
     test_caps = sorted({None, *chosen.values()}, key=_length)
-    test = time_arms(engines, tokenizer, sample(TEST, tokenizer), test_caps, repeats,
-                     progress=progress)  # fmt: skip
-    report = run_report("drafts", "python -m cadlib.costs.draft_policy", protocol=PROTOCOL,
-                        repeats=repeats, chosen=chosen, engines=[e.info() for e in engines],
-                        dev=_records(dev), test=_records(test),
-                        verdicts=_records(verdicts(test, chosen)))  # fmt: skip
+    test = time_arms(
+        engines, tokenizer, sample(TEST, tokenizer), test_caps, repeats, progress=progress
+    )
+    report = run_report(
+        "drafts",
+        "python -m cadlib.costs.draft_policy",
+        protocol=PROTOCOL,
+        repeats=repeats,
+        chosen=chosen,
+        engines=[e.info() for e in engines],
+        dev=_records(dev),
+        test=_records(test),
+        verdicts=_records(verdicts(test, chosen)),
+    )
     return write_run_report(report, out)
 
 
@@ -213,41 +285,56 @@ def case_ratios(report: dict) -> pd.DataFrame:
     test = pd.DataFrame(report["test"])
     per = test.groupby(["engine", "corpus", "case", "arm"]).decode_s.median().unstack("arm")
     policy = [per.loc[key, _label(report["chosen"][key[0]])] for key in per.index]
-    return (per.assign(policy_over_plain=policy / per["plain"])["policy_over_plain"]
-            .reset_index())  # fmt: skip
+    return per.assign(policy_over_plain=policy / per["plain"])["policy_over_plain"].reset_index()
 
 
 def policy_markdown(report: dict) -> str:
     """The chosen caps and the held-out verdicts, pooled per corpus and per case, with the
     setting that measured them, generated from the committed run."""
     chosen, p = report["chosen"], report["protocol"]
-    caps = "; ".join(f"{e}: {'no cap' if c is None else f'at most {c} ids'}"
-                     for e, c in chosen.items())  # fmt: skip
+    caps = "; ".join(
+        f"{e}: {'no cap' if c is None else f'at most {c} ids'}" for e, c in chosen.items()
+    )
     v = pd.DataFrame(report["verdicts"])
     failed = v[~v.never_slower]
-    verdict = ("On every held-out corpus and engine the drafted decoder at its engine's cap "
-               "took no more pooled decode time than the plain one"
-               if failed.empty else
-               "**The drafted decoder was slower than the plain one** on "
-               + ", ".join(f"{r.corpus} ({r.engine}, {r.policy_over_plain:.2f}×)"
-                           for r in failed.itertuples()))  # fmt: skip
+    verdict = (
+        "On every held-out corpus and engine the drafted decoder at its engine's cap "
+        "took no more pooled decode time than the plain one"
+        if failed.empty
+        else "**The drafted decoder was slower than the plain one** on "
+        + ", ".join(
+            f"{r.corpus} ({r.engine}, {r.policy_over_plain:.2f}×)" for r in failed.itertuples()
+        )
+    )
     cases = case_ratios(report)
     slower = cases[cases.policy_over_plain > 1]
-    per_case = (f"Case by case it was slower in {len(slower)} of {len(cases)} (engine, case) "
-                "pairs" + ("" if slower.empty else ": " + ", ".join(
-                    f"{r.case} on {r.engine}, {r.policy_over_plain:.2f}×"
-                    for r in slower.itertuples())) + ".")  # fmt: skip
+    per_case = (
+        f"Case by case it was slower in {len(slower)} of {len(cases)} (engine, case) "
+        "pairs"
+        + (
+            ""
+            if slower.empty
+            else ": "
+            + ", ".join(
+                f"{r.case} on {r.engine}, {r.policy_over_plain:.2f}×" for r in slower.itertuples()
+            )
+        )
+        + "."
+    )
     worst = v.policy_over_plain.max()
-    return (f"Draft caps chosen on the development corpora: {caps}. {verdict} (pooled time "
-            f"over the plain one's: at most {worst:.2f}× over {len(v)} engine × corpus cells, "
-            f"{report['repeats']} repeats). {per_case} No paper figure: the paper has no "
-            f"CPU-engine setting. {load_caption(report)} Setting: {p['model']}, "
-            f"{p['threads']} threads per engine; {machine_label(report['hardware'])}.")
+    return (
+        f"Draft caps chosen on the development corpora: {caps}. {verdict} (pooled time "
+        f"over the plain one's: at most {worst:.2f}× over {len(v)} engine × corpus cells, "
+        f"{report['repeats']} repeats). {per_case} No paper figure: the paper has no "
+        f"CPU-engine setting. {load_caption(report)} Setting: {p['model']}, "
+        f"{p['threads']} threads per engine; {machine_label(report['hardware'])}."
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m cadlib.costs.draft_policy",
-                                     description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m cadlib.costs.draft_policy", description=__doc__.split("\n")[0]
+    )
     parser.add_argument("--out", default=f"_build/{COMMITTED}", help="the JSON written")
     parser.add_argument("--repeats", type=int, default=2, help="runs per arm and case")
     args = parser.parse_args(argv)

@@ -24,13 +24,21 @@ __all__ = ["FORWARD_GRID_N", "measure_forward_costs"]
 #: Ids per forward of the cost grid: ``last`` (logits of the last position only: a decode
 #: step, a decision with its forced tail, a splice) and ``all`` (logits at every position: a
 #: prompt-lookup verify forward, ``K + 1 <= 41`` ids).
-FORWARD_GRID_N = {"last": (1, 2, 3, 4, 6, 8, 12, 16, 32, 64, 128, 256),
-                  "all": (1, 2, 3, 4, 6, 8, 11, 16, 21, 32, 41)}  # fmt: skip
+FORWARD_GRID_N = {
+    "last": (1, 2, 3, 4, 6, 8, 12, 16, 32, 64, 128, 256),
+    "all": (1, 2, 3, 4, 6, 8, 11, 16, 21, 32, 41),
+}
 
 
-def measure_forward_costs(engine, contexts: Sequence[int], n_grid: Mapping | None = None,
-                          trials: int = 2, warmup: int = 1, seed: int = 0,
-                          progress: bool = True) -> pd.DataFrame:  # fmt: skip
+def measure_forward_costs(
+    engine,
+    contexts: Sequence[int],
+    n_grid: Mapping | None = None,
+    trials: int = 2,
+    warmup: int = 1,
+    seed: int = 0,
+    progress: bool = True,
+) -> pd.DataFrame:
     """Seconds of one forward of ``n`` ids over a cache of ``L`` ids, for every ``L`` of
     ``contexts`` and ``n`` of ``n_grid`` (default :data:`FORWARD_GRID_N`), with logits at the
     last position (``keep="last"``) or at all ``n`` (``keep="all"``).
@@ -54,8 +62,11 @@ def measure_forward_costs(engine, contexts: Sequence[int], n_grid: Mapping | Non
     cells = [(keep, n) for keep, ns in grid.items() for n in ns]
     times: dict = {}
     with torch.inference_mode():
-        bar = tqdm(total=(len(Ls) * trials + warmup) * len(cells), desc="forward-cost grid",
-                   disable=not progress)  # fmt: skip
+        bar = tqdm(
+            total=(len(Ls) * trials + warmup) * len(cells),
+            desc="forward-cost grid",
+            disable=not progress,
+        )
         for L in Ls:
             session.restore(L)
             for t in range((warmup if L == Ls[0] else 0) + trials):  # warm once, at the top
@@ -67,6 +78,16 @@ def measure_forward_costs(engine, contexts: Sequence[int], n_grid: Mapping | Non
                         times.setdefault((keep, L, n), []).append(dt)
                     bar.update()
         bar.close()
-    return pd.DataFrame([dict(keep=k, L=L, n=n, seconds=float(np.median(v)),
-                              s_min=float(min(v)), s_max=float(max(v)))
-                         for (k, L, n), v in sorted(times.items())])  # fmt: skip
+    return pd.DataFrame(
+        [
+            dict(
+                keep=k,
+                L=L,
+                n=n,
+                seconds=float(np.median(v)),
+                s_min=float(min(v)),
+                s_max=float(max(v)),
+            )
+            for (k, L, n), v in sorted(times.items())
+        ]
+    )

@@ -150,9 +150,14 @@ class SpeedupMeasurement:
     def protocol(self) -> dict:
         """The settings a curve's ``meta`` records: ``P``, ``trials``, ``warmup``,
         ``shared_ar_run``, ``logits_to_keep``, ``min_tokens``."""
-        return dict(P=self.P, trials=self.trials, warmup=self.warmup,
-                    shared_ar_run=self.shared_ar_run, logits_to_keep=self.logits_to_keep,
-                    min_tokens=self.min_tokens)  # fmt: skip
+        return dict(
+            P=self.P,
+            trials=self.trials,
+            warmup=self.warmup,
+            shared_ar_run=self.shared_ar_run,
+            logits_to_keep=self.logits_to_keep,
+            min_tokens=self.min_tokens,
+        )
 
     def summary(self) -> dict:
         """Medians, min–max spreads and ``s(N)`` as lists (ms), ready for JSON.
@@ -174,19 +179,24 @@ class SpeedupMeasurement:
             s_lo=[round(float(x), 4) for x in ratio.min(0)],
             s_hi=[round(float(x), 4) for x in ratio.max(0)],
             s_best=[round(float(x), 4) for x in self.ar_s.min(0) / self.pp_s.min(0)],
-            T_AR_ms=ms(ar_med), T_AR_ms_min=ms(self.ar_s.min(0)), T_AR_ms_max=ms(self.ar_s.max(0)),
-            T_PP_ms=ms(pp_med), T_PP_ms_min=ms(self.pp_s.min(0)), T_PP_ms_max=ms(self.pp_s.max(0)),
+            T_AR_ms=ms(ar_med),
+            T_AR_ms_min=ms(self.ar_s.min(0)),
+            T_AR_ms_max=ms(self.ar_s.max(0)),
+            T_PP_ms=ms(pp_med),
+            T_PP_ms_min=ms(self.pp_s.min(0)),
+            T_PP_ms_max=ms(self.pp_s.max(0)),
             AR_ms_per_token=ms(ar_med / np.asarray(self.N)),
-        )  # fmt: skip
+        )
 
     @property
     def cache_always_restored(self) -> bool:
         """Every timed path started from, and was cropped back to, the ``P``-token cache."""
         return bool(self.cache_log) and all(
-            row["before"] == self.P and row["after"] == self.P + row["N"]
+            row["before"] == self.P
+            and row["after"] == self.P + row["N"]
             and row["restored"] == self.P
             for row in self.cache_log
-        )  # fmt: skip
+        )
 
 
 def timing_warnings(summary: Mapping, s1_range=(0.8, 1.25), max_step_spread=1.5) -> list[str]:
@@ -282,8 +292,9 @@ def measure_speedup(
     def restore(trial, path, n, rep=0):
         after = len(session)
         restored = session.restore(P)
-        log.append(dict(trial=trial, path=path, N=n, rep=rep, before=P, after=after,
-                        restored=restored))  # fmt: skip
+        log.append(
+            dict(trial=trial, path=path, N=n, rep=rep, before=P, after=after, restored=restored)
+        )
 
     def ar_run(t, n):  # median over ceil(min_tokens / n) separate n-step runs
         samples = []
@@ -318,8 +329,17 @@ def measure_speedup(
                 pp[t, j] = pp_run(t, n)
                 bar.update()
         bar.close()
-    return SpeedupMeasurement(grid, ar, pp, P, shared_ar_run, log, warmup=warmup,
-                              logits_to_keep=logits_to_keep, min_tokens=min_tokens)
+    return SpeedupMeasurement(
+        grid,
+        ar,
+        pp,
+        P,
+        shared_ar_run,
+        log,
+        warmup=warmup,
+        logits_to_keep=logits_to_keep,
+        min_tokens=min_tokens,
+    )
 
 
 def engine_curve(engine: Engine, model: str, progress: bool = True, **protocol) -> dict:
@@ -333,8 +353,12 @@ def engine_curve(engine: Engine, model: str, progress: bool = True, **protocol) 
     if not m.cache_always_restored:
         raise RuntimeError(f"{engine.name}: a timed path did not start from the P-id cache")
     info = engine.info()
-    meta = dict(model=model, dtype=info.get("dtype", "?"),
-                attn_implementation=info.get("attn_implementation") or engine.name,
-                device=str(engine.device), hardware=dict(threads=info.get("threads")),
-                **m.protocol())  # fmt: skip
+    meta = dict(
+        model=model,
+        dtype=info.get("dtype", "?"),
+        attn_implementation=info.get("attn_implementation") or engine.name,
+        device=str(engine.device),
+        hardware=dict(threads=info.get("threads")),
+        **m.protocol(),
+    )
     return dict(m.summary(), meta=meta)

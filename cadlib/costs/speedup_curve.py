@@ -157,12 +157,19 @@ def load_curve(path_or_results=None, model: str | None = None):
 def curve_label(meta: Mapping) -> str:
     """One-line label of a curve: model, weights, dtype, attention, device/hardware, P, t."""
     if meta.get("source") == "paper":
-        return (f"{meta['model']} (paper, {meta['hardware'].removesuffix(' (paper)')}, "
-                f"{meta['dtype']}, {meta['attn_implementation']}, P={meta['P']})")  # fmt: skip
+        return (
+            f"{meta['model']} (paper, {meta['hardware'].removesuffix(' (paper)')}, "
+            f"{meta['dtype']}, {meta['attn_implementation']}, P={meta['P']})"
+        )
     hw = meta.get("hardware", {})
     threads = hw.get("threads", "?")
-    where = hw.get("gpu") if str(meta.get("device", "")).startswith("cuda") else (
-        f"CPU, {threads} thread{'' if threads == 1 else 's'}")  # fmt: skip
+    where = (
+        hw.get("gpu")
+        if str(meta.get("device", "")).startswith("cuda")
+        else (f"CPU, {threads} thread{'' if threads == 1 else 's'}")
+    )
     weights = "random-init" if meta.get("random_init") else "pretrained"
-    return (f"{meta['model']} ({weights}, {meta['dtype']}, {meta['attn_implementation']}, "
-            f"{where}, P={meta['P']}, t={meta['trials']})")  # fmt: skip
+    return (
+        f"{meta['model']} ({weights}, {meta['dtype']}, {meta['attn_implementation']}, "
+        f"{where}, P={meta['P']}, t={meta['trials']})"
+    )

@@ -38,8 +38,18 @@ from cadlib.paths import repo_root
 from cadlib.record.provenance import monitor, provenance
 from cadlib.record.results import read_results_file, write_run_report
 
-__all__ = ["COMMITTED", "SETTINGS", "bench_cases", "busy_core", "committed", "run_edit",
-           "thread_benchmark", "thread_reading", "thread_table", "main"]  # fmt: skip
+__all__ = [
+    "COMMITTED",
+    "SETTINGS",
+    "bench_cases",
+    "busy_core",
+    "committed",
+    "run_edit",
+    "thread_benchmark",
+    "thread_reading",
+    "thread_table",
+    "main",
+]
 
 #: The committed run the serving page shows.
 COMMITTED = "cli.threads.json"
@@ -88,8 +98,16 @@ def run_edit(doc: Path, program: Path, args=(), command=None) -> dict:
     (from the summary line) and its wall seconds. ``command``: the argv prefix (default:
     this Python running ``cadlib.cli``)."""
     command = list(command or [sys.executable, "-m", "cadlib.cli"])
-    argv = [*command, "edit", str(doc), "--instruction", "Apply the program.",
-            "--program", str(program), *args]  # fmt: skip
+    argv = [
+        *command,
+        "edit",
+        str(doc),
+        "--instruction",
+        "Apply the program.",
+        "--program",
+        str(program),
+        *args,
+    ]
     start = time.perf_counter()
     proc = subprocess.run(argv, capture_output=True, text=True, check=False)
     wall = time.perf_counter() - start
@@ -101,8 +119,14 @@ def run_edit(doc: Path, program: Path, args=(), command=None) -> dict:
     return dict(decode_s=float(m[1]), threads=int(m[2]), wall_s=wall)
 
 
-def thread_benchmark(out: str | Path, repeats: int = 3, extra_args=(), command=None,
-                     loads=("quiet", "busy"), cases=None) -> dict:  # fmt: skip
+def thread_benchmark(
+    out: str | Path,
+    repeats: int = 3,
+    extra_args=(),
+    command=None,
+    loads=("quiet", "busy"),
+    cases=None,
+) -> dict:
     """Time every case under every load and :data:`SETTINGS` (``repeats`` runs each) and write
     the records to the JSON file ``out``; returns what it wrote."""
     records = []
@@ -113,13 +137,21 @@ def thread_benchmark(out: str | Path, repeats: int = 3, extra_args=(), command=N
             with busy_core(load == "busy"):
                 for setting, args in SETTINGS.items():
                     for case, (doc, program) in cases.items():
-                        runs = [run_edit(doc, program, [*args, *extra_args], command)
-                                for _ in range(repeats)]  # fmt: skip
+                        runs = [
+                            run_edit(doc, program, [*args, *extra_args], command)
+                            for _ in range(repeats)
+                        ]
                         records.append(dict(load=load, setting=setting, case=case, runs=runs))
-    report = dict(cores=len(usable_cores()), omp_wait_policy=os.environ.get("OMP_WAIT_POLICY"),
-                  repeats=repeats, extra_args=list(extra_args), records=records,
-                  profile="threads", created=datetime.now(UTC).isoformat(timespec="seconds"),
-                  provenance=provenance(repo_root()))  # fmt: skip
+    report = dict(
+        cores=len(usable_cores()),
+        omp_wait_policy=os.environ.get("OMP_WAIT_POLICY"),
+        repeats=repeats,
+        extra_args=list(extra_args),
+        records=records,
+        profile="threads",
+        created=datetime.now(UTC).isoformat(timespec="seconds"),
+        provenance=provenance(repo_root()),
+    )
     return write_run_report(report, out)
 
 
@@ -131,11 +163,17 @@ def committed() -> dict | None:
 def thread_table(report: dict) -> pd.DataFrame:
     """Median decode and wall seconds per load, case and setting, the threads used, and the
     default's time over one thread's (below 1: the default is faster)."""
-    rows = [{"load": r["load"], "case": r["case"], "setting": r["setting"],
-             "threads": r["runs"][0]["threads"],
-             "decode s": pd.Series([x["decode_s"] for x in r["runs"]]).median(),
-             "wall s": pd.Series([x["wall_s"] for x in r["runs"]]).median()}
-            for r in report["records"]]  # fmt: skip
+    rows = [
+        {
+            "load": r["load"],
+            "case": r["case"],
+            "setting": r["setting"],
+            "threads": r["runs"][0]["threads"],
+            "decode s": pd.Series([x["decode_s"] for x in r["runs"]]).median(),
+            "wall s": pd.Series([x["wall_s"] for x in r["runs"]]).median(),
+        }
+        for r in report["records"]
+    ]
     table = pd.DataFrame(rows).set_index(["load", "case", "setting"]).sort_index()
     one = table.xs("threads 1", level="setting")["decode s"]
     ratio = table["decode s"] / one.reindex(table.index.droplevel("setting")).to_numpy()
@@ -151,14 +189,17 @@ def thread_reading(table: pd.DataFrame) -> str:
         rows = default.xs(load, level="load")
         lo, hi = rows["decode / one thread's"].min(), rows["decode / one thread's"].max()
         threads = "/".join(str(t) for t in sorted(set(rows.threads)))
-        parts.append(f"on a {load} machine the default ran {threads} thread(s) and took "
-                     f"{lo:.2f}–{hi:.2f}× one thread's decode time")  # fmt: skip
+        parts.append(
+            f"on a {load} machine the default ran {threads} thread(s) and took "
+            f"{lo:.2f}–{hi:.2f}× one thread's decode time"
+        )
     return "With idle-core threads and OpenMP's passive wait, " + "; ".join(parts) + "."
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m cadlib.costs.thread_bench",
-                                     description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m cadlib.costs.thread_bench", description=__doc__
+    )
     parser.add_argument("--out", default=f"_build/{COMMITTED}", help="the JSON written")
     parser.add_argument("--repeats", type=int, default=3, help="runs per setting (default 3)")
     parser.add_argument("--engine", default="transformers", help="transformers or llama.cpp")

@@ -153,8 +153,14 @@ def forward_reusing(model, ids: list[int], sources: list, cache) -> torch.Tensor
     x = torch.tensor([[ids[k] for k in computed]], dtype=torch.long, device=dev)
     kw = {cache_kwarg(type(model)): cache}
     with torch.inference_mode():
-        out = model(input_ids=x, position_ids=row[None], attention_mask=mask, use_cache=True,
-                    logits_to_keep=1, **kw)  # fmt: skip
+        out = model(
+            input_ids=x,
+            position_ids=row[None],
+            attention_mask=mask,
+            use_cache=True,
+            logits_to_keep=1,
+            **kw,
+        )
     if reused:
         perm = held + torch.argsort(order)
         keep = torch.cat([torch.arange(held, device=dev), perm])

@@ -22,9 +22,16 @@ __all__ = ["CUSTOM_GENERATE_DIR", "copy_as_decode_generate"]
 CUSTOM_GENERATE_DIR = str(Path(__file__).resolve().parent / "generate_hub")
 
 
-def copy_as_decode_generate(model, inputs=None, document=None, tokenizer=None,
-                            max_new_tokens=None, generation_config=None, drafts=(),
-                            **kwargs) -> torch.LongTensor:  # fmt: skip
+def copy_as_decode_generate(
+    model,
+    inputs=None,
+    document=None,
+    tokenizer=None,
+    max_new_tokens=None,
+    generation_config=None,
+    drafts=(),
+    **kwargs,
+) -> torch.LongTensor:
     """What ``generate(..., custom_generate=CUSTOM_GENERATE_DIR)`` runs.
 
     ``inputs`` (or ``input_ids``): the prompt, one row (e.g.

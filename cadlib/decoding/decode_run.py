@@ -58,9 +58,11 @@ class LocalizedBodies:
         self.gen_ops = [k for k, op in enumerate(program.ops) if not isinstance(op, Copy)]
         lines = doc_lines(doc)
         self.texts = [op_text(op, lines) for op in program.ops]
-        self.ends = [k for k in range(1, len(plan.kinds) + 1)  # end of each planned body
-                     if plan.kinds[k - 1] == "gen" and (k == len(plan.kinds) or
-                                                        plan.kinds[k] != "gen")]  # fmt: skip
+        self.ends = [
+            k
+            for k in range(1, len(plan.kinds) + 1)  # end of each planned body
+            if plan.kinds[k - 1] == "gen" and (k == len(plan.kinds) or plan.kinds[k] != "gen")
+        ]
         self.n = self.shift = self.decisions = self.total_decisions = 0
         self.is_open, self.start, self.processor = False, 0, None
         self.processors: list = []

@@ -233,9 +233,19 @@ class CopyDecoder:
         compares.
     """
 
-    def __init__(self, model, tokenizer, max_new_tokens: int = 256, min_span: int = 0,
-                 drafts=(), body_pld=BODY_PLD, copy_kv: str = "prefill", recompute="none",
-                 on_decision=None, draft_max_ids="engine"):  # fmt: skip
+    def __init__(
+        self,
+        model,
+        tokenizer,
+        max_new_tokens: int = 256,
+        min_span: int = 0,
+        drafts=(),
+        body_pld=BODY_PLD,
+        copy_kv: str = "prefill",
+        recompute="none",
+        on_decision=None,
+        draft_max_ids="engine",
+    ):
         self.model, self.tokenizer = model, tokenizer
         self.engine = as_engine(model)
         self.table = token_table(tokenizer)
@@ -244,8 +254,9 @@ class CopyDecoder:
         self.drafts, self.body_pld = tuple(drafts), body_pld
         if self.drafts and min_span:
             raise ValueError("drafts are verified with whole splices: they need min_span=0")
-        self.draft_max_ids = (self.engine.draft_max_ids if draft_max_ids == "engine"
-                              else draft_max_ids)  # fmt: skip
+        self.draft_max_ids = (
+            self.engine.draft_max_ids if draft_max_ids == "engine" else draft_max_ids
+        )
         Drafter(self.drafts, self.table, "", [], body_pld, self.draft_max_ids)  # fail here
         if copy_kv not in COPY_KV_MODES:
             raise ValueError(f"unknown copy_kv {copy_kv!r}; expected one of {COPY_KV_MODES}")
@@ -264,9 +275,16 @@ class CopyDecoder:
 
     # -- public API --------------------------------------------------------------------------
 
-    def decode(self, doc: str, instruction: str | None = None, *, prompt_ids=None,
-               program: Program | None = None, free_gen: bool = False,
-               gen_processor=None) -> DecodeResult:  # fmt: skip
+    def decode(
+        self,
+        doc: str,
+        instruction: str | None = None,
+        *,
+        prompt_ids=None,
+        program: Program | None = None,
+        free_gen: bool = False,
+        gen_processor=None,
+    ) -> DecodeResult:
         """Decode an edit program for ``doc`` (greedy, FSM-masked, copies spliced).
 
         Parameters
@@ -302,23 +320,31 @@ class CopyDecoder:
             raise ValueError("free_gen=True needs program=; gen_processor needs free_gen=True")
         if free_gen and self.drafts:
             raise ValueError("drafts are not verified in localized-edit mode (free_gen=True)")
-        steps = self._steps(doc, self._prompt(doc, instruction, prompt_ids), program,
-                            free_gen, gen_processor)  # fmt: skip
+        steps = self._steps(
+            doc, self._prompt(doc, instruction, prompt_ids), program, free_gen, gen_processor
+        )
         while True:
             try:
                 next(steps)
             except StopIteration as stop:
                 return stop.value
 
-    def stream(self, doc: str, instruction: str | None = None, *, prompt_ids=None,
-               program: Program | None = None) -> Iterator[str]:  # fmt: skip
+    def stream(
+        self,
+        doc: str,
+        instruction: str | None = None,
+        *,
+        prompt_ids=None,
+        program: Program | None = None,
+    ) -> Iterator[str]:
         """Yield the resolved text op by op, as each op completes (joined, they are the
         resolved output)."""
         parser, utf8 = StreamingParser(), codecs.getincrementaldecoder("utf-8")("replace")
         tb, lines, fed, first = self.table.token_bytes, doc.split("\n"), 0, True
         for run in self._steps(doc, self._prompt(doc, instruction, prompt_ids), program):
-            new = [tb[i] for i, k in zip(run.ids[fed:], run.kinds[fed:], strict=True)
-                   if k != "splice"]  # fmt: skip
+            new = [
+                tb[i] for i, k in zip(run.ids[fed:], run.kinds[fed:], strict=True) if k != "splice"
+            ]
             fed = len(run.ids)
             for op in parser.feed(utf8.decode(b"".join(new))):
                 text = op_text(op, lines)
@@ -334,16 +360,26 @@ class CopyDecoder:
             raise ValueError("give an instruction or prompt_ids")
         return self.prompt_ids(doc, instruction)
 
-    def _steps(self, doc: str, prompt: list[int], program: Program | None,
-               free_gen: bool = False, gen_processor=None):  # fmt: skip
+    def _steps(
+        self,
+        doc: str,
+        prompt: list[int],
+        program: Program | None,
+        free_gen: bool = False,
+        gen_processor=None,
+    ):
         """Generator: yields the run after each forward; returns the :class:`DecodeResult`."""
         fsm, run, cache = self.fsm(doc), DecodeRun(Trace()), self.engine.new_session()
-        self._index = (PromptIndex(prompt, doc, self.table.token_bytes)
-                       if self.copy_kv == "reuse" else None)  # fmt: skip
+        self._index = (
+            PromptIndex(prompt, doc, self.table.token_bytes) if self.copy_kv == "reuse" else None
+        )
         plan = transcript(program, doc, self.table) if program is not None else None
         mode = decode_mode(plan, program, doc, free_gen, gen_processor, self.max_new_tokens)
-        drafter = (Drafter(self.drafts, self.table, doc, prompt, self.body_pld,
-                           self.draft_max_ids) if self.drafts else None)  # fmt: skip
+        drafter = (
+            Drafter(self.drafts, self.table, doc, prompt, self.body_pld, self.draft_max_ids)
+            if self.drafts
+            else None
+        )
         state = fsm.initial()
         feed, kinds, feed_op = list(prompt), ["prompt"] * len(prompt), 0
         start = time.perf_counter()
@@ -359,10 +395,17 @@ class CopyDecoder:
             if drafter is not None:
                 draft = next_draft(drafter, fsm, state, run, mode.plan)
                 state, feed, kinds = yield from verify_draft(
-                    fsm, state, run, mode.plan, draft, session=cache, n_feed=len(feed),
+                    fsm,
+                    state,
+                    run,
+                    mode.plan,
+                    draft,
+                    session=cache,
+                    n_feed=len(feed),
                     forward=partial(self._forward, feed, kinds, cache, run, feed_op, draft),
                     choose=partial(self._choose, fsm, mode=mode, run=run),
-                    budget=self.max_new_tokens)  # fmt: skip
+                    budget=self.max_new_tokens,
+                )
                 feed_op = len(run.ops) - 1
                 continue
             logits = self._forward(feed, kinds, cache, run, feed_op)
@@ -468,5 +511,15 @@ class CopyDecoder:
             text = resolve(program, fsm.doc, mode="strict")
         except ValueError as err:  # ProgramSyntaxError / ResolveError: ruled out by the FSM
             error = f"{type(err).__name__}: {err}"
-        return DecodeResult(tr, text_prog, program, text, error, run.trace, run.ops,
-                            mode.agreement(run), mode.budget_closed, mode.processors)
+        return DecodeResult(
+            tr,
+            text_prog,
+            program,
+            text,
+            error,
+            run.trace,
+            run.ops,
+            mode.agreement(run),
+            mode.budget_closed,
+            mode.processors,
+        )

@@ -28,8 +28,19 @@ def next_draft(drafter, fsm, state, run, plan) -> list[int]:
     return draft[: len(plan) - at] if plan is not None else draft
 
 
-def verify_draft(fsm, state, run, plan, draft: list[int], *, session, n_feed: int,
-                 forward: Callable, choose: Callable, budget: int):  # fmt: skip
+def verify_draft(
+    fsm,
+    state,
+    run,
+    plan,
+    draft: list[int],
+    *,
+    session,
+    n_feed: int,
+    forward: Callable,
+    choose: Callable,
+    budget: int,
+):
     """One forward of the feed (``n_feed`` ids) and ``draft`` (``forward()``: the logits of
     the last ``1 + len(draft)`` positions), then accept the draft's ids while the decoder's
     choice (``choose(state, logits)`` at a decision) equals them; keep the accepted ids and the
@@ -55,8 +66,11 @@ def verify_draft(fsm, state, run, plan, draft: list[int], *, session, n_feed: in
         accepted, choice = accepted + 1, None
     session.truncate(before + n_feed + accepted)
     info = run.trace.info
-    for key, n in (("draft_ids", len(draft)), ("draft_accepted", accepted),
-                   ("draft_accepted_gen", body)):  # fmt: skip
+    for key, n in (
+        ("draft_ids", len(draft)),
+        ("draft_accepted", accepted),
+        ("draft_accepted_gen", body),
+    ):
         info[key] = info.get(key, 0) + n
     if choice is None:  # done, the budget, or a forced id next (absorbed before a forward)
         return state, [], []

@@ -37,10 +37,27 @@ from cadlib.resolver import copied_text
 
 from .fsm import Transcript
 
-__all__ = ["BODY_PLD", "CURSOR_LINES", "SPLICE_CHAIN", "DRAFT_KINDS", "composition_drafts",
-           "NgramIndex", "first_occurrences", "ngram_index", "lookup_draft", "cursor_lookup",
-           "resume_line", "header_guess", "lines_written", "DraftSource", "ProgramPosition",
-           "PromptLookupDrafts", "CursorDrafts", "HeaderDrafts", "Drafter"]  # fmt: skip
+__all__ = [
+    "BODY_PLD",
+    "CURSOR_LINES",
+    "SPLICE_CHAIN",
+    "DRAFT_KINDS",
+    "composition_drafts",
+    "NgramIndex",
+    "first_occurrences",
+    "ngram_index",
+    "lookup_draft",
+    "cursor_lookup",
+    "resume_line",
+    "header_guess",
+    "lines_written",
+    "DraftSource",
+    "ProgramPosition",
+    "PromptLookupDrafts",
+    "CursorDrafts",
+    "HeaderDrafts",
+    "Drafter",
+]
 
 #: Prompt-lookup setting ``(K, n)`` of the drafts inside ``<gen>`` bodies (the book's timed
 #: prompt-lookup setting).
@@ -156,12 +173,17 @@ def header_guess(prev, last_end: int, n_lines: int, table) -> list[int]:
     if isinstance(prev, Copy):
         return list(table.op_literals["gen"])
     i = resume_line(prev, last_end, n_lines)
-    return [*table.op_literals["copy"], *table.encode(str(i)), *table.dash,
-            *table.encode(str(n_lines))]  # fmt: skip
+    return [
+        *table.op_literals["copy"],
+        *table.encode(str(i)),
+        *table.dash,
+        *table.encode(str(n_lines)),
+    ]
 
 
-def cursor_lookup(ahead: Sequence[int], firsts: dict, body: Sequence[int], K: int,
-                  n: int) -> list[int]:  # fmt: skip
+def cursor_lookup(
+    ahead: Sequence[int], firsts: dict, body: Sequence[int], K: int, n: int
+) -> list[int]:
     """Prompt lookup confined to ``ahead`` (the document's ids where a body stands,
     ``firsts`` = :func:`ngram_index` of it): the largest n (down to 1) whose last n-gram of
     ``body`` occurs in ``ahead`` with a continuation, its leftmost occurrence, and up to
@@ -177,8 +199,9 @@ class DraftSource(Protocol):
     """One way of guessing the ids after a transcript (the shape of ``transformers``' candidate
     generators): :class:`PromptLookupDrafts`, :class:`CursorDrafts`, :class:`HeaderDrafts`."""
 
-    def propose(self, ids: Sequence[int], kinds: Sequence[str], next_kind: str,
-                op_start: int | None) -> list[int] | None:  # fmt: skip
+    def propose(
+        self, ids: Sequence[int], kinds: Sequence[str], next_kind: str, op_start: int | None
+    ) -> list[int] | None:
         """The draft for position ``len(ids)`` (arguments as :meth:`Drafter.propose`);
         ``None`` where this source does not guess (the next one is asked), ``[]`` where it
         guesses nothing (no other source is asked)."""
@@ -212,8 +235,9 @@ class ProgramPosition:
                 return j
         return 0
 
-    def open_body(self, ids: Sequence[int], kinds: Sequence[str],
-                  next_kind: str) -> Sequence[int] | None:  # fmt: skip
+    def open_body(
+        self, ids: Sequence[int], kinds: Sequence[str], next_kind: str
+    ) -> Sequence[int] | None:
         """The body so far when the next id is one of its ids and its closer has not begun
         (where the body sources guess), else ``None``."""
         if next_kind != "gen":
@@ -253,8 +277,15 @@ class CursorDrafts:
     lines and keeps the rest), else the ``"pld"`` rule (``fallback``); an empty body drafts the
     first K ids of those lines (:meth:`first_ids`)."""
 
-    def __init__(self, position: ProgramPosition, table, lines: Sequence[str], K: int, n: int,
-                 fallback: PromptLookupDrafts):  # fmt: skip
+    def __init__(
+        self,
+        position: ProgramPosition,
+        table,
+        lines: Sequence[str],
+        K: int,
+        n: int,
+        fallback: PromptLookupDrafts,
+    ):
         self.position, self.table, self.lines = position, table, lines
         self.K, self.n, self.fallback = K, n, fallback
         self._upcoming: dict[int, tuple] = {}
@@ -303,8 +334,13 @@ class HeaderDrafts:
     ``<gen>`` opener carries the first ids of the lines ahead (:meth:`CursorDrafts.first_ids`).
     Inside an open body it does not guess (``None``)."""
 
-    def __init__(self, position: ProgramPosition, table, lines: Sequence[str],
-                 cursor: CursorDrafts | None = None):  # fmt: skip
+    def __init__(
+        self,
+        position: ProgramPosition,
+        table,
+        lines: Sequence[str],
+        cursor: CursorDrafts | None = None,
+    ):
         self.position, self.table, self.lines, self.cursor = position, table, lines, cursor
         self.n_lines = len(lines)
         self._closer = tuple(table.gen_close) + tuple(table.after_gen_close)
@@ -402,8 +438,15 @@ class Drafter:
 
     KINDS = ("pld", "cursor", "headers")
 
-    def __init__(self, kinds, table, doc: str, prompt: Sequence[int], body_pld=BODY_PLD,
-                 max_ids: int | None = None):  # fmt: skip
+    def __init__(
+        self,
+        kinds,
+        table,
+        doc: str,
+        prompt: Sequence[int],
+        body_pld=BODY_PLD,
+        max_ids: int | None = None,
+    ):
         unknown = set(kinds) - set(self.KINDS)
         if unknown:
             raise ValueError(f"unknown drafts {sorted(unknown)}; use some of {self.KINDS}")
@@ -414,8 +457,9 @@ class Drafter:
         K, n = body_pld
         self.sources = _sources(self.kinds, table, doc.split("\n"), prompt, K, n)
 
-    def propose(self, ids: Sequence[int], kinds: Sequence[str], next_kind: str,
-                op_start: int | None) -> list[int]:  # fmt: skip
+    def propose(
+        self, ids: Sequence[int], kinds: Sequence[str], next_kind: str, op_start: int | None
+    ) -> list[int]:
         """The draft for position ``len(ids)`` (whose kind is ``next_kind``), given the
         transcript so far; ``op_start``: where the current op began when this is its first
         decision, else ``None``. At most ``max_ids`` ids."""
@@ -426,8 +470,9 @@ class Drafter:
         return []
 
 
-def _sources(kinds: frozenset, table, lines: list[str], prompt: Sequence[int], K: int,
-             n: int) -> list[DraftSource]:  # fmt: skip
+def _sources(
+    kinds: frozenset, table, lines: list[str], prompt: Sequence[int], K: int, n: int
+) -> list[DraftSource]:
     """The sources of :class:`Drafter` for ``kinds``, in the order it asks them."""
     position = ProgramPosition(table)
     lookup = PromptLookupDrafts(position, prompt, K, n)

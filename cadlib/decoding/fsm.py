@@ -80,7 +80,6 @@ KINDS = ("forced", "choice", "gen", "splice")
 DECISION_KINDS = ("choice", "gen")
 
 
-
 # --------------------------------------------------------------------------------------------
 # States and masks
 # --------------------------------------------------------------------------------------------
@@ -169,8 +168,7 @@ class Allowed:
         if self._mask is None:
             on = self.ids is not None
             src = self.ids if on else self.banned
-            self._mask = torch.full((self.vocab_size,), not on, dtype=torch.bool,
-                                    device=src.device)  # fmt: skip
+            self._mask = torch.full((self.vocab_size,), not on, dtype=torch.bool, device=src.device)
             self._mask[src] = on
         return self._mask
 
@@ -215,8 +213,14 @@ class CopyGenFSM:
         Where the masks live (that of the logits).
     """
 
-    def __init__(self, tokenizer, doc: str, vocab_size: int | None = None,
-                 copy_text: bool = True, device="cpu"):  # fmt: skip
+    def __init__(
+        self,
+        tokenizer,
+        doc: str,
+        vocab_size: int | None = None,
+        copy_text: bool = True,
+        device="cpu",
+    ):
         self.table = t = token_table(tokenizer)
         self.doc, self.lines = doc, doc_lines(doc)
         self.n_lines = len(self.lines)
@@ -341,8 +345,11 @@ class CopyGenFSM:
         elif kind == "op":
             ids = self._op_children(state)
         elif kind == "copy":
-            ids = [i for i, d in self._digit_items
-                   if _can_extend(state.digits + d, state.lo, self.n_lines)]  # fmt: skip
+            ids = [
+                i
+                for i, d in self._digit_items
+                if _can_extend(state.digits + d, state.lo, self.n_lines)
+            ]
             if (term := self._terminator(state)) is not None:
                 ids.append(term)
         elif kind == "gen":
@@ -385,8 +392,11 @@ class CopyGenFSM:
             elif state.phase == "op":
                 kids = self._op_children(state)
                 reach = self.table.trie[state.node]
-                pref = [x for x in kids if "close" in reach[x]] or [
-                    x for x in kids if "gen" in reach[x]] or kids  # fmt: skip
+                pref = (
+                    [x for x in kids if "close" in reach[x]]
+                    or [x for x in kids if "gen" in reach[x]]
+                    or kids
+                )
                 tok = pref[0]
             elif state.phase == "copy":
                 tok = self._closing_digit(state)
@@ -399,8 +409,9 @@ class CopyGenFSM:
     def _closing_digit(self, state: FSMState) -> int:
         if (term := self._terminator(state)) is not None:
             return term
-        target = next(str(x) for x in range(state.lo, self.n_lines + 1)
-                      if str(x).startswith(state.digits))  # fmt: skip
+        target = next(
+            str(x) for x in range(state.lo, self.n_lines + 1) if str(x).startswith(state.digits)
+        )
         nxt = target[len(state.digits)]
         return next(i for i, d in self._digit_items if d == nxt)
 

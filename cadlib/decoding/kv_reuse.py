@@ -28,8 +28,16 @@ from dataclasses import dataclass
 
 from cadlib.prompts import number_lines
 
-__all__ = ["COPY_KV_MODES", "REUSE_ENGINES", "Policy", "parse_policy", "check_copy_kv",
-           "PromptIndex", "feed_sources", "line_starts"]  # fmt: skip
+__all__ = [
+    "COPY_KV_MODES",
+    "REUSE_ENGINES",
+    "Policy",
+    "parse_policy",
+    "check_copy_kv",
+    "PromptIndex",
+    "feed_sources",
+    "line_starts",
+]
 
 #: Copy modes of :class:`cadlib.decoding.decoder.CopyDecoder`: ``prefill`` (the exact splice,
 #: default) and ``reuse`` (prompt KV entries moved to the copy's positions).
@@ -80,14 +88,17 @@ def parse_policy(spec: str | Policy) -> Policy:
     for part in str(spec).split(","):
         m = _POLICY.fullmatch(part.strip())
         if m is None or m.group(1) in fields:
-            raise ValueError(f"unknown recompute policy {spec!r}; expected 'none', 'all', "
-                             "'first=K', 'last=K' or 'first=K,last=M'")  # fmt: skip
+            raise ValueError(
+                f"unknown recompute policy {spec!r}; expected 'none', 'all', "
+                "'first=K', 'last=K' or 'first=K,last=M'"
+            )
         fields[m.group(1)] = int(m.group(2))
     return Policy(**fields)
 
 
-def check_copy_kv(copy_kv: str, engine: str, drafts: bool = False, min_span: int = 0,
-                  recompute="none") -> Policy:  # fmt: skip
+def check_copy_kv(
+    copy_kv: str, engine: str, drafts: bool = False, min_span: int = 0, recompute="none"
+) -> Policy:
     """Check a copy mode's options before any model loads (what ``cad edit`` calls): raise
     ``ValueError`` with one line saying what is wrong; return the parsed policy."""
     if copy_kv not in COPY_KV_MODES:
@@ -95,8 +106,10 @@ def check_copy_kv(copy_kv: str, engine: str, drafts: bool = False, min_span: int
     policy = parse_policy(recompute)
     if copy_kv == "reuse":
         if engine not in REUSE_ENGINES:
-            raise ValueError(f"copy mode 'reuse' runs on {', '.join(REUSE_ENGINES)} only: "
-                             f"{engine} cannot copy KV cells to new positions")  # fmt: skip
+            raise ValueError(
+                f"copy mode 'reuse' runs on {', '.join(REUSE_ENGINES)} only: "
+                f"{engine} cannot copy KV cells to new positions"
+            )
         if drafts or min_span:
             raise ValueError("copy mode 'reuse' needs min_span 0 and no drafts")
     return policy

@@ -106,21 +106,27 @@ def prepare(corpus: str, case, tokenizer) -> CaseInputs:
     table = token_table(tokenizer)
     target = list(table.encode(case.gold)) + list(table.eos_ids[:1])
     return CaseInputs(
-        corpus, case, edit_prompt_ids(tokenizer, case.instruction, case.doc),
+        corpus,
+        case,
+        edit_prompt_ids(tokenizer, case.instruction, case.doc),
         regen_prompt_ids(tokenizer, case.instruction, case.doc),
-        oracle_program(case.doc, case.gold), target,
-    )  # fmt: skip
+        oracle_program(case.doc, case.gold),
+        target,
+    )
 
 
-def timed_sample(name: str, cases: list, n: int | None, tokenizer, max_ids: int | None = None,
-                 seed: int = 0) -> list[CaseInputs]:  # fmt: skip
+def timed_sample(
+    name: str, cases: list, n: int | None, tokenizer, max_ids: int | None = None, seed: int = 0
+) -> list[CaseInputs]:
     """The timed cases of one corpus: among the cases whose gold has at most ``max_ids`` ids
     (``None``: all), ``n`` strata of equal size by gold length, one seeded case from each
     (``n=None``: every eligible case). Stratified, so a sample of a few cases spans short and
     long outputs instead of letting one long case dominate the pooled time."""
     xs = [prepare(name, c, tokenizer) for c in cases]
-    xs = sorted((x for x in xs if max_ids is None or len(x.target) - 1 <= max_ids),
-                key=lambda x: (len(x.target), x.case.id))  # fmt: skip
+    xs = sorted(
+        (x for x in xs if max_ids is None or len(x.target) - 1 <= max_ids),
+        key=lambda x: (len(x.target), x.case.id),
+    )
     if n is None or n >= len(xs):
         return xs
     if n < 1:
@@ -128,7 +134,6 @@ def timed_sample(name: str, cases: list, n: int | None, tokenizer, max_ids: int 
     rng = np.random.default_rng(seed)
     edges = np.linspace(0, len(xs), n + 1).astype(int)
     return [xs[int(rng.integers(a, b))] for a, b in zip(edges, edges[1:], strict=False)]
-
 
 
 # --------------------------------------------------------------------------------------------
@@ -171,8 +176,9 @@ def ar_along(model, prompt_ids, target_ids) -> Trace:
     return trace
 
 
-def prompt_lookup_along(model, prompt_ids, target_ids, num_output_tokens: int = 10,
-                        max_matching_ngram_size: int = 2) -> Trace:  # fmt: skip
+def prompt_lookup_along(
+    model, prompt_ids, target_ids, num_output_tokens: int = 10, max_matching_ngram_size: int = 2
+) -> Trace:
     """Prompt-lookup decoding driven along ``target_ids``, on ``model`` (a ``transformers``
     model or any engine), with the engine's own drafter
     (:meth:`cadlib.decoding.engines.Engine.lookup_drafter`: ``transformers``'
@@ -188,8 +194,9 @@ def prompt_lookup_along(model, prompt_ids, target_ids, num_output_tokens: int = 
     the rounds.
     """
     engine, target = as_engine(model), list(target_ids)
-    draft_ids = engine.lookup_drafter(num_output_tokens, max_matching_ngram_size,
-                                      len(prompt_ids) + len(target))  # fmt: skip
+    draft_ids = engine.lookup_drafter(
+        num_output_tokens, max_matching_ngram_size, len(prompt_ids) + len(target)
+    )
     trace, session, seq = Trace(), engine.new_session(), list(prompt_ids)
     drafted = accepted = 0
     start = time.perf_counter()
@@ -199,8 +206,9 @@ def prompt_lookup_along(model, prompt_ids, target_ids, num_output_tokens: int = 
     while k < len(target):
         draft = draft_ids(seq, len(target) - k)
         feed = [seq[-1], *draft]
-        _timed_argmax(_timed_forward(engine, session, feed, trace, "verify", all_logits=True),
-                      trace)  # fmt: skip
+        _timed_argmax(
+            _timed_forward(engine, session, feed, trace, "verify", all_logits=True), trace
+        )
         n = 0
         while n < len(draft) and k + n < len(target) and draft[n] == target[k + n]:
             n += 1
@@ -282,9 +290,15 @@ class CopyAsDecode:
         return MethodRun(res.trace, res, res.text == x.case.gold)
 
 
-def make_methods(model, decoder: CopyDecoder, lookup_setting: tuple[int, int] = (10, 2),
-                 names: Sequence[str] = METHODS, *, ar: Callable = ar_along,
-                 lookup: Callable = prompt_lookup_along) -> tuple[DecodingMethod, ...]:  # fmt: skip
+def make_methods(
+    model,
+    decoder: CopyDecoder,
+    lookup_setting: tuple[int, int] = (10, 2),
+    names: Sequence[str] = METHODS,
+    *,
+    ar: Callable = ar_along,
+    lookup: Callable = prompt_lookup_along,
+) -> tuple[DecodingMethod, ...]:
     """The methods called ``names`` (in that order) on ``model``: the baselines run the loops
     ``ar`` / ``lookup`` (``lookup_setting`` = (draft ids, max n-gram)), Copy-as-Decode runs
     ``decoder``, :data:`DRAFTED` a copy of it with both drafts on. An unknown name is a
@@ -294,11 +308,16 @@ def make_methods(model, decoder: CopyDecoder, lookup_setting: tuple[int, int] = 
         "prompt lookup": lambda: PromptLookup(model, *lookup_setting, along=lookup),
         "Copy-as-Decode": lambda: CopyAsDecode(decoder),
         DRAFTED: lambda: CopyAsDecode(
-            CopyDecoder(decoder.model, decoder.tokenizer, decoder.max_new_tokens,
-                        drafts=composition_drafts(DRAFTED_SETTING)), DRAFTED),  # fmt: skip
+            CopyDecoder(
+                decoder.model,
+                decoder.tokenizer,
+                decoder.max_new_tokens,
+                drafts=composition_drafts(DRAFTED_SETTING),
+            ),
+            DRAFTED,
+        ),
     }
     unknown = [n for n in names if n not in build]
     if unknown:
-        raise ValueError(f"unknown decoding method {unknown[0]!r}; valid: "
-                         f"{', '.join(build)}")  # fmt: skip
+        raise ValueError(f"unknown decoding method {unknown[0]!r}; valid: {', '.join(build)}")
     return tuple(build[n]() for n in names)

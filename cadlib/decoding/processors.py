@@ -55,8 +55,10 @@ class MaskProcessor:
         """``input_ids`` (batch, seq), ``scores`` (batch, V) -> masked scores (batch, V)."""
         input_ids, scores = as_tensor(input_ids), as_tensor(scores)
         if input_ids.dim() != 2 or scores.dim() != 2 or input_ids.shape[0] != scores.shape[0]:
-            raise ValueError(f"expected input_ids (batch, seq) and scores (batch, V), got "
-                             f"{tuple(input_ids.shape)} and {tuple(scores.shape)}")  # fmt: skip
+            raise ValueError(
+                f"expected input_ids (batch, seq) and scores (batch, V), got "
+                f"{tuple(input_ids.shape)} and {tuple(scores.shape)}"
+            )
         out = scores.clone()
         for b in range(input_ids.shape[0]):
             allowed = self.allowed_mask(tuple(input_ids[b].tolist()), scores[b])
@@ -95,8 +97,14 @@ class GrammarMask(MaskProcessor):
         step by step); ``False``: program only (tags, then a newline).
     """
 
-    def __init__(self, tokenizer, doc: str, prompt_length: int, copy_text: bool = True,
-                 max_cached: int = 100_000):  # fmt: skip
+    def __init__(
+        self,
+        tokenizer,
+        doc: str,
+        prompt_length: int,
+        copy_text: bool = True,
+        max_cached: int = 100_000,
+    ):
         self.table = token_table(tokenizer)
         self.doc, self.prompt_length, self.copy_text = doc, prompt_length, copy_text
         self.max_cached = max_cached
@@ -105,8 +113,9 @@ class GrammarMask(MaskProcessor):
 
     def _fsm_for(self, scores: torch.Tensor) -> CopyGenFSM:
         if self._fsm is None or self._fsm.vocab_size != scores.shape[-1]:
-            self._fsm = CopyGenFSM(self.table, self.doc, scores.shape[-1], self.copy_text,
-                                   scores.device)  # fmt: skip
+            self._fsm = CopyGenFSM(
+                self.table, self.doc, scores.shape[-1], self.copy_text, scores.device
+            )
             self._states = {(): self._fsm.initial()}
         return self._fsm
 

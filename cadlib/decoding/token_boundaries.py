@@ -65,7 +65,7 @@ def boundary_table(corpora: dict, tokenizers: dict) -> pd.DataFrame:
                     ("ours", transcript(program, case.doc, table).ids),
                     ("naive", naive_transcript_ids(program, case.doc, table)),
                 ):
-                    w = _windows(ids, table)  # fmt: skip
+                    w = _windows(ids, table)
                     c[f"copy_{variant}"] = c.get(f"copy_{variant}", 0) + sum(w["copy"])
                     c[f"gen_{variant}"] = c.get(f"gen_{variant}", 0) + sum(w["gen"])
                     c[f"whole_{variant}"] = c.get(f"whole_{variant}", 0) + w["whole"]
@@ -134,11 +134,17 @@ def boundary_effect(model, tokenizer, inputs: list) -> pd.DataFrame:
         )
         for k, (a, b) in enumerate(zip(*starts, strict=True)):
             p, q = torch.log_softmax(lo[k], -1), torch.log_softmax(ln[k], -1)
-            rows.append(dict(
-                corpus=x.corpus, case=x.case.id, boundary=k, same_prefix=ours[:a] == naive[:b],
-                kl=float((p.exp() * (p - q)).sum()), top1_agree=bool(p.argmax() == q.argmax()),
-                fsm_choice_agree=bool(p[choices].argmax() == q[choices].argmax()),
-            ))  # fmt: skip
+            rows.append(
+                dict(
+                    corpus=x.corpus,
+                    case=x.case.id,
+                    boundary=k,
+                    same_prefix=ours[:a] == naive[:b],
+                    kl=float((p.exp() * (p - q)).sum()),
+                    top1_agree=bool(p.argmax() == q.argmax()),
+                    fsm_choice_agree=bool(p[choices].argmax() == q[choices].argmax()),
+                )
+            )
     return pd.DataFrame(rows)
 
 

@@ -99,8 +99,9 @@ class TokenTable:
         (SmolLM2 merges ``"\n   "`` with the indentation that follows)."""
         opener = tuple(self.encode(GEN_OPEN + "\n"))
         probes = ("    x", "x", "\tx")
-        aligned = all(tuple(self.encode(GEN_OPEN + "\n" + p))[: len(opener)] == opener
-                      for p in probes)  # fmt: skip
+        aligned = all(
+            tuple(self.encode(GEN_OPEN + "\n" + p))[: len(opener)] == opener for p in probes
+        )
         return GEN_OPEN + "\n" if aligned else GEN_OPEN
 
     def _build_trie(self) -> dict:
@@ -228,10 +229,14 @@ def token_table(tokenizer) -> TokenTable:
     if hasattr(inner, "decode_single_token_bytes"):  # tiktoken (Qwen2.5 BPE)
         tb = token_bytes(inner)
         special = frozenset(inner._special_tokens.values())
-        eos = tuple(inner._special_tokens[t] for t in ("<|im_end|>", "<|endoftext|>")
-                    if t in inner._special_tokens)  # fmt: skip
-        table = TokenTable(getattr(tokenizer, "name", "tiktoken"), tb, tokenizer.encode,
-                           special, eos)  # fmt: skip
+        eos = tuple(
+            inner._special_tokens[t]
+            for t in ("<|im_end|>", "<|endoftext|>")
+            if t in inner._special_tokens
+        )
+        table = TokenTable(
+            getattr(tokenizer, "name", "tiktoken"), tb, tokenizer.encode, special, eos
+        )
     else:
         kw = _split_specials(inner)
         special = set(inner.all_special_ids) | set(inner.added_tokens_decoder)

@@ -73,4 +73,3 @@ __all__ = [
     "per_step_cost",
     "summarize",
 ]
-

@@ -84,9 +84,17 @@ def _constraint(left: str, right: str, lean: bool) -> FIMConstraint:
         earley.LEAN_CHARTS = before
 
 
-def compare_masks(cases, tokenizer, n_problems: int = 12, seed: int = 0,
-                  middle_chars: int = 400, repeats: int = 3, gc_modes=("default",),
-                  ballast_millions=(0,), progress: bool = True) -> pd.DataFrame:
+def compare_masks(
+    cases,
+    tokenizer,
+    n_problems: int = 12,
+    seed: int = 0,
+    middle_chars: int = 400,
+    repeats: int = 3,
+    gc_modes=("default",),
+    ballast_millions=(0,),
+    progress: bool = True,
+) -> pd.DataFrame:
     """Time the whole mask (:func:`cadlib.fim.mask.allowed_mask`'s trie mask and end-token
     decision) of each arm of :data:`MASK_ARMS` on identical states, alternating.
 
@@ -111,8 +119,9 @@ def compare_masks(cases, tokenizer, n_problems: int = 12, seed: int = 0,
     arms = {name: _arm(texts, lean) for name, lean in MASK_ARMS.items()}
     end_ids = [tokenizer.eos_token_id]
     problems = fim_problems(cases, n_problems + 1, seed, middle_chars)
-    steps = [[tid for tid in tokenizer.encode(m, add_special_tokens=False)]
-             for _, _, m, _ in problems]  # fmt: skip
+    steps = [
+        [tid for tid in tokenizer.encode(m, add_special_tokens=False)] for _, _, m, _ in problems
+    ]
     clock = _GcClock()
     rows: list = []
     ballast: list = []
@@ -129,13 +138,21 @@ def compare_masks(cases, tokenizer, n_problems: int = 12, seed: int = 0,
                     g0, n0 = clock.seconds, clock.collections
                     seconds, masks[name] = time_call(lambda c=c, t=trie: trie_mask(t, c, end_ids))
                     if record is not None:
-                        rows.append(dict(record, problem=pid, step=k, arm=name,
-                                         seconds=seconds, gc_seconds=clock.seconds - g0,
-                                         gc_collections=clock.collections - n0,
-                                         n_allowed=int(masks[name].sum())))
+                        rows.append(
+                            dict(
+                                record,
+                                problem=pid,
+                                step=k,
+                                arm=name,
+                                seconds=seconds,
+                                gc_seconds=clock.seconds - g0,
+                                gc_collections=clock.collections - n0,
+                                n_allowed=int(masks[name].sum()),
+                            )
+                        )
                 first, *rest = masks.values()
                 if record is not None:
-                    for row in rows[-len(arms):]:
+                    for row in rows[-len(arms) :]:
                         row["equal"] = all((first == m).all() for m in rest)
                 text = texts[tid]
                 if not isinstance(text, str):
@@ -158,8 +175,10 @@ def compare_masks(cases, tokenizer, n_problems: int = 12, seed: int = 0,
                         elif mode == "disabled":
                             gc.disable()
                         try:
-                            one_pass(range(1, len(problems)),
-                                     dict(ballast_millions=millions, gc=mode, repeat=r))
+                            one_pass(
+                                range(1, len(problems)),
+                                dict(ballast_millions=millions, gc=mode, repeat=r),
+                            )
                         finally:
                             gc.enable()
                             gc.unfreeze()
@@ -181,20 +200,27 @@ def mask_speed_summary(frame: pd.DataFrame) -> list[dict]:
     first = list(MASK_ARMS)[0]
     for (millions, mode, arm), g in frame.groupby(keys, sort=False):
         ms = g.seconds * 1e3
-        row = dict(ballast_millions=millions, gc=mode, arm=arm, steps=len(g),
-                   median_ms=round(float(ms.median()), 4),
-                   p90_ms=round(float(ms.quantile(0.9)), 4),
-                   mean_ms=round(float(ms.mean()), 4),
-                   gc_share=round(float(g.gc_seconds.sum() / g.seconds.sum()), 4),
-                   max_gc_pause_ms=round(float(g.gc_seconds.max() * 1e3), 4),
-                   all_equal=bool(g.equal.all()))
+        row = dict(
+            ballast_millions=millions,
+            gc=mode,
+            arm=arm,
+            steps=len(g),
+            median_ms=round(float(ms.median()), 4),
+            p90_ms=round(float(ms.quantile(0.9)), 4),
+            mean_ms=round(float(ms.mean()), 4),
+            gc_share=round(float(g.gc_seconds.sum() / g.seconds.sum()), 4),
+            max_gc_pause_ms=round(float(g.gc_seconds.max() * 1e3), 4),
+            all_equal=bool(g.equal.all()),
+        )
         if arm != first:
-            base = frame[(frame.ballast_millions == millions) & (frame.gc == mode)
-                         & (frame.arm == first)]  # fmt: skip
+            base = frame[
+                (frame.ballast_millions == millions) & (frame.gc == mode) & (frame.arm == first)
+            ]
             pair = ["repeat", "problem", "step"]
             both = g.merge(base, on=pair, suffixes=("", "_first"))
-            row["median_ratio_to_first"] = round(float((both.seconds / both.seconds_first)
-                                                       .median()), 4)  # fmt: skip
+            row["median_ratio_to_first"] = round(
+                float((both.seconds / both.seconds_first).median()), 4
+            )
         out.append(row)
     return out
 
@@ -204,40 +230,70 @@ def main(argv=None) -> None:
     beside its previous implementation, alternating on identical states, with the run's
     provenance (run it on a quiet machine)."""
     ap = argparse.ArgumentParser(prog="python -m cadlib.fim.benchmark", description=main.__doc__)
-    ap.add_argument("--compare", action="store_true", required=True,
-                    help="time the mask beside its previous implementation (compare_masks)")
+    ap.add_argument(
+        "--compare",
+        action="store_true",
+        required=True,
+        help="time the mask beside its previous implementation (compare_masks)",
+    )
     ap.add_argument("--corpus", default="heval-fix-py")
     ap.add_argument("--tokenizer", default="smollm2-135m-instruct")
     ap.add_argument("--problems", type=int, default=12)
     ap.add_argument("--middle-chars", type=int, default=400)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--gc", default="default,frozen,disabled",
-                    help="comma-separated gc modes: default, frozen, disabled")
-    ap.add_argument("--ballast", default="0,3",
-                    help="comma-separated heap sizes, in millions of small live objects")
-    ap.add_argument("--steps", action="store_true",
-                    help="also write every step's record (a few MB at the defaults)")
+    ap.add_argument(
+        "--gc",
+        default="default,frozen,disabled",
+        help="comma-separated gc modes: default, frozen, disabled",
+    )
+    ap.add_argument(
+        "--ballast",
+        default="0,3",
+        help="comma-separated heap sizes, in millions of small live objects",
+    )
+    ap.add_argument(
+        "--steps",
+        action="store_true",
+        help="also write every step's record (a few MB at the defaults)",
+    )
     ap.add_argument("--out", default="results/fim.maskspeed.json")
     args = ap.parse_args(argv)
     monitor()  # the other processes' load while it runs, for the provenance
     tok = load_tokenizer(args.tokenizer)
-    frame = compare_masks(load_corpus(args.corpus), tok, n_problems=args.problems,
-                          seed=args.seed, middle_chars=args.middle_chars, repeats=args.repeats,
-                          gc_modes=tuple(args.gc.split(",")),
-                          ballast_millions=tuple(float(b) for b in args.ballast.split(",")))
-    command = ("python -m cadlib.fim.benchmark --compare "
-               + " ".join(f"--{k.replace('_', '-')} {v}" for k, v in vars(args).items()
-                          if k not in ("compare", "steps"))
-               + (" --steps" if args.steps else ""))  # fmt: skip
-    report = dict(profile="maskspeed", command=command,
-                  created=datetime.now(UTC).isoformat(timespec="seconds"),
-                  hardware=hardware_info("cpu"), threads=os.environ.get("OMP_NUM_THREADS"),
-                  tokenizer=args.tokenizer, params=vars(args), arms=list(MASK_ARMS),
-                  goals_ms={"median": 1.0, "p90": 5.0},
-                  summary=mask_speed_summary(frame),
-                  steps=frame.round(7).to_dict(orient="list") if args.steps else None,
-                  provenance=provenance(repo_root()))  # fmt: skip
+    frame = compare_masks(
+        load_corpus(args.corpus),
+        tok,
+        n_problems=args.problems,
+        seed=args.seed,
+        middle_chars=args.middle_chars,
+        repeats=args.repeats,
+        gc_modes=tuple(args.gc.split(",")),
+        ballast_millions=tuple(float(b) for b in args.ballast.split(",")),
+    )
+    command = (
+        "python -m cadlib.fim.benchmark --compare "
+        + " ".join(
+            f"--{k.replace('_', '-')} {v}"
+            for k, v in vars(args).items()
+            if k not in ("compare", "steps")
+        )
+        + (" --steps" if args.steps else "")
+    )
+    report = dict(
+        profile="maskspeed",
+        command=command,
+        created=datetime.now(UTC).isoformat(timespec="seconds"),
+        hardware=hardware_info("cpu"),
+        threads=os.environ.get("OMP_NUM_THREADS"),
+        tokenizer=args.tokenizer,
+        params=vars(args),
+        arms=list(MASK_ARMS),
+        goals_ms={"median": 1.0, "p90": 5.0},
+        summary=mask_speed_summary(frame),
+        steps=frame.round(7).to_dict(orient="list") if args.steps else None,
+        provenance=provenance(repo_root()),
+    )
     write_run_report(report, args.out)
     print(json.dumps(report["summary"], indent=1))
 

@@ -91,10 +91,12 @@ class BranchingLexer:
             reach = self._reach.get(sip)
             if reach is None:
                 raw = dfa.reach[sip]
-                reach = self._reach[sip] = (True if raw is IGNORE else
-                                            frozenset(self.ids(tuple(raw))))  # fmt: skip
-            got = chart.viable[sip] = (reach is True or
-                                       not reach.isdisjoint(self.rec.scannable(chart)))  # fmt: skip
+                reach = self._reach[sip] = (
+                    True if raw is IGNORE else frozenset(self.ids(tuple(raw)))
+                )
+            got = chart.viable[sip] = reach is True or not reach.isdisjoint(
+                self.rec.scannable(chart)
+            )
         return got
 
     def emit(self, chart: Chart, line: tuple, names: tuple) -> tuple | None:
@@ -165,8 +167,9 @@ class BranchingLexer:
             self._boundary(out, ended[0], new_guards, new_follow, ended[1], ch)
         return out
 
-    def _boundary(self, out: list, chart: Chart, guards: tuple, follow: tuple, line: tuple,
-                  ch: str) -> None:
+    def _boundary(
+        self, out: list, chart: Chart, guards: tuple, follow: tuple, line: tuple, ch: str
+    ) -> None:
         """Character ``ch`` at a symbol boundary: whitespace, newline, or a new sip."""
         depth, bol, col, alt, stack = line
         if ch in _WHITESPACE:

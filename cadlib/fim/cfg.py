@@ -56,8 +56,10 @@ class Grammar:
             raise ValueError(f"start symbol {start!r} has no rule")
 
     def __repr__(self) -> str:
-        return (f"<Grammar: {len(self.terminals)} terminals, {len(self.nonterminals)} "
-                f"nonterminals, {len(self.rules)} rules, start {self.start!r}>")
+        return (
+            f"<Grammar: {len(self.terminals)} terminals, {len(self.nonterminals)} "
+            f"nonterminals, {len(self.rules)} rules, start {self.start!r}>"
+        )
 
     def reversed(self) -> Grammar:
         """The grammar of the reversed language: every right-hand side reversed (§IV-B)."""

@@ -34,9 +34,25 @@ from .constraint import FIMConstraint
 from .differential import python_accepts
 from .mask import FIMLogitsProcessor, token_raw, token_texts_cached
 
-__all__ = ["ENDS", "parses", "FIMProblem", "CUTS", "cut_middle", "fim_problems", "FIM_SYSTEM",
-           "FIM_HOLE", "FIM_USER", "FIM_FENCE", "fim_prompt_ids", "suffix_anchor",
-           "prefix_anchor", "trim_to_context", "fim_generate", "ARMS", "fim_completion"]
+__all__ = [
+    "ENDS",
+    "parses",
+    "FIMProblem",
+    "CUTS",
+    "cut_middle",
+    "fim_problems",
+    "FIM_SYSTEM",
+    "FIM_HOLE",
+    "FIM_USER",
+    "FIM_FENCE",
+    "fim_prompt_ids",
+    "suffix_anchor",
+    "prefix_anchor",
+    "trim_to_context",
+    "fim_generate",
+    "ARMS",
+    "fim_completion",
+]
 
 #: How a generated middle / body ended: the model's end token, the post-hoc context trim of
 #: the FIM experiment, or the budget (the middle as it stands parses, or not).
@@ -86,8 +102,11 @@ def cut_middle(
     Raises ``ValueError`` when the body offers no such middle.
     """
     if cut == "line":
-        starts = [start + k for k, ch in enumerate(source[start:], start=0)
-                  if k == 0 or source[start + k - 1] == "\n"]  # fmt: skip
+        starts = [
+            start + k
+            for k, ch in enumerate(source[start:], start=0)
+            if k == 0 or source[start + k - 1] == "\n"
+        ]
         ends = starts[1:] + [len(source)]
         lines = [(a, b) for a, b in zip(starts, ends, strict=True) if source[a:b].strip()]
         if not lines:
@@ -120,8 +139,11 @@ def fim_problems(
     cases are drawn.
     """
     chosen = seeded_subset([c for c in cases if c.gold.strip()], n, seed)
-    jobs = ([(c, cut) for c in chosen for cut in CUTS] if n is None else
-            [(c, CUTS[k % 2]) for k, c in enumerate(chosen)])  # fmt: skip
+    jobs = (
+        [(c, cut) for c in chosen for cut in CUTS]
+        if n is None
+        else [(c, CUTS[k % 2]) for k, c in enumerate(chosen)]
+    )
     out = []
     for case, cut in jobs:
         prompt = case.meta["prompt"]
@@ -308,10 +330,15 @@ def fim_generate(
     x = torch.tensor([ids], dtype=torch.long, device=model.device)
     with torch.inference_mode(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        out = model.generate(input_ids=x, attention_mask=torch.ones_like(x),
-                             max_new_tokens=budget, do_sample=False, eos_token_id=stop,
-                             pad_token_id=tokenizer.eos_token_id,
-                             logits_processor=LogitsProcessorList(processors))  # fmt: skip
+        out = model.generate(
+            input_ids=x,
+            attention_mask=torch.ones_like(x),
+            max_new_tokens=budget,
+            do_sample=False,
+            eos_token_id=stop,
+            pad_token_id=tokenizer.eos_token_id,
+            logits_processor=LogitsProcessorList(processors),
+        )
     new = out[0, len(ids) :].tolist()
     ended = bool(new) and new[-1] in stop
     body = new[:-1] if ended else new
@@ -392,9 +419,19 @@ def fim_completion(
             if test_timeout is not None:
                 body = source[len(problem.case.meta["prompt"]) :]
                 passed, detail = run_humaneval_tests(problem.case, body, timeout=test_timeout)
-            rows.append(dict(system=system, style=style, arm=arm, problem=problem.id,
-                             cut=problem.cut,
-                             parses=parses(source), em=r["middle"] == problem.middle,
-                             passed=passed, test_detail=detail,
-                             true_chars=len(problem.middle), **r))  # fmt: skip
+            rows.append(
+                dict(
+                    system=system,
+                    style=style,
+                    arm=arm,
+                    problem=problem.id,
+                    cut=problem.cut,
+                    parses=parses(source),
+                    em=r["middle"] == problem.middle,
+                    passed=passed,
+                    test_detail=detail,
+                    true_chars=len(problem.middle),
+                    **r,
+                )
+            )
     return pd.DataFrame(rows)

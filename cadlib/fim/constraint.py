@@ -99,8 +99,15 @@ class FIMConstraint:
     False
     """
 
-    def __init__(self, left: str, right: str = "", language: str = "python", *,
-                 _problem: _Problem | None = None, _branches: list | None = None):
+    def __init__(
+        self,
+        left: str,
+        right: str = "",
+        language: str = "python",
+        *,
+        _problem: _Problem | None = None,
+        _branches: list | None = None,
+    ):
         if language != "python":
             raise UnsupportedLanguageError(f"language {language!r} is not supported; use 'python'")
         if _problem is None:
@@ -118,13 +125,16 @@ class FIMConstraint:
         self.middle_length = 0
 
     def __repr__(self) -> str:
-        return (f"<FIMConstraint middle_length={self.middle_length} "
-                f"branches={len(self.branches)} viable={self.viable()}>")
+        return (
+            f"<FIMConstraint middle_length={self.middle_length} "
+            f"branches={len(self.branches)} viable={self.viable()}>"
+        )
 
     def fork(self) -> FIMConstraint:
         """A copy that can be fed independently (cheap: the state is a short list)."""
-        twin = FIMConstraint(self.left, self.right, _problem=self._problem,
-                             _branches=list(self.branches))
+        twin = FIMConstraint(
+            self.left, self.right, _problem=self._problem, _branches=list(self.branches)
+        )
         twin.middle_length = self.middle_length
         return twin
 

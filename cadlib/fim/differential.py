@@ -37,8 +37,16 @@ from tqdm import tqdm
 
 from .constraint import FIMConstraint, UnconnectableContextError
 
-__all__ = ["cut_kinds", "fim_splits", "random_edit", "differential_check", "python_accepts",
-           "summarize", "KNOWN_DIFFERENCES", "EDIT_ALPHABET"]
+__all__ = [
+    "cut_kinds",
+    "fim_splits",
+    "random_edit",
+    "differential_check",
+    "python_accepts",
+    "summarize",
+    "KNOWN_DIFFERENCES",
+    "EDIT_ALPHABET",
+]
 
 #: Characters random edits insert: code punctuation, names, digits, quotes, whitespace.
 EDIT_ALPHABET = "abcxyz_019 ()[]{}:=,.+-*/'\"#\n\t\\<>!%@"
@@ -48,7 +56,7 @@ CUT_KINDS = ("boundary", "mid_token", "mid_string", "mid_indent")
 KNOWN_DIFFERENCES = {
     "unicode escape": r"the name in \N{...} is not looked up",
     "tabs": "TabError between right-context lines and the levels or the last line of the "
-            "left+middle is missed (only columns are compared across the cut)",
+    "left+middle is missed (only columns are compared across the cut)",
     "carriage return": r"\r is whitespace here, a newline for CPython",
 }
 
@@ -80,8 +88,14 @@ def cut_kinds(source: str) -> list[str]:
             for p in range(starts[k] + 1, starts[k] + ws):
                 kinds[p] = "mid_indent"
     for tok in tokenize.generate_tokens(io.StringIO(source).readline):
-        if tok.type in (tokenize.NEWLINE, tokenize.NL, tokenize.INDENT, tokenize.DEDENT,
-                        tokenize.ENDMARKER, tokenize.COMMENT):
+        if tok.type in (
+            tokenize.NEWLINE,
+            tokenize.NL,
+            tokenize.INDENT,
+            tokenize.DEDENT,
+            tokenize.ENDMARKER,
+            tokenize.COMMENT,
+        ):
             continue
         a, b = offset(*tok.start), offset(*tok.end)
         kind = "mid_string" if tok.type == tokenize.STRING else "mid_token"
@@ -90,8 +104,9 @@ def cut_kinds(source: str) -> list[str]:
     return kinds
 
 
-def fim_splits(source: str, n_splits: int, rng: random.Random, max_middle: int = 200,
-               kinds: list | None = None) -> list:
+def fim_splits(
+    source: str, n_splits: int, rng: random.Random, max_middle: int = 200, kinds: list | None = None
+) -> list:
     """Random ``(a, b, kind_a, kind_b)`` splits; each cut's kind is drawn uniformly from the
     kinds present, then a position of that kind (so rare cut kinds are well represented).
     ``kinds``: :func:`cut_kinds` of ``source`` when already known."""
@@ -120,26 +135,36 @@ def random_edit(middle: str, rng: random.Random, alphabet: str = EDIT_ALPHABET) 
         return i, middle[:i] + ch + middle[i:], f"insert {ch!r} at {i}"
     i = min(i, len(middle) - 1)
     if op == "delete":
-        return i, middle[:i] + middle[i + 1:], f"delete {middle[i]!r} at {i}"
+        return i, middle[:i] + middle[i + 1 :], f"delete {middle[i]!r} at {i}"
     if op == "replace":
         ch = rng.choice(alphabet)
-        return i, middle[:i] + ch + middle[i + 1:], f"replace {middle[i]!r} by {ch!r} at {i}"
+        return i, middle[:i] + ch + middle[i + 1 :], f"replace {middle[i]!r} by {ch!r} at {i}"
     j = min(len(middle), i + rng.randint(2, 6))
     if op == "delete_span":
         return i, middle[:i] + middle[j:], f"delete {middle[i:j]!r} at {i}"
     return i, middle[:j] + middle[i:j] + middle[j:], f"duplicate {middle[i:j]!r} at {i}"
 
 
-def _check_split(case_id: str, source: str, split: tuple, n_edits: int, rng: random.Random,
-                 rows: list) -> None:
+def _check_split(
+    case_id: str, source: str, split: tuple, n_edits: int, rng: random.Random, rows: list
+) -> None:
     a, b, kind_a, kind_b = split
     left, middle, right = source[:a], source[a:b], source[b:]
     base = dict(case=case_id, a=a, b=b, left_cut=kind_a, right_cut=kind_b)
     try:
         c = FIMConstraint(left, right)
     except UnconnectableContextError as err:
-        rows.append(dict(base, check="true_middle", edit="", truth=True, ours=False,
-                         viable_prefixes=False, note=str(err)))
+        rows.append(
+            dict(
+                base,
+                check="true_middle",
+                edit="",
+                truth=True,
+                ours=False,
+                viable_prefixes=False,
+                note=str(err),
+            )
+        )
         return
     states = [list(c.branches)]
     dead_at = None
@@ -149,9 +174,17 @@ def _check_split(case_id: str, source: str, split: tuple, n_edits: int, rng: ran
             break
         states.append(list(c.branches))
     ok = dead_at is None
-    rows.append(dict(base, check="true_middle", edit="", truth=True,
-                     ours=ok and c.can_end(), viable_prefixes=ok,
-                     note="" if ok else f"not viable after {middle[:dead_at + 1][-30:]!r}"))
+    rows.append(
+        dict(
+            base,
+            check="true_middle",
+            edit="",
+            truth=True,
+            ours=ok and c.can_end(),
+            viable_prefixes=ok,
+            note="" if ok else f"not viable after {middle[: dead_at + 1][-30:]!r}",
+        )
+    )
     if not ok:
         return
     for _ in range(n_edits):
@@ -160,12 +193,27 @@ def _check_split(case_id: str, source: str, split: tuple, n_edits: int, rng: ran
         trial.branches = list(states[i])
         trial.feed(edited[i:])
         truth = python_accepts(left + edited + right)
-        rows.append(dict(base, check="edit", edit=what, truth=truth, ours=trial.can_end(),
-                         viable_prefixes=None, note=""))
+        rows.append(
+            dict(
+                base,
+                check="edit",
+                edit=what,
+                truth=truth,
+                ours=trial.can_end(),
+                viable_prefixes=None,
+                note="",
+            )
+        )
 
 
-def differential_check(cases, n_splits: int = 5, seed: int = 0, n_edits: int = 5,
-                       max_middle: int = 200, progress: bool = True):
+def differential_check(
+    cases,
+    n_splits: int = 5,
+    seed: int = 0,
+    n_edits: int = 5,
+    max_middle: int = 200,
+    progress: bool = True,
+):
     """Run the differential test on FIM splits of a corpus.
 
     Parameters

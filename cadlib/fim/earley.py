@@ -289,8 +289,12 @@ class Recognizer:
         docstring); default :data:`LEAN_CHARTS`.
     """
 
-    def __init__(self, grammar: Grammar | CompiledGrammar,
-                 starts: Iterable[Hashable] | None = None, lean_charts: bool | None = None):
+    def __init__(
+        self,
+        grammar: Grammar | CompiledGrammar,
+        starts: Iterable[Hashable] | None = None,
+        lean_charts: bool | None = None,
+    ):
         self.cg = grammar if isinstance(grammar, CompiledGrammar) else CompiledGrammar(grammar)
         self.lean_charts = LEAN_CHARTS if lean_charts is None else lean_charts
         starts = [self.cg.grammar.start] if starts is None else list(starts)
@@ -436,8 +440,11 @@ class Recognizer:
             out: dict = {}
             for a in cg.completed[state]:
                 for o2, ns in self._waiting(origin, a):
-                    adds = (self._finished_closure(o2, ns) if not by_next[ns] and o2 is not root
-                            else ((o2, ns),))  # fmt: skip
+                    adds = (
+                        self._finished_closure(o2, ns)
+                        if not by_next[ns] and o2 is not root
+                        else ((o2, ns),)
+                    )
                     for o3, s3 in adds:
                         old = out.get(o3)
                         out[o3] = s3 if old is None else union(old, s3)
@@ -493,5 +500,3 @@ _IN_PROGRESS = ("in progress",)
 
 class _Cycle(Exception):
     """Finished completions that feed themselves (the plain worklist completes that chart)."""
-
-

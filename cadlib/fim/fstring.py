@@ -50,8 +50,17 @@ import ast
 import functools
 import warnings
 
-__all__ = ["START", "step", "can_end", "valid_expression", "MAX_BRACKETS", "closed_expressions",
-           "last_field_valid", "lexeme_fields_valid", "split_lexeme"]
+__all__ = [
+    "START",
+    "step",
+    "can_end",
+    "valid_expression",
+    "MAX_BRACKETS",
+    "closed_expressions",
+    "last_field_valid",
+    "lexeme_fields_valid",
+    "split_lexeme",
+]
 
 #: State at the start of an f-string's content.
 START = ("L", 0, "")
@@ -215,7 +224,7 @@ def closed_expressions(content: str, raw: bool) -> list[str] | None:
         if state[0] == "E" and prev[0] != "E":
             start = i if prev == ("L", 0, "{") else i + 1
         elif prev[0] == "E" and state[0] != "E":
-            out.append(content[start:i - 1 if prev[5] in ("!", "=") else i])
+            out.append(content[start : i - 1 if prev[5] in ("!", "=") else i])
     return out
 
 
@@ -223,10 +232,10 @@ def split_lexeme(text: str) -> tuple[bool, str, str]:
     """``(raw, quote, content)`` of an f-string lexeme's text (finished or not): its prefix
     says raw or not, ``quote`` is its opening quote (one or three characters), ``content``
     what follows it (with the closing quote, when finished)."""
-    prefix = text[:len(text) - len(text.lstrip("rRfF"))]
-    rest = text[len(prefix):]
+    prefix = text[: len(text) - len(text.lstrip("rRfF"))]
+    rest = text[len(prefix) :]
     quote = rest[:3] if rest[:3] in ('"""', "'''") else rest[:1]
-    return "r" in prefix.lower(), quote, rest[len(quote):]
+    return "r" in prefix.lower(), quote, rest[len(quote) :]
 
 
 def last_field_valid(text: str) -> bool:
@@ -244,5 +253,5 @@ def lexeme_fields_valid(text: str) -> bool:
     raw, quote, content = split_lexeme(text)
     if not content.endswith(quote) or len(content) < len(quote):
         return False
-    found = closed_expressions(content[:len(content) - len(quote)], raw)
+    found = closed_expressions(content[: len(content) - len(quote)], raw)
     return found is not None and all(valid_expression(e) for e in found)

@@ -93,7 +93,8 @@ _STRING_PREFIXES = frozenset({"", "r", "u", "b", "br", "rb", "f", "fr", "rf"})
 _WORDS = KEYWORDS | SOFT_KEYWORDS
 _CASED_PREFIXES = frozenset(
     "".join(c.upper() if (mask >> i) & 1 else c for i, c in enumerate(p))
-    for p in _STRING_PREFIXES for mask in range(1 << len(p))
+    for p in _STRING_PREFIXES
+    for mask in range(1 << len(p))
 )
 _NAME_PREFIXES = frozenset(w[:k] for w in _WORDS for k in range(1, len(w) + 1)) | (
     _CASED_PREFIXES - {""}
@@ -377,11 +378,11 @@ def lex_text(text: str, start: int = 0) -> Iterator[Lexeme]:
             elif commit[state]:
                 last = None
         if last is None:
-            raise LexError(f"no Python lexeme at offset {i}: {text[i:i + 20]!r}")
+            raise LexError(f"no Python lexeme at offset {i}: {text[i : i + 20]!r}")
         acc = accept[last_state]
         if acc[0] in NUMBER_TERMINALS and last < n:
             need = number_follow(text[last])
             if need is None or not follows(text, last + 1, need):
-                raise LexError(f"invalid number literal at offset {i}: {text[i:last + 3]!r}")
+                raise LexError(f"invalid number literal at offset {i}: {text[i : last + 3]!r}")
         yield Lexeme(("ignore" if acc is IGNORE else "tok", acc, i, last))
         i = last

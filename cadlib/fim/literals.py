@@ -23,11 +23,24 @@ from __future__ import annotations
 
 from cadlib.fim import fstring
 
-__all__ = ["NUMBER_TERMINALS", "DIGITS", "NUMBER_STATES", "from_number", "describe_string",
-           "from_string", "from_fstring"]
+__all__ = [
+    "NUMBER_TERMINALS",
+    "DIGITS",
+    "NUMBER_STATES",
+    "from_number",
+    "describe_string",
+    "from_string",
+    "from_fstring",
+]
 
-NUMBER_TERMINALS = ("DEC_NUMBER", "HEX_NUMBER", "OCT_NUMBER", "BIN_NUMBER", "FLOAT_NUMBER",
-                    "IMAG_NUMBER")
+NUMBER_TERMINALS = (
+    "DEC_NUMBER",
+    "HEX_NUMBER",
+    "OCT_NUMBER",
+    "BIN_NUMBER",
+    "FLOAT_NUMBER",
+    "IMAG_NUMBER",
+)
 DIGITS = frozenset("0123456789")
 _HEX = frozenset("0123456789abcdefABCDEF")
 _ALL_NUMBERS = frozenset(NUMBER_TERMINALS)
@@ -58,6 +71,7 @@ _RADIX_DIGITS = {"hex": _HEX, "oct": frozenset("01234567"), "bin": frozenset("01
 
 def from_number(phase: str, ch: str) -> tuple | None:
     """The number state after ``ch`` in ``phase`` (``None``: no number continues this way)."""
+
     def to(p):
         return ("num", p)
 

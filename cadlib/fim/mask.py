@@ -58,9 +58,21 @@ from .constraint import FIMConstraint
 from .lexer import dfa
 from .tokenlex import LexTables, char_bit
 
-__all__ = ["TokenTrie", "token_texts", "allowed_mask", "naive_allowed_mask", "FIMLogitsProcessor",
-           "IncrementalMask", "utf8_split", "utf8_prefix", "token_raw", "apply_mask", "keep_mask",
-           "byte_token_viable", "PendingBytes"]
+__all__ = [
+    "TokenTrie",
+    "token_texts",
+    "allowed_mask",
+    "naive_allowed_mask",
+    "FIMLogitsProcessor",
+    "IncrementalMask",
+    "utf8_split",
+    "utf8_prefix",
+    "token_raw",
+    "apply_mask",
+    "keep_mask",
+    "byte_token_viable",
+    "PendingBytes",
+]
 
 _PARTIAL = "é"
 _FIELD_END = "}:!="  # the characters that may end an f-string field's expression
@@ -99,8 +111,9 @@ class TokenTrie:
         self.ends = ends
         self._number()
         # per node: (char, char bit, (child,)) — the edge list the walk steps through
-        self.edges = [[(ch, char_bit(ch), (child,)) for ch, child in kids]
-                      for kids in self.children]  # fmt: skip
+        self.edges = [
+            [(ch, char_bit(ch), (child,)) for ch, child in kids] for kids in self.children
+        ]
         self._absorbed_memo: dict = {}
         self.tables = LexTables(self)
         groups: dict = {}  # byte tokens by (whole characters, unfinished?): one trial each
@@ -108,16 +121,17 @@ class TokenTrie:
             split = utf8_split(raw)
             if split is not None:
                 groups.setdefault((split[0], bool(split[1])), []).append(tid)
-        self.byte_groups = [(key, np.array(tids, dtype=np.int64))
-                            for key, tids in groups.items()]  # fmt: skip
+        self.byte_groups = [(key, np.array(tids, dtype=np.int64)) for key, tids in groups.items()]
         self.texts = texts
         # token ids that may end an f-string field (see _field_candidates)
         strs = [t if isinstance(t, str) else "" for t in texts]
         ends = [any(c in t for c in _FIELD_END) for t in strs]
-        quoted = [e and "{" in t and ("'" in t or '"' in t)
-                  for t, e in zip(strs, ends, strict=True)]  # fmt: skip
-        inside = [q and _OPENS_FSTRING.search(t) is not None
-                  for t, q in zip(strs, quoted, strict=True)]  # fmt: skip
+        quoted = [
+            e and "{" in t and ("'" in t or '"' in t) for t, e in zip(strs, ends, strict=True)
+        ]
+        inside = [
+            q and _OPENS_FSTRING.search(t) is not None for t, q in zip(strs, quoted, strict=True)
+        ]
         self.field_enders = np.flatnonzero(ends)
         self.field_openers = np.flatnonzero(quoted)
         self.field_openers_inside = np.flatnonzero(inside)
@@ -252,8 +266,12 @@ class TokenTrie:
                         his.append(hi[child])
                 else:
                     frontier.setdefault((ch, cbit), []).append(child)
-        got = (los, his, singles, [(ch, cbit, tuple(kids)) for (ch, cbit), kids in
-                                   frontier.items()])  # fmt: skip
+        got = (
+            los,
+            his,
+            singles,
+            [(ch, cbit, tuple(kids)) for (ch, cbit), kids in frontier.items()],
+        )
         self._absorbed_memo[key] = got
         return got
 
@@ -270,7 +288,7 @@ def utf8_prefix(raw: bytes) -> tuple[str, bytes, bool]:
     try:
         return raw.decode("utf-8"), b"", True
     except UnicodeDecodeError as err:
-        head, rest = raw[:err.start], raw[err.start:]
+        head, rest = raw[: err.start], raw[err.start :]
         return head.decode("utf-8"), rest, err.reason == "unexpected end of data"
 
 
@@ -330,8 +348,9 @@ def byte_token_viable(constraint: FIMConstraint, raw: bytes, pending: bytes = b"
     return trial.feed(text) and (not rest or trial.feed(_PARTIAL))
 
 
-def allowed_mask(constraint: FIMConstraint, tokenizer, end_token_ids=None,
-                 pending: bytes = b"") -> np.ndarray:
+def allowed_mask(
+    constraint: FIMConstraint, tokenizer, end_token_ids=None, pending: bytes = b""
+) -> np.ndarray:
     """Allowed tokens of ``tokenizer`` for ``constraint``; ``end_token_ids`` (default: the
     tokenizer's EOS) are allowed exactly when :meth:`FIMConstraint.can_end` and no character
     is unfinished."""
@@ -347,8 +366,9 @@ def _end_ids(tokenizer, end_token_ids) -> list:
     return [int(i) for i in end_token_ids]
 
 
-def naive_allowed_mask(constraint: FIMConstraint, tokenizer, end_token_ids=None,
-                       token_ids=None, pending: bytes = b"") -> np.ndarray:
+def naive_allowed_mask(
+    constraint: FIMConstraint, tokenizer, end_token_ids=None, token_ids=None, pending: bytes = b""
+) -> np.ndarray:
     """The same mask by forking and feeding every token separately (the baseline the trie
     replaces; ``token_ids`` restricts it to a sample)."""
     all_texts = token_texts_cached(tokenizer)
@@ -470,8 +490,9 @@ class FIMLogitsProcessor(IncrementalMask):
     base's). If every token is masked (the state is dead), all logits are ``-inf``.
     """
 
-    def __init__(self, constraint: FIMConstraint, tokenizer, prompt_length: int,
-                 end_token_ids=None):
+    def __init__(
+        self, constraint: FIMConstraint, tokenizer, prompt_length: int, end_token_ids=None
+    ):
         super().__init__(constraint, tokenizer, seen=prompt_length)
         self.prompt_length = prompt_length
         self.end_ids = _end_ids(tokenizer, end_token_ids)

@@ -82,10 +82,22 @@ from .cfg import Grammar, Rule
 __all__ = ["PythonGrammar", "python_grammar", "NEWLINE", "indent", "dedent", "PATCHES"]
 
 NEWLINE = "NEWLINE"
-PATCHES = ("no <>", "dots", "targets", "parameters", "arguments",
-           "import comma",
-           "comprehension ifs", "starred subscripts", "star expressions", "parenthesised with",
-           "named expressions", "except*", "star annotations", "decorators")
+PATCHES = (
+    "no <>",
+    "dots",
+    "targets",
+    "parameters",
+    "arguments",
+    "import comma",
+    "comprehension ifs",
+    "starred subscripts",
+    "star expressions",
+    "parenthesised with",
+    "named expressions",
+    "except*",
+    "star annotations",
+    "decorators",
+)
 
 #: CPython 3.11's target rules (``Grammar/python.gram``) in lark's symbols; ``a: b c | d``.
 TARGET_RULES = """
@@ -218,9 +230,14 @@ def _terminal_name(lark_term, patterns: dict) -> str:
 def python_grammar() -> PythonGrammar:
     """Load and convert lark's ``python.lark`` (cached; ~0.3 s the first time)."""
     parser = Lark.open_from_package(
-        "lark", "python.lark", ["grammars"], parser="earley", lexer="basic",
-        start="file_input", keep_all_tokens=True,
-    )  # fmt: skip
+        "lark",
+        "python.lark",
+        ["grammars"],
+        parser="earley",
+        lexer="basic",
+        start="file_input",
+        keep_all_tokens=True,
+    )
     patterns = {t.name: (t.pattern.type, t.pattern.value) for t in parser.terminals}
     literals = {value for kind, value in patterns.values() if kind == "str"}
 
@@ -239,9 +256,9 @@ def python_grammar() -> PythonGrammar:
             continue
         if "_INDENT" in rhs:
             i, j = rhs.index("_INDENT"), rhs.index("_DEDENT")
-            inner = tuple(rhs[i + 1:j])
+            inner = tuple(rhs[i + 1 : j])
             block = blocks.setdefault(inner, f"__block_{len(blocks)}")
-            rhs = rhs[:i] + [block] + rhs[j + 1:]
+            rhs = rhs[:i] + [block] + rhs[j + 1 :]
         rules.append(Rule(rule_name(r.origin.name), tuple(rhs)))
     rules += [Rule("dots", ("...",)), Rule("dots", ("dots", ".")), Rule("dots", ("dots", "..."))]
     rules = _patch_targets(rules)
@@ -252,8 +269,12 @@ def python_grammar() -> PythonGrammar:
 
 
 def _parse_rules(text: str) -> list:
-    return [Rule(lhs.strip(), tuple(alt.split())) for line in text.strip().splitlines()
-            for lhs, alts in [line.split(":", 1)] for alt in alts.split("|")]
+    return [
+        Rule(lhs.strip(), tuple(alt.split()))
+        for line in text.strip().splitlines()
+        for lhs, alts in [line.split(":", 1)]
+        for alt in alts.split("|")
+    ]
 
 
 def _named_expressions(r: Rule) -> Rule:
@@ -268,8 +289,14 @@ def _named_expressions(r: Rule) -> Rule:
     elif lhs.startswith("comprehension{") and rhs[0] in ("test", "test_or_star_expr"):
         rhs[0] = "namedexpr_test"
     elif lhs in ("_exprlist", "_tuple_inner"):
-        rhs = ["named_or_star" if x == "test_or_star_expr" else
-               "__named_more" if x.startswith("__") else x for x in rhs]
+        rhs = [
+            "named_or_star"
+            if x == "test_or_star_expr"
+            else "__named_more"
+            if x.startswith("__")
+            else x
+            for x in rhs
+        ]
     return Rule(lhs, tuple(rhs))
 
 

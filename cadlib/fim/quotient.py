@@ -113,8 +113,13 @@ def left_quotient(grammar: Grammar, nfa: NFA, tag: Hashable = "L") -> Grammar | 
     cg = CompiledGrammar(g)
     nfa, finals = _with_clean_finals(nfa)
     ids = NFA()
-    ids.edges = [[(None if lab is None else tuple(cg.sym_id[t] for t in lab if t in cg.sym_id), q)
-                  for lab, q in out] for out in nfa.edges]
+    ids.edges = [
+        [
+            (None if lab is None else tuple(cg.sym_id[t] for t in lab if t in cg.sym_id), q)
+            for lab, q in out
+        ]
+        for out in nfa.edges
+    ]
     ids.start, ids.finals = nfa.start, nfa.finals
     charts = parse_nfa(cg, ids, TOP)
     rules, starts = [], []

@@ -88,9 +88,10 @@ class RightContext:
             if got is not None:
                 events[("B", j)] = got[0]
                 ws = len(text[j:]) - len(text[j:].lstrip(" \t\f"))
-                self.l0[j] = (text[j:j + ws], ("line", None, None) in got[0])
-        self.bands = Bands(ev[1] for evs in events.values() for ev in evs
-                           if ev[0] == "line" and ev[1] is not None)
+                self.l0[j] = (text[j : j + ws], ("line", None, None) in got[0])
+        self.bands = Bands(
+            ev[1] for evs in events.values() for ev in evs if ev[0] == "line" and ev[1] is not None
+        )
         self.streams = self._streams(events)
         self.starts: dict = {}
         self.rules: list = []
@@ -236,6 +237,7 @@ def _reversed_compiled(pg: PythonGrammar, n_bands: int) -> CompiledGrammar:
 
 def _ids(cg: CompiledGrammar, elements: list) -> list:
     """NFA elements with terminal names replaced by the compiled grammar's ids."""
+
     def conv(tclass):
         return tuple(cg.sym_id[t] for t in tclass if t in cg.sym_id)
 

@@ -70,9 +70,20 @@ from cadlib.record.results import hardware_info
 from .constraint import FIMConstraint, UnconnectableContextError, _Problem
 from .differential import cut_kinds, fim_splits, python_accepts, random_edit
 
-__all__ = ["stdlib_sources", "package_folder", "manifest", "stdlib_cuts", "stdlib_differential",
-           "categorize", "edit_location", "fstring_fields", "edit_span",
-           "stdlib_summary", "build_cost_sweep", "main"]
+__all__ = [
+    "stdlib_sources",
+    "package_folder",
+    "manifest",
+    "stdlib_cuts",
+    "stdlib_differential",
+    "categorize",
+    "edit_location",
+    "fstring_fields",
+    "edit_span",
+    "stdlib_summary",
+    "build_cost_sweep",
+    "main",
+]
 
 
 def stdlib_sources(folder: str | None = None, max_chars: int | None = None) -> dict[str, str]:
@@ -109,10 +120,14 @@ def manifest(sources: dict[str, str]) -> dict:
     digest = hashlib.sha256()
     for name, text in sources.items():
         digest.update(name.encode() + b"\0" + hashlib.sha256(text.encode()).digest())
-    return {"python": platform.python_version(),
-            "implementation": platform.python_implementation(),
-            "files": len(sources), "chars": sum(map(len, sources.values())),
-            "sha256": digest.hexdigest(), "names": list(sources)}  # fmt: skip
+    return {
+        "python": platform.python_version(),
+        "implementation": platform.python_implementation(),
+        "files": len(sources),
+        "chars": sum(map(len, sources.values())),
+        "sha256": digest.hexdigest(),
+        "names": list(sources),
+    }
 
 
 #: Cuts :func:`stdlib_cuts` redrew in its last call, by reason.
@@ -146,9 +161,15 @@ def _window(bounds: list[int], a: int, b: int, max_left: int, max_right: int) ->
     return s, e
 
 
-def stdlib_cuts(sources: dict[str, str], n: int, seed: int = 0, max_middle: int = 300,
-                max_left: int = 1500, max_right: int = 1500,
-                max_window: int | None = 5000) -> list[dict]:
+def stdlib_cuts(
+    sources: dict[str, str],
+    n: int,
+    seed: int = 0,
+    max_middle: int = 300,
+    max_left: int = 1500,
+    max_right: int = 1500,
+    max_window: int | None = 5000,
+) -> list[dict]:
     """``n`` seeded cuts (dicts: ``file, a, b, left_cut, right_cut, left, middle, right``;
     offsets in the file) over ``sources`` (see the module docstring). A cut whose window is
     longer than ``max_window`` characters (inside a large class: the whole class) is redrawn,
@@ -175,8 +196,18 @@ def stdlib_cuts(sources: dict[str, str], n: int, seed: int = 0, max_middle: int 
         if not python_accepts(src[s:e]):  # e.g. a __future__ import after the window's start
             LAST_REDRAWS["not a module"] += 1
             continue
-        out.append(dict(file=name, a=a, b=b, left_cut=kinds[a], right_cut=kinds[b],
-                        left=src[s:a], middle=src[a:b], right=src[b:e]))
+        out.append(
+            dict(
+                file=name,
+                a=a,
+                b=b,
+                left_cut=kinds[a],
+                right_cut=kinds[b],
+                left=src[s:a],
+                middle=src[a:b],
+                right=src[b:e],
+            )
+        )
     return out
 
 
@@ -191,16 +222,17 @@ def fstring_fields(program: str) -> list[tuple[int, int]]:
         if tok.type != tokenize.STRING:
             continue
         text = tok.string
-        prefix = text[:len(text) - len(text.lstrip("rRbBuUfF"))]
+        prefix = text[: len(text) - len(text.lstrip("rRbBuUfF"))]
         if "f" not in prefix.lower():
             continue
-        quote = 3 if text[len(prefix):len(prefix) + 3] in ('"""', "'''") else 1
+        quote = 3 if text[len(prefix) : len(prefix) + 3] in ('"""', "'''") else 1
         base = starts[tok.start[0] - 1] + tok.start[1] + len(prefix) + quote
         state, field = fstring.START, None
-        for k, ch in enumerate(text[len(prefix) + quote:len(text) - quote]):
+        for k, ch in enumerate(text[len(prefix) + quote : len(text) - quote]):
             state = fstring.step(state, ch, "r" in prefix.lower())
-            inside = state is not None and not (state[0] == "L" and state[1] == 0
-                                                and state[2] != "{")  # fmt: skip
+            inside = state is not None and not (
+                state[0] == "L" and state[1] == 0 and state[2] != "{"
+            )
             if inside and field is None:
                 field = base + k
             elif not inside and field is not None:
@@ -235,12 +267,13 @@ def categorize(program: str, start: int, end: int, edit: str = "") -> str:
     ``edit``: its description), or ``"uncategorized"`` (a failure)."""
     if "\r" in program or "\\r" in edit:
         return "carriage return"
-    if any(m.start() < max(end, start + 1) and start < m.end()
-           for m in _N_ESCAPE.finditer(program)):
+    if any(
+        m.start() < max(end, start + 1) and start < m.end() for m in _N_ESCAPE.finditer(program)
+    ):
         return "unicode escape"
     line_start = program.rfind("\n", 0, start) + 1
     line_end = program.find("\n", end)
-    lines = program[line_start:len(program) if line_end < 0 else line_end]
+    lines = program[line_start : len(program) if line_end < 0 else line_end]
     if "\\t" in edit or re.search(r"^[ ]*\t|^\t*[ ]+\t", lines, re.M):
         return "tabs"
     return "uncategorized"
@@ -272,8 +305,20 @@ def _check_cut(cut: dict, n_edits: int, rng: random.Random) -> list[dict]:
     try:
         build_s, c = _timed(lambda: FIMConstraint(left, right))
     except UnconnectableContextError:
-        return [_row(base, program, whole, check="true_middle", edit="", truth=True, ours=False,
-                     viable=False, build_s=None, feed_s=None)]  # fmt: skip
+        return [
+            _row(
+                base,
+                program,
+                whole,
+                check="true_middle",
+                edit="",
+                truth=True,
+                ours=False,
+                viable=False,
+                build_s=None,
+                feed_s=None,
+            )
+        ]
     states = [c.branches]
     t0 = time.perf_counter()
     for ch in middle:
@@ -282,8 +327,20 @@ def _check_cut(cut: dict, n_edits: int, rng: random.Random) -> list[dict]:
         states.append(c.branches)
     feed_s = time.perf_counter() - t0
     viable = len(states) == len(middle) + 1
-    rows = [_row(base, program, whole, check="true_middle", edit="", truth=True,
-                 ours=viable and c.can_end(), viable=viable, build_s=build_s, feed_s=feed_s)]
+    rows = [
+        _row(
+            base,
+            program,
+            whole,
+            check="true_middle",
+            edit="",
+            truth=True,
+            ours=viable and c.can_end(),
+            viable=viable,
+            build_s=build_s,
+            feed_s=feed_s,
+        )
+    ]
     if not viable:
         return rows
     for _ in range(n_edits):
@@ -293,9 +350,20 @@ def _check_cut(cut: dict, n_edits: int, rng: random.Random) -> list[dict]:
         trial.feed(edited[i:])
         edited_program = left + edited + right
         lo, hi = edit_span(middle, edited, i)
-        rows.append(_row(base, program, (len(left) + lo, len(left) + hi), check="edit", edit=what,
-                         truth=python_accepts(edited_program), ours=trial.can_end(),
-                         viable=None, build_s=None, feed_s=None))  # fmt: skip
+        rows.append(
+            _row(
+                base,
+                program,
+                (len(left) + lo, len(left) + hi),
+                check="edit",
+                edit=what,
+                truth=python_accepts(edited_program),
+                ours=trial.can_end(),
+                viable=None,
+                build_s=None,
+                feed_s=None,
+            )
+        )
     return rows
 
 
@@ -304,8 +372,9 @@ def _check_indexed(job: tuple) -> list[dict]:
     return _check_cut(cut, n_edits, random.Random(f"stdlib-edits:{seed}:{index}"))
 
 
-def stdlib_differential(cuts: list[dict], n_edits: int = 4, seed: int = 0,
-                        progress: bool = True, jobs: int = 1) -> pd.DataFrame:
+def stdlib_differential(
+    cuts: list[dict], n_edits: int = 4, seed: int = 0, progress: bool = True, jobs: int = 1
+) -> pd.DataFrame:
     """Check every cut of :func:`stdlib_cuts` (see the module docstring); each cut's edits
     draw from their own seeded generator, so ``jobs`` worker processes give the same rows.
 
@@ -345,26 +414,34 @@ def stdlib_summary(frame: pd.DataFrame) -> dict:
     return {
         "cuts": int(len(true_mid)),
         "files_cut": int(true_mid.file.nunique()),
-        "cuts_by_kind": {f"{a} | {b}": int(v) for (a, b), v in
-                         true_mid.groupby(["left_cut", "right_cut"]).size().items()},
+        "cuts_by_kind": {
+            f"{a} | {b}": int(v)
+            for (a, b), v in true_mid.groupby(["left_cut", "right_cut"]).size().items()
+        },
         "true_middles_viable": rate(int(true_mid.viable.sum()), len(true_mid)),
         "true_middles_accepted": rate(int(true_mid.ours.sum()), len(true_mid)),
         "edits": int(len(edits)),
         "edits_valid": rate(int(edits.truth.sum()), len(edits)),
         "edit_agreement": rate(int(edits.agree.sum()), len(edits)),
         "disagreements": int(len(wrong)),
-        "disagreements_by_category": {k: int(v) for k, v in
-                                      wrong.category.value_counts().sort_index().items()},
-        "disagreements_by_where": {k: int(v) for k, v in
-                                   wrong["where"].value_counts().sort_index().items()},
+        "disagreements_by_category": {
+            k: int(v) for k, v in wrong.category.value_counts().sort_index().items()
+        },
+        "disagreements_by_where": {
+            k: int(v) for k, v in wrong["where"].value_counts().sort_index().items()
+        },
         "false_rejections": int((wrong.truth & ~wrong.ours.astype(bool)).sum()),
         "uncategorized": int((wrong.category == "uncategorized").sum()),
         "failures": int(((wrong.category == "uncategorized") | wrong.truth).sum()),
-    }  # fmt: skip
+    }
 
 
-def build_cost_sweep(sources: dict[str, str], lengths=(1000, 2000, 5000, 10000, 20000, 40000),
-                     n_files: int = 3, max_right: int = 2000) -> pd.DataFrame:
+def build_cost_sweep(
+    sources: dict[str, str],
+    lengths=(1000, 2000, 5000, 10000, 20000, 40000),
+    n_files: int = 3,
+    max_right: int = 2000,
+) -> pd.DataFrame:
     """Construction cost against left-context length, up to whole modules: in the ``n_files``
     largest sources, the left context is the module up to the top-level statement boundary
     nearest each length whose next statement (the right context) is at most ``max_right``
@@ -386,9 +463,17 @@ def build_cost_sweep(sources: dict[str, str], lengths=(1000, 2000, 5000, 10000, 
             except UnconnectableContextError:
                 continue
             left_s, _ = _timed(lambda p=problem, x=left: p.lexer.feed(p.lexer.initial(), x))
-            rows.append(dict(file=name, target=length, left_chars=len(left),
-                             right_chars=len(right), right_s=right_s, left_s=left_s,
-                             build_s=right_s + left_s))  # fmt: skip
+            rows.append(
+                dict(
+                    file=name,
+                    target=length,
+                    left_chars=len(left),
+                    right_chars=len(right),
+                    right_s=right_s,
+                    left_s=left_s,
+                    build_s=right_s + left_s,
+                )
+            )
     return pd.DataFrame(rows)
 
 
@@ -403,15 +488,24 @@ def main(argv=None) -> None:
     ap.add_argument("--max-right", type=int, default=1500)
     ap.add_argument("--max-window", type=int, default=5000)
     ap.add_argument("--jobs", type=int, default=1, help="worker processes (same rows)")
-    ap.add_argument("--package", default=None,
-                    help="cut this installed package's folder (e.g. pandas.core), not the stdlib")
+    ap.add_argument(
+        "--package",
+        default=None,
+        help="cut this installed package's folder (e.g. pandas.core), not the stdlib",
+    )
     ap.add_argument("--out", default="results/fim.full.json")
     args = ap.parse_args(argv)
     folder = package_folder(args.package) if args.package else None
     sources = stdlib_sources(None if folder is None else str(folder))
     t0 = time.perf_counter()
-    cuts = stdlib_cuts(sources, args.cuts, args.seed, max_left=args.max_left,
-                       max_right=args.max_right, max_window=args.max_window)
+    cuts = stdlib_cuts(
+        sources,
+        args.cuts,
+        args.seed,
+        max_left=args.max_left,
+        max_right=args.max_right,
+        max_window=args.max_window,
+    )
     redraws = dict(LAST_REDRAWS)
     frame = stdlib_differential(cuts, args.edits, args.seed, jobs=args.jobs)
     wrong = frame[~frame.agree]
@@ -419,20 +513,38 @@ def main(argv=None) -> None:
     sweep = build_cost_sweep(sources)
     out = {
         "command": f"python -m cadlib.fim.stdlib --cuts {args.cuts} --edits {args.edits} "
-                   f"--seed {args.seed} --max-left {args.max_left} --max-right "
-                   f"{args.max_right} --max-window {args.max_window} --jobs {args.jobs} "
-                   + (f"--package {args.package} " if args.package else "") + f"--out {args.out}",
+        f"--seed {args.seed} --max-left {args.max_left} --max-right "
+        f"{args.max_right} --max-window {args.max_window} --jobs {args.jobs} "
+        + (f"--package {args.package} " if args.package else "")
+        + f"--out {args.out}",
         "codebase": _codebase(args.package),
         "redrawn_cuts": redraws,
         "manifest": manifest(sources),
         "params": vars(args),
         "summary": stdlib_summary(frame),
-        "disagreements": wrong[["file", "a", "b", "left_cut", "right_cut", "check", "edit",
-                                "truth", "ours", "where", "category"]].to_dict(orient="records"),
-        "cost": {"wall_s": round(time.perf_counter() - t0, 1), "hardware": hardware_info("cpu"),
-                 "per_cut": true_mid[["left_chars", "right_chars", "middle_chars", "build_s",
-                                      "feed_s"]].round(6).to_dict(orient="list"),
-                 "sweep": sweep.round(6).to_dict(orient="list")},
+        "disagreements": wrong[
+            [
+                "file",
+                "a",
+                "b",
+                "left_cut",
+                "right_cut",
+                "check",
+                "edit",
+                "truth",
+                "ours",
+                "where",
+                "category",
+            ]
+        ].to_dict(orient="records"),
+        "cost": {
+            "wall_s": round(time.perf_counter() - t0, 1),
+            "hardware": hardware_info("cpu"),
+            "per_cut": true_mid[["left_chars", "right_chars", "middle_chars", "build_s", "feed_s"]]
+            .round(6)
+            .to_dict(orient="list"),
+            "sweep": sweep.round(6).to_dict(orient="list"),
+        },
     }
     Path(args.out).write_text(json.dumps(out, indent=1) + "\n")
     print(json.dumps(out["summary"], indent=1))

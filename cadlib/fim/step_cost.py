@@ -81,6 +81,7 @@ class _ParserClock:
             finally:
                 self.seconds += time.perf_counter() - t
                 self._depth -= 1
+
         return timed
 
     def __getattr__(self, name):
@@ -127,8 +128,14 @@ def time_call(fn) -> tuple:
     return time.perf_counter() - t, value
 
 
-def per_step_cost(cases, n_problems: int = 3, seed: int = 0, middle_chars: int = 200,
-                  tokenizer=None, methods=("incremental", "checked_unconstrained", "from_scratch")):
+def per_step_cost(
+    cases,
+    n_problems: int = 3,
+    seed: int = 0,
+    middle_chars: int = 200,
+    tokenizer=None,
+    methods=("incremental", "checked_unconstrained", "from_scratch"),
+):
     """Per-step time of each method along true middles (see the module docstring).
 
     Parameters
@@ -155,10 +162,20 @@ def per_step_cost(cases, n_problems: int = 3, seed: int = 0, middle_chars: int =
     rows = []
     for pid, left, middle, right in problems[1:]:
         for method, k, length, seconds, viable, can_end, branches in _run(
-                (pid, left, middle, right), _steps(middle, tokenizer), methods):
-            rows.append(dict(problem=pid, method=method, step=k, middle_chars=length,
-                             seconds=seconds, viable=viable, can_end=can_end,
-                             lexer_branches=branches))
+            (pid, left, middle, right), _steps(middle, tokenizer), methods
+        ):
+            rows.append(
+                dict(
+                    problem=pid,
+                    method=method,
+                    step=k,
+                    middle_chars=length,
+                    seconds=seconds,
+                    viable=viable,
+                    can_end=can_end,
+                    lexer_branches=branches,
+                )
+            )
     return pd.DataFrame(rows)
 
 
@@ -184,7 +201,8 @@ def _run(problem: tuple, steps: list[str], methods) -> list:
         for k, piece in enumerate(steps):
             middle += piece
             seconds, (viable, can_end) = time_call(
-                lambda m=middle: _from_scratch(problem_state, left, right, m))
+                lambda m=middle: _from_scratch(problem_state, left, right, m)
+            )
             out.append(("from_scratch", k, len(middle), seconds, viable, can_end, None))
     return out
 
@@ -198,8 +216,15 @@ def _from_scratch(problem, left: str, right: str, middle: str) -> tuple:
     return c.viable(), c.can_end()
 
 
-def mask_cost(cases, tokenizer, n_problems: int = 2, seed: int = 0, middle_chars: int = 120,
-              naive_sample: int = 2000, end_token_ids=None):
+def mask_cost(
+    cases,
+    tokenizer,
+    n_problems: int = 2,
+    seed: int = 0,
+    middle_chars: int = 120,
+    naive_sample: int = 2000,
+    end_token_ids=None,
+):
     """Per-step mask time: trie walk vs one fork per token (on a sample, extrapolated); both
     include the end-token decision (``can_end``).
 
@@ -225,15 +250,33 @@ def mask_cost(cases, tokenizer, n_problems: int = 2, seed: int = 0, middle_chars
         for k, tid in enumerate(ids):
             sample = rng.sample(range(len(texts)), naive_sample)
             naive_seconds, naive = time_call(
-                lambda s=sample, t=twin: naive_allowed_mask(t, tokenizer, end_token_ids, s))
+                lambda s=sample, t=twin: naive_allowed_mask(t, tokenizer, end_token_ids, s)
+            )
             trie_seconds, mask = time_call(lambda cur=c: trie_mask(trie, cur, end_ids))
-            rows.append(dict(problem=pid, step=k, middle_chars=length, method="trie",
-                             seconds=trie_seconds, n_allowed=int(mask.sum()),
-                             next_allowed=bool(mask[tid]),
-                             sample_agrees=bool((mask[sample] == naive[sample]).all())))
-            rows.append(dict(problem=pid, step=k, middle_chars=length, method="naive",
-                             seconds=naive_seconds * len(texts) / naive_sample,
-                             n_allowed=None, next_allowed=None, sample_agrees=None))
+            rows.append(
+                dict(
+                    problem=pid,
+                    step=k,
+                    middle_chars=length,
+                    method="trie",
+                    seconds=trie_seconds,
+                    n_allowed=int(mask.sum()),
+                    next_allowed=bool(mask[tid]),
+                    sample_agrees=bool((mask[sample] == naive[sample]).all()),
+                )
+            )
+            rows.append(
+                dict(
+                    problem=pid,
+                    step=k,
+                    middle_chars=length,
+                    method="naive",
+                    seconds=naive_seconds * len(texts) / naive_sample,
+                    n_allowed=None,
+                    next_allowed=None,
+                    sample_agrees=None,
+                )
+            )
             text = texts[tid]
             if not isinstance(text, str):
                 break  # a piece of a multi-byte character: stop this problem here
@@ -250,8 +293,9 @@ def trie_mask(trie: TokenTrie, constraint: FIMConstraint, end_ids: list):
     return mask
 
 
-def mask_stages(cases, tokenizer, n_problems: int = 4, seed: int = 0,
-                middle_chars: int = 200) -> pd.DataFrame:
+def mask_stages(
+    cases, tokenizer, n_problems: int = 4, seed: int = 0, middle_chars: int = 200
+) -> pd.DataFrame:
     """Where a mask's time goes, stage by stage, along true middles (token by token): the
     lexical tables (the parser operations of each branch's table, and the trie walks that grow
     the tables: :meth:`cadlib.fim.tokenlex.LexTables.allowed`) split into the parser's
@@ -280,13 +324,17 @@ def mask_stages(cases, tokenizer, n_problems: int = 4, seed: int = 0,
             field_s, _ = time_call(lambda m=mask, cur=c: trie._fstring_fields(m, cur))
             byte_s, _ = time_call(lambda m=mask, cur=c: trie._byte_tokens(m, cur))
             end_s, _ = time_call(c.can_end)
-            for stage, seconds in (("parser operations (Earley)", parser.seconds),
-                                   ("lexical tables (walks, filing)", walk_s - parser.seconds),
-                                   ("numpy cover", cover_s), ("f-string fields", field_s),
-                                   ("byte tokens", byte_s),
-                                   ("can_end", end_s)):
-                rows.append(dict(problem=pid, step=k, middle_chars=length, stage=stage,
-                                 seconds=seconds))
+            for stage, seconds in (
+                ("parser operations (Earley)", parser.seconds),
+                ("lexical tables (walks, filing)", walk_s - parser.seconds),
+                ("numpy cover", cover_s),
+                ("f-string fields", field_s),
+                ("byte tokens", byte_s),
+                ("can_end", end_s),
+            ):
+                rows.append(
+                    dict(problem=pid, step=k, middle_chars=length, stage=stage, seconds=seconds)
+                )
             text = texts[tid]
             if not isinstance(text, str):
                 break

@@ -74,6 +74,7 @@ def sip_absorbing(sip: int) -> int:
     The automaton treats non-ASCII characters alike up to identifier-ness, so a few
     representatives decide the two non-ASCII bits exactly.
     """
+
     def test(ch, sip=sip):
         return dfa.step(sip, ch) == sip
 
@@ -101,8 +102,7 @@ def _route(key: tuple, ch: str) -> int | None:
     nxt = dfa.step(sip, ch)
     names = dfa.accept[sip]
     if nxt < 0:
-        simple = names is not None and (names[0] not in NUMBER_TERMINALS or
-                                        number_follow(ch) == ())  # fmt: skip
+        simple = names is not None and (names[0] not in NUMBER_TERMINALS or number_follow(ch) == ())
         return _BOUNDARY if simple and dfa.descs[sip][0] != "comment" else None
     if guards or nxt == sip or dfa.step(nxt, ch) != nxt:
         return None
@@ -158,7 +158,7 @@ class LexTables:
             got = self._keep[k] = np.zeros(trie.size, dtype=bool)
             for ch, child in trie.children[0]:
                 if _route(key, ch) == route:
-                    got[trie.order[trie.lo[child]:trie.hi[child]]] = True
+                    got[trie.order[trie.lo[child] : trie.hi[child]]] = True
         return got
 
 

@@ -44,8 +44,16 @@ from .tokenizer import *  # noqa: F403
 #: the names, the registry and the tokenizers do not need (``cad tokens``, the CLI's checks).
 #: ``tests/test_models.py`` checks this list against ``loading.__all__``.
 LOADING_NAMES = (
-    "resolve_device", "resolve_dtype", "smollm2_checkpoint", "load_model", "stand_in_path",
-    "check_available", "model_info", "model_vocab_size", "set_threads", "quiet_transformers",
+    "resolve_device",
+    "resolve_dtype",
+    "smollm2_checkpoint",
+    "load_model",
+    "stand_in_path",
+    "check_available",
+    "model_info",
+    "model_vocab_size",
+    "set_threads",
+    "quiet_transformers",
 )
 
 __all__ = [*registry.__all__, *tokenizer.__all__, *LOADING_NAMES]

@@ -59,8 +59,9 @@ def resolve_device(device: str = "auto") -> torch.device:
         raise ValueError(f"unknown device {device!r}; e.g. 'auto', 'cpu', 'cuda'") from err
     if dev.type == "cuda" and not torch.cuda.is_available():
         why = "built without CUDA" if torch.version.cuda is None else "finds no CUDA GPU"
-        raise ValueError(f"device {device!r}: this torch ({torch.__version__}) {why}; "
-                         "use --device cpu or auto")  # fmt: skip
+        raise ValueError(
+            f"device {device!r}: this torch ({torch.__version__}) {why}; use --device cpu or auto"
+        )
     return dev
 
 
@@ -281,8 +282,15 @@ def model_info(model) -> dict:
     """Architecture, parameter count, dtype, device and attention implementation of a model:
     the label every timing carries (book/design.md, "Measuring honestly")."""
     config = model.config
-    keys = ("model_type", "num_hidden_layers", "hidden_size", "intermediate_size",
-            "num_attention_heads", "num_key_value_heads", "vocab_size")  # fmt: skip
+    keys = (
+        "model_type",
+        "num_hidden_layers",
+        "hidden_size",
+        "intermediate_size",
+        "num_attention_heads",
+        "num_key_value_heads",
+        "vocab_size",
+    )
     info = {key: getattr(config, key, None) for key in keys}
     info["parameters"] = sum(p.numel() for p in model.parameters())
     info["dtype"] = str(next(model.parameters()).dtype).removeprefix("torch.")

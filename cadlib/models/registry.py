@@ -38,24 +38,42 @@ TINY = "tiny-random"
 #: Published Qwen2.5 architectures (config.json of Qwen/Qwen2.5-{0.5B,1.5B,7B}-Instruct).
 QWEN25_SHAPES = {
     "qwen2.5-0.5b-random": dict(
-        hidden_size=896, intermediate_size=4864, num_hidden_layers=24, num_attention_heads=14,
-        num_key_value_heads=2, vocab_size=151936, tie_word_embeddings=True,
+        hidden_size=896,
+        intermediate_size=4864,
+        num_hidden_layers=24,
+        num_attention_heads=14,
+        num_key_value_heads=2,
+        vocab_size=151936,
+        tie_word_embeddings=True,
     ),
     "qwen2.5-1.5b-random": dict(
-        hidden_size=1536, intermediate_size=8960, num_hidden_layers=28, num_attention_heads=12,
-        num_key_value_heads=2, vocab_size=151936, tie_word_embeddings=True,
+        hidden_size=1536,
+        intermediate_size=8960,
+        num_hidden_layers=28,
+        num_attention_heads=12,
+        num_key_value_heads=2,
+        vocab_size=151936,
+        tie_word_embeddings=True,
     ),
     "qwen2.5-7b-random": dict(
-        hidden_size=3584, intermediate_size=18944, num_hidden_layers=28, num_attention_heads=28,
-        num_key_value_heads=4, vocab_size=152064, tie_word_embeddings=False,
+        hidden_size=3584,
+        intermediate_size=18944,
+        num_hidden_layers=28,
+        num_attention_heads=28,
+        num_key_value_heads=4,
+        vocab_size=152064,
+        tie_word_embeddings=False,
     ),
-}  # fmt: skip
+}
 
 
 _QWEN25_COMMON = dict(
-    max_position_embeddings=32768, rope_theta=1_000_000.0, rms_norm_eps=1e-6,
-    hidden_act="silu", use_sliding_window=False,
-)  # fmt: skip
+    max_position_embeddings=32768,
+    rope_theta=1_000_000.0,
+    rms_norm_eps=1e-6,
+    hidden_act="silu",
+    use_sliding_window=False,
+)
 
 
 QWEN2_TINY = "qwen2-tiny-random"
@@ -68,10 +86,15 @@ QWEN2_SMOKE = "qwen2-smoke"
 #: layers, SmolLM2's vocabulary (so SmolLM2's packaged tokenizer speaks to it offline).
 TINY_SHAPES = {
     QWEN2_TINY: dict(
-        hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
-        num_key_value_heads=2, vocab_size=49152, tie_word_embeddings=True,
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        vocab_size=49152,
+        tie_word_embeddings=True,
     ),
-}  # fmt: skip
+}
 
 
 #: Local stand-ins for hub models: name -> the random shape whose seed-0 weights it holds.
@@ -88,10 +111,12 @@ TOKENIZED_NAMES = (SMOLLM2, TINY, *TINY_SHAPES, *STAND_INS)
 
 def offline_names() -> str:
     """The names that load without the hub, for error messages (with what each is)."""
-    return (f"{SMOLLM2} (packaged), {', '.join(STAND_INS)} (local stand-in), "
-            f"{', '.join([TINY, *TINY_SHAPES])} (random, toy), "
-            f"{', '.join(QWEN25_SHAPES)} (random, timing only), "
-            "a local folder written by save_pretrained, or a .gguf file")  # fmt: skip
+    return (
+        f"{SMOLLM2} (packaged), {', '.join(STAND_INS)} (local stand-in), "
+        f"{', '.join([TINY, *TINY_SHAPES])} (random, toy), "
+        f"{', '.join(QWEN25_SHAPES)} (random, timing only), "
+        "a local folder written by save_pretrained, or a .gguf file"
+    )
 
 
 def hub_reachable(host: str = "huggingface.co", timeout: float = 3.0) -> bool:
@@ -114,8 +139,6 @@ def _can_connect(host: str, timeout: float) -> bool:
 def is_random_init(name: str) -> bool:
     """True for the random-weight models initialised in memory (timing only, or toy tests)."""
     return name in QWEN25_SHAPES or name in TINY_SHAPES or name == TINY
-
-
 
 
 def smollm2_gguf_path() -> Path:
@@ -145,9 +168,14 @@ def _tiny_config():
     from transformers import LlamaConfig  # lazy: transformers takes seconds to import
 
     return LlamaConfig(
-        vocab_size=49152, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=4096,
-    )  # fmt: skip
+        vocab_size=49152,
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=4096,
+    )
 
 
 class ModelUnavailableError(OSError):
@@ -173,8 +201,9 @@ def gguf_in(name: str | os.PathLike) -> Path | None:
         return None
     files = sorted(path.glob("*.gguf"))
     if len(files) > 1:
-        raise ValueError(f"{path} holds {len(files)} GGUF files "
-                         f"({', '.join(f.name for f in files)}): name one")  # fmt: skip
+        raise ValueError(
+            f"{path} holds {len(files)} GGUF files ({', '.join(f.name for f in files)}): name one"
+        )
     return files[0] if files else None
 
 

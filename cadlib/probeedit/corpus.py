@@ -60,8 +60,9 @@ def _cell(document: str, operation: str, text: str) -> list[EditCase]:
             "params": c.params,
             "generator": f"cadlib.probeedit {VERSION}",
         }
-        cases.append(EditCase(f"probeedit/{document}/{operation}/{n}", c.doc, c.gold,
-                              c.instruction, meta))  # fmt: skip
+        cases.append(
+            EditCase(f"probeedit/{document}/{operation}/{n}", c.doc, c.gold, c.instruction, meta)
+        )
     return cases
 
 
@@ -141,8 +142,13 @@ def write_jsonl(path: str | Path, cases=None) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", encoding="utf-8") as f:
         for c in cases:
-            row = {"id": c.id, "instruction": c.instruction, "doc": c.doc, "gold": c.gold,
-                   "meta": c.meta}  # fmt: skip
+            row = {
+                "id": c.id,
+                "instruction": c.instruction,
+                "doc": c.doc,
+                "gold": c.gold,
+                "meta": c.meta,
+            }
             f.write(json.dumps(row, ensure_ascii=False) + "\n")
     return path
 

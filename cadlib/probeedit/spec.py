@@ -50,7 +50,6 @@ OPERATIONS = (
 )
 
 
-
 def _as_tuples(value):
     """JSON lists back to the tuples the builders unpack (entries, section paths)."""
     return tuple(_as_tuples(v) for v in value) if isinstance(value, list) else value
@@ -59,8 +58,10 @@ def _as_tuples(value):
 def _load_pools() -> dict[str, dict[str, list[tuple]]]:
     path = resources.files(DATA_PACKAGE).joinpath(*DATA_DIR, "pools.json")
     raw = json.loads(path.read_text(encoding="utf-8"))
-    return {doc: {op: [_as_tuples(e) for e in entries] for op, entries in ops.items()}
-            for doc, ops in raw.items()}  # fmt: skip
+    return {
+        doc: {op: [_as_tuples(e) for e in entries] for op, entries in ops.items()}
+        for doc, ops in raw.items()
+    }
 
 
 #: Hand-written edits per document and operation. Paths name a section by the tail of its

@@ -19,8 +19,13 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-__all__ = ["choose", "check_choice", "check_injected_parameters", "INJECTED_HEADER",
-           "notebook_parameter"]  # fmt: skip
+__all__ = [
+    "choose",
+    "check_choice",
+    "check_injected_parameters",
+    "INJECTED_HEADER",
+    "notebook_parameter",
+]
 
 #: The first line of the cell papermill injects (``-p NAME VALUE``), tagged
 #: ``injected-parameters``.
@@ -42,8 +47,11 @@ def _assigned_names(source: str) -> list[str]:
         return []
     names = []
     for node in tree.body:
-        targets = node.targets if isinstance(node, ast.Assign) else (
-            [node.target] if isinstance(node, ast.AnnAssign) else [])  # fmt: skip
+        targets = (
+            node.targets
+            if isinstance(node, ast.Assign)
+            else ([node.target] if isinstance(node, ast.AnnAssign) else [])
+        )
         for target in targets:
             names += [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
     return names

@@ -136,9 +136,11 @@ def monitor() -> LoadMonitor:
 def git_commit(root: Path) -> str | None:
     """``HEAD``'s hash at ``root``, with ``+dirty`` when tracked files differ from it;
     ``None`` outside a git checkout."""
+
     def git(*args: str) -> str:
-        return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True,
-                              check=True, timeout=30).stdout.strip()  # fmt: skip
+        return subprocess.run(
+            ["git", "-C", str(root), *args], capture_output=True, text=True, check=True, timeout=30
+        ).stdout.strip()
 
     try:
         head = git("rev-parse", "HEAD")
@@ -182,8 +184,10 @@ def load_caption(record: dict) -> str:
     other = load["other_cores"]
     # "N cores" reads as a machine's core count (tests/test_machine_independence), so the
     # load is said as a share of one core
-    text = (f"Load while it ran: other processes kept {other['mean']:.2f} of a core busy on "
-            f"average (max {other['max']:.2f}; {load['samples']} samples)")  # fmt: skip
+    text = (
+        f"Load while it ran: other processes kept {other['mean']:.2f} of a core busy on "
+        f"average (max {other['max']:.2f}; {load['samples']} samples)"
+    )
     if prov["busy"]:
         names = ", ".join(f"{b['name']} {b['cores']:.2f}" for b in load["busiest_other"])
         return text + f": **a busy machine** (busiest: {names}); its timings are pessimistic."
@@ -198,8 +202,11 @@ def check_quiet(seconds: float = 5.0) -> bool:
     cores, by_name = sample_other_load()
     top = ", ".join(f"{k} {v:.2f}" for k, v in sorted(by_name.items(), key=lambda kv: -kv[1])[:3])
     if cores > BUSY_CORES:
-        print(f"warning: the machine is busy (other processes use {cores:.2f} cores: {top}); "
-              "timings recorded now will be pessimistic", file=sys.stderr)  # fmt: skip
+        print(
+            f"warning: the machine is busy (other processes use {cores:.2f} cores: {top}); "
+            "timings recorded now will be pessimistic",
+            file=sys.stderr,
+        )
         return False
     print(f"quiet: other processes use {cores:.2f} cores")
     return True
@@ -213,8 +220,10 @@ def report(paths: list[Path]) -> bool:
         print(f"{path}: {load_caption(record)}")
         quiet &= not record.get("provenance", {}).get("busy", False)
     if not quiet:
-        print("warning: a run above was recorded on a busy machine; re-record it on a quiet one",
-              file=sys.stderr)  # fmt: skip
+        print(
+            "warning: a run above was recorded on a busy machine; re-record it on a quiet one",
+            file=sys.stderr,
+        )
     return quiet
 
 
@@ -223,8 +232,10 @@ def evidence_caption(record: dict, name: str) -> str:
     commit it was recorded, and the load while it ran (:func:`load_caption`)."""
     prov = record.get("provenance") or {}
     commit = f" at commit `{prov['commit'][:10]}`" if prov.get("commit") else ""
-    return (f"*Evidence run `{name}`: profile {record.get('profile')}, recorded "
-            f"{str(record.get('created', '?'))[:10]}{commit}. {load_caption(record)}*")
+    return (
+        f"*Evidence run `{name}`: profile {record.get('profile')}, recorded "
+        f"{str(record.get('created', '?'))[:10]}{commit}. {load_caption(record)}*"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -239,8 +250,10 @@ def main(argv: list[str] | None = None) -> int:
             print("provenance: error: the run wrote no results file", file=sys.stderr)
             return 1
         return 0 if report([Path(a) for a in args[1:]]) else 1
-    print("usage: python -m cadlib.record.provenance check [SECONDS] | report RESULTS.json ...",
-          file=sys.stderr)  # fmt: skip
+    print(
+        "usage: python -m cadlib.record.provenance check [SECONDS] | report RESULTS.json ...",
+        file=sys.stderr,
+    )
     return 2
 
 

@@ -36,8 +36,18 @@ from cadlib.paths import repo_root
 from .provenance import evidence_caption
 from .results import load_committed, results_dir, results_name
 
-__all__ = ["REPLAY_ENV", "Recorder", "decode", "encode", "measured", "record_path", "replaying",
-           "replayed_run_note", "run_caption", "with_record"]
+__all__ = [
+    "REPLAY_ENV",
+    "Recorder",
+    "decode",
+    "encode",
+    "measured",
+    "record_path",
+    "replaying",
+    "replayed_run_note",
+    "run_caption",
+    "with_record",
+]
 
 T = TypeVar("T")
 
@@ -68,8 +78,9 @@ def record_path(chapter: str, profile: str, name: str, replay: bool | None = Non
     return _records_root(replay) / stem / f"{name}.json"
 
 
-def measured(chapter: str, profile: str, name: str, measure: Callable[[], T],
-             resume: bool = False) -> T:  # fmt: skip
+def measured(
+    chapter: str, profile: str, name: str, measure: Callable[[], T], resume: bool = False
+) -> T:
     """``measure()``, written to its record (:func:`record_path`); under replay
     (:func:`replaying`), the committed record instead, without calling ``measure``.
 
@@ -85,7 +96,8 @@ def measured(chapter: str, profile: str, name: str, measure: Callable[[], T],
         if not path.exists():
             raise FileNotFoundError(
                 f"no record {path} to replay: record it by running the chapter at profile "
-                f"{profile!r} without ${REPLAY_ENV} (make record, or papermill)")  # fmt: skip
+                f"{profile!r} without ${REPLAY_ENV} (make record, or papermill)"
+            )
         return decode(json.loads(path.read_text()))
     value = measure()
     path = record_path(chapter, profile, name, replay=False)
@@ -124,8 +136,12 @@ def _encode_frame(df: pd.DataFrame) -> dict:
     columns = [str(c) for c in df.columns]
     if len(set(columns)) != len(columns) or columns != list(df.columns):
         raise TypeError("record a DataFrame with unique string column names")
-    return {_TYPE: "DataFrame", "dtypes": [str(t) for t in df.dtypes], "columns": columns,
-            "data": [[encode(v) for v in df[c].tolist()] for c in columns]}  # fmt: skip
+    return {
+        _TYPE: "DataFrame",
+        "dtypes": [str(t) for t in df.dtypes],
+        "columns": columns,
+        "data": [[encode(v) for v in df[c].tolist()] for c in columns],
+    }
 
 
 def decode(data):
@@ -142,9 +158,13 @@ def decode(data):
     if kind == "dict":
         return {_hashable(decode(k)): decode(v) for k, v in data["items"]}
     if kind == "DataFrame":
-        frame = pd.DataFrame({c: [decode(v) for v in col]
-                              for c, col in zip(data["columns"], data["data"], strict=True)},
-                             columns=data["columns"])  # fmt: skip
+        frame = pd.DataFrame(
+            {
+                c: [decode(v) for v in col]
+                for c, col in zip(data["columns"], data["data"], strict=True)
+            },
+            columns=data["columns"],
+        )
         return frame.astype(dict(zip(data["columns"], data["dtypes"], strict=True)))
     return _decode_dataclass(kind, data["fields"])
 
@@ -217,5 +237,7 @@ def replayed_run_note(chapter: str, profile: str, command: str) -> str:
     read back from the run's records (:func:`record_path`'s folder), which CI replays, and
     ``command`` recorded them."""
     folder = _shown(record_path(chapter, profile, "", replay=True).parent)
-    return (f"This chapter is the `{profile}` run: every measurement above is read back from "
-            f"its records (`{folder}/`), which CI replays; it was recorded by `{command}`.")
+    return (
+        f"This chapter is the `{profile}` run: every measurement above is read back from "
+        f"its records (`{folder}/`), which CI replays; it was recorded by `{command}`."
+    )

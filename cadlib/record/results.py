@@ -228,9 +228,14 @@ def run_report(profile: str, command: str, device: str = "cpu", **fields) -> dic
     """A benchmark's report before :func:`write_run_report`: its ``profile`` and ``command``,
     the hardware it ran on, ``fields``, then when it was written and its provenance (commit,
     the load of other processes while it ran)."""
-    return dict(profile=profile, command=command, hardware=hardware_info(device), **fields,
-                created=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-                provenance=provenance(repo_root()))  # fmt: skip
+    return dict(
+        profile=profile,
+        command=command,
+        hardware=hardware_info(device),
+        **fields,
+        created=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        provenance=provenance(repo_root()),
+    )
 
 
 def write_run_report(report: dict, out: str | Path) -> dict:

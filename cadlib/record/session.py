@@ -55,17 +55,32 @@ class Chapter:
         """Seconds since :func:`start` (for runtime lines and ``runtime_s``)."""
         return time.perf_counter() - self.started
 
-    def write(self, numbers: dict, paper: dict | None = None, *, model: str | None,
-              tokenizer: str | None, device: str | None = None,
-              extra_params: Mapping | None = None) -> Path:  # fmt: skip
+    def write(
+        self,
+        numbers: dict,
+        paper: dict | None = None,
+        *,
+        model: str | None,
+        tokenizer: str | None,
+        device: str | None = None,
+        extra_params: Mapping | None = None,
+    ) -> Path:
         """Write the chapter's results file (:func:`cadlib.record.results.write_results` at this
         run's profile, ``params`` = :attr:`P` updated with ``extra_params``) and return its path.
 
         ``device``: the device the numbers were measured on (labels a GPU in ``hardware``);
         ``None`` where no model ran."""
         params = {**self.P, **(extra_params or {})}
-        return write_results(self.name, numbers, paper, profile=self.profile, model=model,
-                             tokenizer=tokenizer, params=params, device=device)  # fmt: skip
+        return write_results(
+            self.name,
+            numbers,
+            paper,
+            profile=self.profile,
+            model=model,
+            tokenizer=tokenizer,
+            params=params,
+            device=device,
+        )
 
 
 #: Names of a parameters cell that every chapter may have and :func:`start` reads itself; every
@@ -73,8 +88,14 @@ class Chapter:
 RUN_NAMES = ("profile", "seed", "device", "resume")
 
 
-def start(card: Card | str, profiles: Mapping[str, Mapping], namespace: Mapping | str, *,
-          choose: Callable[..., dict] | None = None, **legacy) -> Chapter:  # fmt: skip
+def start(
+    card: Card | str,
+    profiles: Mapping[str, Mapping],
+    namespace: Mapping | str,
+    *,
+    choose: Callable[..., dict] | None = None,
+    **legacy,
+) -> Chapter:
     """Start the chapter of ``card`` from its notebook's parameters cell: ``namespace`` is the
     notebook's ``globals()``, whose ``profile``, ``seed``, ``device`` and ``resume``
     (:data:`RUN_NAMES`) start the run and whose names that are keys of ``profiles`` override
@@ -103,14 +124,29 @@ def start(card: Card | str, profiles: Mapping[str, Mapping], namespace: Mapping 
         P = choose(profile, **overrides)
     resume = bool(namespace.get("resume", False))
     rec = Recorder(card.name, profile, resume=resume) if card.records else None
-    return Chapter(name=card.name, P=P, seed=namespace.get("seed", 0),
-                   device=namespace.get("device", "auto"), rec=rec, started=started)  # fmt: skip
+    return Chapter(
+        name=card.name,
+        P=P,
+        seed=namespace.get("seed", 0),
+        device=namespace.get("device", "auto"),
+        rec=rec,
+        started=started,
+    )
 
 
-def _start_named(name: str, profiles: Mapping[str, Mapping], profile: str, started: float, *,
-                 seed: int = 0, device: str = "auto", record: bool = False,
-                 resume: bool = False, choose: Callable[..., dict] | None = None,
-                 **overrides) -> Chapter:  # fmt: skip
+def _start_named(
+    name: str,
+    profiles: Mapping[str, Mapping],
+    profile: str,
+    started: float,
+    *,
+    seed: int = 0,
+    device: str = "auto",
+    record: bool = False,
+    resume: bool = False,
+    choose: Callable[..., dict] | None = None,
+    **overrides,
+) -> Chapter:
     if choose is None:
         P = _params.choose(profiles, profile, **overrides)
     else:

@@ -29,6 +29,7 @@ def setup() -> None:
     (progress bars print as text, which the book hides and nbval sanitizes)."""
     import matplotlib  # lazy: matplotlib and seaborn take ~1 s; only figures need them
     import seaborn as sns
+
     sns.set_theme(style="whitegrid", context="notebook")
     matplotlib.rcParams.update({"figure.dpi": 110, "savefig.bbox": "tight"})
     warnings.filterwarnings("ignore", category=TqdmWarning)

@@ -38,7 +38,6 @@ _CPU_ESTIMATE = V.not_comparable(
 _CURVES = ((_REF, _FROM_PAPER_CURVE_ESTIMATE), (_MEAS, _CPU_ESTIMATE))
 
 
-
 _HUB_TOKENIZERS = V.not_run_here(
     "CodeLlama's own (SentencePiece) tokenizer needs the hub; Llama 3's BPE stands in for the "
     "paper's 'CodeLlama (Llama-3)'",

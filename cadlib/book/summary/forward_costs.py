@@ -34,12 +34,19 @@ def _results(name: str) -> dict | None:
     return read_results_file(name)
 
 
-def _row(chapter: str, source: str, record: dict, context: int, ms: float, attention: str,
-         threads: int) -> dict:  # fmt: skip
-    return dict(chapter=chapter, source=source, context=context, one_id_forward_ms=ms,
-                attention=attention, torch_threads=threads,
-                load=load_label(record),
-                recorded=str(record.get("created", ""))[:10])  # fmt: skip
+def _row(
+    chapter: str, source: str, record: dict, context: int, ms: float, attention: str, threads: int
+) -> dict:
+    return dict(
+        chapter=chapter,
+        source=source,
+        context=context,
+        one_id_forward_ms=ms,
+        attention=attention,
+        torch_threads=threads,
+        load=load_label(record),
+        recorded=str(record.get("created", ""))[:10],
+    )
 
 
 def _kernel_row(record: dict) -> dict | None:
@@ -47,8 +54,15 @@ def _kernel_row(record: dict) -> dict | None:
     if not costs:
         return None
     p = record["params"]
-    return _row("2 (kernel)", "fixed costs: tau", record, costs["settings"]["P"],
-                costs["tau_ms"]["median"], p["attn_implementation"], p["threads"])
+    return _row(
+        "2 (kernel)",
+        "fixed costs: tau",
+        record,
+        costs["settings"]["P"],
+        costs["tau_ms"]["median"],
+        p["attn_implementation"],
+        p["threads"],
+    )
 
 
 def _decoding_row(record: dict, context: int) -> dict | None:
@@ -58,8 +72,15 @@ def _decoding_row(record: dict, context: int) -> dict | None:
     grid = CostGrid(decode(json.loads(path.read_text()))["grid"])
     p = record["params"]
     ms = float(grid.seconds([1], [context])[0]) * 1e3
-    return _row("6 (decoding)", "forward-cost grid at n = 1", record, context, ms,
-                p["attn_implementation"], p["threads"])
+    return _row(
+        "6 (decoding)",
+        "forward-cost grid at n = 1",
+        record,
+        context,
+        ms,
+        p["attn_implementation"],
+        p["threads"],
+    )
 
 
 def _llama_row(record: dict) -> dict | None:
@@ -68,8 +89,15 @@ def _llama_row(record: dict) -> dict | None:
         return None
     p = record["params"]
     ms = curve["T_AR_ms"][curve["N"].index(1)]
-    return _row("6b (llama.cpp)", "transformers engine, one AR step", record, p["kernel_P"], ms,
-                "sdpa", p["threads"])
+    return _row(
+        "6b (llama.cpp)",
+        "transformers engine, one AR step",
+        record,
+        p["kernel_P"],
+        ms,
+        "sdpa",
+        p["threads"],
+    )
 
 
 def one_id_forward_table() -> pd.DataFrame:
@@ -80,8 +108,10 @@ def one_id_forward_table() -> pd.DataFrame:
     rows = [_kernel_row(kernel)] if kernel else []
     context = rows[0]["context"] if rows and rows[0] else 256
     decoding, llama = _results("decoding.json"), _results("llama_cpp.json")
-    rows += [_decoding_row(decoding, context) if decoding else None,
-             _llama_row(llama) if llama else None]  # fmt: skip
+    rows += [
+        _decoding_row(decoding, context) if decoding else None,
+        _llama_row(llama) if llama else None,
+    ]
     return pd.DataFrame([r for r in rows if r])
 
 
@@ -101,22 +131,35 @@ def forward_cost_reading(table: pd.DataFrame) -> str:
             f"{' and '.join(c.split()[0] for c in same.chapter)} time the one-id forward at "
             f"{lo:.0f}–{hi:.0f} ms: they {verdict} (ratio {hi / lo:.2f}, band "
             f"{AGREEMENT_BAND})."
-        )  # fmt: skip
+        )
     for r in table[~table.index.isin(same.index)].itertuples():
-        parts.append(f"Chapter {r.chapter.split()[0]} runs {r.torch_threads} torch threads at "
-                     f"context {r.context} ({r.one_id_forward_ms:.0f} ms), so it is not "
-                     f"compared.")  # fmt: skip
+        parts.append(
+            f"Chapter {r.chapter.split()[0]} runs {r.torch_threads} torch threads at "
+            f"context {r.context} ({r.one_id_forward_ms:.0f} ms), so it is not "
+            f"compared."
+        )
     busy = table[table.load.str.startswith("busy")]
     if len(busy):
-        parts.append(f"Recorded on a busy machine: chapter(s) "
-                     f"{', '.join(c.split()[0] for c in busy.chapter)}; their times are high.")
+        parts.append(
+            f"Recorded on a busy machine: chapter(s) "
+            f"{', '.join(c.split()[0] for c in busy.chapter)}; their times are high."
+        )
     return " ".join(parts)
 
 
 def forward_cost_html(table: pd.DataFrame) -> str:
     """:func:`one_id_forward_table` as a table that fits the summary's article column."""
     view = table.assign(one_id_forward_ms=table.one_id_forward_ms.round(1)).rename(
-        columns={"one_id_forward_ms": "ms", "torch_threads": "threads"})
-    widths = {"chapter": 12, "source": 24, "context": 8, "ms": 7, "attention": 9,
-              "threads": 8, "load": 20, "recorded": 12}  # fmt: skip
+        columns={"one_id_forward_ms": "ms", "torch_threads": "threads"}
+    )
+    widths = {
+        "chapter": 12,
+        "source": 24,
+        "context": 8,
+        "ms": 7,
+        "attention": 9,
+        "threads": 8,
+        "load": 20,
+        "recorded": 12,
+    }
     return fit_table_html(view, widths)

@@ -35,10 +35,18 @@ __all__ = [
     "fit_table_html",
 ]
 
-_COLOURS = {EXACT: "#2ca02c", WITHIN_NOISE: "#8fd175", CONTRADICTS: "#d62728",
-            BY_CONSTRUCTION: "#9467bd", DERIVED: "#8c564b", PAPER_DISAGREES: "#ff7f0e",
-            NOT_COMPARABLE: "#7f7f7f", NOT_RUN_HERE: "#bcbd22", BEYOND: "#1f77b4",
-            NOT_YET_RUN: "#bbbbbb"}  # fmt: skip
+_COLOURS = {
+    EXACT: "#2ca02c",
+    WITHIN_NOISE: "#8fd175",
+    CONTRADICTS: "#d62728",
+    BY_CONSTRUCTION: "#9467bd",
+    DERIVED: "#8c564b",
+    PAPER_DISAGREES: "#ff7f0e",
+    NOT_COMPARABLE: "#7f7f7f",
+    NOT_RUN_HERE: "#bcbd22",
+    BEYOND: "#1f77b4",
+    NOT_YET_RUN: "#bbbbbb",
+}
 #: Verdicts whose ratio compares like with like (the plot's upper panel); a not-comparable
 #: row is drawn apart, hollow, so it is never read as a comparison.
 _LIKE_WITH_LIKE = (EXACT, WITHIN_NOISE, CONTRADICTS, BY_CONSTRUCTION, DERIVED, PAPER_DISAGREES)
@@ -48,8 +56,7 @@ def ratio_rows(table: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The rows :func:`plot_ratios` draws: (like with like, not comparable), each holding every
     headline with both figures, a zero ratio included (drawn at the axis' floor)."""
     has = table[table["ratio"].notna()]
-    return (has[has["status"].isin(_LIKE_WITH_LIKE)],
-            has[has["status"] == NOT_COMPARABLE])  # fmt: skip
+    return (has[has["status"].isin(_LIKE_WITH_LIKE)], has[has["status"] == NOT_COMPARABLE])
 
 
 def plot_ratios(table: pd.DataFrame):
@@ -67,16 +74,30 @@ def plot_ratios(table: pd.DataFrame):
     for y, r in zip(ys, shown.itertuples(index=False), strict=True):
         colour, zero = _COLOURS.get(r.status, "#bbbbbb"), r.ratio <= 0
         hollow = r.status == NOT_COMPARABLE
-        ax.scatter([floor if zero else r.ratio], [y], marker="<" if zero else "o", zorder=3,
-                   facecolors="none" if hollow else colour, edgecolors=colour)  # fmt: skip
+        ax.scatter(
+            [floor if zero else r.ratio],
+            [y],
+            marker="<" if zero else "o",
+            zorder=3,
+            facecolors="none" if hollow else colour,
+            edgecolors=colour,
+        )
         if zero:
-            ax.annotate("0", (floor, y), xytext=(6, -3), textcoords="offset points",
-                        fontsize="small")  # fmt: skip
+            ax.annotate(
+                "0", (floor, y), xytext=(6, -3), textcoords="offset points", fontsize="small"
+            )
     if len(like) and len(other):
         ax.axhline(len(other) - 0.5, color="grey", lw=0.8, ls="--")
-        ax.text(0.99, len(other) - 0.5, "not comparable below: other model, hardware or corpus",
-                transform=ax.get_yaxis_transform(), fontsize="x-small", va="top", ha="right",
-                color="grey")  # fmt: skip
+        ax.text(
+            0.99,
+            len(other) - 0.5,
+            "not comparable below: other model, hardware or corpus",
+            transform=ax.get_yaxis_transform(),
+            fontsize="x-small",
+            va="top",
+            ha="right",
+            color="grey",
+        )
     ax.axvline(1.0, color="black", lw=0.8)
     ax.set_xscale("log")
     ax.set_yticks(ys, [f"{c}: {f}" for c, f in zip(shown.chapter, shown.figure, strict=True)])
@@ -84,16 +105,18 @@ def plot_ratios(table: pd.DataFrame):
     for status, colour in _COLOURS.items():
         if status in set(shown["status"]):
             hollow = status == NOT_COMPARABLE
-            ax.scatter([], [], facecolors="none" if hollow else colour, edgecolors=colour,
-                       label=status)  # fmt: skip
+            ax.scatter(
+                [], [], facecolors="none" if hollow else colour, edgecolors=colour, label=status
+            )
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small")
     return fig
 
 
 def beyond_markdown() -> str:
     """:data:`BEYOND_THE_PAPER` as a MyST list with links to the chapters."""
-    return "\n".join(f"- {{doc}}`/notebooks/{chapter}`: {text}"
-                     for chapter, text in BEYOND_THE_PAPER)  # fmt: skip
+    return "\n".join(
+        f"- {{doc}}`/notebooks/{chapter}`: {text}" for chapter, text in BEYOND_THE_PAPER
+    )
 
 
 # --- the summary page's tables as HTML that fits the article column ---------------------------
@@ -107,8 +130,12 @@ def beyond_markdown() -> str:
 # labels (the statuses will change; a status without a colour here is shown in grey).
 
 #: Badge text where the status itself is long; the full status is the badge's tooltip.
-_BADGE_TEXT = {CONTRADICTS: "contradicts", DERIVED: "from paper", BEYOND: "beyond paper",
-               PAPER_DISAGREES: "paper inconsistent"}  # fmt: skip
+_BADGE_TEXT = {
+    CONTRADICTS: "contradicts",
+    DERIVED: "from paper",
+    BEYOND: "beyond paper",
+    PAPER_DISAGREES: "paper inconsistent",
+}
 
 _UNITS_INLINE = ("%", "×")  # shown right after the number; other units in small type
 
@@ -148,8 +175,10 @@ _CSS = """
 
 
 def _style(extra: str = "") -> str:
-    badges = "".join(f".cad-badge.s{i} {{ background: {_tint(c)}; border: 1px solid {c}; }}\n"
-                     for i, c in enumerate(_COLOURS.values()))  # fmt: skip
+    badges = "".join(
+        f".cad-badge.s{i} {{ background: {_tint(c)}; border: 1px solid {c}; }}\n"
+        for i, c in enumerate(_COLOURS.values())
+    )
     return f"<style>{_CSS}{badges}{extra}</style>"
 
 
@@ -179,8 +208,13 @@ def headline_html(table: pd.DataFrame, chapters_href: str = "../notebooks/") -> 
             notes[why] = len(notes) + 1
     head = '<th>figure</th><th class="num">paper</th><th class="num">ours</th>'
     head += '<th class="num">ours / paper</th><th>verdict</th>'
-    out = [_style(), '<table class="cad-fit cad-headlines">', _cols([42, 17, 15, 9, 17]),
-           f"<thead><tr>{head}</tr></thead>", "<tbody>"]  # fmt: skip
+    out = [
+        _style(),
+        '<table class="cad-fit cad-headlines">',
+        _cols([42, 17, 15, 9, 17]),
+        f"<thead><tr>{head}</tr></thead>",
+        "<tbody>",
+    ]
     for chapter, rows in table.groupby("chapter", sort=False):
         card = {c.name: c for c in cards()}.get(chapter)
         page = card.notebook if card else None
@@ -189,8 +223,9 @@ def headline_html(table: pd.DataFrame, chapters_href: str = "../notebooks/") -> 
             title = f'<a href="{chapters_href}{page}.html">{title}</a>'
         profiles = ", ".join(sorted({p for p in rows["profile"] if p}))
         profile = f'<span class="sub">{html.escape(profiles)} profile</span>' if profiles else ""
-        out.append(f'<tr class="cad-group"><th colspan="5" scope="colgroup">'
-                   f"{title}{profile}</th></tr>")  # fmt: skip
+        out.append(
+            f'<tr class="cad-group"><th colspan="5" scope="colgroup">{title}{profile}</th></tr>'
+        )
         for r in rows.itertuples(index=False):
             out.append(
                 f"<tr><td>{html.escape(r.figure)}{_n_html(getattr(r, 'n', None))}</td>"
@@ -203,9 +238,13 @@ def headline_html(table: pd.DataFrame, chapters_href: str = "../notebooks/") -> 
             )
     out.append("</tbody></table>")
     if notes:
-        out.append('<ol class="cad-notes">' + "".join(
-            f'<li id="summary-note-{n}">{html.escape(why)}</li>' for why, n in notes.items()
-        ) + "</ol>")  # fmt: skip
+        out.append(
+            '<ol class="cad-notes">'
+            + "".join(
+                f'<li id="summary-note-{n}">{html.escape(why)}</li>' for why, n in notes.items()
+            )
+            + "</ol>"
+        )
     return "\n".join(out)
 
 
@@ -240,8 +279,15 @@ def setting_html(results: dict[str, dict] | None = None) -> str:
         said = "; ".join(f"{c} {table[c].iloc[0]}" for c in shared)
         lead = f"<p>Every chapter: {html.escape(said)}.</p>"
     table = table.drop(columns=shared)
-    widths = {"chapter": 16, "profile": 9, "model": 24, "tokenizer": 24, "hardware": 20,
-              "torch": 12, "created": 19}  # fmt: skip
+    widths = {
+        "chapter": 16,
+        "profile": 9,
+        "model": 24,
+        "tokenizer": 24,
+        "hardware": 20,
+        "torch": 12,
+        "created": 19,
+    }
     return lead + fit_table_html(table, widths)
 
 
@@ -250,9 +296,13 @@ def fit_table_html(table: pd.DataFrame, widths: dict[str, float]) -> str:
     wraps its cells inside the article column instead of scrolling sideways."""
     cols = list(table.columns)
     share = [widths[c] for c in cols]
-    rows = "".join("<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in r) + "</tr>"
-                   for r in table.itertuples(index=False))  # fmt: skip
-    return (f'{_style()}<table class="cad-fit cad-setting">'
-            f"{_cols([round(100 * w / sum(share), 1) for w in share])}"
-            "<thead><tr>" + "".join(f"<th>{html.escape(c)}</th>" for c in cols) + "</tr></thead>"
-            f"<tbody>{rows}</tbody></table>")  # fmt: skip
+    rows = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in r) + "</tr>"
+        for r in table.itertuples(index=False)
+    )
+    return (
+        f'{_style()}<table class="cad-fit cad-setting">'
+        f"{_cols([round(100 * w / sum(share), 1) for w in share])}"
+        "<thead><tr>" + "".join(f"<th>{html.escape(c)}</th>" for c in cols) + "</tr></thead>"
+        f"<tbody>{rows}</tbody></table>"
+    )

@@ -70,8 +70,9 @@ def _row(table: str, key: str, value: str, column: str) -> Callable[[dict], floa
 def _record(table: str, column: str, **match) -> Callable[[dict], float]:
     """Our figure from a results table stored as a list of rows: ``column`` of the row whose
     fields equal ``match`` (e.g. ``corpus="pooled", curve="measured"``)."""
-    return lambda numbers: next(r[column] for r in numbers[table]
-                                if all(r[k] == v for k, v in match.items()))  # fmt: skip
+    return lambda numbers: next(
+        r[column] for r in numbers[table] if all(r[k] == v for k, v in match.items())
+    )
 
 
 def _curve(model: str, column: str, at: int | None = None) -> Callable[[dict], float]:
@@ -84,8 +85,7 @@ def _curve(model: str, column: str, at: int | None = None) -> Callable[[dict], f
     return get
 
 
-def _pct(chapter, label, section, paper, ours, tolerance=_EXACT, n=None, paper_key=None,
-         se=None):  # fmt: skip
+def _pct(chapter, label, section, paper, ours, tolerance=_EXACT, n=None, paper_key=None, se=None):
     return Headline(chapter, label, section, paper, ours, "%", tolerance, 100.0, paper_key, n, se)
 
 

@@ -88,13 +88,22 @@ def headline_table(results: dict[str, dict] | None = None) -> pd.DataFrame:
     for h in HEADLINES:
         record = results.get(h.chapter)
         ours, n, verdict = judge_headline(h, record)
-        rows.append({
-            "chapter": h.chapter, "figure": h.label, "where": h.section, "unit": h.unit,
-            "paper": h.paper, "ours": ours, "n": n,
-            "ratio": ours / h.paper if ours is not None and h.paper else None,
-            "status": verdict.verdict, "detail": verdict.detail, "why": h.why,
-            "profile": record["profile"] if record else "",
-        })  # fmt: skip
+        rows.append(
+            {
+                "chapter": h.chapter,
+                "figure": h.label,
+                "where": h.section,
+                "unit": h.unit,
+                "paper": h.paper,
+                "ours": ours,
+                "n": n,
+                "ratio": ours / h.paper if ours is not None and h.paper else None,
+                "status": verdict.verdict,
+                "detail": verdict.detail,
+                "why": h.why,
+                "profile": record["profile"] if record else "",
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -112,11 +121,17 @@ def setting_table(results: dict[str, dict] | None = None) -> pd.DataFrame:
         hardware = f"{hw.get('cpu', '?')} ({hw.get('cores', '?')} cores)"
         if hw.get("gpu"):
             hardware += f", {hw['gpu']}"
-        rows.append({
-            "chapter": chapter, "profile": r.get("profile"), "model": r.get("model") or "none",
-            "tokenizer": r.get("tokenizer") or "none", "hardware": hardware,
-            "torch": hw.get("torch", ""), "created": r.get("created", ""),
-        })  # fmt: skip
+        rows.append(
+            {
+                "chapter": chapter,
+                "profile": r.get("profile"),
+                "model": r.get("model") or "none",
+                "tokenizer": r.get("tokenizer") or "none",
+                "hardware": hardware,
+                "torch": hw.get("torch", ""),
+                "created": r.get("created", ""),
+            }
+        )
     return pd.DataFrame(rows).set_index("chapter")
 
 
@@ -140,9 +155,15 @@ def chapter_runtimes(folder: Path | None = None) -> pd.DataFrame:
         page_s = (meta.get("duration") or 0.0) if profile == "cpu" else 0.0
         cpu_s = max(page_s, _measuring_s(cpu) or 0.0)
         recorded = str((shown or {}).get("created", ""))[:16].replace("T", " ")
-        rows.append({"chapter": stem, "profile": profile,
-                     "measured": _minutes(_measuring_s(shown)),
-                     "cpu profile": _minutes(cpu_s or None), "recorded": recorded})  # fmt: skip
+        rows.append(
+            {
+                "chapter": stem,
+                "profile": profile,
+                "measured": _minutes(_measuring_s(shown)),
+                "cpu profile": _minutes(cpu_s or None),
+                "recorded": recorded,
+            }
+        )
     return pd.DataFrame(rows).set_index("chapter")
 
 

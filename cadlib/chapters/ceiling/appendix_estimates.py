@@ -104,19 +104,27 @@ def spliced_steps(spans: Sequence[int], N: Sequence[float], s: Sequence[float]) 
     return np.where(spans > 0, spans / interpolate_loglinear(N, s, safe), 0.0)
 
 
-def composition_speedup(stats: OpStats, N, s, s_spec: float = 1.0, gen_fixed: float = 2.0,
-                        copy_fixed: float = 0.0) -> float:  # fmt: skip
+def composition_speedup(
+    stats: OpStats, N, s, s_spec: float = 1.0, gen_fixed: float = 2.0, copy_fixed: float = 0.0
+) -> float:
     """``T / (T_gen / s_spec + g*G + c*K + sum_k N_k / s(N_k))`` (module docstring)."""
     if s_spec <= 0:
         raise ValueError(f"s_spec must be positive, got {s_spec}")
-    cost = (stats.T_gen / s_spec + gen_fixed * stats.G + copy_fixed * stats.K
-            + float(spliced_steps(stats.spans, N, s).sum()))  # fmt: skip
+    cost = (
+        stats.T_gen / s_spec
+        + gen_fixed * stats.G
+        + copy_fixed * stats.K
+        + float(spliced_steps(stats.spans, N, s).sum())
+    )
     return stats.T / cost
 
 
-def composition_table(stats: Mapping[str, OpStats], curves: Mapping[str, tuple],
-                      s_spec: float = _M["s_spec"],
-                      readings: Mapping[str, tuple] = READINGS) -> pd.DataFrame:  # fmt: skip
+def composition_table(
+    stats: Mapping[str, OpStats],
+    curves: Mapping[str, tuple],
+    s_spec: float = _M["s_spec"],
+    readings: Mapping[str, tuple] = READINGS,
+) -> pd.DataFrame:
     """Appendix M: per corpus, curve and reading, the predicted speedup over full
     regeneration without and with speculation at ``s_spec``, their ratio, the limit
     ``s_spec -> inf`` (the composition's ceiling), and the paper's two figures."""
@@ -126,13 +134,19 @@ def composition_table(stats: Mapping[str, OpStats], curves: Mapping[str, tuple],
             for reading, (g, c) in readings.items():
                 without = composition_speedup(st, N, s, 1.0, g, c)
                 with_ = composition_speedup(st, N, s, s_spec, g, c)
-                rows.append({
-                    "corpus": name, "curve": curve, "reading": reading,
-                    "without": without, "with": with_, "gain": with_ / without,
-                    "s_spec -> inf": composition_speedup(st, N, s, float("inf"), g, c),
-                    "paper without": _M["without"].get(name),
-                    "paper with": _M["with"].get(name),
-                })  # fmt: skip
+                rows.append(
+                    {
+                        "corpus": name,
+                        "curve": curve,
+                        "reading": reading,
+                        "without": without,
+                        "with": with_,
+                        "gain": with_ / without,
+                        "s_spec -> inf": composition_speedup(st, N, s, float("inf"), g, c),
+                        "paper without": _M["without"].get(name),
+                        "paper with": _M["with"].get(name),
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -149,16 +163,20 @@ def pointer_table(stats: Mapping[str, OpStats], curves: Mapping[str, tuple]) -> 
             steps = spliced_steps(st.spans, N, s)
             base = st.T_gen + g * st.G
             cad = base + fixed * st.K + steps.sum()
-            rows.append({
-                "corpus": name, "curve": curve, "K": st.K,
-                "advantage per op (mean)": float(steps.mean()) if st.K else float("nan"),
-                "advantage per op (median)": float(np.median(steps)) if st.K else float("nan"),
-                "advantage share of cost": float(steps.sum() / cad),
-                "Copy-as-Decode": st.T / cad,
-                "span pointer": st.T / (base + p * st.K),
-                "token pointer": st.T / (base + sum(st.spans)),
-                "paper advantage per op": _L["pointer_advantage_per_op"],
-            })  # fmt: skip
+            rows.append(
+                {
+                    "corpus": name,
+                    "curve": curve,
+                    "K": st.K,
+                    "advantage per op (mean)": float(steps.mean()) if st.K else float("nan"),
+                    "advantage per op (median)": float(np.median(steps)) if st.K else float("nan"),
+                    "advantage share of cost": float(steps.sum() / cad),
+                    "Copy-as-Decode": st.T / cad,
+                    "span pointer": st.T / (base + p * st.K),
+                    "token pointer": st.T / (base + sum(st.spans)),
+                    "paper advantage per op": _L["pointer_advantage_per_op"],
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -173,20 +191,28 @@ def pointer_finding(table: pd.DataFrame, curve: str) -> str:
     meds = ", ".join(f"{r['corpus']} {_x(r['advantage per op (median)'])}" for r in part)
     shares = ", ".join(f"{r['corpus']} {_x(r['advantage share of cost'])}" for r in part)
     paper = _L["pointer_advantage_per_op"]
-    near = [r["corpus"] for r in part
-            if min(abs(r["advantage per op (mean)"] - paper),
-                   abs(r["advantage per op (median)"] - paper)) < 0.05]  # fmt: skip
+    near = [
+        r["corpus"]
+        for r in part
+        if min(
+            abs(r["advantage per op (mean)"] - paper), abs(r["advantage per op (median)"] - paper)
+        )
+        < 0.05
+    ]
     close = (
         f"Only {', '.join(near)} comes within 0.05 of it."
         if near
         else "Neither the means nor the medians come within 0.05 of it on any corpus."
     )
     ordered = all(r["span pointer"] > r["Copy-as-Decode"] > r["token pointer"] for r in part)
-    order = ("The ordering the paper draws holds on every corpus: the span pointer is cheaper "
-             "than Copy-as-Decode, and both are cheaper than a token-level pointer, which costs "
-             "about as much as full regeneration." if ordered else
-             "The paper's ordering (span pointer < Copy-as-Decode < token pointer in cost) does "
-             "not hold on every corpus here; see the table.")  # fmt: skip
+    order = (
+        "The ordering the paper draws holds on every corpus: the span pointer is cheaper "
+        "than Copy-as-Decode, and both are cheaper than a token-level pointer, which costs "
+        "about as much as full regeneration."
+        if ordered
+        else "The paper's ordering (span pointer < Copy-as-Decode < token pointer in cost) does "
+        "not hold on every corpus here; see the table."
+    )
     return (
         f"On {curve}, a copy op's splice costs on average {means} forward-pass equivalents "
         f"(medians {meds}). Both decoders pay the same three fixed forwards per copy op, so "
@@ -204,16 +230,29 @@ def composition_finding(table: pd.DataFrame, curve: str) -> str:
     lines, hits = [], []
     for reading, rows in part.groupby("reading", sort=False):
         rows = rows.to_dict("records")
-        cells = "; ".join(f"{r['corpus']} {_x(r['without'])} → {_x(r['with'])} (paper "
-                          f"{r['paper without']} → {r['paper with']})" for r in rows)  # fmt: skip
+        cells = "; ".join(
+            f"{r['corpus']} {_x(r['without'])} → {_x(r['with'])} (paper "
+            f"{r['paper without']} → {r['paper with']})"
+            for r in rows
+        )
         lines.append(f"- {reading}: {cells}")
-        if all(abs(r["without"] - r["paper without"]) < 0.05
-               and abs(r["with"] - r["paper with"]) < 0.05 for r in rows):  # fmt: skip
+        if all(
+            abs(r["without"] - r["paper without"]) < 0.05
+            and abs(r["with"] - r["paper with"]) < 0.05
+            for r in rows
+        ):
             hits.append(reading)
-    verdict = (f"The reading {', '.join(hits)} reproduces the paper's figures." if hits else
-               "No reading reproduces the paper's pairs; the paper's HEvalFix-JS figure without "
-               "speculation exceeds its own bnd_exact for that corpus (Table 2), which no cost "
-               "that adds fixed forwards to bnd_exact's can do, so its figures cannot come "
-               "from Table 2's curve and spans alone.")  # fmt: skip
-    return f"On {curve} (without → with speculation at s_spec = {_M['s_spec']}):\n\n" + "\n".join(
-        lines) + "\n\n" + verdict  # fmt: skip
+    verdict = (
+        f"The reading {', '.join(hits)} reproduces the paper's figures."
+        if hits
+        else "No reading reproduces the paper's pairs; the paper's HEvalFix-JS figure without "
+        "speculation exceeds its own bnd_exact for that corpus (Table 2), which no cost "
+        "that adds fixed forwards to bnd_exact's can do, so its figures cannot come "
+        "from Table 2's curve and spans alone."
+    )
+    return (
+        f"On {curve} (without → with speculation at s_spec = {_M['s_spec']}):\n\n"
+        + "\n".join(lines)
+        + "\n\n"
+        + verdict
+    )

@@ -162,8 +162,10 @@ def analyse(params: Mapping, tokenizer: Tokenizer) -> CeilingRun:
     summary = {name: summarize_line_cover(cv) for name, cv in covers.items()}
     spans = {name: [n for c in cv for n in c.spans] for name, cv in covers.items()}
     variants = percentile_variants({n: loaded[n] for n in _CODE_CORPORA if n in loaded}, tok)
-    tables = {name: token_cover_table(corpus, p["min_spans"], tok, progress=False)
-              for name, corpus in loaded.items()}  # fmt: skip
+    tables = {
+        name: token_cover_table(corpus, p["min_spans"], tok, progress=False)
+        for name, corpus in loaded.items()
+    }
     tables["pooled"] = pool_token_tables([tables[n] for n in paper_set])
     ref = paper_reference_curve()
     no_s2 = paper_reference_curve(assumed={1: 1.0})  # s(1) to s(8) interpolated directly
@@ -171,31 +173,53 @@ def analyse(params: Mapping, tokenizer: Tokenizer) -> CeilingRun:
     curves = {REFERENCE_CURVE: (ref.N.to_numpy(), ref.s.to_numpy())}
     if measured:
         curves["measured"] = (np.asarray(measured["N"]), np.asarray(measured["s"]))
-    bvm = pd.concat([
-        bounds_vs_m(summary[name], spans[name], tables[name], N, s).assign(
-            corpus=name, curve=curve_name)
-        for name in order for curve_name, (N, s) in curves.items()], ignore_index=True)  # fmt: skip
+    bvm = pd.concat(
+        [
+            bounds_vs_m(summary[name], spans[name], tables[name], N, s).assign(
+                corpus=name, curve=curve_name
+            )
+            for name in order
+            for curve_name, (N, s) in curves.items()
+        ],
+        ignore_index=True,
+    )
     op_stats = {name: _appendix.op_stats(loaded[name], covers[name]) for name in paper_set}
     op_stats["pooled"] = _appendix.pool([op_stats[name] for name in paper_set])
     return CeilingRun(
-        params=p, tokenizer=tok, corpora=loaded, unavailable=unavailable, paper_set=paper_set,
-        order=order, covers=covers, summary=summary, spans=spans, variants=variants,
-        token_tables={name: tables[name] for name in order}, reference=ref,
+        params=p,
+        tokenizer=tok,
+        corpora=loaded,
+        unavailable=unavailable,
+        paper_set=paper_set,
+        order=order,
+        covers=covers,
+        summary=summary,
+        spans=spans,
+        variants=variants,
+        token_tables={name: tables[name] for name in order},
+        reference=ref,
         reference_bounds=_bounds(summary, spans, order, ref.N, ref.s),
-        reference_bounds_without_s2=_bounds(summary, spans, [n for n in _CODE_CORPORA
-                                                             if n in loaded], no_s2.N, no_s2.s),
-        measured=measured, measured_unavailable=why,
+        reference_bounds_without_s2=_bounds(
+            summary, spans, [n for n in _CODE_CORPORA if n in loaded], no_s2.N, no_s2.s
+        ),
+        measured=measured,
+        measured_unavailable=why,
         measured_bounds=_bounds(summary, spans, order, measured["N"], measured["s"])
-        if measured else {},
-        curves=curves, bounds_vs_m=bvm, pointer=_appendix.pointer_table(op_stats, curves),
+        if measured
+        else {},
+        curves=curves,
+        bounds_vs_m=bvm,
+        pointer=_appendix.pointer_table(op_stats, curves),
         composition=_appendix.composition_table(op_stats, curves),
-    )  # fmt: skip
+    )
 
 
 def corpora_report(run: CeilingRun) -> str:
     """One line per corpus: its case count and source, or why it could not be loaded."""
-    lines = [f"{name:>15}: {len(corpus):>3} cases from {corpus.source.split(':')[0]}"
-             for name, corpus in run.corpora.items()]  # fmt: skip
+    lines = [
+        f"{name:>15}: {len(corpus):>3} cases from {corpus.source.split(':')[0]}"
+        for name, corpus in run.corpora.items()
+    ]
     lines += [f"{name:>15}: NOT AVAILABLE ({why})" for name, why in run.unavailable.items()]
     return "\n".join(lines)
 
@@ -214,19 +238,23 @@ def ceiling_numbers(run: CeilingRun) -> dict:
         "percentile_variants": run.variants.round(4).to_dict(orient="records"),
         "percentile_finding": percentile_finding(run.variants),  # the chapter's generated text
         "short_spans_below_8": {name: _rounded(short) for name, short in short_spans(run).items()},
-        "token_level_f": {name: {int(r.m): round(r.f_tok, 6) for r in table.itertuples()}
-                          for name, table in run.token_tables.items()},
+        "token_level_f": {
+            name: {int(r.m): round(r.f_tok, 6) for r in table.itertuples()}
+            for name, table in run.token_tables.items()
+        },
         "bounds_paper_reference_curve": {
             "curve": run.reference[["N", "s", "source"]].to_dict(orient="list"),
             "line": {name: _rounded(b) for name, b in run.reference_bounds.items()},
         },
-        "bounds_measured_curve": ({"curve": m,
-                                   "line": {n: _rounded(b) for n, b in run.measured_bounds.items()}}
-                                  if m else None),
+        "bounds_measured_curve": (
+            {"curve": m, "line": {n: _rounded(b) for n, b in run.measured_bounds.items()}}
+            if m
+            else None
+        ),
         "bounds_vs_m": run.bounds_vs_m.round(6).to_dict(orient="records"),
         "appendix_l": run.pointer.round(6).to_dict(orient="records"),
         "appendix_m": run.composition.round(6).to_dict(orient="records"),
-    }  # fmt: skip
+    }
 
 
 def short_spans(run: CeilingRun, threshold: int = 8) -> dict:
@@ -236,9 +264,14 @@ def short_spans(run: CeilingRun, threshold: int = 8) -> dict:
 
 def paper_figures() -> dict:
     """The ``paper`` of ``results/ceiling.json``: the published figures the chapter checks."""
-    return {"table2": _paper.TABLE2, "token_level": _paper.TOKEN_LEVEL,
-            "short_spans": _paper.SHORT_SPANS, "s_7b_points": _paper.S_7B_POINTS,
-            "appendix_l": _paper.APPENDIX_L, "appendix_m": _paper.APPENDIX_M}  # fmt: skip
+    return {
+        "table2": _paper.TABLE2,
+        "token_level": _paper.TOKEN_LEVEL,
+        "short_spans": _paper.SHORT_SPANS,
+        "s_7b_points": _paper.S_7B_POINTS,
+        "appendix_l": _paper.APPENDIX_L,
+        "appendix_m": _paper.APPENDIX_M,
+    }
 
 
 def write_ceiling_results(ch: Chapter, run: CeilingRun, numbers: Mapping | None = None) -> Path:

@@ -29,7 +29,6 @@ __all__ = [
 ]
 
 
-
 def load_corpora(names: Iterable[str], **kwargs) -> tuple[dict[str, list[EditCase]], dict]:
     """Load each named corpus; return ``(loaded, unavailable)`` where ``unavailable`` maps a
     name to the reason it could not be loaded (shown by the notebooks, never dropped silently).
@@ -91,9 +90,17 @@ def pool_token_tables(tables: Sequence[pd.DataFrame]) -> pd.DataFrame:
     """The pooled row of several :func:`token_cover_table` results: per ``m``, the sums of
     ``T``, ``T_copy``, ``T_gen`` and ``K``, all span lengths, and ``f_tok`` and the mean span
     recomputed from the sums (not averaged over corpora)."""
-    pooled = pd.concat(tables).groupby("m", sort=True).agg(
-        T=("T", "sum"), T_copy=("T_copy", "sum"), T_gen=("T_gen", "sum"), K=("K", "sum"),
-        spans=("spans", lambda col: [n for spans in col for n in spans]))  # fmt: skip
+    pooled = (
+        pd.concat(tables)
+        .groupby("m", sort=True)
+        .agg(
+            T=("T", "sum"),
+            T_copy=("T_copy", "sum"),
+            T_gen=("T_gen", "sum"),
+            K=("K", "sum"),
+            spans=("spans", lambda col: [n for spans in col for n in spans]),
+        )
+    )
     pooled["f_tok"] = pooled.T_copy / pooled["T"]
     pooled["mean"] = pooled.T_copy / pooled.K
     return pooled.reset_index()

@@ -68,10 +68,20 @@ SPAN_VARIANTS = {
 }
 
 _SPAN_METHODS = (
-    "linear", "lower", "higher", "nearest", "midpoint", "inverted_cdf",
-    "averaged_inverted_cdf", "closest_observation", "interpolated_inverted_cdf", "hazen",
-    "weibull", "median_unbiased", "normal_unbiased",
-)  # fmt: skip
+    "linear",
+    "lower",
+    "higher",
+    "nearest",
+    "midpoint",
+    "inverted_cdf",
+    "averaged_inverted_cdf",
+    "closest_observation",
+    "interpolated_inverted_cdf",
+    "hazen",
+    "weibull",
+    "median_unbiased",
+    "normal_unbiased",
+)
 
 
 def _percentiles(values, method: str) -> tuple[float, float]:
@@ -104,9 +114,18 @@ def percentile_variants(
         def add(family, variant, method, values, spans=flat, name=name):
             p50, p95 = _percentiles(values, method)
             rows.append(
-                dict(corpus=name, family=family, variant=variant, method=method, values=len(values),
-                     K=len(spans), mean=float(np.mean(spans)), p50=p50, p95=p95)
-            )  # fmt: skip
+                dict(
+                    corpus=name,
+                    family=family,
+                    variant=variant,
+                    method=method,
+                    values=len(values),
+                    K=len(spans),
+                    mean=float(np.mean(spans)),
+                    p50=p50,
+                    p95=p95,
+                )
+            )
 
         for method in _SPAN_METHODS:
             add("1 percentile definition", "all spans", method, flat)
@@ -128,8 +147,12 @@ def percentile_table(variants: pd.DataFrame, paper: Mapping = _paper.TABLE2) -> 
     """:func:`percentile_variants` wide: one row per (family, variant, method), columns
     ``"<corpus> <K|mean|p50|p95>"``, and a last row ``("paper", "Table 2", "")``."""
     corpora = list(dict.fromkeys(variants.corpus))
-    wide = variants.pivot_table(index=["family", "variant", "method"], columns="corpus",
-                                values=["p50", "p95", "K", "mean"], sort=False)  # fmt: skip
+    wide = variants.pivot_table(
+        index=["family", "variant", "method"],
+        columns="corpus",
+        values=["p50", "p95", "K", "mean"],
+        sort=False,
+    )
     wide.columns = [f"{corpus} {stat}" for stat, corpus in wide.columns]
     wide = wide[[f"{c} {s}" for c in corpora for s in _STATS]]
     paper_row = {f"{c} {s}": paper[c][s] for c in corpora for s in _STATS}

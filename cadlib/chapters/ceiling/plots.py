@@ -63,11 +63,23 @@ def plot_token_cover(run: CeilingRun):
         (line,) = ax.plot(row.m, 100 * row.f_tok, marker="o", label=CORPUS_LABELS[name])
         ax.axhline(100 * run.summary[name]["f_line"], color=line.get_color(), ls=":", lw=1)
     for name, value in _paper.TOKEN_LEVEL["m8"].items():
-        ax.plot(8, 100 * value, marker="x", color="k", ms=8, ls="none",
-                label="paper, m=8" if name == "probeedit" else None)  # fmt: skip
+        ax.plot(
+            8,
+            100 * value,
+            marker="x",
+            color="k",
+            ms=8,
+            ls="none",
+            label="paper, m=8" if name == "probeedit" else None,
+        )
     _log2_m_axis(ax, run.params["min_spans"])
-    return finish_axes(fig, ax, "minimum span m (tokens)", "copy fraction (%)",
-                       "Token-level cover vs m (solid); line-level ceiling (dotted)")
+    return finish_axes(
+        fig,
+        ax,
+        "minimum span m (tokens)",
+        "copy fraction (%)",
+        "Token-level cover vs m (solid); line-level ceiling (dotted)",
+    )
 
 
 def plot_bounds_vs_m(run: CeilingRun):
@@ -82,8 +94,15 @@ def plot_bounds_vs_m(run: CeilingRun):
         for curve_name, style in zip(run.curves, ["-", "--"], strict=False):
             part = bvm[(bvm.corpus == name) & (bvm.curve == curve_name)]
             for col, color in _BOUND_COLORS.items():
-                ax.plot(part.m, part[col], style, marker="o", ms=3, color=color,
-                        label=f"{col}, {curve_name}")  # fmt: skip
+                ax.plot(
+                    part.m,
+                    part[col],
+                    style,
+                    marker="o",
+                    ms=3,
+                    color=color,
+                    label=f"{col}, {curve_name}",
+                )
         if name in _paper.TOKEN_LEVEL["m8_bnd"]:
             ax.plot(8, _paper.TOKEN_LEVEL["m8_bnd"][name], "kx", ms=8, label="paper token, m=8")
         if name in _paper.TABLE2:

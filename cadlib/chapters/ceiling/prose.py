@@ -70,22 +70,30 @@ def percentile_finding(variants, paper: Mapping = _paper.TABLE2) -> str:
         return formation.loc[(x, c)]
 
     keep = [x for x in names if all(row(x, c).K == ours[c].K for c in corpora)]
-    same = [x for x in keep if all((row(x, c).p50, row(x, c).p95) == (ours[c].p50, ours[c].p95)
-                                   for c in corpora)]  # fmt: skip
+    same = [
+        x
+        for x in keep
+        if all((row(x, c).p50, row(x, c).p95) == (ours[c].p50, ours[c].p95) for c in corpora)
+    ]
     other = [x for x in keep if x not in same]
     change = [x for x in names if row(x, first).K != ours[first].K]
     code = lambda xs: ", ".join(f"`{x}`" for x in xs)  # noqa: E731
     pairs = " and ".join(
         f"{_fmt(ours[c].p50)} / {_fmt(ours[c].p95)} ({_short(c)})" for c in corpora
     )
-    out = [f"**Finding.** No definition reproduces both percentiles. Our spans give p50 / p95 = "
-           f"{pairs}; {len(same)} of the {len(keep)} other ways of forming the span list that keep "
-           f"our $K$ give exactly the same ({code(same)})"]  # fmt: skip
+    out = [
+        f"**Finding.** No definition reproduces both percentiles. Our spans give p50 / p95 = "
+        f"{pairs}; {len(same)} of the {len(keep)} other ways of forming the span list that keep "
+        f"our $K$ give exactly the same ({code(same)})"
+    ]
     if other:
         out[-1] += "; " + "; ".join(
-            f"`{x}` gives " + " and ".join(f"{_fmt(row(x, c).p50)} / {_fmt(row(x, c).p95)} "
-                                           f"({_short(c)})" for c in corpora)
-            for x in other)  # fmt: skip
+            f"`{x}` gives "
+            + " and ".join(
+                f"{_fmt(row(x, c).p50)} / {_fmt(row(x, c).p95)} ({_short(c)})" for c in corpora
+            )
+            for x in other
+        )
     out[-1] += "."
     if change:
         lost = [ours[first].K - row(x, first).K for x in change]
@@ -131,8 +139,9 @@ def percentile_finding(variants, paper: Mapping = _paper.TABLE2) -> str:
     return " ".join(out)
 
 
-def short_span_finding(short: Mapping, line: Mapping, corpus: str = "heval-fix-py",
-                       paper: Mapping = _paper.SHORT_SPANS) -> str:  # fmt: skip
+def short_span_finding(
+    short: Mapping, line: Mapping, corpus: str = "heval-fix-py", paper: Mapping = _paper.SHORT_SPANS
+) -> str:
     """The short-span claim (§4.2) on one corpus, ours beside the paper's, from the results'
     ``short_spans_below_8`` and ``line`` fields."""
     ours, p = short[corpus], paper[corpus]
@@ -150,8 +159,12 @@ def short_span_finding(short: Mapping, line: Mapping, corpus: str = "heval-fix-p
     )
 
 
-def token_level_finding(token_f: Mapping, line: Mapping, paper: Mapping = _paper.TOKEN_LEVEL,
-                        realedits: str = "realedits-flask") -> str:  # fmt: skip
+def token_level_finding(
+    token_f: Mapping,
+    line: Mapping,
+    paper: Mapping = _paper.TOKEN_LEVEL,
+    realedits: str = "realedits-flask",
+) -> str:
     """The token-level ceiling against the paper's §4.2, §5 and Appendix J figures, from the
     results' ``token_level_f`` (corpus -> m -> f_tok; m may be a string key) and ``line``."""
     f = {c: {int(m): v for m, v in ms.items()} for c, ms in token_f.items()}
@@ -189,8 +202,9 @@ def token_level_finding(token_f: Mapping, line: Mapping, paper: Mapping = _paper
     return out
 
 
-def reference_curve_finding(ours: Mapping, without_s2: Mapping,
-                            paper: Mapping = _paper.TABLE2) -> str:  # fmt: skip
+def reference_curve_finding(
+    ours: Mapping, without_s2: Mapping, paper: Mapping = _paper.TABLE2
+) -> str:
     """Our spans under the paper's reconstructed curve against its bnd_exact, with and without
     the assumed s(2) point (``ours`` / ``without_s2``: corpus -> :func:`line_bounds`)."""
     py, js = "heval-fix-py", "heval-fix-js"
@@ -213,9 +227,13 @@ def reference_curve_finding(ours: Mapping, without_s2: Mapping,
     )
 
 
-def token_bound_finding(bounds_vs_m, curve: str = "paper 7B (reconstructed)",
-                        paper: Mapping = _paper.TOKEN_LEVEL, s8: float = _paper.S_7B_POINTS[8],
-                        m: int = 8) -> str:  # fmt: skip
+def token_bound_finding(
+    bounds_vs_m,
+    curve: str = "paper 7B (reconstructed)",
+    paper: Mapping = _paper.TOKEN_LEVEL,
+    s8: float = _paper.S_7B_POINTS[8],
+    m: int = 8,
+) -> str:
     """The conservative token-level bound at ``m`` against the paper's, and what the paper's
     own copy fraction implies (from the results' ``bounds_vs_m`` records)."""
     b = pd.DataFrame(bounds_vs_m)
@@ -243,18 +261,29 @@ def _curve_points() -> str:
     assumed and implied points, counted from the paper module."""
     quoted, assumed = len(_paper.S_7B_POINTS), len(_paper.S_7B_ASSUMED)
     implied = len(_paper.TABLE2)
-    return (f"{quoted + assumed + implied} points: {quoted} quoted, {assumed} assumed and "
-            f"{implied} implied by the paper's own bnd_mean for the same corpora")
+    return (
+        f"{quoted + assumed + implied} points: {quoted} quoted, {assumed} assumed and "
+        f"{implied} implied by the paper's own bnd_mean for the same corpora"
+    )
 
 
-def conclusion(numbers: Mapping, paper: Mapping = _paper.TABLE2,
-               extensions: Sequence[str] = ("heval-fix-java", "heval-fix-go", "heval-fix-cpp",
-                                            "heval-fix-rust"),
-               realedits: str = "realedits-flask") -> str:  # fmt: skip
+def conclusion(
+    numbers: Mapping,
+    paper: Mapping = _paper.TABLE2,
+    extensions: Sequence[str] = (
+        "heval-fix-java",
+        "heval-fix-go",
+        "heval-fix-cpp",
+        "heval-fix-rust",
+    ),
+    realedits: str = "realedits-flask",
+) -> str:
     """The chapter's conclusion, every figure of ours read from its results (``numbers`` as
     written to ``results/ceiling.json``)."""
-    line, tf = numbers["line"], {c: {int(m): v for m, v in ms.items()}
-                                 for c, ms in numbers["token_level_f"].items()}  # fmt: skip
+    line, tf = (
+        numbers["line"],
+        {c: {int(m): v for m, v in ms.items()} for c, ms in numbers["token_level_f"].items()},
+    )
     ref = numbers["bounds_paper_reference_curve"]["line"]
     py, js = "heval-fix-py", "heval-fix-js"
     keys = ("T", "T_copy", "T_gen", "K")
@@ -321,8 +350,9 @@ def conclusion(numbers: Mapping, paper: Mapping = _paper.TABLE2,
     return " ".join(out)
 
 
-def answer(numbers: Mapping, corpora: Sequence[str] = ("heval-fix-py", "heval-fix-js",
-                                                        "probeedit")) -> str:  # fmt: skip
+def answer(
+    numbers: Mapping, corpora: Sequence[str] = ("heval-fix-py", "heval-fix-js", "probeedit")
+) -> str:
     """The chapter's question answered with its own numbers (the opening's **Answer.**):
     ``numbers`` as written to ``results/ceiling.json``, the paper's corpora in order."""
     line, tf = numbers["line"], numbers["token_level_f"]
@@ -335,8 +365,10 @@ def answer(numbers: Mapping, corpora: Sequence[str] = ("heval-fix-py", "heval-fi
     bnd_ref = " / ".join(f"{ref[c]['bnd_exact']:.1f}×" for c in corpora)
     bnd_ours = " / ".join(f"{ours[c]['bnd_exact']:.1f}×" for c in corpora if c in ours)
     most = "Most of it" if all(line[c]["f_line"] > 0.5 for c in corpora) else "Not everywhere"
-    return (f"{most}: counted in Qwen2.5 BPE tokens, line-level copies can emit {f_line} of "
-            f"the output of {names} ({f_tok} at token level with spans of at least 8 tokens); "
-            "the rest must be generated. Composed with the paper's reconstructed 7B A100 "
-            f"curve, that bounds the speedup (bnd_exact) at {bnd_ref}; with the CPU curve "
-            f"measured in chapter 2 at {bnd_ours}.")  # fmt: skip
+    return (
+        f"{most}: counted in Qwen2.5 BPE tokens, line-level copies can emit {f_line} of "
+        f"the output of {names} ({f_tok} at token level with spans of at least 8 tokens); "
+        "the rest must be generated. Composed with the paper's reconstructed 7B A100 "
+        f"curve, that bounds the speedup (bnd_exact) at {bnd_ref}; with the CPU curve "
+        f"measured in chapter 2 at {bnd_ours}."
+    )

@@ -79,8 +79,9 @@ def token_level_table(run: CeilingRun) -> pd.DataFrame:
     """Token-level copy fraction per minimum span ``m``, the line-level one, and the paper's
     token-level figures (§4.2 at m=8, §5's second set, App. J at m=4)."""
     paper = _paper.TOKEN_LEVEL
-    f_tok = pd.DataFrame({name: run.token_tables[name].set_index("m").f_tok
-                          for name in run.order}).T  # fmt: skip
+    f_tok = pd.DataFrame(
+        {name: run.token_tables[name].set_index("m").f_tok for name in run.order}
+    ).T
     f_tok.insert(0, "line level", [run.summary[n]["f_line"] for n in f_tok.index])
     f_tok["paper m=8 (§4.2)"] = [paper["m8"].get(n) for n in f_tok.index]
     f_tok["paper §5 ext."] = [paper["extension_sec5"].get(n) for n in f_tok.index]
@@ -92,12 +93,20 @@ def token_level_table(run: CeilingRun) -> pd.DataFrame:
 
 def paper_bnd_m8_check() -> pd.DataFrame:
     """bnd_m8 recomputed from the paper's own T, T_gen, T_copy and s(8), beside its column."""
-    return pd.DataFrame({
-        CORPUS_LABELS[name]: {"T": p["T"], "T_gen": p["T_gen"], "T_copy": p["T_copy"],
-                              "bnd_m8 (ours, from paper's columns)":
-                                  bound_uniform(p["T"], p["T_gen"], p["T_copy"], p["s_m8"]),
-                              "bnd_m8 (paper)": p["bnd_m8"]}
-        for name, p in _paper.TABLE2.items()}).T  # fmt: skip
+    return pd.DataFrame(
+        {
+            CORPUS_LABELS[name]: {
+                "T": p["T"],
+                "T_gen": p["T_gen"],
+                "T_copy": p["T_copy"],
+                "bnd_m8 (ours, from paper's columns)": bound_uniform(
+                    p["T"], p["T_gen"], p["T_copy"], p["s_m8"]
+                ),
+                "bnd_m8 (paper)": p["bnd_m8"],
+            }
+            for name, p in _paper.TABLE2.items()
+        }
+    ).T
 
 
 def bounds_table(bounds: Mapping[str, Mapping]) -> pd.DataFrame:
@@ -117,8 +126,9 @@ def coverage_table(run: CeilingRun) -> pd.DataFrame:
     """Per corpus, the share of spans and copied tokens beyond the measured N (where ``s`` is
     held at its end value; :func:`~cadlib.costs.bounds.curve_coverage`)."""
     N = run.measured["N"]
-    coverage = pd.DataFrame({CORPUS_LABELS[n]: curve_coverage(run.spans[n], N)
-                             for n in run.order}).T  # fmt: skip
+    coverage = pd.DataFrame(
+        {CORPUS_LABELS[n]: curve_coverage(run.spans[n], N) for n in run.order}
+    ).T
     return coverage[["spans_above", "tokens_above", "spans_below", "tokens_below"]]
 
 

@@ -11,6 +11,7 @@ together in the chapter's order. Two records carry what the notebook passes from
 ``numbers`` from them and the later measurements. What the notebook shows of them (tables,
 figures, generated text) is :mod:`cadlib.chapters.decoding.report`.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -87,15 +88,19 @@ class Setup(NamedTuple):
     label: str
 
 
-def measurement_label(model_name: str, info: dict, hw: dict, device_type: str, threads: int,
-                      profile: str) -> str:  # fmt: skip
+def measurement_label(
+    model_name: str, info: dict, hw: dict, device_type: str, threads: int, profile: str
+) -> str:
     """The chapter's :func:`cadlib.record.results.setting_label`: the model with its dtype,
     attention and device type, the profile, then the machine (on CUDA the GPU's name, on CPU
     the CPU's with the torch threads)."""
-    model = (f"model {model_name} ({info['dtype']}, {info['attn_implementation']} attention, "
-             f"{device_type})")  # fmt: skip
-    return setting_label(model, profile=profile, hw=hw,
-                         threads=None if device_type == "cuda" else threads)  # fmt: skip
+    model = (
+        f"model {model_name} ({info['dtype']}, {info['attn_implementation']} attention, "
+        f"{device_type})"
+    )
+    return setting_label(
+        model, profile=profile, hw=hw, threads=None if device_type == "cuda" else threads
+    )
 
 
 def load_setup(params: dict, device: str = "auto") -> Setup:
@@ -108,11 +113,21 @@ def load_setup(params: dict, device: str = "auto") -> Setup:
     dev = resolve_device(device)
     if params["threads"]:
         set_threads(params["threads"])
-    net = load_model(params["model"], device=str(dev), dtype=params["dtype"],
-                     attn_implementation=params["attn_implementation"])  # fmt: skip
+    net = load_model(
+        params["model"],
+        device=str(dev),
+        dtype=params["dtype"],
+        attn_implementation=params["attn_implementation"],
+    )
     tok = load_tokenizer(params["model"])
-    label = measurement_label(params["model"], model_info(net), hardware_info(str(dev)),
-                              dev.type, torch.get_num_threads(), params["profile"])  # fmt: skip
+    label = measurement_label(
+        params["model"],
+        model_info(net),
+        hardware_info(str(dev)),
+        dev.type,
+        torch.get_num_threads(),
+        params["profile"],
+    )
     return Setup(net, tok, dev, label)
 
 
@@ -124,10 +139,18 @@ def load_cases(params: dict, corpora, tokenizer, seed: int = 0):
     names = corpora or list(params["timing_cases"])
     corpus = {name: load_corpus(name) for name in names}
     max_ids = params["timing_max_ids"] or {}
-    timed = [x for name in names for x in timed_sample(
-        name, corpus[name], params["timing_cases"].get(name), tokenizer, max_ids.get(name), seed)]
-    free = [prepare(name, case, tokenizer) for name in names
-            for case in seeded_subset(corpus[name], params["free_run_cases"].get(name), seed)]
+    timed = [
+        x
+        for name in names
+        for x in timed_sample(
+            name, corpus[name], params["timing_cases"].get(name), tokenizer, max_ids.get(name), seed
+        )
+    ]
+    free = [
+        prepare(name, case, tokenizer)
+        for name in names
+        for case in seeded_subset(corpus[name], params["free_run_cases"].get(name), seed)
+    ]
     return corpus, timed, free
 
 
@@ -190,16 +213,18 @@ def timed_setting(params: dict) -> str:
     return f"K={params['pld_num_tokens']} n={params['pld_max_ngram']}"
 
 
-def time_methods(model, tokenizer, inputs: list[CaseInputs], params: dict,
-                 record: Recorder | None = None) -> TimedRun:  # fmt: skip
+def time_methods(
+    model, tokenizer, inputs: list[CaseInputs], params: dict, record: Recorder | None = None
+) -> TimedRun:
     """Time the three methods on ``inputs`` (:func:`cadlib.chapters.decoding.measure.time_on_gold`)
     between two halves of the forward-cost grid's trials (``grid_contexts``, ``grid_trials``), then
     price the timed runs on that grid (:func:`timed_run`). With a ``record``
     (:class:`cadlib.record.replay.Recorder`), the measurements (:func:`measure_timing`) are recorded
     as ``timing``, or replayed from the committed record without timing anything."""
     raw = with_record(record, "timing", lambda: measure_timing(model, tokenizer, inputs, params))
-    return timed_run(inputs, raw["rows"], raw["forced"], CM.CostGrid(raw["grid"]), tokenizer,
-                     params)  # fmt: skip
+    return timed_run(
+        inputs, raw["rows"], raw["forced"], CM.CostGrid(raw["grid"]), tokenizer, params
+    )
 
 
 def measure_timing(model, tokenizer, inputs: list[CaseInputs], params: dict) -> dict:
@@ -209,24 +234,39 @@ def measure_timing(model, tokenizer, inputs: list[CaseInputs], params: dict) -> 
     trials = max(1, params["grid_trials"] // 2)
     grid_runs = [measure_forward_costs(model, params["grid_contexts"], trials=trials)]
     rows, forced = D.time_on_gold(model, tokenizer, inputs, params)
-    grid_runs.append(measure_forward_costs(model, params["grid_contexts"], trials=trials,
-                                           warmup=0))  # fmt: skip
+    grid_runs.append(measure_forward_costs(model, params["grid_contexts"], trials=trials, warmup=0))
     return dict(rows=rows, forced=forced, grid=pd.concat(grid_runs, ignore_index=True))
 
 
-def timed_run(inputs: list[CaseInputs], rows: pd.DataFrame, forced: dict, grid: CM.CostGrid,
-              tokenizer, params: dict) -> TimedRun:  # fmt: skip
+def timed_run(
+    inputs: list[CaseInputs],
+    rows: pd.DataFrame,
+    forced: dict,
+    grid: CM.CostGrid,
+    tokenizer,
+    params: dict,
+) -> TimedRun:
     """A :class:`TimedRun` from measured ``rows`` and ``grid`` (deterministic): the speed
     table, the timed cases' accounting priced on the grid, the validation of the timed
     methods (autoregressive, Copy-as-Decode m=0, prompt lookup at :func:`timed_setting`)
     and the bounds from the same grid."""
     names = dict.fromkeys(x.corpus for x in inputs)
-    acc = A.corpus_forwards({c: [x.case for x in inputs if x.corpus == c] for c in names},
-                            tokenizer, cost=grid.predict, progress=False)  # fmt: skip
-    return TimedRun(inputs=inputs, rows=rows, forced=forced, grid=grid,
-                    speed=D.speed_table(rows), accounting=acc,
-                    validation=CM.validation(rows, timed_accounting(acc, params)),
-                    bounds=CM.timed_bounds(rows, acc))  # fmt: skip
+    acc = A.corpus_forwards(
+        {c: [x.case for x in inputs if x.corpus == c] for c in names},
+        tokenizer,
+        cost=grid.predict,
+        progress=False,
+    )
+    return TimedRun(
+        inputs=inputs,
+        rows=rows,
+        forced=forced,
+        grid=grid,
+        speed=D.speed_table(rows),
+        accounting=acc,
+        validation=CM.validation(rows, timed_accounting(acc, params)),
+        bounds=CM.timed_bounds(rows, acc),
+    )
 
 
 def timed_accounting(acc: pd.DataFrame, params: dict) -> pd.DataFrame:
@@ -236,7 +276,8 @@ def timed_accounting(acc: pd.DataFrame, params: dict) -> pd.DataFrame:
     :data:`cadlib.decoding.methods.DRAFTED`."""
     drafted = (acc.method == "Copy-as-Decode") & (acc.setting == DRAFTED_SETTING)
     keep = (acc.setting.isin(["", "m=0", timed_setting(params)]) | drafted) & (
-        acc.method != A.BOUND)  # fmt: skip
+        acc.method != A.BOUND
+    )
     return acc.assign(method=acc.method.where(~drafted, DRAFTED))[keep]
 
 
@@ -260,9 +301,14 @@ class EveryCase:
     predicted: pd.DataFrame
 
 
-def account_every_case(params: dict, tokenizer, grid: CM.CostGrid, seed: int = 0,
-                       corpora: dict | None = None,
-                       progress: bool = True) -> EveryCase:  # fmt: skip
+def account_every_case(
+    params: dict,
+    tokenizer,
+    grid: CM.CostGrid,
+    seed: int = 0,
+    corpora: dict | None = None,
+    progress: bool = True,
+) -> EveryCase:
     """Count the forwards of every method on every case of ``params["accounting_corpora"]``
     (``corpora``: those corpora already loaded, by name), price them on ``grid``, pick the
     rival's best setting per corpus and summarize (seeded bootstrap intervals)."""
@@ -272,9 +318,11 @@ def account_every_case(params: dict, tokenizer, grid: CM.CostGrid, seed: int = 0
     best = A.best_prompt_lookup(rows)
     return EveryCase(
         sources={name: getattr(c, "source", "").split(":")[0] for name, c in corpora.items()},
-        rows=rows, best=best, summary=A.forwards_summary(rows, best, seed),
+        rows=rows,
+        best=best,
+        summary=A.forwards_summary(rows, best, seed),
         predicted=CM.predicted_speedups(rows, best, seed),
-    )  # fmt: skip
+    )
 
 
 def free_run_summary(fr: pd.DataFrame) -> pd.DataFrame:
@@ -283,21 +331,31 @@ def free_run_summary(fr: pd.DataFrame) -> pd.DataFrame:
     ``AssertionError`` if any program failed to parse or resolve strictly, which the FSM
     rules out."""
     by = fr.groupby("corpus")
-    summary = pd.DataFrame({
-        "cases": by.size(),
-        "parse rate": by.parsed.mean(),
-        "strict-resolve rate": by.strict_resolved.mean(),
-        "EM (byte-exact)": by.em.mean(),
-        "EM (trimmed)": by.em_trimmed.mean(),
-        "realized copy fraction": by.copy_fraction.mean(),
-        "budget closed": by.budget_closed.mean(),
-    })  # fmt: skip
-    summary.loc["pooled"] = [len(fr), fr.parsed.mean(), fr.strict_resolved.mean(), fr.em.mean(),
-                             fr.em_trimmed.mean(), fr.copy_fraction.mean(),
-                             fr.budget_closed.mean()]  # fmt: skip
+    summary = pd.DataFrame(
+        {
+            "cases": by.size(),
+            "parse rate": by.parsed.mean(),
+            "strict-resolve rate": by.strict_resolved.mean(),
+            "EM (byte-exact)": by.em.mean(),
+            "EM (trimmed)": by.em_trimmed.mean(),
+            "realized copy fraction": by.copy_fraction.mean(),
+            "budget closed": by.budget_closed.mean(),
+        }
+    )
+    summary.loc["pooled"] = [
+        len(fr),
+        fr.parsed.mean(),
+        fr.strict_resolved.mean(),
+        fr.em.mean(),
+        fr.em_trimmed.mean(),
+        fr.copy_fraction.mean(),
+        fr.budget_closed.mean(),
+    ]
     if not (summary["parse rate"].min() == 1.0 and summary["strict-resolve rate"].min() == 1.0):
-        raise AssertionError("a free-run program failed to parse or resolve strictly:\n"
-                             f"{summary[['parse rate', 'strict-resolve rate']]}")
+        raise AssertionError(
+            "a free-run program failed to parse or resolve strictly:\n"
+            f"{summary[['parse rate', 'strict-resolve rate']]}"
+        )
     return summary
 
 
@@ -313,8 +371,13 @@ def goals(timing: TimedRun, every: EveryCase) -> pd.DataFrame:
     timed sample; a predicted goal within the cost model's largest error against the clock on
     this run is undecided."""
     pooled = timing.bounds.set_index("corpus").loc["pooled"]
-    return CM.goals(every.summary, every.predicted, timing.speed, pooled,
-                    model_error(CM.validation_summary(timing.validation)))  # fmt: skip
+    return CM.goals(
+        every.summary,
+        every.predicted,
+        timing.speed,
+        pooled,
+        model_error(CM.validation_summary(timing.validation)),
+    )
 
 
 def model_error(validation_summary: pd.DataFrame) -> float:
@@ -325,8 +388,12 @@ def model_error(validation_summary: pd.DataFrame) -> float:
 
 def speed_frame(numbers: dict) -> pd.DataFrame:
     """A results file's ``speed`` (keyed ``corpus/method``) as the speed table's rows."""
-    return pd.DataFrame([{"corpus": k.split("/")[0], "method": k.split("/", 1)[1], **v}
-                         for k, v in numbers["speed"].items()])  # fmt: skip
+    return pd.DataFrame(
+        [
+            {"corpus": k.split("/")[0], "method": k.split("/", 1)[1], **v}
+            for k, v in numbers["speed"].items()
+        ]
+    )
 
 
 def goals_from_numbers(numbers: dict) -> pd.DataFrame:
@@ -334,13 +401,18 @@ def goals_from_numbers(numbers: dict) -> pd.DataFrame:
     run's), under the rules of this code, not those in force when the file was written."""
     cm = numbers["cost_model"]
     bounds = pd.DataFrame(cm["timed_bounds"]).set_index("corpus").loc["pooled"]
-    return CM.goals(pd.DataFrame(numbers["accounting"]["summary"]),
-                    pd.DataFrame(cm["predicted_speedups"]), speed_frame(numbers), bounds,
-                    model_error(pd.DataFrame(cm["validation_summary"])))  # fmt: skip
+    return CM.goals(
+        pd.DataFrame(numbers["accounting"]["summary"]),
+        pd.DataFrame(cm["predicted_speedups"]),
+        speed_frame(numbers),
+        bounds,
+        model_error(pd.DataFrame(cm["validation_summary"])),
+    )
 
 
-def case_records(every: EveryCase, timing: TimedRun, fr: pd.DataFrame | None,
-                 params: dict) -> list[dict]:  # fmt: skip
+def case_records(
+    every: EveryCase, timing: TimedRun, fr: pd.DataFrame | None, params: dict
+) -> list[dict]:
     """:func:`cadlib.chapters.decoding.measure.case_records` of this run (timed runs at
     :func:`timed_setting`)."""
     return D.case_records(every.rows, every.best, timing.rows, fr, timed_setting(params))
@@ -350,8 +422,19 @@ def _records(df: pd.DataFrame) -> list[dict]:
     return df.astype(object).where(df.notna(), None).to_dict(orient="records")
 
 
-_SPEED_KEYS = ("cases", "T", "forwards", "forwards_per_token", "forward_ratio", "decode_s",
-               "decode_s_min", "decode_s_max", "speedup", "speedup_min", "speedup_max")  # fmt: skip
+_SPEED_KEYS = (
+    "cases",
+    "T",
+    "forwards",
+    "forwards_per_token",
+    "forward_ratio",
+    "decode_s",
+    "decode_s_min",
+    "decode_s_max",
+    "speedup",
+    "speedup_min",
+    "speedup_max",
+)
 
 
 def boundary_effect_numbers(effect: pd.DataFrame) -> dict:
@@ -360,12 +443,13 @@ def boundary_effect_numbers(effect: pd.DataFrame) -> dict:
     floats, compared within :data:`cadlib.book.rerun_check.MODEL_FLOAT`)."""
     differ = effect[~effect.same_prefix]
     return {
-        "boundaries": len(effect), "different_prefix": len(differ),
+        "boundaries": len(effect),
+        "different_prefix": len(differ),
         "fsm_choice_agree": int(effect.fsm_choice_agree.sum()),
         "top1_agree": int(effect.top1_agree.sum()),
         "max_kl": float(effect.kl.max()) if len(effect) else None,
         "kl_differing": [float(k) for k in differ.kl],
-    }  # fmt: skip
+    }
 
 
 def speed_numbers(speed: pd.DataFrame) -> dict:
@@ -375,9 +459,15 @@ def speed_numbers(speed: pd.DataFrame) -> dict:
     return {f"{c}/{m}": {k: by.loc[(c, m), k] for k in _SPEED_KEYS} for c, m in by.index}
 
 
-def decoding_numbers(timing: TimedRun, every: EveryCase, fr: pd.DataFrame, masks: pd.DataFrame,
-                     boundaries: pd.DataFrame, effect: pd.DataFrame,
-                     runtime_s: float) -> dict:  # fmt: skip
+def decoding_numbers(
+    timing: TimedRun,
+    every: EveryCase,
+    fr: pd.DataFrame,
+    masks: pd.DataFrame,
+    boundaries: pd.DataFrame,
+    effect: pd.DataFrame,
+    runtime_s: float,
+) -> dict:
     """The ``numbers`` of ``results/decoding.json``: speeds of the timed sample, the cost
     model (grid, validation, bounds, predicted speedups), the goals, the free run, the
     teacher-forced agreement, fixed and mask costs, the boundary counts and their effect, and
@@ -386,7 +476,8 @@ def decoding_numbers(timing: TimedRun, every: EveryCase, fr: pd.DataFrame, masks
         "speed": speed_numbers(timing.speed),
         "timed_cases": {x.case.id: x.corpus for x in timing.inputs},
         "cost_model": {
-            "grid": _records(timing.grid.table), "validation": _records(timing.validation),
+            "grid": _records(timing.grid.table),
+            "validation": _records(timing.validation),
             "validation_summary": _records(CM.validation_summary(timing.validation)),
             "timed_bounds": _records(timing.bounds),
             "predicted_speedups": _records(every.predicted),
@@ -401,19 +492,26 @@ def decoding_numbers(timing: TimedRun, every: EveryCase, fr: pd.DataFrame, masks
         "free_run_ended_by_model": int((~fr.budget_closed).sum()),
         "boundary_effect": boundary_effect_numbers(effect),
         "accounting": {
-            "summary": _records(every.summary), "best_prompt_lookup": every.best.to_dict(),
+            "summary": _records(every.summary),
+            "best_prompt_lookup": every.best.to_dict(),
             "setting_grid": {s: row.to_dict() for s, row in A.setting_grid(every.rows).iterrows()},
         },
         "runtime_s": runtime_s,
-    }  # fmt: skip
+    }
 
 
 def write_decoding_results(ch: Chapter, numbers: dict, label: str, device) -> Path:
     """Write ``results/decoding.json`` (``decoding.<profile>.json`` for another profile) with
     the paper's figures beside ``numbers`` and the run's parameters and label
     (:meth:`cadlib.record.session.Chapter.write`); return the path."""
-    return ch.write(numbers, D.paper_numbers(), model=ch.P["model"], tokenizer=ch.P["model"],
-                    device=str(device), extra_params={"label": label})  # fmt: skip
+    return ch.write(
+        numbers,
+        D.paper_numbers(),
+        model=ch.P["model"],
+        tokenizer=ch.P["model"],
+        device=str(device),
+        extra_params={"label": label},
+    )
 
 
 #: The command that records ``results/decoding.full.json`` (and its per-case records), on a
@@ -434,8 +532,9 @@ def answer(numbers: dict, where: str) -> str:
     speed = numbers["speed"]
     cad, pld = speed["pooled/Copy-as-Decode"], speed["pooled/prompt lookup"]
     drafted = speed.get(f"pooled/{DRAFTED}")
-    bound = next((b for b in numbers["cost_model"]["timed_bounds"] if b["corpus"] == "pooled"),
-                 None)  # fmt: skip
+    bound = next(
+        (b for b in numbers["cost_model"]["timed_bounds"] if b["corpus"] == "pooled"), None
+    )
     free = next((r for r in numbers["free_run"] if r["corpus"] == "pooled"), None)
     with_drafts = f" ({drafted['speedup']:.2f}× with its drafts)" if drafted else ""
     if cad["speedup"] > pld["speedup"]:
@@ -444,18 +543,24 @@ def answer(numbers: dict, where: str) -> str:
         rank = "faster than prompt lookup only with its drafts"
     else:
         rank = "slower than prompt lookup"
-    out = [f"On the timed sample ({cad['cases']} cases, {cad['T']:,} output ids; {where}), "
-           f"forced-oracle Copy-as-Decode produces the same output {cad['speedup']:.2f}× faster "
-           f"than autoregressive decoding{with_drafts}, against {pld['speedup']:.2f}× for "
-           f"prompt lookup: {rank}."]  # fmt: skip
+    out = [
+        f"On the timed sample ({cad['cases']} cases, {cad['T']:,} output ids; {where}), "
+        f"forced-oracle Copy-as-Decode produces the same output {cad['speedup']:.2f}× faster "
+        f"than autoregressive decoding{with_drafts}, against {pld['speedup']:.2f}× for "
+        f"prompt lookup: {rank}."
+    ]
     if bound is not None:
-        out.append(f"The paper's bound bnd_exact, from the forward costs of the same run, is "
-                   f"{bound['bnd_exact_grid']:.2f}×: the plain decoder realizes "
-                   f"{bound['realized_over_bnd_exact']:.0%} of it, because every op also costs "
-                   "decision forwards that the bound does not charge.")  # fmt: skip
+        out.append(
+            f"The paper's bound bnd_exact, from the forward costs of the same run, is "
+            f"{bound['bnd_exact_grid']:.2f}×: the plain decoder realizes "
+            f"{bound['realized_over_bnd_exact']:.0%} of it, because every op also costs "
+            "decision forwards that the bound does not charge."
+        )
     if free is not None:
-        out.append(f"Decoding freely, the untrained model's programs parse in "
-                   f"{free['parse rate']:.0%} and resolve strictly in "
-                   f"{free['strict-resolve rate']:.0%} of {free['cases']} runs (by construction "
-                   f"of the FSM), with exact match in {free['EM (byte-exact)']:.0%}.")  # fmt: skip
+        out.append(
+            f"Decoding freely, the untrained model's programs parse in "
+            f"{free['parse rate']:.0%} and resolve strictly in "
+            f"{free['strict-resolve rate']:.0%} of {free['cases']} runs (by construction "
+            f"of the FSM), with exact match in {free['EM (byte-exact)']:.0%}."
+        )
     return " ".join(out)

@@ -67,22 +67,37 @@ __all__ = [
 #: 2-core machine shared with other jobs, two contended threads made a decode step ~10x slower.
 #: Corpora whose every case the forward accounting covers (no model: seconds, so every profile).
 ACCOUNTED = (
-    "heval-fix-py", "heval-fix-js", "heval-fix-java", "heval-fix-go", "heval-fix-cpp",
-    "heval-fix-rust", "probeedit", "realedits-flask",
-)  # fmt: skip
+    "heval-fix-py",
+    "heval-fix-js",
+    "heval-fix-java",
+    "heval-fix-go",
+    "heval-fix-cpp",
+    "heval-fix-rust",
+    "probeedit",
+    "realedits-flask",
+)
 
 _TIMED_PLD_PARAMS = dict(pld_num_tokens=TIMED_PLD[0], pld_max_ngram=TIMED_PLD[1])
 
 _CPU = dict(
-    model="smollm2-135m-instruct", dtype="float32", attn_implementation="sdpa", threads=1,
+    model="smollm2-135m-instruct",
+    dtype="float32",
+    attn_implementation="sdpa",
+    threads=1,
     timing_cases={"heval-fix-py": 2, "heval-fix-js": 2, "probeedit": 1},
     timing_max_ids={"heval-fix-py": 300, "heval-fix-js": 300, "probeedit": 800},
     free_run_cases={"heval-fix-py": 2, "heval-fix-js": 2, "probeedit": 1},
-    repeats=2, warmup=1, max_new_tokens=48, min_span=0,
-    **_TIMED_PLD_PARAMS, effect_cases=3, mask_reps=3000,
+    repeats=2,
+    warmup=1,
+    max_new_tokens=48,
+    min_span=0,
+    **_TIMED_PLD_PARAMS,
+    effect_cases=3,
+    mask_reps=3000,
     accounting_corpora=ACCOUNTED,
-    grid_contexts=(128, 512, 1024, 2048, 3072), grid_trials=2,
-)  # fmt: skip
+    grid_contexts=(128, 512, 1024, 2048, 3072),
+    grid_trials=2,
+)
 
 PROFILES = {
     "cpu": _CPU,
@@ -91,13 +106,23 @@ PROFILES = {
     # trained weights; the Qwen2.5 BPE built offline), bf16, eager, on a small stratified
     # sample; cadlib.cli.gpu_check runs only the timing and its cost grid.
     "gpu": dict(
-        model="qwen2.5-7b-random", dtype="bfloat16", attn_implementation="eager", threads=None,
+        model="qwen2.5-7b-random",
+        dtype="bfloat16",
+        attn_implementation="eager",
+        threads=None,
         timing_cases={"heval-fix-py": 3, "heval-fix-js": 3, "probeedit": 2},
         timing_max_ids={"heval-fix-py": 400, "heval-fix-js": 400, "probeedit": 1000},
         free_run_cases={"heval-fix-py": 0, "heval-fix-js": 0, "probeedit": 0},
-        repeats=2, warmup=1, max_new_tokens=48, min_span=0,
-        **_TIMED_PLD_PARAMS, effect_cases=0, mask_reps=0, accounting_corpora=(),
-        grid_contexts=(128, 512, 1024, 2048, 4096), grid_trials=2,
+        repeats=2,
+        warmup=1,
+        max_new_tokens=48,
+        min_span=0,
+        **_TIMED_PLD_PARAMS,
+        effect_cases=0,
+        mask_reps=0,
+        accounting_corpora=(),
+        grid_contexts=(128, 512, 1024, 2048, 4096),
+        grid_trials=2,
     ),
     # The cpu profile's larger timed sample (run once, on a quiet machine; results in
     # results/decoding.full.json): ~3.4x the timed ids of the cpu profile; 45 minutes on the
@@ -112,30 +137,47 @@ PROFILES = {
         "grid_trials": 4,
     },
     "paper": dict(
-        model="Qwen/Qwen2.5-7B-Instruct", dtype="bfloat16", attn_implementation="eager",
+        model="Qwen/Qwen2.5-7B-Instruct",
+        dtype="bfloat16",
+        attn_implementation="eager",
         threads=None,
         timing_cases={"heval-fix-py": None, "heval-fix-js": None, "probeedit": None},
         timing_max_ids=None,
         free_run_cases={"heval-fix-py": None, "heval-fix-js": None, "probeedit": None},
-        repeats=5, warmup=2, max_new_tokens=256, min_span=0,
-        **_TIMED_PLD_PARAMS, effect_cases=30, mask_reps=20000,
+        repeats=5,
+        warmup=2,
+        max_new_tokens=256,
+        min_span=0,
+        **_TIMED_PLD_PARAMS,
+        effect_cases=30,
+        mask_reps=20000,
         accounting_corpora=ACCOUNTED,
-        grid_contexts=(128, 512, 1024, 2048, 4096, 8192), grid_trials=5,
+        grid_contexts=(128, 512, 1024, 2048, 4096, 8192),
+        grid_trials=5,
     ),
     # CI's check of the paper path (make test-smoke): a hub-style model loaded by
     # from_pretrained from a local stand-in (cadlib.models.QWEN2_SMOKE: 2-layer Qwen2), bf16,
     # eager, one case per corpus, short budgets; seconds on CPU, numbers meaningless.
     "smoke": dict(
-        model="qwen2-smoke", dtype="bfloat16", attn_implementation="eager", threads=1,
+        model="qwen2-smoke",
+        dtype="bfloat16",
+        attn_implementation="eager",
+        threads=1,
         timing_cases={"heval-fix-py": 1, "heval-fix-js": 1, "probeedit": 1},
         timing_max_ids={"heval-fix-py": 60, "heval-fix-js": 60, "probeedit": 800},
         free_run_cases={"heval-fix-py": 1, "heval-fix-js": 1, "probeedit": 1},
-        repeats=1, warmup=1, max_new_tokens=16, min_span=0,
-        **_TIMED_PLD_PARAMS, effect_cases=1, mask_reps=100,
+        repeats=1,
+        warmup=1,
+        max_new_tokens=16,
+        min_span=0,
+        **_TIMED_PLD_PARAMS,
+        effect_cases=1,
+        mask_reps=100,
         accounting_corpora=("heval-fix-py",),
-        grid_contexts=(64, 256), grid_trials=1,
+        grid_contexts=(64, 256),
+        grid_trials=1,
     ),
-}  # fmt: skip
+}
 
 
 def time_on_gold(model, tokenizer, inputs: list, params: dict, progress: bool = True):
@@ -150,8 +192,9 @@ def time_on_gold(model, tokenizer, inputs: list, params: dict, progress: bool = 
     each case (for the fixed-cost analysis).
     """
     decoder = CopyDecoder(model, tokenizer, min_span=params["min_span"])
-    methods = make_methods(model, decoder, (params["pld_num_tokens"], params["pld_max_ngram"]),
-                           TIMED)  # fmt: skip
+    methods = make_methods(
+        model, decoder, (params["pld_num_tokens"], params["pld_max_ngram"]), TIMED
+    )
     for _ in range(params["warmup"]):  # the first calls are several times slower
         for method in methods:
             method.run(inputs[0])
@@ -172,12 +215,19 @@ def time_on_gold(model, tokenizer, inputs: list, params: dict, progress: bool = 
 
 def _row(x: CaseInputs, method: str, repeat: int, trace: Trace, res) -> dict:
     return dict(
-        corpus=x.corpus, case=x.case.id, method=method, repeat=repeat,
-        T=len(x.target) - 1, wall_s=trace.wall_s, prefill_s=trace.prefill_s,
-        decode_s=trace.decode_s, forwards=trace.n_forwards - 1,
+        corpus=x.corpus,
+        case=x.case.id,
+        method=method,
+        repeat=repeat,
+        T=len(x.target) - 1,
+        wall_s=trace.wall_s,
+        prefill_s=trace.prefill_s,
+        decode_s=trace.decode_s,
+        forwards=trace.n_forwards - 1,
         forward_s=sum(f.seconds for f in trace.forwards if f.kind != "prefill"),
-        spliced=res.n_spliced if res else 0, **trace.info,
-    )  # fmt: skip
+        spliced=res.n_spliced if res else 0,
+        **trace.info,
+    )
 
 
 def speed_table(rows: pd.DataFrame) -> pd.DataFrame:
@@ -194,19 +244,27 @@ def speed_table(rows: pd.DataFrame) -> pd.DataFrame:
             free = free + rows[col].fillna(0)
     rows = rows.assign(free=free)
     per = rows.groupby(["corpus", "method", "repeat"]).agg(
-        cases=("case", "nunique"), T=("T", "sum"), forwards=("forwards", "sum"),
-        decode_s=("decode_s", "sum"), free=("free", "sum"),
-    )  # fmt: skip
+        cases=("case", "nunique"),
+        T=("T", "sum"),
+        forwards=("forwards", "sum"),
+        decode_s=("decode_s", "sum"),
+        free=("free", "sum"),
+    )
     ar = per.xs("autoregressive", level="method")
     speed = per["decode_s"].rdiv(ar["decode_s"].reindex(per.index.droplevel("method")).values)
     per = per.assign(speedup=speed.values)
     out = per.groupby(["corpus", "method"]).agg(
-        cases=("cases", "first"), T=("T", "first"), forwards=("forwards", "first"),
+        cases=("cases", "first"),
+        T=("T", "first"),
+        forwards=("forwards", "first"),
         free=("free", "first"),
-        decode_s=("decode_s", "median"), decode_s_min=("decode_s", "min"),
-        decode_s_max=("decode_s", "max"), speedup=("speedup", "median"),
-        speedup_min=("speedup", "min"), speedup_max=("speedup", "max"),
-    )  # fmt: skip
+        decode_s=("decode_s", "median"),
+        decode_s_min=("decode_s", "min"),
+        decode_s_max=("decode_s", "max"),
+        speedup=("speedup", "median"),
+        speedup_min=("speedup", "min"),
+        speedup_max=("speedup", "max"),
+    )
     out["forwards_per_token"] = out["forwards"] / out["T"]
     ar_fw = out.xs("autoregressive", level="method")["forwards"]
     corpora = out.index.get_level_values("corpus")
@@ -215,8 +273,9 @@ def speed_table(rows: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index()
 
 
-def run_summary(speed: pd.DataFrame, bounds: pd.DataFrame | None, label: str,
-                effect: pd.DataFrame | None = None) -> str:
+def run_summary(
+    speed: pd.DataFrame, bounds: pd.DataFrame | None, label: str, effect: pd.DataFrame | None = None
+) -> str:
     """Markdown of a run's headline figures per corpus (forward ratios, wall-clock speedups
     with their range, the bounds from the same forward-cost grid,
     :func:`cadlib.costs.cost_model.timed_bounds`) and of the boundary effect: what the chapter's
@@ -238,24 +297,29 @@ def run_summary(speed: pd.DataFrame, bounds: pd.DataFrame | None, label: str,
         bnd = ""
         if bounds is not None and corpus in bounds.index:
             b = bounds.loc[corpus]
-            bnd = (f"; bnd_exact {b['bnd_exact_grid']:.2f}×, bnd_fsm {b['bnd_fsm_grid']:.2f}× "
-                   f"(same grid), realized / bnd_exact {b['realized_over_bnd_exact']:.2f}")
+            bnd = (
+                f"; bnd_exact {b['bnd_exact_grid']:.2f}×, bnd_fsm {b['bnd_fsm_grid']:.2f}× "
+                f"(same grid), realized / bnd_exact {b['realized_over_bnd_exact']:.2f}"
+            )
         lines.append(
             f"* **{corpus}** (T = {int(cad['T'])} ids): forward ratio (autoregressive forwards "
             f"/ its forwards) {cad.forward_ratio:.2f}× for Copy-as-Decode{fw_d}, "
             f"{pld.forward_ratio:.2f}× for prompt lookup; wall-clock speedup {wall(cad)}"
-            f"{wall_d} vs {wall(pld)}{bnd}")  # fmt: skip
+            f"{wall_d} vs {wall(pld)}{bnd}"
+        )
     text = f"*This run ({label}), forced-oracle decoding:*\n\n" + "\n".join(lines)
     if effect is not None and len(effect):
         differ = effect[~effect.same_prefix]
         if len(differ):
             kl = differ.kl
-            text += (f"\n\nWhere our ids and the naive ids differ at an op boundary ({len(differ)} "
-                     f"of {len(effect)}), the next-id distribution moves by a median "
-                     f"{kl.median():.3f} nats (KL; from {kl.min():.3f} to {kl.max():.3f}, "
-                     f"{int((kl < 0.1).sum())} below 0.1), while the FSM's masked choice agreed "
-                     f"at {int(effect.fsm_choice_agree.sum())} of {len(effect)} boundaries and "
-                     f"the unmasked top-1 at {int(effect.top1_agree.sum())}.")  # fmt: skip
+            text += (
+                f"\n\nWhere our ids and the naive ids differ at an op boundary ({len(differ)} "
+                f"of {len(effect)}), the next-id distribution moves by a median "
+                f"{kl.median():.3f} nats (KL; from {kl.min():.3f} to {kl.max():.3f}, "
+                f"{int((kl < 0.1).sum())} below 0.1), while the FSM's masked choice agreed "
+                f"at {int(effect.fsm_choice_agree.sum())} of {len(effect)} boundaries and "
+                f"the unmasked top-1 at {int(effect.top1_agree.sum())}."
+            )
     return text
 
 
@@ -274,15 +338,24 @@ def free_run(model, tokenizer, inputs: list, max_new_tokens: int, progress: bool
             strict = True
         except (ValueError, ResolveError):
             program = None
-        rows.append(dict(
-            corpus=x.corpus, case=x.case.id, parsed=parsed, strict_resolved=strict,
-            em=text == x.case.gold,
-            em_trimmed=text is not None and equal_stripped(text, x.case.gold),
-            copy_fraction=res.copy_fraction, ops=len(program or ()),
-            copies=len(program.copies) if program else 0, decisions=res.n_chosen,
-            budget_closed=res.budget_closed, forwards=res.trace.n_forwards,
-            wall_s=res.trace.wall_s, program=res.program_text,
-        ))  # fmt: skip
+        rows.append(
+            dict(
+                corpus=x.corpus,
+                case=x.case.id,
+                parsed=parsed,
+                strict_resolved=strict,
+                em=text == x.case.gold,
+                em_trimmed=text is not None and equal_stripped(text, x.case.gold),
+                copy_fraction=res.copy_fraction,
+                ops=len(program or ()),
+                copies=len(program.copies) if program else 0,
+                decisions=res.n_chosen,
+                budget_closed=res.budget_closed,
+                forwards=res.trace.n_forwards,
+                wall_s=res.trace.wall_s,
+                program=res.program_text,
+            )
+        )
     return pd.DataFrame(rows)
 
 
@@ -304,8 +377,9 @@ def fixed_costs(results: dict) -> pd.DataFrame:
     ops = [op for r in results.values() for op in r.ops if op["kind"] in ("copy", "gen")]
     q = lambda xs, scale: _quantiles([x * scale for x in xs])  # noqa: E731
     paper = {k: v[0] for k, v in _paper.FIXED_COSTS.items()}
-    per_op = lambda kind: _quantiles([op["forwards"] - op.get("gen", 0)  # noqa: E731
-                                      for op in ops if op["kind"] == kind])  # fmt: skip
+    per_op = lambda kind: _quantiles(  # noqa: E731
+        [op["forwards"] - op.get("gen", 0) for op in ops if op["kind"] == kind]
+    )
     rows = [
         ("tau: one-id decode forward", "ms", q(step, 1e3), paper["tau_ms"]),
         ("c_mask: FSM work per masked step", "ms", q(mask, 1e3), paper["c_mask_ms"]),
@@ -357,8 +431,16 @@ def mask_costs(tokenizer, vocab_size: int | None = None, reps: int = 3000) -> pd
     fsm = CopyGenFSM(table, doc, vocab_size=vocab_size)
     logits = torch.randn(fsm.vocab_size, generator=torch.Generator().manual_seed(0))
     after_op = walk_ids(fsm, fsm.initial(), table.program_open)
-    after_op = walk_ids(fsm, after_op, [*table.op_literals["gen"], *table.encode("x = 1"),
-                                        *table.gen_close, *table.after_gen_close])  # fmt: skip
+    after_op = walk_ids(
+        fsm,
+        after_op,
+        [
+            *table.op_literals["gen"],
+            *table.encode("x = 1"),
+            *table.gen_close,
+            *table.after_gen_close,
+        ],
+    )
     states = {
         "AWAIT_OP": after_op,
         "AFTER_LT": walk_ids(fsm, after_op, table.lt),
@@ -366,7 +448,7 @@ def mask_costs(tokenizer, vocab_size: int | None = None, reps: int = 3000) -> pd
         "GEN_BODY": walk_ids(fsm, after_op, [*table.op_literals["gen"], *table.encode("a")]),
         "GEN_BODY after </gen": walk_ids(
             fsm, after_op, [*table.op_literals["gen"], *table.gen_close[:-1]]
-        ),  # fmt: skip
+        ),
     }
     rows = []
     for name, st in states.items():
@@ -377,15 +459,20 @@ def mask_costs(tokenizer, vocab_size: int | None = None, reps: int = 3000) -> pd
         else:
             check = lambda a=allowed, t=tok: t in a  # noqa: E731
         mask = allowed.full_mask()
-        rows.append(dict(
-            state=name, allowed=len(allowed),
-            fill_us=_median_ns(lambda s=st: fsm.allowed(s), reps) / 1e3,
-            advance_us=_median_ns(lambda s=st, t=tok: fsm.advance(s, t), reps) / 1e3,
-            decoder_check_us=_median_ns(check, reps) / 1e3,
-            processor_apply_us=_median_ns(lambda m=mask: logits.masked_fill(~m, -1e9),
-                                          reps // 10) / 1e3,
-            first_visit_us=_first_visit_us(table, doc, fsm.vocab_size, st),
-        ))  # fmt: skip
+        rows.append(
+            dict(
+                state=name,
+                allowed=len(allowed),
+                fill_us=_median_ns(lambda s=st: fsm.allowed(s), reps) / 1e3,
+                advance_us=_median_ns(lambda s=st, t=tok: fsm.advance(s, t), reps) / 1e3,
+                decoder_check_us=_median_ns(check, reps) / 1e3,
+                processor_apply_us=_median_ns(
+                    lambda m=mask: logits.masked_fill(~m, -1e9), reps // 10
+                )
+                / 1e3,
+                first_visit_us=_first_visit_us(table, doc, fsm.vocab_size, st),
+            )
+        )
     return pd.DataFrame(rows)
 
 
@@ -408,12 +495,14 @@ def paper_numbers() -> dict:
     return {
         "bnd_exact": {name: row["bnd_exact"] for name, row in _paper.TABLE2.items()},
         "fixed_costs_ms": {
-            "c_mask": fixed["c_mask_ms"][0], "c_sync": fixed["c_sync_ms"][0],
-            "c_forced": fixed["c_forced_ms"][0], "tau_7b": fixed["tau_ms"][0],
+            "c_mask": fixed["c_mask_ms"][0],
+            "c_sync": fixed["c_sync_ms"][0],
+            "c_forced": fixed["c_forced_ms"][0],
+            "tau_7b": fixed["tau_ms"][0],
         },
         "free_run_untrained": "0/33 EM, 33/33 parse (Table 6, FSM-constrained untrained, "
         "Qwen2.5-Coder-1.5B)",
-    }  # fmt: skip
+    }
 
 
 #: Compositions the per-case records leave out (:func:`case_records`; the file stays under the
@@ -423,9 +512,13 @@ def paper_numbers() -> dict:
 UNRECORDED = ("m=0 no-JF", "m=0 +PLD", "m=0 +cursor")
 
 
-def case_records(acc: pd.DataFrame, best: pd.Series, measured: pd.DataFrame | None = None,
-                 free: pd.DataFrame | None = None,
-                 timed_setting: str = f"K={TIMED_PLD[0]} n={TIMED_PLD[1]}") -> list[dict]:
+def case_records(
+    acc: pd.DataFrame,
+    best: pd.Series,
+    measured: pd.DataFrame | None = None,
+    free: pd.DataFrame | None = None,
+    timed_setting: str = f"K={TIMED_PLD[0]} n={TIMED_PLD[1]}",
+) -> list[dict]:
     """Compact per-case records (issue 16 "Per-case outputs"): one per accounted case and
     headline method (autoregressive, prompt lookup at the corpus's best setting, every
     Copy-as-Decode variant but those of :data:`UNRECORDED`): forwards, ids fed, predicted
@@ -439,13 +532,23 @@ def case_records(acc: pd.DataFrame, best: pd.Series, measured: pd.DataFrame | No
         timed = {k: round(float(v), 4) for k, v in med.items()}
     cases = {c for c, _ in timed}
     pld = acc.method == "prompt lookup"
-    keep = ~pld | (acc.setting == acc.corpus.map(best)) | (
-        (acc.setting == timed_setting) & acc.case.isin(cases))  # fmt: skip
+    keep = (
+        ~pld
+        | (acc.setting == acc.corpus.map(best))
+        | ((acc.setting == timed_setting) & acc.case.isin(cases))
+    )
     out = []
     keep &= (acc.method != "bnd_exact charge") & ~acc.setting.isin(UNRECORDED)
     for r in acc[keep].itertuples():
-        rec = dict(case=r.case, corpus=r.corpus, method=r.method, setting=r.setting or None,
-                   T=int(r.T), forwards=int(r.forwards), ids_fed=int(r.ids_fed))
+        rec = dict(
+            case=r.case,
+            corpus=r.corpus,
+            method=r.method,
+            setting=r.setting or None,
+            T=int(r.T),
+            forwards=int(r.forwards),
+            ids_fed=int(r.ids_fed),
+        )
         if hasattr(r, "predicted_s"):
             rec["predicted_s"] = round(float(r.predicted_s), 4)
         if (r.case, r.method) in timed and r.setting in ("", "m=0", timed_setting):
@@ -453,12 +556,23 @@ def case_records(acc: pd.DataFrame, best: pd.Series, measured: pd.DataFrame | No
         elif r.setting == DRAFTED_SETTING and (r.case, DRAFTED) in timed:
             rec["measured_s"] = timed[(r.case, DRAFTED)]
         out.append(rec)
-    for r in (free.itertuples() if free is not None else ()):
-        out.append(dict(case=r.case, corpus=r.corpus, method="free run (FSM, greedy)",
-                        parsed=bool(r.parsed), strict_resolved=bool(r.strict_resolved),
-                        em=bool(r.em), em_trimmed=bool(r.em_trimmed), ops=int(r.ops),
-                        decisions=int(r.decisions), forwards=int(r.forwards),
-                        budget_closed=bool(r.budget_closed), program=r.program))  # fmt: skip
+    for r in free.itertuples() if free is not None else ():
+        out.append(
+            dict(
+                case=r.case,
+                corpus=r.corpus,
+                method="free run (FSM, greedy)",
+                parsed=bool(r.parsed),
+                strict_resolved=bool(r.strict_resolved),
+                em=bool(r.em),
+                em_trimmed=bool(r.em_trimmed),
+                ops=int(r.ops),
+                decisions=int(r.decisions),
+                forwards=int(r.forwards),
+                budget_closed=bool(r.budget_closed),
+                program=r.program,
+            )
+        )
     return out
 
 

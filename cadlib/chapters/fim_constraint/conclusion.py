@@ -36,15 +36,16 @@ LARGE = "make record CHAPTER=08_fim_constraint PROFILE=large"
 
 #: The paired comparisons of the arms, declared before any is made: (part, arm a, arm b);
 #: the ``<gen>``-body part is compared per system.
-ARM_PAIRS = (("edit", "FIM-constrained", "unconstrained"),
-             ("fim", "FIM-constrained", "unconstrained"),
-             ("fim", "FIM-constrained + context trim", "unconstrained + context trim"))
+ARM_PAIRS = (
+    ("edit", "FIM-constrained", "unconstrained"),
+    ("fim", "FIM-constrained", "unconstrained"),
+    ("fim", "FIM-constrained + context trim", "unconstrained + context trim"),
+)
 
 
 #: The outcomes compared, the primary one (:data:`PRIMARY`) first; "parses" counts what the
 #: budget closed and is secondary.
-ARM_OUTCOMES = {PRIMARY: "model ended & parses", "parses": "parses",
-                "passed": "tests pass"}
+ARM_OUTCOMES = {PRIMARY: "model ended & parses", "parses": "parses", "passed": "tests pass"}
 
 
 def load_run(profile: str = "large") -> tuple[dict, pd.DataFrame] | None:
@@ -61,8 +62,10 @@ def arm_tests(records: pd.DataFrame) -> pd.DataFrame:
     :data:`ARM_PAIRS` on each outcome of :data:`ARM_OUTCOMES`, on the same cases, with
     Holm-adjusted p-values over the whole family (level
     :data:`cadlib.metrics.ALPHA`)."""
-    recs = records.assign(ended_and_parses=(records.end == ENDS[0]) & records.parses,
-                          passed=records.passed.fillna(False).astype(bool))  # fmt: skip
+    recs = records.assign(
+        ended_and_parses=(records.end == ENDS[0]) & records.parses,
+        passed=records.passed.fillna(False).astype(bool),
+    )
     rows = []
     for part, a, b in ARM_PAIRS:
         sub = recs[recs.part == part]
@@ -75,9 +78,21 @@ def arm_tests(records: pd.DataFrame) -> pd.DataFrame:
                 raise ValueError(f"{part} {system}: arms {a!r} and {b!r} hold different cases")
             for key, label in ARM_OUTCOMES.items():
                 t = mcnemar_exact(list(ga[key]), list(gb[key]))
-                rows.append(dict(part=part, system=system, a=a, b=b, outcome=label, n=t["n"],
-                                 k_a=t["a"], k_b=t["b"], a_only=t["a_only"],
-                                 b_only=t["b_only"], p=t["p"]))  # fmt: skip
+                rows.append(
+                    dict(
+                        part=part,
+                        system=system,
+                        a=a,
+                        b=b,
+                        outcome=label,
+                        n=t["n"],
+                        k_a=t["a"],
+                        k_b=t["b"],
+                        a_only=t["a_only"],
+                        b_only=t["b_only"],
+                        p=t["p"],
+                    )
+                )
     out = pd.DataFrame(rows)
     if len(out):
         out["p_holm"] = holm(list(out.p))
@@ -93,8 +108,18 @@ def arm_tests_table(tests: pd.DataFrame) -> pd.DataFrame:
     t["arm b"] = [f"{b}: {rate_cell(k, n)}" for b, k, n in zip(t.b, t.k_b, t.n, strict=True)]
     t["only a / only b"] = [f"{x} / {y}" for x, y in zip(t.a_only, t.b_only, strict=True)]
     t["p (Holm)"] = [f"{p:.3g} ({q:.3g})" for p, q in zip(t.p, t.p_holm, strict=True)]
-    return t[["part", "system", "outcome", "arm a", "arm b", "only a / only b", "p (Holm)",
-              "significant"]]  # fmt: skip
+    return t[
+        [
+            "part",
+            "system",
+            "outcome",
+            "arm a",
+            "arm b",
+            "only a / only b",
+            "p (Holm)",
+            "significant",
+        ]
+    ]
 
 
 def rates_from_cases(records: pd.DataFrame) -> dict:
@@ -103,8 +128,10 @@ def rates_from_cases(records: pd.DataFrame) -> dict:
     current definitions (the primary metric, the budget-closed attempts)."""
     recs = records.assign(em=records.em.astype(bool))
     edit, fim = recs[recs.part == "edit"], recs[recs.part == "fim"]
-    return {"localized_edit": records_of(edit, ["system", "arm"]) if len(edit) else {},
-            "fim": records_of(fim, ["arm"]) if len(fim) else {}}
+    return {
+        "localized_edit": records_of(edit, ["system", "arm"]) if len(edit) else {},
+        "fim": records_of(fim, ["arm"]) if len(fim) else {},
+    }
 
 
 def records_of(frame: pd.DataFrame, by: list[str]) -> dict:
@@ -112,8 +139,9 @@ def records_of(frame: pd.DataFrame, by: list[str]) -> dict:
     return records(validity_table(frame, by), by)
 
 
-def large_run_markdown(results: dict, tests: pd.DataFrame,
-                       cases: pd.DataFrame | None = None) -> str:
+def large_run_markdown(
+    results: dict, tests: pd.DataFrame, cases: pd.DataFrame | None = None
+) -> str:
     """What the committed large run found, generated from its numbers: its setting, each
     arm's rates (:func:`run_summary`; recomputed from its case records ``cases`` when given,
     :func:`rates_from_cases`) and the paired tests, the primary metric's first."""
@@ -121,22 +149,36 @@ def large_run_markdown(results: dict, tests: pd.DataFrame,
     if cases is not None:
         r = {**results, "numbers": {**results["numbers"], **rates_from_cases(cases)}}
     p = r["params"]
-    edits = ("every held-out single-`<gen>` edit case" if p["edit_cases"] is None
-             else f"{p['edit_cases']} held-out single-`<gen>` edit cases")  # fmt: skip
-    where = (f"profile {r['profile']}, {r['model']}, seed {p['seed']}, {p['fim_cases']} FIM "
-             f"problems, {edits}; machine: {r['hardware']['cpu']}, "
-             f"{r['hardware']['cores']} cores")
+    edits = (
+        "every held-out single-`<gen>` edit case"
+        if p["edit_cases"] is None
+        else f"{p['edit_cases']} held-out single-`<gen>` edit cases"
+    )
+    where = (
+        f"profile {r['profile']}, {r['model']}, seed {p['seed']}, {p['fim_cases']} FIM "
+        f"problems, {edits}; machine: {r['hardware']['cpu']}, "
+        f"{r['hardware']['cores']} cores"
+    )
     sig = tests[tests.significant]
-    found = ("; ".join(f"{x.part} ({x.system}), {x.outcome}: {x.a} {x.k_a}/{x.n} vs {x.b} "
-                       f"{x.k_b}/{x.n}, Holm p {x.p_holm:.3g}" for x in sig.itertuples())
-             if len(sig) else "none")  # fmt: skip
-    return (f"{run_summary(r['numbers'], where)}\n\n{primary_tests_markdown(tests)}\n\n"
-            f"**Paired differences significant at {ALPHA} (Holm, {len(tests)} tests):** "
-            f"{found}.")
+    found = (
+        "; ".join(
+            f"{x.part} ({x.system}), {x.outcome}: {x.a} {x.k_a}/{x.n} vs {x.b} "
+            f"{x.k_b}/{x.n}, Holm p {x.p_holm:.3g}"
+            for x in sig.itertuples()
+        )
+        if len(sig)
+        else "none"
+    )
+    return (
+        f"{run_summary(r['numbers'], where)}\n\n{primary_tests_markdown(tests)}\n\n"
+        f"**Paired differences significant at {ALPHA} (Holm, {len(tests)} tests):** "
+        f"{found}."
+    )
 
 
-def evidence_outputs(large: tuple[dict, pd.DataFrame] | None, tests: pd.DataFrame | None,
-                     profile: str) -> tuple[str, pd.DataFrame | None]:
+def evidence_outputs(
+    large: tuple[dict, pd.DataFrame] | None, tests: pd.DataFrame | None, profile: str
+) -> tuple[str, pd.DataFrame | None]:
     """The chapter's section on its evidence run (:func:`load_run`: the large run and its case
     records; ``tests``: its :func:`arm_tests`), as ``(markdown, the paired tests' table or
     None)``: at the ``large`` profile (the run the book shows) that this chapter *is* that run,
@@ -148,28 +190,34 @@ def evidence_outputs(large: tuple[dict, pd.DataFrame] | None, tests: pd.DataFram
     results, cases = large
     caption = evidence_caption(results, "fim.large.json")
     if profile == results["profile"]:
-        text = (f"{replayed_run_note('fim', profile, LARGE)} The paired tests of its arms:"
-                f"\n\n{primary_tests_markdown(tests)}\n\n{caption}")
+        text = (
+            f"{replayed_run_note('fim', profile, LARGE)} The paired tests of its arms:"
+            f"\n\n{primary_tests_markdown(tests)}\n\n{caption}"
+        )
     else:
-        text = (f"{large_run_markdown(results, tests, cases)}\n\n*Regenerate with* `{LARGE}`."
-                f"\n\n{caption}")
+        text = (
+            f"{large_run_markdown(results, tests, cases)}\n\n*Regenerate with* `{LARGE}`."
+            f"\n\n{caption}"
+        )
     return text, arm_tests_table(tests)
 
 
 def primary_tests_markdown(tests: pd.DataFrame) -> str:
     """The paired tests (:func:`arm_tests`) of the primary outcome, one line each."""
     prim = tests[tests.outcome == ARM_OUTCOMES[PRIMARY]] if len(tests) else tests
-    lines = [f"* {x.part} ({x.system}): {x.a} {rate_cell(x.k_a, x.n)} vs {x.b} "
-             f"{rate_cell(x.k_b, x.n)}; discordant {x.a_only} / {x.b_only}, McNemar p "
-             f"{x.p:.3g}, Holm p {x.p_holm:.3g}: "
-             f"{'significant' if x.significant else 'not significant'}"
-             for x in prim.itertuples()]  # fmt: skip
-    return ("**Primary metric, model ended & parses (paired on the same cases):**\n\n"
-            + ("\n".join(lines) if lines else "* no paired arms"))
+    lines = [
+        f"* {x.part} ({x.system}): {x.a} {rate_cell(x.k_a, x.n)} vs {x.b} "
+        f"{rate_cell(x.k_b, x.n)}; discordant {x.a_only} / {x.b_only}, McNemar p "
+        f"{x.p:.3g}, Holm p {x.p_holm:.3g}: "
+        f"{'significant' if x.significant else 'not significant'}"
+        for x in prim.itertuples()
+    ]
+    return "**Primary metric, model ended & parses (paired on the same cases):**\n\n" + (
+        "\n".join(lines) if lines else "* no paired arms"
+    )
 
 
-def conclusion_markdown(numbers: dict, tests: pd.DataFrame | None,
-                        full_runs: list[dict]) -> str:
+def conclusion_markdown(numbers: dict, tests: pd.DataFrame | None, full_runs: list[dict]) -> str:
     """The chapter's conclusion, generated: the differential runs' failures (``full_runs``: the
     committed :mod:`cadlib.fim.stdlib` runs, :func:`.stdlib_view.load_runs`), this run's primary
     metric per arm, and what the large run's paired tests of the primary metric (``tests``:
@@ -178,12 +226,17 @@ def conclusion_markdown(numbers: dict, tests: pd.DataFrame | None,
     out = []
     for run in full_runs:
         s = run["summary"]
-        verdict = ("no failure" if s.get("failures", s["uncategorized"]) == 0 else
-                   f"{s.get('failures', s['uncategorized'])} failure(s) to fix")
-        out.append(f"On {run.get('codebase', 'the standard library')} ({s['cuts']} cuts, "
-                   f"{s['edits']} perturbed middles) the constraint disagrees with `ast.parse` "
-                   f"{s['disagreements']} time(s), false rejections "
-                   f"{s.get('false_rejections', 'not counted')}: {verdict}.")
+        verdict = (
+            "no failure"
+            if s.get("failures", s["uncategorized"]) == 0
+            else f"{s.get('failures', s['uncategorized'])} failure(s) to fix"
+        )
+        out.append(
+            f"On {run.get('codebase', 'the standard library')} ({s['cuts']} cuts, "
+            f"{s['edits']} perturbed middles) the constraint disagrees with `ast.parse` "
+            f"{s['disagreements']} time(s), false rejections "
+            f"{s.get('false_rejections', 'not counted')}: {verdict}."
+        )
     for part, label in (("localized_edit", "`<gen>` bodies"), ("fim", "FIM completion")):
         cells = "; ".join(f"{key} {rate_text(e, PRIMARY)}" for key, e in numbers[part].items())
         out.append(f"This run's primary metric (model ended & parses), {label}: {cells}.")
@@ -194,24 +247,40 @@ def conclusion_markdown(numbers: dict, tests: pd.DataFrame | None,
     won = prim[prim.significant & (prim.k_a > prim.k_b)]
     lost = prim[prim.significant & (prim.k_a < prim.k_b)]
     if len(won):
-        out.append("In the large run the constraint raises the primary metric significantly "
-                   "(Holm) in: " + ", ".join(f"{x.part} ({x.system}, {x.k_a} vs {x.k_b}/{x.n})"
-                                             for x in won.itertuples()) + ".")  # fmt: skip
+        out.append(
+            "In the large run the constraint raises the primary metric significantly "
+            "(Holm) in: "
+            + ", ".join(
+                f"{x.part} ({x.system}, {x.k_a} vs {x.k_b}/{x.n})" for x in won.itertuples()
+            )
+            + "."
+        )
     if len(lost):
-        out.append("It lowers it significantly in: " + ", ".join(
-            f"{x.part} ({x.system}, {x.k_a} vs {x.k_b}/{x.n})" for x in lost.itertuples()) + ".")
+        out.append(
+            "It lowers it significantly in: "
+            + ", ".join(
+                f"{x.part} ({x.system}, {x.k_a} vs {x.k_b}/{x.n})" for x in lost.itertuples()
+            )
+            + "."
+        )
     if not len(won) and not len(lost):
-        out.append(f"In the large run no paired difference in the primary metric survives "
-                   f"Holm ({len(prim)} comparisons; "
-                   + ", ".join(f"{x.part} ({x.system}) {x.k_a} vs {x.k_b}/{x.n}, p {x.p:.3g}"
-                               for x in prim.itertuples())
-                   + "): the constraint is not shown to make the model finish more valid "
-                     "middles.")  # fmt: skip
+        out.append(
+            f"In the large run no paired difference in the primary metric survives "
+            f"Holm ({len(prim)} comparisons; "
+            + ", ".join(
+                f"{x.part} ({x.system}) {x.k_a} vs {x.k_b}/{x.n}, p {x.p:.3g}"
+                for x in prim.itertuples()
+            )
+            + "): the constraint is not shown to make the model finish more valid "
+            "middles."
+        )
     inflated = tests[(tests.outcome == ARM_OUTCOMES["parses"]) & tests.significant]
     if len(inflated) and not len(won):
-        out.append(f"The significant differences in *parses* ({len(inflated)}) count middles "
-                   "the token budget closed, which the model never finished; they are not "
-                   "evidence for the primary metric.")
+        out.append(
+            f"The significant differences in *parses* ({len(inflated)}) count middles "
+            "the token budget closed, which the model never finished; they are not "
+            "evidence for the primary metric."
+        )
     return " ".join(out)
 
 
@@ -223,8 +292,12 @@ def answer(numbers: dict, where: str) -> str:
     d = numbers["differential"]
     s = numbers.get("stdlib_differential") or {}
     exact = d["disagreements"] == 0 and not s.get("uncategorized")
-    std = (f" and left {s['uncategorized']} unexplained disagreements over {s['cuts']} "
-           "standard-library cuts" if s else "")  # fmt: skip
+    std = (
+        f" and left {s['uncategorized']} unexplained disagreements over {s['cuts']} "
+        "standard-library cuts"
+        if s
+        else ""
+    )
 
     def pair(rows: dict, label: str) -> str:
         base, cons = rows[f"{label}unconstrained"], rows[f"{label}FIM-constrained"]
@@ -233,16 +306,25 @@ def answer(numbers: dict, where: str) -> str:
     edits = numbers["localized_edit"]
     models = list(dict.fromkeys(k.rsplit(" / ", 1)[0] for k in edits))
     bodies = " and ".join(f"{pair(edits, m + ' / ')} ({m})" for m in models)
-    costs = [c for k, c in numbers.get("localized_edit_cost_ms", {}).items()
-             if k.endswith("FIM-constrained") and c.get("mask ms (median)") is not None]
-    cost = ("" if not costs else
-            " Its mask over the whole vocabulary costs a median of "
-            + " / ".join(f"{c['mask ms (median)']:.1f}" for c in costs)
-            + " ms per generated token, beside a forward of "
-            + " / ".join(f"{c['forward ms (median)']:.0f}" for c in costs) + " ms.")  # fmt: skip
-    return (f"{'Yes' if exact else 'Not always'}, as far as syntax goes: the recognizer agreed "
-            f"with `ast.parse` on {d['edits'] - d['disagreements']} of {d['edits']} perturbed "
-            f"HumanEval middles{std}. With the constraint, the `<gen>` bodies that the model "
-            f"ended and that parse go {bodies}, and FIM completions {pair(numbers['fim'], '')} "
-            f"({where}): the constraint blocks invalid text but cannot make the model "
-            f"finish.{cost}")  # fmt: skip
+    costs = [
+        c
+        for k, c in numbers.get("localized_edit_cost_ms", {}).items()
+        if k.endswith("FIM-constrained") and c.get("mask ms (median)") is not None
+    ]
+    cost = (
+        ""
+        if not costs
+        else " Its mask over the whole vocabulary costs a median of "
+        + " / ".join(f"{c['mask ms (median)']:.1f}" for c in costs)
+        + " ms per generated token, beside a forward of "
+        + " / ".join(f"{c['forward ms (median)']:.0f}" for c in costs)
+        + " ms."
+    )
+    return (
+        f"{'Yes' if exact else 'Not always'}, as far as syntax goes: the recognizer agreed "
+        f"with `ast.parse` on {d['edits'] - d['disagreements']} of {d['edits']} perturbed "
+        f"HumanEval middles{std}. With the constraint, the `<gen>` bodies that the model "
+        f"ended and that parse go {bodies}, and FIM completions {pair(numbers['fim'], '')} "
+        f"({where}): the constraint blocks invalid text but cannot make the model "
+        f"finish.{cost}"
+    )

@@ -59,19 +59,41 @@ from cadlib.record import style
 from .report import system_labels
 
 __all__ = [
-    "PROFILES", "GenBodyMask", "body_mask_factory", "load_checkpoint", "single_gen_cases",
-    "edit_cases", "localized_edit", "prepare", "load_models", "chapter_systems",
+    "PROFILES",
+    "GenBodyMask",
+    "body_mask_factory",
+    "load_checkpoint",
+    "single_gen_cases",
+    "edit_cases",
+    "localized_edit",
+    "prepare",
+    "load_models",
+    "chapter_systems",
     "localized_edits",
-]  # fmt: skip
+]
 
 #: The ``cpu`` profile, which ``large`` extends (:data:`PROFILES`).
 _CPU = dict(
-    model="smollm2-135m-instruct", checkpoint="checkpoints/sft-smollm2-135m-instruct-py-s0",
-    edit_cases=4, edit_budget=48, fim_cases=4, fim_budget=48, fim_style="hole",
-    fim_max_lines=2, fim_max_chars=40, diff_cases=12, diff_splits=3, diff_edits=4,
-    cost_problems=4, cost_middle_chars=400, test_timeout=5.0, threads=1,
-    stdlib_cuts=24, stdlib_edits=4, sweep_files=1,
-)  # fmt: skip
+    model="smollm2-135m-instruct",
+    checkpoint="checkpoints/sft-smollm2-135m-instruct-py-s0",
+    edit_cases=4,
+    edit_budget=48,
+    fim_cases=4,
+    fim_budget=48,
+    fim_style="hole",
+    fim_max_lines=2,
+    fim_max_chars=40,
+    diff_cases=12,
+    diff_splits=3,
+    diff_edits=4,
+    cost_problems=4,
+    cost_middle_chars=400,
+    test_timeout=5.0,
+    threads=1,
+    stdlib_cuts=24,
+    stdlib_edits=4,
+    sweep_files=1,
+)
 
 #: ``checkpoint``: the chapter-7 SFT model, relative to the repository root (``checkpoints/`` is
 #: git-ignored: absent on a fresh clone, then reported as not available; ``""`` skips it).
@@ -89,27 +111,54 @@ PROFILES = {
     # problems per arm, every held-out single-<gen> edit case); about 25-30 minutes on 2 quiet
     # cores. Not named "full": results/fim.full.json is the standard-library differential's
     # full run (python -m cadlib.fim.stdlib), which a "full" chapter record would overwrite.
-    "large": {**_CPU, "edit_cases": None, "fim_cases": 120, "stdlib_cuts": 200,
-              "sweep_files": 3},
+    "large": {**_CPU, "edit_cases": None, "fim_cases": 120, "stdlib_cuts": 200, "sweep_files": 3},
     # the companion paper's experiments are not in our copy: the SFT chapter's code model and
     # its paper-profile Py-only seed-0 checkpoint (cadlib.book.paper_settings)
     "paper": dict(
-        model=CODE_MODEL, checkpoint="checkpoints/sft-Qwen_Qwen2.5-Coder-1.5B-Instruct-py-s0",
-        edit_cases=None, edit_budget=128, fim_cases=None, fim_budget=128, fim_style="hole",
-        fim_max_lines=3, fim_max_chars=120, diff_cases=None, diff_splits=5, diff_edits=5,
-        cost_problems=12, cost_middle_chars=400, test_timeout=10.0, threads=None,
-        stdlib_cuts=200, stdlib_edits=4, sweep_files=3,
+        model=CODE_MODEL,
+        checkpoint="checkpoints/sft-Qwen_Qwen2.5-Coder-1.5B-Instruct-py-s0",
+        edit_cases=None,
+        edit_budget=128,
+        fim_cases=None,
+        fim_budget=128,
+        fim_style="hole",
+        fim_max_lines=3,
+        fim_max_chars=120,
+        diff_cases=None,
+        diff_splits=5,
+        diff_edits=5,
+        cost_problems=12,
+        cost_middle_chars=400,
+        test_timeout=10.0,
+        threads=None,
+        stdlib_cuts=200,
+        stdlib_edits=4,
+        sweep_files=3,
     ),
     # CI's check of the paper path (make test-smoke): the local stand-in for a hub model
     # and the checkpoint chapter 7's smoke run wrote (cadlib.chapters.sft_pilot.SMOKE_CHECKPOINTS).
     "smoke": dict(
-        model="qwen2-smoke", checkpoint="_build/smoke/checkpoints/sft-qwen2-smoke-py-s0",
-        edit_cases=2, edit_budget=8, fim_cases=2, fim_budget=8, fim_style="hole",
-        fim_max_lines=3, fim_max_chars=120, diff_cases=2, diff_splits=2, diff_edits=2,
-        cost_problems=1, cost_middle_chars=100, test_timeout=5.0, threads=1,
-        stdlib_cuts=3, stdlib_edits=1, sweep_files=1,
+        model="qwen2-smoke",
+        checkpoint="_build/smoke/checkpoints/sft-qwen2-smoke-py-s0",
+        edit_cases=2,
+        edit_budget=8,
+        fim_cases=2,
+        fim_budget=8,
+        fim_style="hole",
+        fim_max_lines=3,
+        fim_max_chars=120,
+        diff_cases=2,
+        diff_splits=2,
+        diff_edits=2,
+        cost_problems=1,
+        cost_middle_chars=100,
+        test_timeout=5.0,
+        threads=1,
+        stdlib_cuts=3,
+        stdlib_edits=1,
+        sweep_files=1,
     ),
-}  # fmt: skip
+}
 
 # --------------------------------------------------------------------------------------------
 # Experiment 1: the FIM constraint on <gen> bodies
@@ -314,8 +363,9 @@ def edit_cases(corpus, n: int | None, seed: int = 0, split: dict | None = None) 
 
 def _body_ids(result, close_ids) -> list[int]:
     """The ids of the (single) ``<gen>`` body of a decode, without its ``</gen>``."""
-    ids = [i for i, k in zip(result.transcript.ids, result.transcript.kinds, strict=True)
-           if k == "gen"]  # fmt: skip
+    ids = [
+        i for i, k in zip(result.transcript.ids, result.transcript.kinds, strict=True) if k == "gen"
+    ]
     return ids[: len(ids) - len(close_ids)]
 
 
@@ -362,13 +412,18 @@ def localized_edit(
     decoder = CopyDecoder(model, tokenizer, max_new_tokens=budget)
     close_ids = token_table(tokenizer).gen_close
     rows = []
-    for case in tqdm(cases, desc=f"{system}, {'FIM' if constrained else 'free'}",
-                     disable=not progress):  # fmt: skip
+    for case in tqdm(
+        cases, desc=f"{system}, {'FIM' if constrained else 'free'}", disable=not progress
+    ):
         program = oracle_program(case.doc, case.gold)
         factory = body_mask_factory(case.meta["prompt"], tokenizer) if constrained else None
-        res = decoder.decode(case.doc, prompt_ids=edit_prompt_ids(tokenizer, case.instruction,
-                                                                  case.doc),
-                             program=program, free_gen=True, gen_processor=factory)  # fmt: skip
+        res = decoder.decode(
+            case.doc,
+            prompt_ids=edit_prompt_ids(tokenizer, case.instruction, case.doc),
+            program=program,
+            free_gen=True,
+            gen_processor=factory,
+        )
         out = res.text
         ok = out is not None and parses(case.meta["prompt"] + out)
         body = _body_ids(res, close_ids)
@@ -382,26 +437,55 @@ def localized_edit(
         forwards = [f.seconds for f in res.trace.forwards if f.kind == "gen"]
         passed, detail = (None, "not run")
         if test_timeout is not None:
-            passed, detail = (run_humaneval_tests(case, out, timeout=test_timeout)
-                              if out is not None else (False, "no output"))  # fmt: skip
-        rows.append(dict(
-            system=system, constrained=constrained, case=case.id, parses=ok,
-            em=byte_equal(out, case.gold),
-            em_trimmed=out is not None and equal_up_to_one_newline(out, case.gold),
-            passed=passed, test_detail=detail, end=end, body_tokens=len(body), output=out,
-            mask_s=mask_s, forward_s=forwards, middle_chars=chars, setup_s=setup,
-        ))  # fmt: skip
+            passed, detail = (
+                run_humaneval_tests(case, out, timeout=test_timeout)
+                if out is not None
+                else (False, "no output")
+            )
+        rows.append(
+            dict(
+                system=system,
+                constrained=constrained,
+                case=case.id,
+                parses=ok,
+                em=byte_equal(out, case.gold),
+                em_trimmed=out is not None and equal_up_to_one_newline(out, case.gold),
+                passed=passed,
+                test_detail=detail,
+                end=end,
+                body_tokens=len(body),
+                output=out,
+                mask_s=mask_s,
+                forward_s=forwards,
+                middle_chars=chars,
+                setup_s=setup,
+            )
+        )
     return pd.DataFrame(rows)
 
 
-def localized_edits(models: dict, tokenizer, cases, budget: int, test_timeout: float | None,
-                    progress: bool = False) -> pd.DataFrame:
+def localized_edits(
+    models: dict, tokenizer, cases, budget: int, test_timeout: float | None, progress: bool = False
+) -> pd.DataFrame:
     """:func:`localized_edit` of each system of ``models`` (``{label: model}``), unconstrained
     then constrained, as one frame with an ``arm`` column (``"unconstrained"`` /
     ``"FIM-constrained"``)."""
-    rows = pd.concat([localized_edit(m, tokenizer, cases, constrained=c, budget=budget,
-                                     system=name, test_timeout=test_timeout, progress=progress)
-                      for name, m in models.items() for c in (False, True)],
-                     ignore_index=True)  # fmt: skip
+    rows = pd.concat(
+        [
+            localized_edit(
+                m,
+                tokenizer,
+                cases,
+                constrained=c,
+                budget=budget,
+                system=name,
+                test_timeout=test_timeout,
+                progress=progress,
+            )
+            for name, m in models.items()
+            for c in (False, True)
+        ],
+        ignore_index=True,
+    )
     rows["arm"] = rows.constrained.map({False: "unconstrained", True: "FIM-constrained"})
     return rows

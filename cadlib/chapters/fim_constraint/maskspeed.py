@@ -36,8 +36,11 @@ def maskspeed_table(report: dict) -> pd.DataFrame:
 
 
 def _row(report: dict, gc: str, arm: str) -> dict:
-    rows = [r for r in report["summary"]
-            if r["gc"] == gc and r["arm"] == arm and r["ballast_millions"] == 0]  # fmt: skip
+    rows = [
+        r
+        for r in report["summary"]
+        if r["gc"] == gc and r["arm"] == arm and r["ballast_millions"] == 0
+    ]
     if not rows:
         raise ValueError(f"{MASKSPEED_FILE} has no row for gc={gc!r}, arm={arm!r} at heap 0")
     return rows[0]
@@ -57,17 +60,25 @@ def maskspeed_markdown(report: dict) -> str:
     off = _row(report, "disabled", current)
     equal = all(r["all_equal"] for r in report["summary"])
     ratio = before.get("median_ratio_to_first")  # previous over current, step by step
-    return " ".join([
-        f"Along true middles ({now['steps']} masks per setting, SmolLM2's vocabulary, "
-        f"{report['params']['problems']} problems), the current mask takes a median of "
-        f"{now['median_ms']:.2f} ms: {_met(now['median_ms'], goals['median'])}; its p90 is "
-        f"{now['p90_ms']:.2f} ms: {_met(now['p90_ms'], goals['p90'])}.",
-        f"The previous implementation took {before['median_ms']:.2f} / {before['p90_ms']:.2f} ms "
-        f"on the same states" + (f": the current mask is {ratio:.2f}× as fast (median over "
-                                 f"steps of the paired ratio)." if ratio else "."),
-        f"The garbage collector takes {now['gc_share']:.0%} of the current mask's time; with it "
-        f"disabled the median is {off['median_ms']:.2f} ms.",
-        "Both implementations gave equal masks at every step." if equal else
-        "**The two implementations' masks differed at some step.**",
-        load_caption(report),
-    ])  # fmt: skip
+    return " ".join(
+        [
+            f"Along true middles ({now['steps']} masks per setting, SmolLM2's vocabulary, "
+            f"{report['params']['problems']} problems), the current mask takes a median of "
+            f"{now['median_ms']:.2f} ms: {_met(now['median_ms'], goals['median'])}; its p90 is "
+            f"{now['p90_ms']:.2f} ms: {_met(now['p90_ms'], goals['p90'])}.",
+            f"The previous implementation took {before['median_ms']:.2f} / "
+            f"{before['p90_ms']:.2f} ms on the same states"
+            + (
+                f": the current mask is {ratio:.2f}× as fast (median over "
+                f"steps of the paired ratio)."
+                if ratio
+                else "."
+            ),
+            f"The garbage collector takes {now['gc_share']:.0%} of the current mask's time; "
+            f"with it disabled the median is {off['median_ms']:.2f} ms.",
+            "Both implementations gave equal masks at every step."
+            if equal
+            else "**The two implementations' masks differed at some step.**",
+            load_caption(report),
+        ]
+    )

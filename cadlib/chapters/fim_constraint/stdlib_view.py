@@ -25,13 +25,23 @@ from cadlib.fim.stdlib import manifest
 from cadlib.metrics import rate_cell
 from cadlib.paths import repo_root
 
-__all__ = ["summary_markdown", "RUN_FILES", "load_runs", "runs_table", "load_full", "plot_costs",
-           "sample_line", "chapter_markdown", "plot_chapter_costs"]
+__all__ = [
+    "summary_markdown",
+    "RUN_FILES",
+    "load_runs",
+    "runs_table",
+    "load_full",
+    "plot_costs",
+    "sample_line",
+    "chapter_markdown",
+    "plot_chapter_costs",
+]
 
 
 def summary_markdown(summary: dict, title: str) -> str:
     """Markdown of a :func:`~cadlib.fim.stdlib.stdlib_summary`: cuts, rates with n and Wilson
     intervals, and the disagreements by category."""
+
     def cell(entry: dict) -> str:
         return rate_cell(entry["k"], entry["n"])
 
@@ -39,16 +49,18 @@ def summary_markdown(summary: dict, title: str) -> str:
     cats = ", ".join(f"{k}: {v}" for k, v in summary["disagreements_by_category"].items())
     places = summary.get("disagreements_by_where", {})
     where = ("; by place: " + ", ".join(f"{k}: {v}" for k, v in places.items())) if places else ""
-    return (f"**{title}**: {summary['cuts']} cuts of {summary['files_cut']} modules "
-            f"({len(kinds)} left | right cut-kind pairs, {min(kinds.values())} to "
-            f"{max(kinds.values())} cuts each); every prefix of the true middle viable: "
-            f"{cell(summary['true_middles_viable'])}; true middle accepted: "
-            f"{cell(summary['true_middles_accepted'])}; {summary['edits']} perturbed middles "
-            f"({cell(summary['edits_valid'])} still valid Python), `can_end` equal to "
-            f"`ast.parse`: {cell(summary['edit_agreement'])}; disagreements: "
-            f"{summary['disagreements']} ({cats or 'none'}{where}), false rejections: "
-            f"{summary.get('false_rejections', 'n/a')}, uncategorized: "
-            f"{summary['uncategorized']}.")  # fmt: skip
+    return (
+        f"**{title}**: {summary['cuts']} cuts of {summary['files_cut']} modules "
+        f"({len(kinds)} left | right cut-kind pairs, {min(kinds.values())} to "
+        f"{max(kinds.values())} cuts each); every prefix of the true middle viable: "
+        f"{cell(summary['true_middles_viable'])}; true middle accepted: "
+        f"{cell(summary['true_middles_accepted'])}; {summary['edits']} perturbed middles "
+        f"({cell(summary['edits_valid'])} still valid Python), `can_end` equal to "
+        f"`ast.parse`: {cell(summary['edit_agreement'])}; disagreements: "
+        f"{summary['disagreements']} ({cats or 'none'}{where}), false rejections: "
+        f"{summary.get('false_rejections', 'n/a')}, uncategorized: "
+        f"{summary['uncategorized']}."
+    )
 
 
 #: The committed differential runs: the standard library, then the second codebase.
@@ -74,15 +86,18 @@ def runs_table(runs: list[dict]) -> pd.DataFrame:
 
         places = s.get("disagreements_by_where", {})
         cols[run.get("codebase", "Python standard library")] = {
-            "modules cut": s["files_cut"], "cuts": s["cuts"],
+            "modules cut": s["files_cut"],
+            "cuts": s["cuts"],
             "true middle viable and accepted": cell(s["true_middles_accepted"]),
-            "perturbed middles": s["edits"], "still valid Python": cell(s["edits_valid"]),
+            "perturbed middles": s["edits"],
+            "still valid Python": cell(s["edits_valid"]),
             "can_end = ast.parse": cell(s["edit_agreement"]),
             "disagreements": s["disagreements"],
             "of them in f-string fields": places.get("f-string field", 0),
             "false rejections": s.get("false_rejections", "n/a"),
-            "uncategorized": s["uncategorized"], "failures": s.get("failures", "n/a"),
-        }  # fmt: skip
+            "uncategorized": s["uncategorized"],
+            "failures": s.get("failures", "n/a"),
+        }
     return pd.DataFrame(cols)
 
 
@@ -128,41 +143,66 @@ def plot_costs(per_cut: pd.DataFrame, sweep: pd.DataFrame, label: str):
 
 def sample_line(summary: dict) -> str:
     """The chapter's one line on its sample: cuts, and uncategorized disagreements."""
-    return (f"standard-library sample: {summary['cuts']} cuts, uncategorized disagreements: "
-            f"{summary['uncategorized']}")  # fmt: skip
+    return (
+        f"standard-library sample: {summary['cuts']} cuts, uncategorized disagreements: "
+        f"{summary['uncategorized']}"
+    )
 
 
-def chapter_markdown(sources: dict[str, str], summary: dict, full: dict | None,
-                     profile: str, second: dict | None = None) -> str:
+def chapter_markdown(
+    sources: dict[str, str],
+    summary: dict,
+    full: dict | None,
+    profile: str,
+    second: dict | None = None,
+) -> str:
     """The chapter's Markdown: the interpreter and the :func:`~cadlib.fim.stdlib.manifest` of
     ``sources``, this run's sample (:func:`summary_markdown`) and the committed full run
     (:func:`load_full`: ``full``), or that none is committed; then the second codebase's run
     (``second``), if given."""
     man = manifest(sources)
-    text = [f"*Python {man['python']} ({man['implementation']}), {man['files']} modules, "
-            f"sha256 {man['sha256'][:12]}.*",
-            summary_markdown(summary, f"This run's sample (profile {profile})")]  # fmt: skip
+    text = [
+        f"*Python {man['python']} ({man['implementation']}), {man['files']} modules, "
+        f"sha256 {man['sha256'][:12]}.*",
+        summary_markdown(summary, f"This run's sample (profile {profile})"),
+    ]
     if full is not None:
         fm = full["manifest"]
-        text.append(summary_markdown(full["summary"], f"Full run, Python {fm['python']}, "
-                                     f"sha256 {fm['sha256'][:12]}")
-                    + f" Command: `{full['command']}`.")  # fmt: skip
+        text.append(
+            summary_markdown(
+                full["summary"], f"Full run, Python {fm['python']}, sha256 {fm['sha256'][:12]}"
+            )
+            + f" Command: `{full['command']}`."
+        )
     else:
         text.append("*No full run committed (`results/fim.full.json` is absent).*")
     if second is not None:
-        text.append(summary_markdown(second["summary"], f"Second codebase, "
-                                     f"{second['codebase']}, sha256 "
-                                     f"{second['manifest']['sha256'][:12]}")
-                    + f" Command: `{second['command']}`.")  # fmt: skip
+        text.append(
+            summary_markdown(
+                second["summary"],
+                f"Second codebase, "
+                f"{second['codebase']}, sha256 "
+                f"{second['manifest']['sha256'][:12]}",
+            )
+            + f" Command: `{second['command']}`."
+        )
     return "\n\n".join(text)
 
 
-def plot_chapter_costs(frame: pd.DataFrame, full: dict | None, sweep: pd.DataFrame, cpu: str,
-                       profile: str):
+def plot_chapter_costs(
+    frame: pd.DataFrame, full: dict | None, sweep: pd.DataFrame, cpu: str, profile: str
+):
     """:func:`plot_costs` of the full run's cuts (``full``), or of this sample's true middles
     (``frame``: :func:`~cadlib.fim.stdlib.stdlib_differential`) when no full run is
     committed."""
-    per_cut = (pd.DataFrame(full["cost"]["per_cut"]) if full is not None else
-               frame[frame.check == "true_middle"].dropna(subset=["build_s"]))  # fmt: skip
-    return plot_costs(per_cut, sweep, f"{'full run' if full is not None else 'this sample'}; "
-                                      f"sweep on this machine ({cpu}), profile {profile}")
+    per_cut = (
+        pd.DataFrame(full["cost"]["per_cut"])
+        if full is not None
+        else frame[frame.check == "true_middle"].dropna(subset=["build_s"])
+    )
+    return plot_costs(
+        per_cut,
+        sweep,
+        f"{'full run' if full is not None else 'this sample'}; "
+        f"sweep on this machine ({cpu}), profile {profile}",
+    )

@@ -57,14 +57,22 @@ def overhead_table(
         cases = list(cases)
         cad = [tok.count(str(oracle_program(c.doc, c.gold))) for c in cases]
         for context, files, numbers in SETTINGS:
-            diff = [tok.count(render_variant(c.doc, c.gold, context, files, numbers))
-                    for c in cases]  # fmt: skip
+            diff = [
+                tok.count(render_variant(c.doc, c.gold, context, files, numbers)) for c in cases
+            ]
             limit = paper.get(name, 0)
             below = sum(100 * (d / p - 1) <= limit for d, p in zip(diff, cad, strict=True))
-            rows.append({
-                "corpus": name, "context": context, "file headers": files,
-                "hunk numbers": numbers, "n": len(cases),
-                "diff mean": sum(diff) / len(cases), "overhead %": 100 * (sum(diff) / sum(cad) - 1),
-                "paper %": paper.get(name), "cases at or below paper": below / len(cases),
-            })  # fmt: skip
+            rows.append(
+                {
+                    "corpus": name,
+                    "context": context,
+                    "file headers": files,
+                    "hunk numbers": numbers,
+                    "n": len(cases),
+                    "diff mean": sum(diff) / len(cases),
+                    "overhead %": 100 * (sum(diff) / sum(cad) - 1),
+                    "paper %": paper.get(name),
+                    "cases at or below paper": below / len(cases),
+                }
+            )
     return pd.DataFrame(rows)

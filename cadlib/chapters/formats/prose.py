@@ -38,15 +38,34 @@ __all__ = [
 # (tests/test_prose_numbers.py); they read the fields as written to ``results/formats.json``:
 # corpus -> format -> {n, mean, total, rt_em, fails, failures, delta_tok_pct, ...}.
 
-_LABELS = {"heval-fix-py": "Py", "heval-fix-js": "JS", "probeedit": "ProbeEdit",
-           "heval-fix-java": "Java", "heval-fix-go": "Go", "heval-fix-cpp": "C++",
-           "heval-fix-rust": "Rust", "pooled": "pooled"}  # fmt: skip
+_LABELS = {
+    "heval-fix-py": "Py",
+    "heval-fix-js": "JS",
+    "probeedit": "ProbeEdit",
+    "heval-fix-java": "Java",
+    "heval-fix-go": "Go",
+    "heval-fix-cpp": "C++",
+    "heval-fix-rust": "Rust",
+    "pooled": "pooled",
+}
 
 
 def by_corpus(table: pd.DataFrame) -> dict:
     """A :func:`summarize` table as the results file stores it: corpus -> format -> fields."""
-    cols = ["n", "mean", "median", "p95", "total", "rt_em", "em_r", "fails", "failures",
-            "ambiguous_cases", "delta_tok_pct", "delta_em"]  # fmt: skip
+    cols = [
+        "n",
+        "mean",
+        "median",
+        "p95",
+        "total",
+        "rt_em",
+        "em_r",
+        "fails",
+        "failures",
+        "ambiguous_cases",
+        "delta_tok_pct",
+        "delta_em",
+    ]
     out = {}
     for rec in table.to_dict(orient="records"):
         out.setdefault(rec["corpus"], {})[rec["format"]] = {
@@ -61,12 +80,14 @@ def printed_totals(paper: pd.DataFrame | None = None) -> pd.DataFrame:
     paper = paper_table3() if paper is None else paper
     pooled = paper[paper["corpus"] == "pooled"].set_index("format")
     n = int(pooled["n"].iloc[0])
-    return pd.DataFrame({
-        "printed Δ": pooled["delta_printed"],
-        "Δ tokens from printed totals (%)": pooled["delta_tok_pct"].round(1),
-        "printed mean": pooled["mean"],
-        f"total / {n}": (pooled["total"] / n).round(1),
-    })  # fmt: skip
+    return pd.DataFrame(
+        {
+            "printed Δ": pooled["delta_printed"],
+            "Δ tokens from printed totals (%)": pooled["delta_tok_pct"].round(1),
+            "printed mean": pooled["mean"],
+            f"total / {n}": (pooled["total"] / n).round(1),
+        }
+    )
 
 
 def _case_counts(table: pd.DataFrame) -> str:
@@ -199,7 +220,7 @@ def table3_reading(
         + " (binomial, "
         + " / ".join(lab)
         + "), so the paper's anchors were most likely "
-        "derived differently; it does not say how."  # fmt: skip
+        "derived differently; it does not say how."
     )
 
     def paper_between_u0_u1(c):  # the paper's Δ (from its totals) within our u0 .. u1 range
@@ -239,37 +260,54 @@ def table3_reading(
     return "\n".join(out)
 
 
-def pareto_reading(summary: pd.DataFrame,
-                   corpora: Iterable[str] = ("heval-fix-py", "heval-fix-js", "probeedit", "pooled"),
-                   formats: Iterable[str] | None = None) -> str:  # fmt: skip
+def pareto_reading(
+    summary: pd.DataFrame,
+    corpora: Iterable[str] = ("heval-fix-py", "heval-fix-js", "probeedit", "pooled"),
+    formats: Iterable[str] | None = None,
+) -> str:
     """Where Copy-as-Decode is alone on the (mean tokens, RT-EM) Pareto front, and what beats
     it where it is not."""
     formats = list(formats or [*TABLE3_FORMATS, *EXTENSION_FORMATS])
     alone, beaten = [], {}
     for c in corpora:
         rows = summary[(summary["corpus"] == c) & summary["format"].isin(formats)]
-        front = [name for *_, name in pareto_front(
-            zip(rows["mean"], rows["rt_em"], rows["format"], strict=True))]  # fmt: skip
+        front = [
+            name
+            for *_, name in pareto_front(
+                zip(rows["mean"], rows["rt_em"], rows["format"], strict=True)
+            )
+        ]
         (alone if front == ["cad"] else beaten.__setitem__(c, front) or []).append(c)
     name = {c: "the pooled set" if c == "pooled" else CORPUS_LABELS.get(c, c) for c in corpora}
     out = []
     if alone:
-        out.append("Copy-as-Decode is alone on the Pareto front on "
-                   + ", ".join(name[c] for c in alone) + ": every other format costs more "
-                   "tokens or loses cases or both.")  # fmt: skip
+        out.append(
+            "Copy-as-Decode is alone on the Pareto front on "
+            + ", ".join(name[c] for c in alone)
+            + ": every other format costs more "
+            "tokens or loses cases or both."
+        )
     for c, front in beaten.items():
         rows = summary[summary["corpus"] == c].set_index("format")
-        parts = [f"{FORMATS[f].label} is {abs(rows.loc[f, 'delta_tok_pct']):.1f} % "
-                 f"{'cheaper' if rows.loc[f, 'delta_tok_pct'] < 0 else 'dearer'} "
-                 f"({int(rows.loc[f, 'fails'])} failure{'' if rows.loc[f, 'fails'] == 1 else 's'})"
-                 for f in front if f != "cad"]  # fmt: skip
-        why = (" (its fixes are mostly one-line changes whose anchor is a single short line)"
-               if c == "heval-fix-py" else "")  # fmt: skip
+        parts = [
+            f"{FORMATS[f].label} is {abs(rows.loc[f, 'delta_tok_pct']):.1f} % "
+            f"{'cheaper' if rows.loc[f, 'delta_tok_pct'] < 0 else 'dearer'} "
+            f"({int(rows.loc[f, 'fails'])} failure{'' if rows.loc[f, 'fails'] == 1 else 's'})"
+            for f in front
+            if f != "cad"
+        ]
+        why = (
+            " (its fixes are mostly one-line changes whose anchor is a single short line)"
+            if c == "heval-fix-py"
+            else ""
+        )
         out.append(f"On {name[c]} it is not{why}: " + "; ".join(parts) + ".")
         if "search-replace-fenced" in rows.index:
-            out.append("Counting the file-name line and fence that Aider asks for around each "
-                       f"block gives {_d(rows.loc['search-replace-fenced', 'delta_tok_pct'])} over "
-                       f"CaD on {name[c]}.")  # fmt: skip
+            out.append(
+                "Counting the file-name line and fence that Aider asks for around each "
+                f"block gives {_d(rows.loc['search-replace-fenced', 'delta_tok_pct'])} over "
+                f"CaD on {name[c]}."
+            )
     return " ".join(out)
 
 
@@ -289,8 +327,10 @@ def other_languages_reading(other: Mapping) -> str:
     under = [c for c in sr if other[c]["search-replace"]["delta_tok_pct"] <= -2]
     tie = [c for c in sr if abs(other[c]["search-replace"]["delta_tok_pct"]) < 2]
     dearer = [c for c in sr if other[c]["search-replace"]["delta_tok_pct"] >= 2]
-    amb = [_parse_failures(other[c]["search-replace"]["failures"]).get("anchor-ambiguous", 0)
-           for c in [*under, *tie, *dearer]]  # fmt: skip
+    amb = [
+        _parse_failures(other[c]["search-replace"]["failures"]).get("anchor-ambiguous", 0)
+        for c in [*under, *tie, *dearer]
+    ]
 
     def listed(cs):
         items = [f"{_LABELS[c]} ({_d(other[c]['search-replace']['delta_tok_pct'])})" for c in cs]
@@ -323,8 +363,12 @@ def conclusion(numbers: Mapping) -> str:
     corpora = [c for c in every if c != "pooled"]
     cad_ok = all(every[c]["cad"]["rt_em"] == 1 for c in corpora)
     ud_ok = all(every[c]["unified-diff"]["rt_em"] == 1 for c in corpora) and all(
-        ext[c][f]["rt_em"] == 1 for c in ext if c != "pooled"
-        for f in ("unified-diff-u0", "unified-diff-u1") if f in ext[c])  # fmt: skip
+        ext[c][f]["rt_em"] == 1
+        for c in ext
+        if c != "pooled"
+        for f in ("unified-diff-u0", "unified-diff-u1")
+        if f in ext[c]
+    )
     pooled, py = t3["pooled"], "heval-fix-py"
     py_sr = [
         t3[py]["search-replace"]["delta_tok_pct"],
@@ -370,22 +414,34 @@ def answer(numbers: Mapping) -> str:
     cad, others = pooled["cad"], {f: v for f, v in pooled.items() if f != "cad"}
     cheapest = all(cad["mean"] <= v["mean"] for v in others.values())
     exact = cad["rt_em"] == 1
-    rivals = ", ".join(f"{v['mean']:.1f} for {_FORMAT_NAMES.get(f, f)} (RT-EM {v['rt_em']:.1%})"
-                       for f, v in others.items())  # fmt: skip
-    verdict = ("cheapest and always applied exactly, as the paper argues" if cheapest and exact
-               else "cheapest, but not always exact" if cheapest
-               else "always exact, but not the cheapest" if exact
-               else "neither the cheapest nor always exact")  # fmt: skip
-    return (f"Copy-as-Decode needs the fewest: pooled over the paper's three corpora "
-            f"({cad['n']} cases, Qwen2.5 BPE), an edit costs {cad['mean']:.1f} output tokens on "
-            f"average as a program and round-trips byte-exact in {cad['rt_em']:.1%} of cases, "
-            f"against {rivals}. So Copy-as-Decode is {verdict}."
-            if cheapest else
-            f"Pooled over the paper's three corpora ({cad['n']} cases, Qwen2.5 BPE), an edit "
-            f"costs {cad['mean']:.1f} output tokens on average as a Copy-as-Decode program "
-            f"(RT-EM {cad['rt_em']:.1%}), against {rivals}. So Copy-as-Decode is "
-            f"{verdict}.")  # fmt: skip
+    rivals = ", ".join(
+        f"{v['mean']:.1f} for {_FORMAT_NAMES.get(f, f)} (RT-EM {v['rt_em']:.1%})"
+        for f, v in others.items()
+    )
+    verdict = (
+        "cheapest and always applied exactly, as the paper argues"
+        if cheapest and exact
+        else "cheapest, but not always exact"
+        if cheapest
+        else "always exact, but not the cheapest"
+        if exact
+        else "neither the cheapest nor always exact"
+    )
+    return (
+        f"Copy-as-Decode needs the fewest: pooled over the paper's three corpora "
+        f"({cad['n']} cases, Qwen2.5 BPE), an edit costs {cad['mean']:.1f} output tokens on "
+        f"average as a program and round-trips byte-exact in {cad['rt_em']:.1%} of cases, "
+        f"against {rivals}. So Copy-as-Decode is {verdict}."
+        if cheapest
+        else f"Pooled over the paper's three corpora ({cad['n']} cases, Qwen2.5 BPE), an edit "
+        f"costs {cad['mean']:.1f} output tokens on average as a Copy-as-Decode program "
+        f"(RT-EM {cad['rt_em']:.1%}), against {rivals}. So Copy-as-Decode is "
+        f"{verdict}."
+    )
 
 
-_FORMAT_NAMES = {"full": "full regeneration", "search-replace": "search/replace blocks",
-                 "unified-diff": "unified diffs"}  # fmt: skip
+_FORMAT_NAMES = {
+    "full": "full regeneration",
+    "search-replace": "search/replace blocks",
+    "unified-diff": "unified diffs",
+}

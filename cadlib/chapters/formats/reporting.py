@@ -25,7 +25,6 @@ __all__ = [
 # ---------------------------------------------------------------------------------------------
 
 
-
 def paper_table3() -> pd.DataFrame:
     """The paper's Table 3 as a frame, with Δ tokens recomputed from its own totals."""
     rows = []

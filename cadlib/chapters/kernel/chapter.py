@@ -49,40 +49,85 @@ PROFILES = {
     # chapter that runs a model (cadlib.models.set_threads), so that its curve prices the
     # decoder's forwards in chapter 6.
     "cpu": dict(
-        models=("qwen2.5-0.5b-random", SMOLLM2), attn_implementation="eager", dtype="float32",
+        models=("qwen2.5-0.5b-random", SMOLLM2),
+        attn_implementation="eager",
+        dtype="float32",
         threads=1,
-        P=256, N_grid=N_GRID[:9], trials=3, warmup=1, shared_ar_run=True, logits_to_keep=0,
+        P=256,
+        N_grid=N_GRID[:9],
+        trials=3,
+        warmup=1,
+        shared_ar_run=True,
+        logits_to_keep=0,
         min_tokens=8,
-        mask_reps=2000, forward_reps=5, check_model=SMOLLM2, check_P=64, check_N=32,
+        mask_reps=2000,
+        forward_reps=5,
+        check_model=SMOLLM2,
+        check_P=64,
+        check_N=32,
     ),
     # The paper's setup (§3, Table 1): 1.5B and 7B shapes, bf16, eager, P=1024, t=7/5, on a GPU.
     "paper": dict(
-        models=("qwen2.5-1.5b-random", "qwen2.5-7b-random"), attn_implementation="eager",
-        dtype="bfloat16", P=1024, N_grid=N_GRID, threads=None,
-        trials={"qwen2.5-1.5b-random": 7, "qwen2.5-7b-random": 5}, warmup=1,
-        shared_ar_run=False, logits_to_keep=0, min_tokens=1, mask_reps=2000, forward_reps=20,
-        check_model=SMOLLM2, check_P=64, check_N=32,
+        models=("qwen2.5-1.5b-random", "qwen2.5-7b-random"),
+        attn_implementation="eager",
+        dtype="bfloat16",
+        P=1024,
+        N_grid=N_GRID,
+        threads=None,
+        trials={"qwen2.5-1.5b-random": 7, "qwen2.5-7b-random": 5},
+        warmup=1,
+        shared_ar_run=False,
+        logits_to_keep=0,
+        min_tokens=1,
+        mask_reps=2000,
+        forward_reps=20,
+        check_model=SMOLLM2,
+        check_P=64,
+        check_N=32,
     ),
     # The first GPU evidence (make gpu-check, issue 30 §3): the paper's shapes and dtype, N up to
     # 512 and 3 trials, so that it fits ~3 minutes of one H200 beside chapter 6's timing; the
     # splice check on the 1.5B shape (no SmolLM2 there: its package is not on the GPU runner).
     "gpu": dict(
-        models=("qwen2.5-1.5b-random", "qwen2.5-7b-random"), attn_implementation="eager",
-        dtype="bfloat16", P=1024, N_grid=N_GRID[:10], threads=None, trials=3, warmup=1,
-        shared_ar_run=False, logits_to_keep=0, min_tokens=1, mask_reps=2000, forward_reps=10,
-        check_model="qwen2.5-1.5b-random", check_P=64, check_N=32,
+        models=("qwen2.5-1.5b-random", "qwen2.5-7b-random"),
+        attn_implementation="eager",
+        dtype="bfloat16",
+        P=1024,
+        N_grid=N_GRID[:10],
+        threads=None,
+        trials=3,
+        warmup=1,
+        shared_ar_run=False,
+        logits_to_keep=0,
+        min_tokens=1,
+        mask_reps=2000,
+        forward_reps=10,
+        check_model="qwen2.5-1.5b-random",
+        check_P=64,
+        check_N=32,
     ),
     # CI's check of the paper path (make test-smoke): the paper profile's branches (a
     # random-init Qwen2 model, bf16, eager, per-model trials, no shared AR run, min_tokens=1)
     # on a 2-layer toy Qwen2, P=64, N up to 32, in seconds; timings are meaningless.
     "smoke": dict(
-        models=("qwen2-tiny-random",), attn_implementation="eager", dtype="bfloat16",
-        P=64, N_grid=N_GRID[:6], threads=1, trials={"qwen2-tiny-random": 2}, warmup=1,
-        shared_ar_run=False, logits_to_keep=0, min_tokens=1, mask_reps=50, forward_reps=2,
-        check_model="qwen2-smoke", check_P=16, check_N=8,
+        models=("qwen2-tiny-random",),
+        attn_implementation="eager",
+        dtype="bfloat16",
+        P=64,
+        N_grid=N_GRID[:6],
+        threads=1,
+        trials={"qwen2-tiny-random": 2},
+        warmup=1,
+        shared_ar_run=False,
+        logits_to_keep=0,
+        min_tokens=1,
+        mask_reps=50,
+        forward_reps=2,
+        check_model="qwen2-smoke",
+        check_P=16,
+        check_N=8,
     ),
-}  # fmt: skip
-
+}
 
 
 def trials_for(params: Mapping, model_name: str) -> int:
@@ -98,9 +143,12 @@ def trials_for(params: Mapping, model_name: str) -> int:
 
 
 def benchmark_models(
-    params: Mapping, device: str = "auto", seed: int = 0, loaded: Mapping | None = None,
+    params: Mapping,
+    device: str = "auto",
+    seed: int = 0,
+    loaded: Mapping | None = None,
     progress: bool = True,
-) -> dict:  # fmt: skip
+) -> dict:
     """Run the sweep and the fixed costs for every model of ``params`` (a ``PROFILES`` entry),
     each model behind a :class:`~cadlib.decoding.engines.TransformersEngine` (the engine seam
     that chapter 6b times llama.cpp through).
@@ -115,34 +163,55 @@ def benchmark_models(
         model = (loaded or {}).get(name)
         if model is None:
             model = load_model(
-                name, device=device, dtype=params["dtype"],
-                attn_implementation=params["attn_implementation"], seed=seed,
-            )  # fmt: skip
+                name,
+                device=device,
+                dtype=params["dtype"],
+                attn_implementation=params["attn_implementation"],
+                seed=seed,
+            )
         engine, trials = TransformersEngine(model), trials_for(params, name)
         measurement = measure_speedup(
-            engine, P=params["P"], N_grid=params["N_grid"], trials=trials,
-            warmup=params["warmup"], seed=seed, shared_ar_run=params["shared_ar_run"],
-            logits_to_keep=params["logits_to_keep"], min_tokens=params["min_tokens"],
-            progress=progress, desc=name,
-        )  # fmt: skip
+            engine,
+            P=params["P"],
+            N_grid=params["N_grid"],
+            trials=trials,
+            warmup=params["warmup"],
+            seed=seed,
+            shared_ar_run=params["shared_ar_run"],
+            logits_to_keep=params["logits_to_keep"],
+            min_tokens=params["min_tokens"],
+            progress=progress,
+            desc=name,
+        )
         fixed = measure_fixed_costs(
-            engine, P=params["P"], seed=seed, trials=trials, mask_reps=params["mask_reps"],
+            engine,
+            P=params["P"],
+            seed=seed,
+            trials=trials,
+            mask_reps=params["mask_reps"],
             forward_reps=params["forward_reps"],
-        )  # fmt: skip
+        )
         info = engine.info()
         curve = measurement.summary()
         curve["meta"] = dict(
-            model=name, source="measured", random_init=is_random_init(name),
-            shape=model_info(model), dtype=info["dtype"], device=info["device"],
+            model=name,
+            source="measured",
+            random_init=is_random_init(name),
+            shape=model_info(model),
+            dtype=info["dtype"],
+            device=info["device"],
             hardware=hardware_info(info["device"]),
-            attn_implementation=info["attn_implementation"], **measurement.protocol(),
+            attn_implementation=info["attn_implementation"],
+            **measurement.protocol(),
             profile=params.get("profile"),
-        )  # fmt: skip
+        )
         out[name] = dict(
-            curve=curve, fixed_costs=fixed, m_star=m_star(curve, fixed),
+            curve=curve,
+            fixed_costs=fixed,
+            m_star=m_star(curve, fixed),
             cache_log=measurement.cache_log,
             cache_always_restored=measurement.cache_always_restored,
-        )  # fmt: skip
+        )
         del model, engine
         gc.collect()
         if torch.cuda.is_available():
@@ -186,19 +255,27 @@ def run_summary(numbers: Mapping, where: str) -> str:
         s = dict(zip(c["N"], c["s"], strict=True))
         s8 = f"s(8) = {s[8]:.1f}×, " if 8 in s else ""
         m, ratio = numbers["m_star"][name], numbers["fixed_costs"][name]["c_forced_over_tau"]
-        lines.append(f"* **{name}**: {s8}s({c['N'][-1]}) = {c['s'][-1]:.1f}× (max "
-                     f"{max(c['s']):.1f}×); m* strict / safe = {m['strict']} / {m['safe']}; "
-                     f"c_forced / tau = {ratio:.2f}")  # fmt: skip
+        lines.append(
+            f"* **{name}**: {s8}s({c['N'][-1]}) = {c['s'][-1]:.1f}× (max "
+            f"{max(c['s']):.1f}×); m* strict / safe = {m['strict']} / {m['safe']}; "
+            f"c_forced / tau = {ratio:.2f}"
+        )
     return f"**This run** ({where}):\n\n" + "\n".join(lines)
 
 
-def write_kernel_results(ch: Chapter, bench: Mapping, check: Mapping | None,
-                         device: str | None = None) -> Path:  # fmt: skip
+def write_kernel_results(
+    ch: Chapter, bench: Mapping, check: Mapping | None, device: str | None = None
+) -> Path:
     """Write ``results/kernel.json`` (``kernel.<profile>.json``; via
     :meth:`cadlib.record.session.Chapter.write`)."""
     numbers = kernel_numbers(bench, check)
-    return ch.write(numbers, paper_numbers(), model=numbers["primary"],
-                    tokenizer="none (random token ids)", device=device)  # fmt: skip
+    return ch.write(
+        numbers,
+        paper_numbers(),
+        model=numbers["primary"],
+        tokenizer="none (random token ids)",
+        device=device,
+    )
 
 
 #: The GPU check's shapes beside the paper's A100 curves of the same shapes (§4.1).
@@ -221,9 +298,15 @@ def gpu_evidence(record: Mapping | None = None):
             continue
         ours = dict(zip(curve["N"], curve["s"], strict=True))
         for n, theirs in zip(paper["N"], paper["s"], strict=True):
-            rows.append({"shape (random init)": name, "N": n, "s(N) ours": ours.get(n),
-                         "s(N) paper, A100": theirs,
-                         "ours / paper": ours[n] / theirs if n in ours else None})  # fmt: skip
+            rows.append(
+                {
+                    "shape (random init)": name,
+                    "N": n,
+                    "s(N) ours": ours.get(n),
+                    "s(N) paper, A100": theirs,
+                    "ours / paper": ours[n] / theirs if n in ours else None,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -231,15 +314,18 @@ def gpu_evidence_markdown(record: Mapping | None = None) -> str:
     """One paragraph on the GPU check: where it ran and under what load, or how to record it."""
     path = find_results_file("kernel.gpu.json")
     if record is None and not path.exists():
-        return ("**GPU evidence: not recorded yet.** `make gpu-check` measures this chapter's "
-                "s(N) at the paper's 1.5B and 7B shapes on one GPU in a few minutes (the "
-                "reproduce page says how); its results are shown here once committed.")  # fmt: skip
+        return (
+            "**GPU evidence: not recorded yet.** `make gpu-check` measures this chapter's "
+            "s(N) at the paper's 1.5B and 7B shapes on one GPU in a few minutes (the "
+            "reproduce page says how); its results are shown here once committed."
+        )
     record = record or json.loads(path.read_text())
     hw = record["hardware"]
-    return (f"**GPU evidence** (`make gpu-check`, random-init weights with the published "
-            f"shapes, {record['params']['dtype']}, {record['params']['attn_implementation']}; "
-            f"{hw.get('gpu', 'no GPU named')}; {record['created'][:10]}). "
-            + load_caption(record))  # fmt: skip
+    return (
+        f"**GPU evidence** (`make gpu-check`, random-init weights with the published "
+        f"shapes, {record['params']['dtype']}, {record['params']['attn_implementation']}; "
+        f"{hw.get('gpu', 'no GPU named')}; {record['created'][:10]}). " + load_caption(record)
+    )
 
 
 def answer(numbers: Mapping, where: str) -> str:
@@ -251,12 +337,16 @@ def answer(numbers: Mapping, where: str) -> str:
     if check is None:
         same = "The splice-equals-decode check did not run in this profile."
     elif check["passed"]:
-        same = (f"A splice is exactly {check['N']} decode steps here: same logits (largest "
-                f"difference {check['max_abs_logit_diff']:.0e}), same keys, and the cache grows by "
-                f"{check['len_after_splice'] - check['len_before']} on both paths.")  # fmt: skip
+        same = (
+            f"A splice is exactly {check['N']} decode steps here: same logits (largest "
+            f"difference {check['max_abs_logit_diff']:.0e}), same keys, and the cache grows by "
+            f"{check['len_after_splice'] - check['len_before']} on both paths."
+        )
     else:
         same = "**The splice check failed**: a splice is not the decode steps it replaces here."
     s8 = f"s(8) = {s[8]:.1f}× and " if 8 in s else ""
-    return (f"{same} On {name} ({where}) one forward of N ids is {s8}s({c['N'][-1]}) = "
-            f"{c['s'][-1]:.1f}× faster than N decode steps, and a splice pays from N = "
-            f"{m['strict']} (s > 1; s > 1.5 from N = {m['safe']}).")  # fmt: skip
+    return (
+        f"{same} On {name} ({where}) one forward of N ids is {s8}s({c['N'][-1]}) = "
+        f"{c['s'][-1]:.1f}× faster than N decode steps, and a splice pays from N = "
+        f"{m['strict']} (s > 1; s > 1.5 from N = {m['safe']})."
+    )

@@ -37,8 +37,12 @@ def _per_op_seconds(fn, reps: int, sync) -> float:
 
 def _stats_ms(values) -> dict:
     a = np.asarray(values) * 1e3
-    return dict(median=round(float(np.median(a)), 5), min=round(float(a.min()), 5),
-                max=round(float(a.max()), 5), n=len(a))  # fmt: skip
+    return dict(
+        median=round(float(np.median(a)), 5),
+        min=round(float(a.min()), 5),
+        max=round(float(a.max()), 5),
+        n=len(a),
+    )
 
 
 def measure_fixed_costs(
@@ -115,10 +119,17 @@ def measure_fixed_costs(
         c_forced_ms_by_len={int(k): _stats_ms(v) for k, v in forced.items()},
         tau_ms=_stats_ms(tau),
         c_forced_over_tau=round(float(np.median(pooled) / np.median(tau)), 3),
-        settings=dict(P=P, trials=trials, mask_reps=mask_reps, forward_reps=forward_reps,
-                      n_allowed=n_allowed, forced_lens=list(forced_lens), vocab=vocab,
-                      logits_dtype=str(row.dtype).removeprefix("torch.")),
-    )  # fmt: skip
+        settings=dict(
+            P=P,
+            trials=trials,
+            mask_reps=mask_reps,
+            forward_reps=forward_reps,
+            n_allowed=n_allowed,
+            forced_lens=list(forced_lens),
+            vocab=vocab,
+            logits_dtype=str(row.dtype).removeprefix("torch."),
+        ),
+    )
 
 
 def minimum_span(
@@ -157,8 +168,10 @@ def m_star(summary: Mapping, fixed: Mapping | None = None) -> dict:
     The overhead ``c`` charged to a splice is one forced-template prefill plus one masked,
     synchronised decision step: ``c = c_forced + c_mask + c_sync`` (medians, App. H).
     """
-    out = dict(strict=minimum_span(summary["N"], summary["s"], 1.0),
-               safe=minimum_span(summary["N"], summary["s"], 1.5))  # fmt: skip
+    out = dict(
+        strict=minimum_span(summary["N"], summary["s"], 1.0),
+        safe=minimum_span(summary["N"], summary["s"], 1.5),
+    )
     if fixed is not None:
         c = sum(fixed[k]["median"] for k in ("c_forced_ms", "c_mask_ms", "c_sync_ms"))
         tau = fixed["tau_ms"]["median"]

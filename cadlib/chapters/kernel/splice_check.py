@@ -84,18 +84,24 @@ def check_splice_equals_ar(
     key_diff = max(float((a.float() - b.float()).abs().max()) for a, b in pairs)
     argmax_equal = bool((ar_logits.argmax(-1) == pp_logits.argmax(-1)).all())
     close = bool(torch.allclose(ar_logits, pp_logits, atol=atol, rtol=rtol))
-    keys_close = all(
-        torch.allclose(a.float(), b.float(), atol=atol, rtol=rtol)
-        for a, b in pairs
-    )  # fmt: skip
+    keys_close = all(torch.allclose(a.float(), b.float(), atol=atol, rtol=rtol) for a, b in pairs)
     advance = len_after_ar == len_after_splice == P + N
     return dict(
         passed=close and keys_close and argmax_equal and advance,
-        logits_allclose=close, keys_allclose=keys_close, argmax_equal=argmax_equal,
-        max_abs_logit_diff=logit_diff, max_abs_key_diff=key_diff,
-        len_before=P, len_after_ar=len_after_ar, len_after_splice=len_after_splice,
-        positions_advance_by_N=advance, P=P, N=N, atol=atol, rtol=rtol,
+        logits_allclose=close,
+        keys_allclose=keys_close,
+        argmax_equal=argmax_equal,
+        max_abs_logit_diff=logit_diff,
+        max_abs_key_diff=key_diff,
+        len_before=P,
+        len_after_ar=len_after_ar,
+        len_after_splice=len_after_splice,
+        positions_advance_by_N=advance,
+        P=P,
+        N=N,
+        atol=atol,
+        rtol=rtol,
         dtype=str(next(model.parameters()).dtype).removeprefix("torch."),
         attn_implementation=getattr(model.config, "_attn_implementation", None),
         position_offset=position_offset,
-    )  # fmt: skip
+    )

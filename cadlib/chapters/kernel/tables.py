@@ -33,12 +33,22 @@ def curve_table(bench: Mapping):
     frames = []
     for name, entry in bench.items():
         c = entry["curve"]
-        frames.append(pd.DataFrame({
-            "model": name, "N": c["N"], "T_AR ms": c["T_AR_ms"], "T_PP ms": c["T_PP_ms"],
-            "AR ms/token": c["AR_ms_per_token"], "s(N)": c["s"],
-            "s best": c.get("s_best", [None] * len(c["N"])),
-            "s min–max": [f"{a:.2f}–{b:.2f}" for a, b in zip(c["s_lo"], c["s_hi"], strict=True)],
-        }))  # fmt: skip
+        frames.append(
+            pd.DataFrame(
+                {
+                    "model": name,
+                    "N": c["N"],
+                    "T_AR ms": c["T_AR_ms"],
+                    "T_PP ms": c["T_PP_ms"],
+                    "AR ms/token": c["AR_ms_per_token"],
+                    "s(N)": c["s"],
+                    "s best": c.get("s_best", [None] * len(c["N"])),
+                    "s min–max": [
+                        f"{a:.2f}–{b:.2f}" for a, b in zip(c["s_lo"], c["s_hi"], strict=True)
+                    ],
+                }
+            )
+        )
     return pd.concat(frames).set_index(["model", "N"])
 
 
@@ -65,21 +75,33 @@ def m_star_table(bench: Mapping):
     def show(n):  # None: no measured N clears the bar
         return "—" if n is None else str(n)
 
-    rows = {f"{k} (paper, A100)": {"strict (s>1)": show(v["strict"]),
-                                   "safe (s>1.5)": show(v["safe"]), "with fixed costs": ""}
-            for k, v in _paper.M_STAR.items()}  # fmt: skip
+    rows = {
+        f"{k} (paper, A100)": {
+            "strict (s>1)": show(v["strict"]),
+            "safe (s>1.5)": show(v["safe"]),
+            "with fixed costs": "",
+        }
+        for k, v in _paper.M_STAR.items()
+    }
     for name, entry in bench.items():
         m = entry["m_star"]
-        rows[name] = {"strict (s>1)": show(m["strict"]), "safe (s>1.5)": show(m["safe"]),
-                      "with fixed costs": show(m.get("with_overhead"))}  # fmt: skip
+        rows[name] = {
+            "strict (s>1)": show(m["strict"]),
+            "safe (s>1.5)": show(m["safe"]),
+            "with fixed costs": show(m.get("with_overhead")),
+        }
     return pd.DataFrame(rows).T
 
 
 def cache_log_table(bench: Mapping, trial: int | None = None):
     """The cache length before, after and restored for every timed path (or the first
     sample of each path in one trial), and whether every trial of that model restored it."""
-    rows = [dict(model=name, **row) for name, entry in bench.items() for row in entry["cache_log"]
-            if trial is None or (row["trial"] == trial and row["rep"] == 0)]  # fmt: skip
+    rows = [
+        dict(model=name, **row)
+        for name, entry in bench.items()
+        for row in entry["cache_log"]
+        if trial is None or (row["trial"] == trial and row["rep"] == 0)
+    ]
     log = pd.DataFrame(rows)
     restored = {name: entry["cache_always_restored"] for name, entry in bench.items()}
     log["all trials restored"] = log.model.map(restored)
@@ -87,31 +109,49 @@ def cache_log_table(bench: Mapping, trial: int | None = None):
 
 
 #: The fields of :func:`check_splice_equals_ar` that the chapter shows (no timings).
-SPLICE_CHECK_FIELDS = ("passed", "argmax_equal", "logits_allclose", "keys_allclose", "len_before",
-                       "len_after_ar", "len_after_splice", "positions_advance_by_N", "atol",
-                       "rtol", "dtype", "attn_implementation")  # fmt: skip
+SPLICE_CHECK_FIELDS = (
+    "passed",
+    "argmax_equal",
+    "logits_allclose",
+    "keys_allclose",
+    "len_before",
+    "len_after_ar",
+    "len_after_splice",
+    "positions_advance_by_N",
+    "atol",
+    "rtol",
+    "dtype",
+    "attn_implementation",
+)
 
 
 def splice_check_table(check: Mapping, control: Mapping, model: str):
     """The splice-equals-AR check beside its control (positions shifted by one), field by
     field: the control must fail where the check passes, or the check proves nothing."""
-    return pd.DataFrame({
-        f"{model}: splice": {k: str(check[k]) for k in SPLICE_CHECK_FIELDS},
-        "control: positions shifted by 1": {k: str(control[k]) for k in SPLICE_CHECK_FIELDS},
-    })  # fmt: skip
+    return pd.DataFrame(
+        {
+            f"{model}: splice": {k: str(check[k]) for k in SPLICE_CHECK_FIELDS},
+            "control: positions shifted by 1": {k: str(control[k]) for k in SPLICE_CHECK_FIELDS},
+        }
+    )
 
 
 def timing_sanity(bench: Mapping) -> str:
     """Markdown: per model, the :func:`timing_warnings` of its curve, and what to do when a
     run was disturbed."""
     found = {name: timing_warnings(entry["curve"]) for name, entry in bench.items()}
-    lines = [f"* **{name}**: " + ("; ".join(w) if w else "no sign of interference "
-             "(s(1) ≈ 1, steady decode step)") for name, w in found.items()]  # fmt: skip
+    lines = [
+        f"* **{name}**: "
+        + ("; ".join(w) if w else "no sign of interference (s(1) ≈ 1, steady decode step)")
+        for name, w in found.items()
+    ]
     if any(found.values()):
-        lines.append("\n**This run was disturbed** (on a shared machine other jobs slow the many "
-                     "short decode steps far more than one long forward, which inflates s(N)). "
-                     "Read the `s best` column (fastest AR over fastest PP), or rerun on a quiet "
-                     "machine.")  # fmt: skip
+        lines.append(
+            "\n**This run was disturbed** (on a shared machine other jobs slow the many "
+            "short decode steps far more than one long forward, which inflates s(N)). "
+            "Read the `s best` column (fastest AR over fastest PP), or rerun on a quiet "
+            "machine."
+        )
     return "**Timing sanity.**\n\n" + "\n".join(lines)
 
 
@@ -126,13 +166,18 @@ def speedup_overview(numbers: Mapping, paper: Mapping | None = None):
     rows = {}
     for name, c in numbers["curves"].items():
         ar_ms = sum(c["AR_ms_per_token"]) / len(c["N"])
-        rows[name] = {"s(1)": at(c, 1), "s(2)": at(c, 2), "s(8)": at(c, 8),
-                      f"s({c['N'][-1]})": c["s"][-1], "max s": max(c["s"]),
-                      "s best(8)": c["s_best"][c["N"].index(8)] if 8 in c["N"] else None,
-                      "max s best": max(c["s_best"]),
-                      "AR ms/token (mean over N)": round(ar_ms, 2),
-                      "PP ms/token at max N": round(c["T_PP_ms"][-1] / c["N"][-1], 3),
-                      "device": c["meta"]["device"]}  # fmt: skip
+        rows[name] = {
+            "s(1)": at(c, 1),
+            "s(2)": at(c, 2),
+            "s(8)": at(c, 8),
+            f"s({c['N'][-1]})": c["s"][-1],
+            "max s": max(c["s"]),
+            "s best(8)": c["s_best"][c["N"].index(8)] if 8 in c["N"] else None,
+            "max s best": max(c["s_best"]),
+            "AR ms/token (mean over N)": round(ar_ms, 2),
+            "PP ms/token at max N": round(c["T_PP_ms"][-1] / c["N"][-1], 3),
+            "device": c["meta"]["device"],
+        }
     for name, c in paper.items():
         rows[name + " (A100)"] = {"s(8)": c["s"][0], "s(512)": c["s"][1], "device": "A100 (paper)"}
     return pd.DataFrame(rows).T
@@ -161,12 +206,24 @@ def plot_speedup(curves: Mapping, paper: Mapping | None = None, ax=None, title: 
             best = f"{c['meta']['model']}: best of trials (min T_AR / min T_PP)"
             ax.plot(c["N"], c["s_best"], ls="--", lw=1, color=line.get_color(), label=best)
     for i, (name, c) in enumerate(paper.items()):
-        ax.scatter(c["N"], c["s"], marker="s^Dv"[i % 4], s=70, zorder=3, edgecolor="k",
-                   label=f"{curve_label(c['meta'])}: A100 figures")  # fmt: skip
+        ax.scatter(
+            c["N"],
+            c["s"],
+            marker="s^Dv"[i % 4],
+            s=70,
+            zorder=3,
+            edgecolor="k",
+            label=f"{curve_label(c['meta'])}: A100 figures",
+        )
         for n, v in zip(c["N"], c["s"], strict=True):
-            ax.annotate(f"{v:.1f}× ({name.removeprefix('paper:')}, A100)", (n, v),
-                        textcoords="offset points", xytext=(-8, 8 if i % 2 == 0 else -14),
-                        ha="right", fontsize=7)  # fmt: skip
+            ax.annotate(
+                f"{v:.1f}× ({name.removeprefix('paper:')}, A100)",
+                (n, v),
+                textcoords="offset points",
+                xytext=(-8, 8 if i % 2 == 0 else -14),
+                ha="right",
+                fontsize=7,
+            )
     ax.axhline(1.0, color="grey", lw=0.8, ls=":")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")

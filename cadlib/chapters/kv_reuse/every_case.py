@@ -30,9 +30,19 @@ from cadlib.record.results import read_results_file, run_report, write_run_repor
 from .chapter import AGREEMENT_THRESHOLD, agreement_rows, agreement_table, load_setup, sample_cases
 from .policy_search import _columns, _frame, committed, reusing, setting_sentence
 
-__all__ = ["CORPORA", "COMMAND", "results_name", "every_case_run", "committed_runs",
-           "pooled_report", "every_table", "every_markdown", "accepted_policy",
-           "answer_sentence", "main"]  # fmt: skip
+__all__ = [
+    "CORPORA",
+    "COMMAND",
+    "results_name",
+    "every_case_run",
+    "committed_runs",
+    "pooled_report",
+    "every_table",
+    "every_markdown",
+    "accepted_policy",
+    "answer_sentence",
+    "main",
+]
 
 #: The held-out corpora judged case by case, declared before any of them ran.
 CORPORA = ("heval-fix-go", "heval-fix-java", "heval-fix-cpp", "heval-fix-rust")
@@ -56,13 +66,24 @@ def every_case_run(out: str | Path, corpus: str, progress: bool = True) -> dict:
     monitor()
     model, tokenizer, _ = load_setup(dict(model=SMOLLM2, profile="every"))
     policies = tuple(dict.fromkeys(("none", search["chosen"])))
-    rows = agreement_rows(model, tokenizer, sample_cases([corpus], None, tokenizer), policies,
-                          progress)  # fmt: skip
-    protocol = dict(model=SMOLLM2, corpus=corpus, cases="every case, no prompt cap",
-                    policies=list(policies), threshold=AGREEMENT_THRESHOLD,
-                    chosen_by="results/kv_reuse.policy.json")  # fmt: skip
-    report = run_report("every", f"{COMMAND} {corpus}", protocol=protocol,
-                        chosen=search["chosen"], test=_columns(rows))
+    rows = agreement_rows(
+        model, tokenizer, sample_cases([corpus], None, tokenizer), policies, progress
+    )
+    protocol = dict(
+        model=SMOLLM2,
+        corpus=corpus,
+        cases="every case, no prompt cap",
+        policies=list(policies),
+        threshold=AGREEMENT_THRESHOLD,
+        chosen_by="results/kv_reuse.policy.json",
+    )
+    report = run_report(
+        "every",
+        f"{COMMAND} {corpus}",
+        protocol=protocol,
+        chosen=search["chosen"],
+        test=_columns(rows),
+    )
     return write_run_report(report, out)
 
 
@@ -98,8 +119,10 @@ def _load_sentence(runs: list[dict]) -> str:
         return " ".join(dict.fromkeys(load_caption(x) for x in runs))
     means = [x["provenance"]["load"]["other_cores"]["mean"] for x in runs]
     busy = sum(bool(x["provenance"]["busy"]) for x in runs)
-    return (f"Other processes kept {min(means):.2f}–{max(means):.2f} of a core busy on average "
-            f"while the {len(runs)} runs recorded ({busy} of them on a busy machine).")
+    return (
+        f"Other processes kept {min(means):.2f}–{max(means):.2f} of a core busy on average "
+        f"while the {len(runs)} runs recorded ({busy} of them on a busy machine)."
+    )
 
 
 def _verdict(runs: list[dict]) -> dict:
@@ -113,10 +136,18 @@ def _verdict(runs: list[dict]) -> dict:
     mine = per[per.policy == chosen]
     idle, some = reusing(report, chosen)
     r = pooled.loc[chosen]
-    return dict(chosen=chosen, thr=thr, r=r, base=pooled.loc["none"], per=mine,
-                below=[c for c, x in zip(mine.corpus, mine.rate, strict=True) if x < thr],
-                idle=idle, some=some, meets=bool(r.rate >= thr),
-                carried=bool(r.rate >= thr and some is not None and some.rate < thr))
+    return dict(
+        chosen=chosen,
+        thr=thr,
+        r=r,
+        base=pooled.loc["none"],
+        per=mine,
+        below=[c for c, x in zip(mine.corpus, mine.rate, strict=True) if x < thr],
+        idle=idle,
+        some=some,
+        meets=bool(r.rate >= thr),
+        carried=bool(r.rate >= thr and some is not None and some.rate < thr),
+    )
 
 
 def accepted_policy(runs: list[dict]) -> str | None:
@@ -140,8 +171,9 @@ def every_markdown(runs: list[dict]) -> str:
     v = _verdict(runs)
     r, some, thr = v["r"], v["some"], v["thr"]
     labels = ", ".join(CORPUS_LABELS.get(x["protocol"]["corpus"], "?") for x in runs)
-    missing = [CORPUS_LABELS.get(c, c) for c in CORPORA
-               if c not in {x["protocol"]["corpus"] for x in runs}]  # fmt: skip
+    missing = [
+        CORPUS_LABELS.get(c, c) for c in CORPORA if c not in {x["protocol"]["corpus"] for x in runs}
+    ]
     if not v["meets"]:
         verdict = f"it **does not meet** the {thr:.1%} threshold"
     else:
@@ -149,21 +181,27 @@ def every_markdown(runs: list[dict]) -> str:
         if v["below"]:
             verdict += f", but not on {', '.join(v['below'])}"
     if v["carried"]:
-        verdict += (f". That is carried by the {v['idle']} cases that reuse nothing (short "
-                    "copies: every id recomputed, so they agree by construction): on the "
-                    f"{int(some.cases)} that reuse any id it agrees on {some.rate:.2%} of "
-                    f"{int(some.decisions)} decisions, below the threshold")
+        verdict += (
+            f". That is carried by the {v['idle']} cases that reuse nothing (short "
+            "copies: every id recomputed, so they agree by construction): on the "
+            f"{int(some.cases)} that reuse any id it agrees on {some.rate:.2%} of "
+            f"{int(some.decisions)} decisions, below the threshold"
+        )
     elif some is not None:
-        verdict += (f" ({v['idle']} cases reuse nothing; on the {int(some.cases)} that reuse "
-                    f"any id, {some.rate:.2%} of {int(some.decisions)} decisions)")
-    return (f"On every case of {labels} ({int(r.cases)} cases, {int(r.decisions)} decisions), "
-            f"`{v['chosen']}` agrees with the exact splice on {r.rate:.2%} (95% interval "
-            f"{r.lo:.2%}–{r.hi:.2%}; per corpus {v['per'].rate.min():.2%}–"
-            f"{v['per'].rate.max():.2%}), recomputing {r.recomputed:.0%} of the copied ids: "
-            f"{verdict}. `none` agrees on {v['base'].rate:.1%}, recomputing "
-            f"{v['base'].recomputed:.0%}."
-            + (f" Not yet recorded: {', '.join(missing)}." if missing else "")
-            + f" Nothing here is timed. {_load_sentence(runs)} {setting_sentence(runs[0])}")
+        verdict += (
+            f" ({v['idle']} cases reuse nothing; on the {int(some.cases)} that reuse "
+            f"any id, {some.rate:.2%} of {int(some.decisions)} decisions)"
+        )
+    return (
+        f"On every case of {labels} ({int(r.cases)} cases, {int(r.decisions)} decisions), "
+        f"`{v['chosen']}` agrees with the exact splice on {r.rate:.2%} (95% interval "
+        f"{r.lo:.2%}–{r.hi:.2%}; per corpus {v['per'].rate.min():.2%}–"
+        f"{v['per'].rate.max():.2%}), recomputing {r.recomputed:.0%} of the copied ids: "
+        f"{verdict}. `none` agrees on {v['base'].rate:.1%}, recomputing "
+        f"{v['base'].recomputed:.0%}."
+        + (f" Not yet recorded: {', '.join(missing)}." if missing else "")
+        + f" Nothing here is timed. {_load_sentence(runs)} {setting_sentence(runs[0])}"
+    )
 
 
 def answer_sentence(runs: list[dict]) -> str:
@@ -173,14 +211,18 @@ def answer_sentence(runs: list[dict]) -> str:
     v = _verdict(runs)
     r, some = v["r"], v["some"]
     n = len(runs)
-    head = (f"On every case of {n} held-out HumanEvalFix {'corpus' if n == 1 else 'corpora'} "
-            f"({int(r.cases)} cases) it agrees on {r.rate:.2%}, recomputing "
-            f"{r.recomputed:.0%} of the copied ids")
+    head = (
+        f"On every case of {n} held-out HumanEvalFix {'corpus' if n == 1 else 'corpora'} "
+        f"({int(r.cases)} cases) it agrees on {r.rate:.2%}, recomputing "
+        f"{r.recomputed:.0%} of the copied ids"
+    )
     if not v["meets"]:
         return f"{head}: still short of the threshold."
     if v["carried"]:
-        return (f"{head}: at the threshold pooled, but only because {v['idle']} of those cases "
-                f"reuse nothing; where it reuses any id, {some.rate:.2%}.")
+        return (
+            f"{head}: at the threshold pooled, but only because {v['idle']} of those cases "
+            f"reuse nothing; where it reuses any id, {some.rate:.2%}."
+        )
     return f"{head}: meeting the threshold."
 
 

@@ -32,9 +32,21 @@ from .chapter import AGREEMENT_THRESHOLD, PROFILES, agreement_rows, load_setup, 
 from .every_case import _verdict
 from .policy_search import TEST_CASES, _columns, committed, setting_sentence
 
-__all__ = ["CORPUS", "CASES", "SEED", "CONTEXT", "COMMAND", "RESULTS", "used_cases",
-           "sample_inputs", "sample_run", "committed_sample", "sample_markdown",
-           "answer_sentence", "main"]  # fmt: skip
+__all__ = [
+    "CORPUS",
+    "CASES",
+    "SEED",
+    "CONTEXT",
+    "COMMAND",
+    "RESULTS",
+    "used_cases",
+    "sample_inputs",
+    "sample_run",
+    "committed_sample",
+    "sample_markdown",
+    "answer_sentence",
+    "main",
+]
 
 CORPUS = "realedits-flask"
 #: Fresh cases judged (declared before the run).
@@ -51,8 +63,10 @@ RESULTS = "kv_reuse.flask-sample.json"
 def used_cases(tokenizer) -> set[str]:
     """The Flask cases an earlier run of the chapter judged: the ``agreement`` profile's and
     the policy search's (both seeded order, seed 0, prompts of at most their cap)."""
-    n, cap = PROFILES["agreement"]["agreement_cases"][CORPUS], \
-        PROFILES["agreement"]["max_prompt"][CORPUS]  # fmt: skip
+    n, cap = (
+        PROFILES["agreement"]["agreement_cases"][CORPUS],
+        PROFILES["agreement"]["max_prompt"][CORPUS],
+    )
     skip, more, search_cap = TEST_CASES[CORPUS]
     used = sample_cases([CORPUS], n, tokenizer, cap)[CORPUS]
     used += sample_cases([CORPUS], skip + more, tokenizer, search_cap)[CORPUS]
@@ -63,10 +77,12 @@ def sample_inputs(tokenizer, cases: int = CASES) -> dict:
     """``{CORPUS: [CaseInputs]}``: the first ``cases`` of the seeded order among the cases that
     fit :data:`CONTEXT` and no earlier run used."""
     used = used_cases(tokenizer)
-    every = sorted(sample_cases([CORPUS], None, tokenizer)[CORPUS],
-                   key=lambda x: case_rank(SEED, x.case.id))  # the seeded order
-    fresh = [x for x in every if x.case.id not in used
-             and len(x.edit_prompt) + len(x.target) <= CONTEXT]  # fmt: skip
+    every = sorted(
+        sample_cases([CORPUS], None, tokenizer)[CORPUS], key=lambda x: case_rank(SEED, x.case.id)
+    )  # the seeded order
+    fresh = [
+        x for x in every if x.case.id not in used and len(x.edit_prompt) + len(x.target) <= CONTEXT
+    ]
     return {CORPUS: fresh[:cases]}
 
 
@@ -82,12 +98,25 @@ def sample_run(out: str | Path, progress: bool = True) -> dict:
     policies = tuple(dict.fromkeys(("none", search["chosen"])))
     rows = agreement_rows(model, tokenizer, inputs, policies, progress)
     prompts = [len(x.edit_prompt) for x in inputs[CORPUS]]
-    protocol = dict(model=SMOLLM2, corpus=CORPUS, cases=CASES, context=CONTEXT, seed=SEED,
-                    excluded="the agreement run's and the policy search's Flask cases",
-                    policies=list(policies), threshold=AGREEMENT_THRESHOLD,
-                    chosen_by="results/kv_reuse.policy.json")  # fmt: skip
-    report = run_report("flask-sample", COMMAND, protocol=protocol, chosen=search["chosen"],
-                        prompt_ids=prompts, test=_columns(rows))  # fmt: skip
+    protocol = dict(
+        model=SMOLLM2,
+        corpus=CORPUS,
+        cases=CASES,
+        context=CONTEXT,
+        seed=SEED,
+        excluded="the agreement run's and the policy search's Flask cases",
+        policies=list(policies),
+        threshold=AGREEMENT_THRESHOLD,
+        chosen_by="results/kv_reuse.policy.json",
+    )
+    report = run_report(
+        "flask-sample",
+        COMMAND,
+        protocol=protocol,
+        chosen=search["chosen"],
+        prompt_ids=prompts,
+        test=_columns(rows),
+    )
     return write_run_report(report, out)
 
 
@@ -104,20 +133,26 @@ def sample_markdown(run: dict) -> str:
     r, some, thr = v["r"], v["some"], v["thr"]
     prompts = sorted(run["prompt_ids"])
     cap = max(PROFILES["agreement"]["max_prompt"][CORPUS], TEST_CASES[CORPUS][2])
-    longer = f": all longer than the {cap:,}-id cap of the Flask cases above" \
-        if prompts[0] > cap else ""  # fmt: skip
+    longer = (
+        f": all longer than the {cap:,}-id cap of the Flask cases above" if prompts[0] > cap else ""
+    )
     verdict = ("meets" if v["meets"] else "**does not meet**") + f" the {thr:.1%} threshold"
-    stratum = (f" {v['idle']} cases reuse nothing; on the {int(some.cases)} that reuse any id, "
-               f"{some.rate:.2%} of {int(some.decisions)} decisions agree."
-               if some is not None and v["idle"] else " Every case reuses some id.")  # fmt: skip
-    return (f"On {int(r.cases)} fresh {CORPUS_LABELS[CORPUS]} cases (real commits; prompts of "
-            f"{prompts[0]:,}–{prompts[-1]:,} ids, median {median(prompts):,.0f}{longer}), "
-            f"`{v['chosen']}` agrees with the exact splice "
-            f"on {r.rate:.2%} of {int(r.decisions)} decisions (95% interval {r.lo:.2%}–"
-            f"{r.hi:.2%}), recomputing {r.recomputed:.0%} of the copied ids: it {verdict}."
-            f"{stratum} `none` agrees on {v['base'].rate:.1%}, recomputing "
-            f"{v['base'].recomputed:.0%}. Nothing here is timed. {load_caption(run)} "
-            f"{setting_sentence(run)}")
+    stratum = (
+        f" {v['idle']} cases reuse nothing; on the {int(some.cases)} that reuse any id, "
+        f"{some.rate:.2%} of {int(some.decisions)} decisions agree."
+        if some is not None and v["idle"]
+        else " Every case reuses some id."
+    )
+    return (
+        f"On {int(r.cases)} fresh {CORPUS_LABELS[CORPUS]} cases (real commits; prompts of "
+        f"{prompts[0]:,}–{prompts[-1]:,} ids, median {median(prompts):,.0f}{longer}), "
+        f"`{v['chosen']}` agrees with the exact splice "
+        f"on {r.rate:.2%} of {int(r.decisions)} decisions (95% interval {r.lo:.2%}–"
+        f"{r.hi:.2%}), recomputing {r.recomputed:.0%} of the copied ids: it {verdict}."
+        f"{stratum} `none` agrees on {v['base'].rate:.1%}, recomputing "
+        f"{v['base'].recomputed:.0%}. Nothing here is timed. {load_caption(run)} "
+        f"{setting_sentence(run)}"
+    )
 
 
 def answer_sentence(run: dict) -> str:
@@ -125,10 +160,12 @@ def answer_sentence(run: dict) -> str:
     sample, against the threshold."""
     v = _verdict([run])
     r = v["r"]
-    return (f"On {int(r.cases)} fresh Flask edits (prompts of median "
-            f"{median(run['prompt_ids']):,.0f} ids) it agrees on {r.rate:.2%}, "
-            f"recomputing {r.recomputed:.0%}: {'meeting' if v['meets'] else 'short of'} the "
-            f"threshold.")
+    return (
+        f"On {int(r.cases)} fresh Flask edits (prompts of median "
+        f"{median(run['prompt_ids']):,.0f} ids) it agrees on {r.rate:.2%}, "
+        f"recomputing {r.recomputed:.0%}: {'meeting' if v['meets'] else 'short of'} the "
+        f"threshold."
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

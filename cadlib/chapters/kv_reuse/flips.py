@@ -17,12 +17,21 @@ import pandas as pd
 
 from cadlib.decoding.fsm import DECISION_KINDS
 
-__all__ = ["DISTANCE_BUCKETS", "decision_distances", "distance_bucket", "flip_table",
-           "flip_markdown"]  # fmt: skip
+__all__ = [
+    "DISTANCE_BUCKETS",
+    "decision_distances",
+    "distance_bucket",
+    "flip_table",
+    "flip_markdown",
+]
 
 #: Buckets of ``since_copy`` (inclusive bounds), in display order.
-DISTANCE_BUCKETS = (("0 ids", 0, 0), ("1-3 ids", 1, 3), ("4-15 ids", 4, 15),
-                    ("16+ ids", 16, math.inf))  # fmt: skip
+DISTANCE_BUCKETS = (
+    ("0 ids", 0, 0),
+    ("1-3 ids", 1, 3),
+    ("4-15 ids", 4, 15),
+    ("16+ ids", 16, math.inf),
+)
 BEFORE_ANY_COPY = "before any copy"
 
 
@@ -50,11 +59,15 @@ def flip_table(rows: pd.DataFrame, split: str = "test") -> pd.DataFrame:
     """Per policy, decision kind and distance bucket of ``split``'s decisions: decisions,
     flips (greedy choice differs from the exact splice's) and the flip rate."""
     rows = rows[rows.split == split]
-    rows = rows.assign(after_copy=[distance_bucket(d) for d in rows.since_copy],
-                       flip=~rows.agree.astype(bool))  # fmt: skip
+    rows = rows.assign(
+        after_copy=[distance_bucket(d) for d in rows.since_copy], flip=~rows.agree.astype(bool)
+    )
     order = [BEFORE_ANY_COPY, *(name for name, _, _ in DISTANCE_BUCKETS)]
-    table = rows.groupby(["policy", "kind", "after_copy"], sort=False).agg(
-        decisions=("flip", "size"), flips=("flip", "sum")).reset_index()  # fmt: skip
+    table = (
+        rows.groupby(["policy", "kind", "after_copy"], sort=False)
+        .agg(decisions=("flip", "size"), flips=("flip", "sum"))
+        .reset_index()
+    )
     table["flip_rate"] = table.flips / table.decisions
     table["after_copy"] = pd.Categorical(table.after_copy, order, ordered=True)
     return table.sort_values(["policy", "kind", "after_copy"], kind="stable").reset_index(drop=True)
@@ -73,7 +86,9 @@ def flip_markdown(table: pd.DataFrame, policy: str, min_decisions: int = 10) -> 
     top = (big if not big.empty else t).sort_values("flip_rate", kind="stable").iloc[-1]
     rest = t.drop(index=top.name)
     other = rest.flips.sum() / max(1, rest.decisions.sum())
-    return (f"Under `{policy}`, {int(t.flips.sum())} of {int(t.decisions.sum())} held-out "
-            f"decisions flipped ({kinds}). They are densest at `{top.kind}` decisions "
-            f"{top.after_copy} after a copy: {top.flip_rate:.1%} of {int(top.decisions)} flipped "
-            f"there, against {other:.1%} of {int(rest.decisions.sum())} elsewhere.")
+    return (
+        f"Under `{policy}`, {int(t.flips.sum())} of {int(t.decisions.sum())} held-out "
+        f"decisions flipped ({kinds}). They are densest at `{top.kind}` decisions "
+        f"{top.after_copy} after a copy: {top.flip_rate:.1%} of {int(top.decisions)} flipped "
+        f"there, against {other:.1%} of {int(rest.decisions.sum())} elsewhere."
+    )

@@ -39,25 +39,65 @@ from cadlib.record.results import machine_label, read_results_file, run_report, 
 from .chapter import AGREEMENT_THRESHOLD, agreement_rows, agreement_table, load_setup, sample_cases
 from .flips import flip_table
 
-__all__ = ["COMMITTED", "GRID", "DEV_CASES", "TEST_CASES", "PROTOCOL", "dev_inputs",
-           "test_inputs", "choose", "search_run", "committed", "search_table", "per_corpus",
-           "reusing", "setting_sentence", "search_markdown", "answer_sentence", "main"]  # fmt: skip
+__all__ = [
+    "COMMITTED",
+    "GRID",
+    "DEV_CASES",
+    "TEST_CASES",
+    "PROTOCOL",
+    "dev_inputs",
+    "test_inputs",
+    "choose",
+    "search_run",
+    "committed",
+    "search_table",
+    "per_corpus",
+    "reusing",
+    "setting_sentence",
+    "search_markdown",
+    "answer_sentence",
+    "main",
+]
 
 #: The committed run chapter 6c shows.
 COMMITTED = "kv_reuse.policy.json"
 #: The recompute policies tried on the development cases (``all``, the control, is not: it
 #: reuses nothing).
-GRID = ("none", "first=2", "last=16", "last=32", "last=64", "first=2,last=16",
-        "first=2,last=32", "first=4,last=32", "first=8,last=64")  # fmt: skip
+GRID = (
+    "none",
+    "first=2",
+    "last=16",
+    "last=32",
+    "last=64",
+    "first=2,last=16",
+    "first=2,last=32",
+    "first=4,last=32",
+    "first=8,last=64",
+)
 #: ``{corpus: (cases, max prompt ids)}`` of the development sample (seeded order, seed 0).
 DEV_CASES = {"heval-fix-py": (6, 1000), "heval-fix-js": (6, 1000), "probeedit": (4, 1300)}
 #: ``{corpus: (skip, cases, max prompt ids)}``: the held-out sample, ``cases`` cases after the
 #: first ``skip`` of the seeded order (those chapter 6c's ``agreement`` run used).
-TEST_CASES = {c: (5, 8, 1000) for c in ("heval-fix-java", "heval-fix-go", "heval-fix-cpp",
-                                       "heval-fix-rust", "realedits-flask")}  # fmt: skip
+TEST_CASES = {
+    c: (5, 8, 1000)
+    for c in (
+        "heval-fix-java",
+        "heval-fix-go",
+        "heval-fix-cpp",
+        "heval-fix-rust",
+        "realedits-flask",
+    )
+}
 #: Everything the run fixes before it measures (recorded with it).
-PROTOCOL = dict(model=SMOLLM2, grid=list(GRID), dev=DEV_CASES, test=TEST_CASES,
-                threshold=AGREEMENT_THRESHOLD, seed=0, test_policies="chosen and none")
+PROTOCOL = dict(
+    model=SMOLLM2,
+    grid=list(GRID),
+    dev=DEV_CASES,
+    test=TEST_CASES,
+    threshold=AGREEMENT_THRESHOLD,
+    seed=0,
+    test_policies="chosen and none",
+)
 
 
 def dev_inputs(tokenizer) -> dict:
@@ -93,8 +133,18 @@ def choose(dev_table: pd.DataFrame, threshold: float = AGREEMENT_THRESHOLD) -> s
 def _columns(rows: pd.DataFrame) -> dict:
     """Rows as ``{column: [values]}`` (KL to 5 decimals, ``since_copy`` ``None`` before any
     copy): compact for the committed file."""
-    keep = ["corpus", "case", "policy", "step", "kind", "since_copy", "agree", "kl", "splice",
-            "reused"]  # fmt: skip
+    keep = [
+        "corpus",
+        "case",
+        "policy",
+        "step",
+        "kind",
+        "since_copy",
+        "agree",
+        "kl",
+        "splice",
+        "reused",
+    ]
     rows = rows[keep].assign(kl=rows.kl.round(5), agree=rows.agree.astype(bool))
     out = {c: rows[c].tolist() for c in keep}
     out["since_copy"] = [None if pd.isna(v) else int(v) for v in rows.since_copy]
@@ -116,9 +166,14 @@ def search_run(out: str | Path, progress: bool = True) -> dict:
     chosen = choose(agreement_table(dev, by=("policy",)))
     policies = tuple(dict.fromkeys(("none", chosen)))
     test = agreement_rows(model, tokenizer, test_inputs(tokenizer), policies, progress)
-    report = run_report("policy", "python -m cadlib.chapters.kv_reuse.policy_search",
-                        protocol=PROTOCOL, chosen=chosen, dev=_columns(dev),
-                        test=_columns(test))  # fmt: skip
+    report = run_report(
+        "policy",
+        "python -m cadlib.chapters.kv_reuse.policy_search",
+        protocol=PROTOCOL,
+        chosen=chosen,
+        dev=_columns(dev),
+        test=_columns(test),
+    )
     return write_run_report(report, out)
 
 
@@ -161,10 +216,12 @@ def setting_sentence(report: dict) -> str:
     """What produced a run's numbers, ending with the machine (for nbval's sanitizer): the
     model and tokenizer, the engine and threads, how decisions were made, and that the paper
     has no such figure."""
-    return (f"Setting: {report['protocol']['model']} with its own tokenizer, fp32 on "
-            "transformers, one torch thread, decisions teacher-forced along the oracle program; "
-            "no paper figure (beyond the paper); "
-            f"{machine_label(report['hardware'])}.")
+    return (
+        f"Setting: {report['protocol']['model']} with its own tokenizer, fp32 on "
+        "transformers, one torch thread, decisions teacher-forced along the oracle program; "
+        "no paper figure (beyond the paper); "
+        f"{machine_label(report['hardware'])}."
+    )
 
 
 def search_markdown(report: dict) -> str:
@@ -173,28 +230,41 @@ def search_markdown(report: dict) -> str:
     t, chosen, thr = search_table(report), report["chosen"], report["protocol"]["threshold"]
     dev, test = (t[(t.split == s) & (t.policy == chosen)].iloc[0] for s in ("dev", "test"))
     met_dev = (t[t.split == "dev"].rate >= thr).any()
-    how = ("the one that recomputes least among those meeting it on development"
-           if met_dev else
-           f"no policy of the grid met the {thr:.1%} threshold on development, so the one with "
-           "the highest development agreement")  # fmt: skip
+    how = (
+        "the one that recomputes least among those meeting it on development"
+        if met_dev
+        else f"no policy of the grid met the {thr:.1%} threshold on development, so the one with "
+        "the highest development agreement"
+    )
     corpora = per_corpus(report)
     c = corpora[corpora.policy == chosen]
-    verdict = ("meets" if test.rate >= thr else "**does not meet**")
+    verdict = "meets" if test.rate >= thr else "**does not meet**"
     idle, some = reusing(report, chosen)
-    stratum = "" if not idle else (
-        f" {idle} of those cases reuse no id under `{chosen}` (short copies: every id is "
-        "recomputed), so they agree by construction"
-        + ("." if some is None else f"; on the {int(some.cases)} that reuse some, "
-           f"{some.rate:.1%} of {int(some.decisions)} decisions agree."))  # fmt: skip
-    return (f"Of {len(report['protocol']['grid'])} recompute policies tried on "
-            f"{int(dev.cases)} development cases, `{chosen}` was chosen ({how}): "
-            f"{dev.rate:.1%} of {int(dev.decisions)} development decisions agree with the exact "
-            f"splice, recomputing {dev.recomputed:.0%} of the copied ids. On {int(test.cases)} "
-            f"fresh held-out cases it agrees on {test.rate:.1%} of {int(test.decisions)} "
-            f"decisions (95% interval {test.lo:.1%}–{test.hi:.1%}; per corpus "
-            f"{c.rate.min():.1%}–{c.rate.max():.1%}), recomputing {test.recomputed:.0%}: it "
-            f"{verdict} the {thr:.1%} threshold.{stratum} Nothing here is timed. "
-            f"{load_caption(report)} {setting_sentence(report)}")
+    stratum = (
+        ""
+        if not idle
+        else (
+            f" {idle} of those cases reuse no id under `{chosen}` (short copies: every id is "
+            "recomputed), so they agree by construction"
+            + (
+                "."
+                if some is None
+                else f"; on the {int(some.cases)} that reuse some, "
+                f"{some.rate:.1%} of {int(some.decisions)} decisions agree."
+            )
+        )
+    )
+    return (
+        f"Of {len(report['protocol']['grid'])} recompute policies tried on "
+        f"{int(dev.cases)} development cases, `{chosen}` was chosen ({how}): "
+        f"{dev.rate:.1%} of {int(dev.decisions)} development decisions agree with the exact "
+        f"splice, recomputing {dev.recomputed:.0%} of the copied ids. On {int(test.cases)} "
+        f"fresh held-out cases it agrees on {test.rate:.1%} of {int(test.decisions)} "
+        f"decisions (95% interval {test.lo:.1%}–{test.hi:.1%}; per corpus "
+        f"{c.rate.min():.1%}–{c.rate.max():.1%}), recomputing {test.recomputed:.0%}: it "
+        f"{verdict} the {thr:.1%} threshold.{stratum} Nothing here is timed. "
+        f"{load_caption(report)} {setting_sentence(report)}"
+    )
 
 
 def answer_sentence(report: dict) -> str:
@@ -205,17 +275,23 @@ def answer_sentence(report: dict) -> str:
     test = t[(t.split == "test") & (t.policy == chosen)].iloc[0]
     verdict = "meets it" if test.rate >= thr else "still short of it"
     idle, some = reusing(report, chosen)
-    stratum = ("" if not idle or some is None else
-               f" ({some.rate:.1%} on the {int(some.cases)} cases where it reused any id)")
-    return (f"A policy chosen on development cases from a wider grid, `{chosen}` (recomputing "
-            f"{test.recomputed:.0%} of the copied ids), agrees on {test.rate:.1%} of "
-            f"{int(test.decisions)} decisions of {int(test.cases)} fresh held-out cases"
-            f"{stratum}: {verdict}.")
+    stratum = (
+        ""
+        if not idle or some is None
+        else f" ({some.rate:.1%} on the {int(some.cases)} cases where it reused any id)"
+    )
+    return (
+        f"A policy chosen on development cases from a wider grid, `{chosen}` (recomputing "
+        f"{test.recomputed:.0%} of the copied ids), agrees on {test.rate:.1%} of "
+        f"{int(test.decisions)} decisions of {int(test.cases)} fresh held-out cases"
+        f"{stratum}: {verdict}."
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m cadlib.chapters.kv_reuse.policy_search",
-                                     description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m cadlib.chapters.kv_reuse.policy_search", description=__doc__.split("\n")[0]
+    )
     parser.add_argument("--out", default=f"_build/{COMMITTED}", help="the JSON written")
     args = parser.parse_args(argv)
     report = search_run(args.out)

@@ -48,13 +48,22 @@ def timed_methods(model, tokenizer, policies=("none",), lookup_setting=TIMED_PLD
     chapter 6's four (autoregressive, prompt lookup at ``lookup_setting``, the exact splice,
     ``+drafts``), then the reuse copy at each policy, named ``reuse <policy>``."""
     exact = CopyDecoder(model, tokenizer)
-    reuse = tuple(CopyAsDecode(CopyDecoder(model, tokenizer, copy_kv="reuse", recompute=p),
-                               f"reuse {p}") for p in policies)  # fmt: skip
+    reuse = tuple(
+        CopyAsDecode(CopyDecoder(model, tokenizer, copy_kv="reuse", recompute=p), f"reuse {p}")
+        for p in policies
+    )
     return (*make_methods(model, exact, lookup_setting, TIMED), *reuse)
 
 
-def time_modes(model, tokenizer, inputs: dict, policies=("none",), repeats: int = 3,
-               lookup_setting=TIMED_PLD, progress: bool = True) -> pd.DataFrame:  # fmt: skip
+def time_modes(
+    model,
+    tokenizer,
+    inputs: dict,
+    policies=("none",),
+    repeats: int = 3,
+    lookup_setting=TIMED_PLD,
+    progress: bool = True,
+) -> pd.DataFrame:
     """Every method of :func:`timed_methods` along each case (the baselines along the gold
     after the regen prompt, Copy-as-Decode along the oracle program), interleaved per case and
     repeat after one warm-up run each. One row per run: forwards after the prefill, ids
@@ -70,12 +79,20 @@ def time_modes(model, tokenizer, inputs: dict, policies=("none",), repeats: int 
                 for m in methods:
                     run = m.run(x)
                     tr, gold = run.trace, len(x.target) - 1
-                    rows.append(dict(corpus=name, case=x.case.id, method=m.name, repeat=rep,
-                                     reproduced=run.reproduced, forwards=tr.n_forwards - 1,
-                                     ids_computed=sum(f.n_tokens for f in tr.forwards[1:]),
-                                     decode_s=tr.decode_s,
-                                     gold_ids_per_s=gold / max(tr.decode_s, 1e-9)))
-    return pd.DataFrame(rows)  # fmt: skip
+                    rows.append(
+                        dict(
+                            corpus=name,
+                            case=x.case.id,
+                            method=m.name,
+                            repeat=rep,
+                            reproduced=run.reproduced,
+                            forwards=tr.n_forwards - 1,
+                            ids_computed=sum(f.n_tokens for f in tr.forwards[1:]),
+                            decode_s=tr.decode_s,
+                            gold_ids_per_s=gold / max(tr.decode_s, 1e-9),
+                        )
+                    )
+    return pd.DataFrame(rows)
 
 
 #: The command that records the chapter's timed run (a quiet machine; ``results/
@@ -90,9 +107,13 @@ def load_timing_run(profile: str = "timing") -> dict | None:
 
 def timing_run_table(record: dict) -> pd.DataFrame:
     """The timed run's medians per corpus and method (:func:`timing_table`, as committed)."""
-    return pd.DataFrame([dict(corpus=CORPUS_LABELS.get(c, c), method=m, **v)
-                         for c, methods in record["numbers"]["timing"].items()
-                         for m, v in methods.items()])  # fmt: skip
+    return pd.DataFrame(
+        [
+            dict(corpus=CORPUS_LABELS.get(c, c), method=m, **v)
+            for c, methods in record["numbers"]["timing"].items()
+            for m, v in methods.items()
+        ]
+    )
 
 
 def _prompt_cap(params: dict) -> str:
@@ -121,12 +142,16 @@ def timing_run_markdown(record: dict) -> str:
             continue
         best = max(reuse, key=lambda m: reuse[m]["vs_exact_splice"])
         ar = methods[METHODS[0]]["decode_s"] / reuse[best]["decode_s"]
-        lines.append(f"- {CORPUS_LABELS.get(corpus, corpus)}: `{best}` decodes in "
-                     f"{reuse[best]['decode_s']:.2f} s, {reuse[best]['vs_exact_splice']:.2f}× "
-                     f"as fast as the exact splice and {ar:.1f}× autoregressive decoding.")
+        lines.append(
+            f"- {CORPUS_LABELS.get(corpus, corpus)}: `{best}` decodes in "
+            f"{reuse[best]['decode_s']:.2f} s, {reuse[best]['vs_exact_splice']:.2f}× "
+            f"as fast as the exact splice and {ar:.1f}× autoregressive decoding."
+        )
     cases = record["params"].get("timing_cases")
-    head = (f"**The timed run** ({cases} case(s) per corpus, {record['params']['repeats']} "
-            f"interleaved repeats; medians{_prompt_cap(record['params'])}):")  # fmt: skip
+    head = (
+        f"**The timed run** ({cases} case(s) per corpus, {record['params']['repeats']} "
+        f"interleaved repeats; medians{_prompt_cap(record['params'])}):"
+    )
     caption = evidence_caption(record, f"kv_reuse.{record['profile']}.json")
     return "\n".join([head, "", *lines, "", caption])
 
@@ -143,8 +168,9 @@ def plot_timing_run(record: dict, policy: str | None = None):
     table = timing_run_table(record)
     methods = list(dict.fromkeys(table.method))
     reuse = [m for m in methods if m.startswith("reuse ")]
-    shades = plt.get_cmap("Purples")([0.45 + 0.5 * k / max(1, len(reuse) - 1)
-                                      for k in range(len(reuse))])  # fmt: skip
+    shades = plt.get_cmap("Purples")(
+        [0.45 + 0.5 * k / max(1, len(reuse) - 1) for k in range(len(reuse))]
+    )
     colour = {**PALETTE, **dict(zip(reuse, shades, strict=True))}
     corpora = list(dict.fromkeys(table.corpus))
     fig, ax = plt.subplots(figsize=(7.5, 0.45 * len(corpora) + 1.6))
@@ -152,16 +178,27 @@ def plot_timing_run(record: dict, policy: str | None = None):
         t = table[table.method == m]
         y = [corpora.index(c) + (k - len(methods) / 2) * 0.06 for c in t.corpus]
         ringed = m == f"reuse {policy}"
-        ax.scatter(t.vs_exact_splice, y, s=28, color=colour.get(m, "black"), label=m, zorder=3,
-                   edgecolors="black" if ringed else "none", linewidths=1.5 if ringed else 0)
+        ax.scatter(
+            t.vs_exact_splice,
+            y,
+            s=28,
+            color=colour.get(m, "black"),
+            label=m,
+            zorder=3,
+            edgecolors="black" if ringed else "none",
+            linewidths=1.5 if ringed else 0,
+        )
     ax.axvline(1.0, color="grey", lw=1)
     ax.axvline(SPEED_GOALS[0][2], color="grey", lw=1, ls="--")
     ax.set_xscale("log")
     ax.set_yticks(range(len(corpora)), corpora)
     ax.invert_yaxis()
     ax.set_xlabel("speed over the exact splice (median decode s; dashed: the 3× goal)")
-    ax.set_title(f"timed run, {record['params']['timing_cases']} case(s) per corpus"
-                 + (f"; ringed: reuse {policy}" if policy else ""), fontsize=10)
+    ax.set_title(
+        f"timed run, {record['params']['timing_cases']} case(s) per corpus"
+        + (f"; ringed: reuse {policy}" if policy else ""),
+        fontsize=10,
+    )
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     return fig
@@ -194,13 +231,16 @@ def speed_policy(record: dict, accepted: str | None = None) -> tuple[str, str]:
     on every corpus, else :func:`judged_policy` of the run's own numbers."""
     timed = record["numbers"]["timing"].values()
     if accepted and all(f"reuse {accepted}" in methods for methods in timed):
-        return accepted, ("the policy chosen on development cases that meets the agreement "
-                          "threshold pooled over every case of the held-out HumanEvalFix "
-                          "corpora; section 2 gives its agreement per corpus")  # fmt: skip
+        return accepted, (
+            "the policy chosen on development cases that meets the agreement "
+            "threshold pooled over every case of the held-out HumanEvalFix "
+            "corpora; section 2 gives its agreement per corpus"
+        )
     if record["numbers"]["verdict"]["best"]:
         return judged_policy(record["numbers"]), "the policy that meets the agreement threshold"
-    return judged_policy(record["numbers"]), ("no policy meets the agreement threshold, so "
-                                              "the one with the highest held-out agreement")
+    return judged_policy(record["numbers"]), (
+        "no policy meets the agreement threshold, so the one with the highest held-out agreement"
+    )
 
 
 def speed_goals(record: dict, policy: str | None = None) -> pd.DataFrame:
@@ -224,9 +264,16 @@ def speed_goals(record: dict, policy: str | None = None) -> pd.DataFrame:
                 return run["vs_exact_splice"]
 
             at = value(policy)
-            rows.append({"goal": goal, "corpus": CORPUS_LABELS.get(corpus, corpus),
-                         f"at {policy}": at, "at none": value("none"), "target": target,
-                         "met": bool(at >= target)})  # fmt: skip
+            rows.append(
+                {
+                    "goal": goal,
+                    "corpus": CORPUS_LABELS.get(corpus, corpus),
+                    f"at {policy}": at,
+                    "at none": value("none"),
+                    "target": target,
+                    "met": bool(at >= target),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -241,8 +288,10 @@ def _goal_lines(table: pd.DataFrame, policy: str) -> list[str]:
             return ", ".join(f"{r.corpus} {r[column]:.3g}" for _, r in rows.iterrows())
 
         ceiling = "" if policy == "none" else f"; at `none`: {values('at none')}"
-        lines.append(f"{goal}: **{verdict}**, met on {int(rows.met.sum())} of {len(rows)} "
-                     f"corpora (at `{policy}`: {values(f'at {policy}')}{ceiling})")
+        lines.append(
+            f"{goal}: **{verdict}**, met on {int(rows.met.sum())} of {len(rows)} "
+            f"corpora (at `{policy}`: {values(f'at {policy}')}{ceiling})"
+        )
     return lines
 
 
@@ -251,11 +300,15 @@ def speed_goals_markdown(record: dict, accepted: str | None = None) -> str:
     corpora, with the values there and at ``none``, after why that policy and the run's n
     (cases per corpus and repeats)."""
     policy, why = speed_policy(record, accepted)
-    lines = [f"**Speed goals**, judged at `{policy}` ({why}); "
-             f"{record['params']['timing_cases']} case(s) per corpus, "
-             f"{record['params']['repeats']} repeats:", ""]
-    return "\n".join([*lines, *(f"- {x}." for x in _goal_lines(speed_goals(record, policy),
-                                                                  policy))])
+    lines = [
+        f"**Speed goals**, judged at `{policy}` ({why}); "
+        f"{record['params']['timing_cases']} case(s) per corpus, "
+        f"{record['params']['repeats']} repeats:",
+        "",
+    ]
+    return "\n".join(
+        [*lines, *(f"- {x}." for x in _goal_lines(speed_goals(record, policy), policy))]
+    )
 
 
 def speed_answer(record: dict, accepted: str | None = None) -> str:
@@ -265,18 +318,33 @@ def speed_answer(record: dict, accepted: str | None = None) -> str:
     its goal, at that policy and at ``none`` (the mode's ceiling)."""
     policy, _ = speed_policy(record, accepted)
     table = speed_goals(record, policy)
-    verdicts = "; ".join(f"{goal} {'met' if rows.met.all() else 'missed'} "
-                         f"({int(rows.met.sum())} of {len(rows)} corpora)"
-                         for goal, rows in table.groupby("goal", sort=False))  # fmt: skip
+    verdicts = "; ".join(
+        f"{goal} {'met' if rows.met.all() else 'missed'} "
+        f"({int(rows.met.sum())} of {len(rows)} corpora)"
+        for goal, rows in table.groupby("goal", sort=False)
+    )
     prov = record.get("provenance")
-    where = ("a machine whose load was not recorded" if not prov else
-             "a busy machine" if prov["busy"] else "a quiet machine")  # fmt: skip
+    where = (
+        "a machine whose load was not recorded"
+        if not prov
+        else "a busy machine"
+        if prov["busy"]
+        else "a quiet machine"
+    )
     splice = table[table.goal == SPEED_GOALS[0][0]]
     ratios = ", ".join(f"{r.corpus} {r[f'at {policy}']:.2f}×" for _, r in splice.iterrows())
-    ceiling = "" if policy == "none" else (
-        " (`none`, which reuses the most: " + ", ".join(
-            f"{x:.2f}×" for x in splice["at none"]) + ")")  # fmt: skip
+    ceiling = (
+        ""
+        if policy == "none"
+        else (
+            " (`none`, which reuses the most: "
+            + ", ".join(f"{x:.2f}×" for x in splice["at none"])
+            + ")"
+        )
+    )
     against = f" Against the exact splice: {ratios}{ceiling}." if len(splice) else ""
-    return (f"Timed at `{policy}` on {where} ({record['params']['timing_cases']} "
-            f"case(s) per corpus, {record['params']['repeats']} repeats), the speed goals: "
-            f"{verdicts}.{against}")
+    return (
+        f"Timed at `{policy}` on {where} ({record['params']['timing_cases']} "
+        f"case(s) per corpus, {record['params']['repeats']} repeats), the speed goals: "
+        f"{verdicts}.{against}"
+    )

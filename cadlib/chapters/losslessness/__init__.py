@@ -41,13 +41,33 @@ __all__ = [
 
 #: Chapter parameters (the checks are cheap: both profiles run everything).
 PROFILES = {
-    "cpu": {"corpora": ["heval-fix-py", "heval-fix-js", "probeedit", "heval-fix-java",
-                        "heval-fix-go", "heval-fix-cpp", "heval-fix-rust"],
-            "n_fuzz": 10_000, "noise_trials": 5},
-    "paper": {"corpora": ["heval-fix-py", "heval-fix-js", "probeedit", "heval-fix-java",
-                          "heval-fix-go", "heval-fix-cpp", "heval-fix-rust"],
-              "n_fuzz": 10_000, "noise_trials": 5},
-}  # fmt: skip
+    "cpu": {
+        "corpora": [
+            "heval-fix-py",
+            "heval-fix-js",
+            "probeedit",
+            "heval-fix-java",
+            "heval-fix-go",
+            "heval-fix-cpp",
+            "heval-fix-rust",
+        ],
+        "n_fuzz": 10_000,
+        "noise_trials": 5,
+    },
+    "paper": {
+        "corpora": [
+            "heval-fix-py",
+            "heval-fix-js",
+            "probeedit",
+            "heval-fix-java",
+            "heval-fix-go",
+            "heval-fix-cpp",
+            "heval-fix-rust",
+        ],
+        "n_fuzz": 10_000,
+        "noise_trials": 5,
+    },
+}
 
 
 #: (doc, gold) pairs for the byte-exact edge cases the paper's convention does not cover.
@@ -97,22 +117,29 @@ def round_trip_summary(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     three corpora, and the paper's figure for each row."""
     rows = {}
     for name, t in tables.items():
-        rows[name] = {"cases": len(t), "byte-exact": int(t.byte_exact.sum()),
-                      "paper-exact": int(t.paper_exact.sum()), "trimmed": int(t.trimmed.sum()),
-                      "reserved literal in gold": int(t.reserved_in_gold.sum()),
-                      "mean ops": round(float(t.ops.mean()), 2)}  # fmt: skip
+        rows[name] = {
+            "cases": len(t),
+            "byte-exact": int(t.byte_exact.sum()),
+            "paper-exact": int(t.paper_exact.sum()),
+            "trimmed": int(t.trimmed.sum()),
+            "reserved literal in gold": int(t.reserved_in_gold.sum()),
+            "mean ops": round(float(t.ops.mean()), 2),
+        }
     pooled = [tables[c] for c in PAPER_CORPORA if c in tables]
     if pooled:
-        rows["pooled (paper's three)"] = round_trip_summary(
-            {"pooled": pd.concat(pooled, ignore_index=True)}
-        ).iloc[0].to_dict()
+        rows["pooled (paper's three)"] = (
+            round_trip_summary({"pooled": pd.concat(pooled, ignore_index=True)}).iloc[0].to_dict()
+        )
     frame = pd.DataFrame.from_dict(rows, orient="index")
     cases = _paper.LOSSLESSNESS["cases"]
     frame["paper"] = [
-        f"{cases[n]}/{cases[n]}" if n in cases
-        else "482/482" if n.startswith("pooled") else "not reported"
+        f"{cases[n]}/{cases[n]}"
+        if n in cases
+        else "482/482"
+        if n.startswith("pooled")
+        else "not reported"
         for n in frame.index
-    ]  # fmt: skip
+    ]
     return frame.astype({c: int for c in frame.columns if c not in ("mean ops", "paper")})
 
 
@@ -144,12 +171,8 @@ def escape_fuzz(strings: list[str]) -> dict:
         "n": len(strings),
         "round_trip": sum(decode_gen_body(encode_gen_body(s)) == s for s in strings),
         "gen_close_in_body": sum("</gen>" in encode_gen_body(s) for s in strings),
-        "program_round_trip": sum(
-            resolve(str(Program([Gen(s)])), "") == s for s in strings
-        ),
+        "program_round_trip": sum(resolve(str(Program([Gen(s)])), "") == s for s in strings),
     }
-
-
 
 
 def literal_audit(tokenizer: Tokenizer | None = None) -> pd.DataFrame:
@@ -222,10 +245,14 @@ def table4(loaded: dict, trials: int = 5, seed: int = 0) -> pd.DataFrame:
     """
     runs = []
     for name, cases in loaded.items():
-        for label, eps, clamp, n in (("oracle", 0, True, 1), ("eps=1 clamped", 1, True, trials),
-                                     ("eps=1 unclamped", 1, False, trials)):
-            frame = perturbation_trials(cases, [eps], n, seed, clamp=clamp, corpus=name,
-                                        progress=False)
+        for label, eps, clamp, n in (
+            ("oracle", 0, True, 1),
+            ("eps=1 clamped", 1, True, trials),
+            ("eps=1 unclamped", 1, False, trials),
+        ):
+            frame = perturbation_trials(
+                cases, [eps], n, seed, clamp=clamp, corpus=name, progress=False
+            )
             runs.append(frame.assign(setting=label))
     runs = pd.concat(runs, ignore_index=True)
     runs = pd.concat([runs, runs.assign(corpus="pooled")], ignore_index=True)
@@ -234,10 +261,14 @@ def table4(loaded: dict, trials: int = 5, seed: int = 0) -> pd.DataFrame:
     return (
         runs.assign(clipped_ok=clipped_ok, strict_ok=strict_ok)
         .groupby(["corpus", "setting"], sort=False)
-        .agg(runs=("case", "size"), out_of_range=("out_of_range", "sum"),
-             strict_rejected=("strict_rejected", "sum"), strict_em=("strict_ok", "sum"),
-             clipped_em=("clipped_ok", "sum"))
-    )  # fmt: skip
+        .agg(
+            runs=("case", "size"),
+            out_of_range=("out_of_range", "sum"),
+            strict_rejected=("strict_rejected", "sum"),
+            strict_em=("strict_ok", "sum"),
+            clipped_em=("clipped_ok", "sum"),
+        )
+    )
 
 
 def answer(numbers: dict) -> str:
@@ -250,10 +281,14 @@ def answer(numbers: dict) -> str:
     fuzz = numbers["escape_fuzz"]
     lossless = exact == n and fuzz["round_trip"] == fuzz["n"]
     verdict = "**Yes.**" if lossless else "**No.**"
-    blame = ("so an exact-match failure of a model is a span-selection failure, never the "
-             "mechanism's" if lossless else "so a model's exact-match failures cannot all be "
-             "blamed on span selection")  # fmt: skip
-    return (f"{verdict} Resolved through the deployment code path, the oracle programs "
-            f"reproduce the gold byte for byte in {exact:,} of {n:,} cases over {len(corpora)} "
-            f"corpora, and the reserved-literal escape round-trips {fuzz['round_trip']:,} of "
-            f"{fuzz['n']:,} adversarial strings: {blame}.")  # fmt: skip
+    blame = (
+        "so an exact-match failure of a model is a span-selection failure, never the mechanism's"
+        if lossless
+        else "so a model's exact-match failures cannot all be blamed on span selection"
+    )
+    return (
+        f"{verdict} Resolved through the deployment code path, the oracle programs "
+        f"reproduce the gold byte for byte in {exact:,} of {n:,} cases over {len(corpora)} "
+        f"corpora, and the reserved-literal escape round-trips {fuzz['round_trip']:,} of "
+        f"{fuzz['n']:,} adversarial strings: {blame}."
+    )

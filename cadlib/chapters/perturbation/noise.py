@@ -54,7 +54,6 @@ PROFILES = {
 PROFILES["paper"] = dict(PROFILES["cpu"])
 
 
-
 def summarize_trials(
     trials: pd.DataFrame, pool: Iterable[str] | None = None, pooled_name: str = "pooled"
 ) -> pd.DataFrame:
@@ -123,16 +122,21 @@ def corpus_trials(
     """:func:`cadlib.endpoint_noise.perturbation_trials` of every corpus of ``corpora`` (name
     -> cases), in one frame whose ``corpus`` column is the name; ``kwargs`` (``clamp``,
     ``swap_inverted``) as there."""
-    frames = [perturbation_trials(cases, eps_values, trials, seed, which, corpus=name,
-                                  progress=False, **kwargs)
-              for name, cases in corpora.items()]  # fmt: skip
+    frames = [
+        perturbation_trials(
+            cases, eps_values, trials, seed, which, corpus=name, progress=False, **kwargs
+        )
+        for name, cases in corpora.items()
+    ]
     return pd.concat(frames, ignore_index=True)
 
 
 def corpora_report(loaded: Mapping[str, Sequence[EditCase]], unavailable: Mapping[str, str]) -> str:
     """One line per corpus: its cases and source, or why it could not be loaded."""
-    lines = [f"{name:>15}: {len(cases):>3} cases from {cases.source.split(':')[0]}"
-             for name, cases in loaded.items()]  # fmt: skip
+    lines = [
+        f"{name:>15}: {len(cases):>3} cases from {cases.source.split(':')[0]}"
+        for name, cases in loaded.items()
+    ]
     lines += [f"{name:>15}: NOT AVAILABLE ({why})" for name, why in unavailable.items()]
     return "\n".join(lines)
 
@@ -149,8 +153,10 @@ def noise_demo(case: EditCase, seed: int, eps_max: int = 1, trials: int = 4) -> 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RangeClippedWarning)
             out = resolve(noisy, case.doc, mode="clipped")
-        lines.append(f"eps_max={eps_max}, trial {trial}: {' '.join(str(op) for op in noisy.copies)}"
-                     f"  ->  trimmed EM {equal_stripped(out, case.gold)}")  # fmt: skip
+        lines.append(
+            f"eps_max={eps_max}, trial {trial}: {' '.join(str(op) for op in noisy.copies)}"
+            f"  ->  trimmed EM {equal_stripped(out, case.gold)}"
+        )
     return "\n".join(lines)
 
 
@@ -200,10 +206,11 @@ def paper_difference_se(
 def endpoint_table(summary: pd.DataFrame, names: Sequence[str]) -> pd.DataFrame:
     """Trimmed and byte-exact EM (%) per corpus of ``names`` and noisy endpoint."""
     split = summary[summary.corpus.isin(names)].pivot_table(
-        index=["corpus", "which"], columns="eps_max", values=["em_trimmed", "em_exact"],
-        sort=False)  # fmt: skip
-    split.columns = [f"{'trimmed' if m == 'em_trimmed' else 'byte-exact'} eps={e}"
-                     for m, e in split.columns]  # fmt: skip
+        index=["corpus", "which"], columns="eps_max", values=["em_trimmed", "em_exact"], sort=False
+    )
+    split.columns = [
+        f"{'trimmed' if m == 'em_trimmed' else 'byte-exact'} eps={e}" for m, e in split.columns
+    ]
     return (100 * split).round(2).rename(index=CORPUS_LABELS, level=0)
 
 
@@ -212,17 +219,22 @@ def table4_table(both: pd.DataFrame, unclamped: pd.DataFrame, names: Sequence[st
     (``eps_max = 0``), ``eps_max = 1`` clamped (the paper's protocol, from ``both``) and
     unclamped (from ``unclamped``, :func:`summarize_trials` of a ``clamp=False`` run)."""
     rows = {}
-    for label, frame, eps in [("oracle programs (eps=0)", both, 0),
-                              ("eps=1, clamped (paper)", both, 1),
-                              ("eps=1, unclamped", unclamped, 1)]:  # fmt: skip
+    for label, frame, eps in [
+        ("oracle programs (eps=0)", both, 0),
+        ("eps=1, clamped (paper)", both, 1),
+        ("eps=1, unclamped", unclamped, 1),
+    ]:
         for name in names:
             r = frame[(frame.corpus == name) & (frame.eps_max == eps)].iloc[0]
             rows[(label, CORPUS_LABELS[name])] = {
-                "runs": int(r.runs), "out of range": int(r.out_of_range),
-                "inverted": int(r.inverted), "strict rejected": int(r.strict_rejected),
+                "runs": int(r.runs),
+                "out of range": int(r.out_of_range),
+                "inverted": int(r.inverted),
+                "strict rejected": int(r.strict_rejected),
                 "strict EM (trimmed)": r.strict_em_trimmed,
-                "clipped EM (byte-exact)": r.em_exact, "clipped EM (trimmed)": r.em_trimmed,
-            }  # fmt: skip
+                "clipped EM (byte-exact)": r.em_exact,
+                "clipped EM (trimmed)": r.em_trimmed,
+            }
     return pd.DataFrame.from_dict(rows, orient="index")
 
 
@@ -238,10 +250,12 @@ def swap_table(
     """Trimmed EM ± one SE with inverted ranges kept (our protocol, ``both``) and swapped
     (``swapped``, a ``swap_inverted=True`` run summarized), beside the paper, per corpus of
     ``names`` and noisy level."""
-    paper = pd.Series({(c, e): f"{100 * v:.2f}" for c, d in _paper.TABLE8.items()
-                       for e, v in d.items()})  # fmt: skip
-    table = pd.concat({"kept": _em_cells(both), "swapped": _em_cells(swapped), "paper": paper},
-                      axis=1)  # fmt: skip
+    paper = pd.Series(
+        {(c, e): f"{100 * v:.2f}" for c, d in _paper.TABLE8.items() for e, v in d.items()}
+    )
+    table = pd.concat(
+        {"kept": _em_cells(both), "swapped": _em_cells(swapped), "paper": paper}, axis=1
+    )
     table = table.loc[[(c, e) for c in names for e in eps_values if e > 0]]
     return table.rename(index=CORPUS_LABELS, level=0)
 
@@ -257,11 +271,21 @@ def plot_em_vs_noise(both: pd.DataFrame, order: Sequence[str], paper_set: Sequen
     for name in order:
         part = both[both.corpus == name].sort_values("eps_max")
         style = "-" if name in main else (0, (1, 1))
-        (line,) = ax.plot(part.eps_max, 100 * part.em_trimmed, marker="o", ls=style,
-                          label=CORPUS_LABELS[name], alpha=1 if name in main else 0.5)  # fmt: skip
-        ax.fill_between(part.eps_max, 100 * (part.em_trimmed - part.em_trimmed_se),
-                        100 * (part.em_trimmed + part.em_trimmed_se), color=line.get_color(),
-                        alpha=0.15)  # fmt: skip
+        (line,) = ax.plot(
+            part.eps_max,
+            100 * part.em_trimmed,
+            marker="o",
+            ls=style,
+            label=CORPUS_LABELS[name],
+            alpha=1 if name in main else 0.5,
+        )
+        ax.fill_between(
+            part.eps_max,
+            100 * (part.em_trimmed - part.em_trimmed_se),
+            100 * (part.em_trimmed + part.em_trimmed_se),
+            color=line.get_color(),
+            alpha=0.15,
+        )
         if name in main:
             ax.plot(part.eps_max, 100 * part.em_exact, ls=":", color=line.get_color(), lw=1)
         if name in _paper.TABLE8:
@@ -269,8 +293,13 @@ def plot_em_vs_noise(both: pd.DataFrame, order: Sequence[str], paper_set: Sequen
             ax.plot(eps, 100 * np.array(em), "x", color=line.get_color(), ms=9, mew=2)
     ax.set_yscale("symlog", linthresh=10)
     ax.set_yticks([0, 1, 2, 5, 10, 20, 50, 100], ["0", "1", "2", "5", "10", "20", "50", "100"])
-    return finish_axes(fig, ax, "endpoint noise eps_max (lines)", "trimmed EM (%)",
-                       "Oracle programs under endpoint noise (x: paper Table 8)")
+    return finish_axes(
+        fig,
+        ax,
+        "endpoint noise eps_max (lines)",
+        "trimmed EM (%)",
+        "Oracle programs under endpoint noise (x: paper Table 8)",
+    )
 
 
 def plot_endpoints(summary: pd.DataFrame, names: Sequence[str]):
@@ -278,8 +307,9 @@ def plot_endpoints(summary: pd.DataFrame, names: Sequence[str]):
     one panel per corpus of ``names``. Returns the figure."""
     import matplotlib.pyplot as plt  # lazy: only figures need matplotlib (~1 s to import)
 
-    fig, axes = plt.subplots(1, len(names), figsize=(3.3 * len(names), 3.4), sharey=True,
-                             squeeze=False)  # fmt: skip
+    fig, axes = plt.subplots(
+        1, len(names), figsize=(3.3 * len(names), 3.4), sharey=True, squeeze=False
+    )
     for ax, name in zip(axes.flat, names, strict=True):
         for which, color in zip(WHICH, ["k", "tab:blue", "tab:orange"], strict=True):
             part = summary[(summary.corpus == name) & (summary.which == which)]
@@ -294,16 +324,27 @@ def plot_endpoints(summary: pd.DataFrame, names: Sequence[str]):
 
 
 _CELL_FIELDS = (
-    "em_trimmed", "em_trimmed_se", "em_trimmed_median", "em_exact", "strict_rejected",
-    "strict_em_trimmed", "out_of_range", "inverted", "runs",
-)  # fmt: skip
+    "em_trimmed",
+    "em_trimmed_se",
+    "em_trimmed_median",
+    "em_exact",
+    "strict_rejected",
+    "strict_em_trimmed",
+    "out_of_range",
+    "inverted",
+    "runs",
+)
 
 
 def _cells(frame: pd.DataFrame) -> dict:
     """Rows of :func:`summarize_trials` as ``{corpus: {eps_max: {field: value}}}`` (JSON)."""
-    return {name: {int(r.eps_max): {k: round(float(getattr(r, k)), 6) for k in _CELL_FIELDS}
-                   for r in frame[frame.corpus == name].itertuples()}
-            for name in dict.fromkeys(frame.corpus)}  # fmt: skip
+    return {
+        name: {
+            int(r.eps_max): {k: round(float(getattr(r, k)), 6) for k in _CELL_FIELDS}
+            for r in frame[frame.corpus == name].itertuples()
+        }
+        for name in dict.fromkeys(frame.corpus)
+    }
 
 
 def chapter_numbers(

@@ -35,20 +35,28 @@ def anchor_counts(cases: Sequence[EditCase]) -> dict:
             copies += 1
             at_one += c.start == 1
             empty_copies += c.start == c.end and lines[c.start - 1] == ""
-    return {"cases": len(cases), "last_line_empty": empty_last, "last_copy_ends_last": ends_last,
-            "copies": copies, "copies_start_line_1": at_one,
-            "single_empty_line_copies": empty_copies}  # fmt: skip
+    return {
+        "cases": len(cases),
+        "last_line_empty": empty_last,
+        "last_copy_ends_last": ends_last,
+        "copies": copies,
+        "copies_start_line_1": at_one,
+        "single_empty_line_copies": empty_copies,
+    }
 
 
 def endpoint_finding(counts: Mapping[str, Mapping]) -> str:
     """Why end noise looks cheaper than start noise, with the counts of :func:`anchor_counts`."""
     code = {k: v for k, v in counts.items() if k in ("heval-fix-py", "heval-fix-js")}
-    ends = " and ".join(f"{v['last_copy_ends_last']} of {v['cases']} on {_NAMES[k]}"
-                        for k, v in code.items())  # fmt: skip
-    starts = ", ".join(f"{v['copies_start_line_1']} of {v['copies']} on {_NAMES[k]}"
-                       for k, v in code.items())  # fmt: skip
-    empty = " and ".join(f"{v['last_line_empty']} of {v['cases']} on {_NAMES[k]}"
-                         for k, v in code.items())  # fmt: skip
+    ends = " and ".join(
+        f"{v['last_copy_ends_last']} of {v['cases']} on {_NAMES[k]}" for k, v in code.items()
+    )
+    starts = ", ".join(
+        f"{v['copies_start_line_1']} of {v['copies']} on {_NAMES[k]}" for k, v in code.items()
+    )
+    empty = " and ".join(
+        f"{v['last_line_empty']} of {v['cases']} on {_NAMES[k]}" for k, v in code.items()
+    )
     return (
         "Noise on the **end** of a copy looks much cheaper than noise on its start, but mostly "
         "for a reason that has nothing to do with selection. HumanEvalFix documents end with a "
@@ -114,8 +122,10 @@ def answer(table8: Mapping, pooled: str = "pooled") -> str:
     cell = table8[pooled]
     levels = sorted(cell, key=float)
     exact, one, top = (cell[k] for k in (levels[0], levels[1], levels[-1]))
-    return (f"Exact to the line. Pooled over the paper's three corpora ({int(exact['runs']):,} "
-            f"resolved programs per noise level), trimmed EM is {exact['em_trimmed']:.0%} with "
-            f"exact endpoints, falls to {one['em_trimmed']:.1%} when every copy endpoint may be "
-            f"off by up to {levels[1]} line, and to {top['em_trimmed']:.1%} at up to "
-            f"{levels[-1]} lines: a span selector has to be right, not nearly right.")
+    return (
+        f"Exact to the line. Pooled over the paper's three corpora ({int(exact['runs']):,} "
+        f"resolved programs per noise level), trimmed EM is {exact['em_trimmed']:.0%} with "
+        f"exact endpoints, falls to {one['em_trimmed']:.1%} when every copy endpoint may be "
+        f"off by up to {levels[1]} line, and to {top['em_trimmed']:.1%} at up to "
+        f"{levels[-1]} lines: a span selector has to be right, not nearly right."
+    )

@@ -94,25 +94,37 @@ __all__ = [
 ]
 
 
-def setting_markdown(P: Mapping, device: str, hw: Mapping, split_label: str,
-                     corpora: Mapping) -> str:  # fmt: skip
+def setting_markdown(
+    P: Mapping, device: str, hw: Mapping, split_label: str, corpora: Mapping
+) -> str:
     """The chapter's :func:`cadlib.record.results.setting_label` in italics: model, device, split,
     corpora sources and the guards model outputs run under, the profile, then the machine
     with the torch threads and the torch / transformers versions."""
     sources = ", ".join(f"{n} from {c.source}" for n, c in corpora.items())
     versions = {k: hw[k] for k in ("torch", "transformers") if k in hw}
     label = setting_label(
-        f"model {P['model']} (its own tokenizer)", f"device {device}", split_label,
-        f"corpora: {sources}", f"model outputs run under {sandbox_summary()}",
-        profile=P["profile"], hw=dict(hw), threads=hw.get("threads"), **versions)  # fmt: skip
+        f"model {P['model']} (its own tokenizer)",
+        f"device {device}",
+        split_label,
+        f"corpora: {sources}",
+        f"model outputs run under {sandbox_summary()}",
+        profile=P["profile"],
+        hw=dict(hw),
+        threads=hw.get("threads"),
+        **versions,
+    )
     return f"*Setting: {label}.*"
 
 
 def split_overview(split: Mapping, corpora: Mapping) -> tuple[pd.DataFrame, str]:
     """The split's sizes per corpus, and a text with the training-set sizes and the
     HEvalFix-Py held-out task numbers."""
-    sizes = pd.DataFrame({name: {k: e[k] for k in ("n", "n_train", "n_held_out")}
-                          for name, e in split["corpora"].items()}).T  # fmt: skip
+    sizes = pd.DataFrame(
+        {
+            name: {k: e[k] for k in ("n", "n_train", "n_held_out")}
+            for name, e in split["corpora"].items()
+        }
+    ).T
     held = split_cases(split, "heval-fix-py", corpora["heval-fix-py"], "held_out")
     text = (
         f"Py-only trains on {len(training_cases(split, 'py', corpora))} cases; Combined on "
@@ -140,11 +152,13 @@ def transcript_table(previews: Mapping) -> pd.DataFrame:
         stats = transcript_stats(exs)
         target = stats[["forced", "splice", "choice", "gen"]].sum().sum()
         rows[TRAIN_SET_LABELS[ts]] = {
-            "examples": len(exs), "truncated": len(rep["truncated"]),
-            "dropped": len(rep["dropped"]), "max length": rep["max_length"],
+            "examples": len(exs),
+            "truncated": len(rep["truncated"]),
+            "dropped": len(rep["dropped"]),
+            "max length": rep["max_length"],
             **stats.mean().round(1).to_dict(),
             "loss share of target (%)": round(100 * stats["loss"].sum() / target, 1),
-        }  # fmt: skip
+        }
     return pd.DataFrame(rows).T
 
 
@@ -153,25 +167,48 @@ def recipe_differences(P: Mapping) -> pd.DataFrame:
     evidence profile's declared deviations, :data:`DEVIATIONS`; "CI time budget" for the
     others)."""
     paper, declared = PROFILES["paper"], DEVIATIONS.get(P["profile"])
-    return pd.DataFrame([{"setting": k, "this run": P[k], "paper profile": paper[k],
-                          "why": declared.get(k, "") if declared else "CI time budget"}
-                         for k in paper if P[k] != paper[k]]).set_index("setting")  # fmt: skip
+    return pd.DataFrame(
+        [
+            {
+                "setting": k,
+                "this run": P[k],
+                "paper profile": paper[k],
+                "why": declared.get(k, "") if declared else "CI time budget",
+            }
+            for k in paper
+            if P[k] != paper[k]
+        ]
+    ).set_index("setting")
 
 
 def training_table(runs: Sequence) -> pd.DataFrame:
     """One row per training run: examples, loss ids, steps, left-out cases, first and last
     loss, training seconds."""
-    return pd.DataFrame([{
-        "train set": TRAIN_SET_LABELS[r.train_set], "seed": r.seed, "examples": r.n_examples,
-        "loss ids": r.n_loss_tokens, "epochs": r.epochs, "optimizer steps": r.optimizer_steps,
-        "truncated": len(r.left_out["truncated"]), "dropped": len(r.left_out["dropped"]),
-        "first loss": round(r.losses[0], 3), "last loss": round(r.losses[-1], 3),
-        "train time (s)": round(r.train_seconds),
-    } for r in runs])  # fmt: skip
+    return pd.DataFrame(
+        [
+            {
+                "train set": TRAIN_SET_LABELS[r.train_set],
+                "seed": r.seed,
+                "examples": r.n_examples,
+                "loss ids": r.n_loss_tokens,
+                "epochs": r.epochs,
+                "optimizer steps": r.optimizer_steps,
+                "truncated": len(r.left_out["truncated"]),
+                "dropped": len(r.left_out["dropped"]),
+                "first loss": round(r.losses[0], 3),
+                "last loss": round(r.losses[-1], 3),
+                "train time (s)": round(r.train_seconds),
+            }
+            for r in runs
+        ]
+    )
 
 
-def plot_losses(curves: Mapping[str, Sequence[float]], title: str,
-                ylabel: str = "training loss (choice + gen ids)"):  # fmt: skip
+def plot_losses(
+    curves: Mapping[str, Sequence[float]],
+    title: str,
+    ylabel: str = "training loss (choice + gen ids)",
+):
     """The training loss per optimizer step, one line per ``{label: losses}``."""
     fig, ax = plt.subplots(figsize=(6, 3))
     for name, losses in curves.items():
@@ -197,8 +234,11 @@ def paired_comparisons(baselines: Mapping, pilot: Pilot, P: Mapping) -> list[dic
 
 def program_systems(ours: Mapping[str, Sequence[CaseResult]]) -> dict:
     """The systems that emit programs (Table 7's rows): no localized edit, no free-form."""
-    return {k: v for k, v in ours.items()
-            if "localized" not in k and not all(r.extra.get("free_form") for r in v)}  # fmt: skip
+    return {
+        k: v
+        for k, v in ours.items()
+        if "localized" not in k and not all(r.extra.get("free_form") for r in v)
+    }
 
 
 def tests_table(ours: Mapping[str, Sequence[CaseResult]]) -> pd.DataFrame:
@@ -209,52 +249,85 @@ def tests_table(ours: Mapping[str, Sequence[CaseResult]]) -> pd.DataFrame:
         s = summarize(results)
         lo, hi = s["tests_ci"]
         em_pass = sum(r.em and r.passed for r in results)
-        rows.append({"system": system, "n": s["n"], "EM": s["em"],
-                     "tests passed": s["tests_passed"],
-                     "95% CI (%)": f"[{100 * lo:.1f}, {100 * hi:.1f}]",
-                     "passed without EM": s["tests_passed"] - em_pass,
-                     "EM but failed": s["em"] - em_pass})  # fmt: skip
+        rows.append(
+            {
+                "system": system,
+                "n": s["n"],
+                "EM": s["em"],
+                "tests passed": s["tests_passed"],
+                "95% CI (%)": f"[{100 * lo:.1f}, {100 * hi:.1f}]",
+                "passed without EM": s["tests_passed"] - em_pass,
+                "EM but failed": s["em"] - em_pass,
+            }
+        )
     return pd.DataFrame(rows).set_index("system")
 
 
 def wall_table(ours: Mapping[str, Sequence[CaseResult]]) -> pd.DataFrame:
     """Per system: median wall time per case, median decisions and decision-budget hits."""
-    return pd.DataFrame([{
-        "system": k, "median wall (ms)": round(summarize(v)["wall_ms_median"]),
-        "median decisions": int(pd.Series([r.new_tokens for r in v]).median()),
-        "budget hit": sum(bool(r.extra.get("budget_closed")) for r in v),
-    } for k, v in ours.items()]).set_index("system")  # fmt: skip
+    return pd.DataFrame(
+        [
+            {
+                "system": k,
+                "median wall (ms)": round(summarize(v)["wall_ms_median"]),
+                "median decisions": int(pd.Series([r.new_tokens for r in v]).median()),
+                "budget hit": sum(bool(r.extra.get("budget_closed")) for r in v),
+            }
+            for k, v in ours.items()
+        ]
+    ).set_index("system")
 
 
-def chapter_numbers(P: Mapping, split: Mapping, ours: Mapping, pilot: Pilot,
-                    comparisons: Sequence[dict], label: str) -> dict:  # fmt: skip
+def chapter_numbers(
+    P: Mapping, split: Mapping, ours: Mapping, pilot: Pilot, comparisons: Sequence[dict], label: str
+) -> dict:
     """``results/sft_pilot[.<profile>].json``'s numbers: split sizes, Tables 6/7/22, rates,
     paired tests, training runs, expected speedups and the generated conclusion."""
     trained = sft_system(P["train_sets"][0])
     summaries = {k: summarize(v) for k, v in ours.items()}
     records = [case_record(r) for results in ours.values() for r in results]
-    strata = strata_markdown(records, held_out_docs(), trained=trained,
-                             untrained=FSM_UNTRAINED, label=label)  # fmt: skip
+    strata = strata_markdown(
+        records, held_out_docs(), trained=trained, untrained=FSM_UNTRAINED, label=label
+    )
     return {
-        "split": {n: {k: e[k] for k in ("n_train", "n_held_out")}
-                  for n, e in split["corpora"].items()},
+        "split": {
+            n: {k: e[k] for k in ("n_train", "n_held_out")} for n, e in split["corpora"].items()
+        },
         "table6": {k: summary_record(v) for k, v in ours.items()},
         "table7": {k: taxonomy(v) for k, v in program_systems(ours).items()},
         "table22": {k: summary_record(v) for k, v in pilot.cross.items()},
         "rates": rates_table(ours).to_dict(orient="index"),
         "comparisons": list(comparisons),
-        "training": [{"train_set": r.train_set, "seed": r.seed, "examples": r.n_examples,
-                      "loss_tokens": r.n_loss_tokens, "epochs": r.epochs,
-                      "steps": r.optimizer_steps, "truncated": r.left_out["truncated"],
-                      "dropped": r.left_out["dropped"], "losses": r.losses,
-                      "train_seconds": r.train_seconds} for r in pilot.runs],
-        "expected_speedup": {k: expected_speedup(summaries[k]["em_rate"])
-                             for k in ours if k.startswith("SFT+FSM")},
-        "conclusion": conclusion(ours, comparisons, trained=trained, untrained=FSM_UNTRAINED,
-                                 prompt_level=CRP,
-                                 localized=localized_system(P["train_sets"][0]), label=label,
-                                 summaries=summaries, strata=strata),
-    }  # fmt: skip
+        "training": [
+            {
+                "train_set": r.train_set,
+                "seed": r.seed,
+                "examples": r.n_examples,
+                "loss_tokens": r.n_loss_tokens,
+                "epochs": r.epochs,
+                "steps": r.optimizer_steps,
+                "truncated": r.left_out["truncated"],
+                "dropped": r.left_out["dropped"],
+                "losses": r.losses,
+                "train_seconds": r.train_seconds,
+            }
+            for r in pilot.runs
+        ],
+        "expected_speedup": {
+            k: expected_speedup(summaries[k]["em_rate"]) for k in ours if k.startswith("SFT+FSM")
+        },
+        "conclusion": conclusion(
+            ours,
+            comparisons,
+            trained=trained,
+            untrained=FSM_UNTRAINED,
+            prompt_level=CRP,
+            localized=localized_system(P["train_sets"][0]),
+            label=label,
+            summaries=summaries,
+            strata=strata,
+        ),
+    }
 
 
 def held_out_docs() -> dict[str, str]:
@@ -262,14 +335,16 @@ def held_out_docs() -> dict[str, str]:
     return {c.id: c.doc for c in load_corpus("heval-fix-py")}
 
 
-def strata_outputs(ours: Mapping[str, Sequence[CaseResult]], trained: str,
-                   label: str) -> tuple[pd.DataFrame, str]:  # fmt: skip
+def strata_outputs(
+    ours: Mapping[str, Sequence[CaseResult]], trained: str, label: str
+) -> tuple[pd.DataFrame, str]:
     """This run's :func:`cadlib.chapters.sft_pilot.strata.strata_table` and its reading."""
     records = [case_record(r) for results in ours.values() for r in results]
     docs = held_out_docs()
-    return (strata_table(records, docs),
-            strata_markdown(records, docs, trained=trained, untrained=FSM_UNTRAINED,
-                            label=label))  # fmt: skip
+    return (
+        strata_table(records, docs),
+        strata_markdown(records, docs, trained=trained, untrained=FSM_UNTRAINED, label=label),
+    )
 
 
 class _Attempt:
@@ -294,11 +369,24 @@ def regenerated_conclusion(profile: str) -> str | None:
     for r in records:
         systems.setdefault(r["system"], []).append(_Attempt(r))
     label = f"ours ({record['model']}, CPU, profile {profile})"
-    strata = strata_markdown(records, held_out_docs(), trained=trained,
-                             untrained=FSM_UNTRAINED, label=f"profile {profile}")  # fmt: skip
-    return conclusion(systems, n["comparisons"], trained=trained, untrained=FSM_UNTRAINED,
-                      prompt_level=CRP, localized=localized_system(train_set), label=label,
-                      summaries=n["table6"], strata=strata)  # fmt: skip
+    strata = strata_markdown(
+        records,
+        held_out_docs(),
+        trained=trained,
+        untrained=FSM_UNTRAINED,
+        label=f"profile {profile}",
+    )
+    return conclusion(
+        systems,
+        n["comparisons"],
+        trained=trained,
+        untrained=FSM_UNTRAINED,
+        prompt_level=CRP,
+        localized=localized_system(train_set),
+        label=label,
+        summaries=n["table6"],
+        strata=strata,
+    )
 
 
 def _cases_file(profile: str) -> Path:
@@ -310,9 +398,11 @@ def paper_numbers() -> dict:
     """The paper's figures the chapter compares with (Tables 6, 7, 22, 23; App. O's 1.42x)."""
     return {
         "table6": _paper.TABLE6 | {REGEN: _paper.REGEN},
-        "table7": PAPER_TABLE7, "table22": _paper.TABLE22, "table23": _paper.TABLE23,
+        "table7": PAPER_TABLE7,
+        "table22": _paper.TABLE22,
+        "table23": _paper.TABLE23,
         "expected_speedup": {"SFT+FSM, Combined": 1.42},
-    }  # fmt: skip
+    }
 
 
 @dataclass
@@ -349,20 +439,25 @@ def setup_chapter(ch: Chapter) -> ChapterSetup:
     split, split_label = split_for(ch.seed, corpora)
     kind = "GPU" if dev.startswith("cuda") else "CPU"
     return ChapterSetup(
-        device=dev, checkpoints=repo_root() / P["checkpoints"] if P["checkpoints"] else None,
-        corpora=corpora, split=split, split_label=split_label,
+        device=dev,
+        checkpoints=repo_root() / P["checkpoints"] if P["checkpoints"] else None,
+        corpora=corpora,
+        split=split,
+        split_label=split_label,
         tokenizer=load_tokenizer(P["model"]),
         label=f"ours ({P['model']}, {kind}, profile {ch.profile})",
-    )  # fmt: skip
+    )
 
 
 def crp_vs_fsm_example(case, baselines: Mapping) -> str:
     """The same case's unconstrained CRP reply beside the FSM-constrained program."""
     crp = next(r for r in baselines[CRP] if r.id == case.id)
     fsm = next(r for r in baselines[FSM_UNTRAINED] if r.id == case.id)
-    return (f"{case.id}: {case.instruction}\n--- CRP reply (unconstrained) ---\n"
-            f"{crp.extra['reply'][:600]}\n--- FSM-constrained program ---\n"
-            f"{fsm.text[:600]}")  # fmt: skip
+    return (
+        f"{case.id}: {case.instruction}\n--- CRP reply (unconstrained) ---\n"
+        f"{crp.extra['reply'][:600]}\n--- FSM-constrained program ---\n"
+        f"{fsm.text[:600]}"
+    )
 
 
 def example_attempt(pilot: Pilot, held: Sequence, P: Mapping) -> str:
@@ -371,8 +466,10 @@ def example_attempt(pilot: Pilot, held: Sequence, P: Mapping) -> str:
     attempts = pilot.system(P["train_sets"][0])
     pick = next((r for r in attempts if r.category.startswith("Spans all correct")), attempts[0])
     case = next(c for c in held if c.id == pick.id)
-    return (f"{case.id} ({pick.category}): {case.instruction}\n--- oracle ---\n"
-            f"{target_program(case).render()}\n--- decoded ---\n{pick.text}")
+    return (
+        f"{case.id} ({pick.category}): {case.instruction}\n--- oracle ---\n"
+        f"{target_program(case).render()}\n--- decoded ---\n{pick.text}"
+    )
 
 
 def table22_outputs(cross: Mapping, label: str, profile: str) -> tuple[str | None, pd.DataFrame]:
@@ -385,18 +482,31 @@ def table22_outputs(cross: Mapping, label: str, profile: str) -> tuple[str | Non
 
 
 def write_chapter_results(
-    ch: Chapter, setup: ChapterSetup, ours: Mapping, pilot: Pilot, comparisons: Sequence[dict],
+    ch: Chapter,
+    setup: ChapterSetup,
+    ours: Mapping,
+    pilot: Pilot,
+    comparisons: Sequence[dict],
     model_info: Mapping,
-) -> tuple[dict, Path, Path]:  # fmt: skip
+) -> tuple[dict, Path, Path]:
     """Write ``results/sft_pilot[.<profile>].json`` (:func:`chapter_numbers` beside
     :func:`paper_numbers`, :meth:`cadlib.record.session.Chapter.write`) and the per-case records;
     returns the numbers and both paths."""
     P = ch.P
     numbers = chapter_numbers(P, setup.split, ours, pilot, comparisons, setup.label)
-    extra = {"split": setup.split_label, "model_info": dict(model_info),
-             "sandbox": sandbox_report()}  # fmt: skip
-    path = ch.write(numbers, paper_numbers(), model=P["model"], tokenizer=f"{P['model']} (own)",
-                    device=setup.device, extra_params=extra)  # fmt: skip
+    extra = {
+        "split": setup.split_label,
+        "model_info": dict(model_info),
+        "sandbox": sandbox_report(),
+    }
+    path = ch.write(
+        numbers,
+        paper_numbers(),
+        model=P["model"],
+        tokenizer=f"{P['model']} (own)",
+        device=setup.device,
+        extra_params=extra,
+    )
     return numbers, path, write_cases(ours, profile=ch.profile)
 
 
@@ -405,15 +515,16 @@ def findings_section(records: Sequence[Mapping], train_sets: Sequence[str]) -> s
     DECLARED`) and their answers on ``records`` (per-attempt case records)."""
     declared = "\n".join(f"- *{k}*: {v}" for k, v in DECLARED.items())
     answers = findings_markdown(pilot_findings(records, train_sets))
-    return (f"**The paper's three findings, as declared before the multi-seed runs** (unit: "
-            f"the held-out case, averaged over seeds; sign-flip test, Holm over those tested):"
-            f"\n\n{declared}\n\n**Answers on this run:**\n\n{answers}")  # fmt: skip
+    return (
+        f"**The paper's three findings, as declared before the multi-seed runs** (unit: "
+        f"the held-out case, averaged over seeds; sign-flip test, Holm over those tested):"
+        f"\n\n{declared}\n\n**Answers on this run:**\n\n{answers}"
+    )
 
 
 def run_findings(ours: Mapping[str, Sequence[CaseResult]], P: Mapping) -> str:
     """:func:`findings_section` of this run's attempts."""
-    return findings_section([case_record(r) for rs in ours.values() for r in rs],
-                            P["train_sets"])  # fmt: skip
+    return findings_section([case_record(r) for rs in ours.values() for r in rs], P["train_sets"])
 
 
 def full_profile_outputs(profile: str) -> tuple[str, object, pd.DataFrame | None]:
@@ -427,15 +538,19 @@ def full_profile_outputs(profile: str) -> tuple[str, object, pd.DataFrame | None
     record = profile_record(evidence)
     if record is None:
         return profile_summary(evidence), None, None
-    summary = (f"*Profile {evidence}, model {record['model']}, run {record['created'][:10]}; "
-               f"regenerate with* `{REGENERATE[evidence]}`. *Its conclusion, regenerated from "
-               f"its committed results and per-case records under this chapter's current "
-               f"rules:*\n\n{regenerated_conclusion(evidence)}\n\n"
-               + findings_section(read_cases(_cases_file(evidence)),
-                                  record["params"].get("train_sets", ["py"])))  # fmt: skip
-    ax = plot_losses({f"{r['train_set']}, seed {r['seed']}": r["losses"]
-                      for r in record["numbers"]["training"]},
-                     title=f"{record['model']}, profile {evidence}",
-                     ylabel="training loss")  # fmt: skip
+    summary = (
+        f"*Profile {evidence}, model {record['model']}, run {record['created'][:10]}; "
+        f"regenerate with* `{REGENERATE[evidence]}`. *Its conclusion, regenerated from "
+        f"its committed results and per-case records under this chapter's current "
+        f"rules:*\n\n{regenerated_conclusion(evidence)}\n\n"
+        + findings_section(
+            read_cases(_cases_file(evidence)), record["params"].get("train_sets", ["py"])
+        )
+    )
+    ax = plot_losses(
+        {f"{r['train_set']}, seed {r['seed']}": r["losses"] for r in record["numbers"]["training"]},
+        title=f"{record['model']}, profile {evidence}",
+        ylabel="training loss",
+    )
     plt.close(ax.figure)
     return summary, ax.figure, pd.DataFrame(record["numbers"]["rates"]).T

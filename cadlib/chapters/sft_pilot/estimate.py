@@ -25,8 +25,14 @@ from .train_sets import training_cases
 __all__ = ["training_ids", "run_estimates", "estimate_markdown", "recorded_train_runs"]
 
 
-def training_ids(P: Mapping, split: dict, corpora: Mapping[str, Sequence[EditCase]],
-                 tokenizer, train_set: str, seed: int = 0) -> tuple[int, int]:  # fmt: skip
+def training_ids(
+    P: Mapping,
+    split: dict,
+    corpora: Mapping[str, Sequence[EditCase]],
+    tokenizer,
+    train_set: str,
+    seed: int = 0,
+) -> tuple[int, int]:
     """``(ids, squared ids)`` that one epoch of ``train_set`` trains on under profile ``P``
     (its ``n_train`` subset, ``max_length`` and ``overlong`` rule, as :func:`pilot.fine_tune`
     builds them)."""
@@ -36,15 +42,19 @@ def training_ids(P: Mapping, split: dict, corpora: Mapping[str, Sequence[EditCas
     return sum(lengths), sum(n * n for n in lengths)
 
 
-def run_estimates(P: Mapping, ids: Mapping[str, tuple[int, int]],
-                  recorded: Sequence) -> pd.DataFrame:  # fmt: skip
+def run_estimates(
+    P: Mapping, ids: Mapping[str, tuple[int, int]], recorded: Sequence
+) -> pd.DataFrame:
     """One row per train set of ``P``: its training ids per epoch (``ids[set]``, from
     :func:`training_ids`), epochs, ids over a run and their ratio to the first set's; the
     recorded runs (:class:`cadlib.chapters.sft_pilot.training.TrainRun`, of any set of ``P``)
     give the throughput (median training ids per second); the estimated hours of one run is
     the run's ids over that throughput, and ``runs`` how many runs of the set ``P`` makes."""
-    rates = [ids[r.train_set][0] * r.epochs / r.train_seconds for r in recorded
-             if r.train_set in ids and r.train_seconds > 0]  # fmt: skip
+    rates = [
+        ids[r.train_set][0] * r.epochs / r.train_seconds
+        for r in recorded
+        if r.train_set in ids and r.train_seconds > 0
+    ]
     if not rates:
         raise ValueError("no recorded training run of these sets to take a throughput from")
     rate = statistics.median(rates)
@@ -53,25 +63,37 @@ def run_estimates(P: Mapping, ids: Mapping[str, tuple[int, int]],
     for ts in P["train_sets"]:
         per_epoch, squares = ids[ts]
         total = per_epoch * P["epochs"][ts]
-        rows.append(dict(train_set=ts, ids_per_epoch=per_epoch, epochs=P["epochs"][ts],
-                         run_ids=total, x_first=total / (ids[first][0] * P["epochs"][first]),
-                         squared_x_first=squares / ids[first][1],
-                         ids_per_s=rate, runs=len(P["seeds"]),
-                         hours=total / rate / 3600))  # fmt: skip
+        rows.append(
+            dict(
+                train_set=ts,
+                ids_per_epoch=per_epoch,
+                epochs=P["epochs"][ts],
+                run_ids=total,
+                x_first=total / (ids[first][0] * P["epochs"][first]),
+                squared_x_first=squares / ids[first][1],
+                ids_per_s=rate,
+                runs=len(P["seeds"]),
+                hours=total / rate / 3600,
+            )
+        )
     return pd.DataFrame(rows)
 
 
 def estimate_markdown(table: pd.DataFrame, n_recorded: int, machine: str) -> str:
     """One paragraph: each set's estimated hours per run and in all, from
     :func:`run_estimates`, with the throughput it assumes and where that was measured."""
-    parts = [f"{r.train_set}: {r.run_ids:,} training ids per run ({r.epochs} epochs, "
-             f"{r.x_first:.1f}x the first set's; sum of squared lengths {r.squared_x_first:.1f}x), "
-             f"about {r.hours:.1f} h per run, {r.runs * r.hours:.1f} h for its {r.runs} runs"
-             for r in table.itertuples()]  # fmt: skip
+    parts = [
+        f"{r.train_set}: {r.run_ids:,} training ids per run ({r.epochs} epochs, "
+        f"{r.x_first:.1f}x the first set's; sum of squared lengths {r.squared_x_first:.1f}x), "
+        f"about {r.hours:.1f} h per run, {r.runs * r.hours:.1f} h for its {r.runs} runs"
+        for r in table.itertuples()
+    ]
     rate = table.ids_per_s.iloc[0]
-    return (f"*Estimated training time* at the median throughput of the {n_recorded} recorded "
-            f"run(s) ({rate:.0f} training ids/s on {machine}; proportional to ids, so a lower "
-            "bound where examples are longer): " + "; ".join(parts) + ".")
+    return (
+        f"*Estimated training time* at the median throughput of the {n_recorded} recorded "
+        f"run(s) ({rate:.0f} training ids/s on {machine}; proportional to ids, so a lower "
+        "bound where examples are longer): " + "; ".join(parts) + "."
+    )
 
 
 def recorded_train_runs(folder=None) -> list:
@@ -97,14 +119,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     from .pilot import choose_params
     from .training import PROFILES
 
-    parser = argparse.ArgumentParser(prog="python -m cadlib.chapters.sft_pilot.estimate",
-                                     description=main.__doc__)  # fmt: skip
+    parser = argparse.ArgumentParser(
+        prog="python -m cadlib.chapters.sft_pilot.estimate", description=main.__doc__
+    )
     parser.add_argument("profile", nargs="?", default="seeds")
     args = parser.parse_args(argv)
     ch = session.start("sft_pilot", PROFILES, args.profile, choose=choose_params)
     setup = setup_chapter(ch)
-    ids = {ts: training_ids(ch.P, setup.split, setup.corpora, setup.tokenizer, ts)
-           for ts in ch.P["train_sets"]}  # fmt: skip
+    ids = {
+        ts: training_ids(ch.P, setup.split, setup.corpora, setup.tokenizer, ts)
+        for ts in ch.P["train_sets"]
+    }
     runs = recorded_train_runs()
     table = run_estimates(ch.P, ids, runs)
     full = load_committed("sft_pilot", "full")

@@ -57,9 +57,17 @@ def _run_tests(r: CaseResult, case: EditCase, timeout: float) -> CaseResult:
     return r
 
 
-def evaluate_fsm(model, tokenizer, cases: Sequence[EditCase], *, system: str,
-                 max_new_tokens: int, test_timeout: float | None = 10.0, progress: bool = True,
-                 **extra) -> list[CaseResult]:  # fmt: skip
+def evaluate_fsm(
+    model,
+    tokenizer,
+    cases: Sequence[EditCase],
+    *,
+    system: str,
+    max_new_tokens: int,
+    test_timeout: float | None = 10.0,
+    progress: bool = True,
+    **extra,
+) -> list[CaseResult]:
     """FSM-constrained greedy decoding with the copy splice (:class:`cadlib.decoding.decoder.
     CopyDecoder`) on ``cases``, scored by :func:`score_program` (paper §5: "FSM-constrained
     greedy decoding"; App. "Deterministic decoding": argmax over the allowed set).
@@ -69,13 +77,30 @@ def evaluate_fsm(model, tokenizer, cases: Sequence[EditCase], *, system: str,
     ``wall_s`` is the whole decode of a case, prompt prefill included. ``extra`` (e.g.
     ``seed=0``) is stored on every result; ``test_timeout=None`` skips the unit tests.
     """
-    return _decode_cases(model, tokenizer, cases, system, max_new_tokens, test_timeout, progress,
-                         localized=False, **extra)  # fmt: skip
+    return _decode_cases(
+        model,
+        tokenizer,
+        cases,
+        system,
+        max_new_tokens,
+        test_timeout,
+        progress,
+        localized=False,
+        **extra,
+    )
 
 
-def evaluate_localized(model, tokenizer, cases: Sequence[EditCase], *, system: str,
-                       max_new_tokens: int, test_timeout: float | None = 10.0,
-                       progress: bool = True, **extra) -> list[CaseResult]:  # fmt: skip
+def evaluate_localized(
+    model,
+    tokenizer,
+    cases: Sequence[EditCase],
+    *,
+    system: str,
+    max_new_tokens: int,
+    test_timeout: float | None = 10.0,
+    progress: bool = True,
+    **extra,
+) -> list[CaseResult]:
     """Localized-edit decoding: the oracle program's ops and copy spans are given, the model
     writes only the ``<gen>`` bodies (:meth:`cadlib.decoding.decoder.CopyDecoder.decode` with
     ``program=`` and ``free_gen=True``, greedy, the grammar's own body mask; chapter 8's
@@ -86,13 +111,31 @@ def evaluate_localized(model, tokenizer, cases: Sequence[EditCase], *, system: s
     body text. ``max_new_tokens`` bounds the body ids of the whole program. Same prompt,
     warm-up, timing, ``extra`` and tests as :func:`evaluate_fsm`.
     """
-    return _decode_cases(model, tokenizer, cases, system, max_new_tokens, test_timeout, progress,
-                         localized=True, **extra)  # fmt: skip
+    return _decode_cases(
+        model,
+        tokenizer,
+        cases,
+        system,
+        max_new_tokens,
+        test_timeout,
+        progress,
+        localized=True,
+        **extra,
+    )
 
 
-def _decode_cases(model, tokenizer, cases: Sequence[EditCase], system: str, max_new_tokens: int,
-                  test_timeout: float | None, progress: bool, *, localized: bool,
-                  **extra) -> list[CaseResult]:  # fmt: skip
+def _decode_cases(
+    model,
+    tokenizer,
+    cases: Sequence[EditCase],
+    system: str,
+    max_new_tokens: int,
+    test_timeout: float | None,
+    progress: bool,
+    *,
+    localized: bool,
+    **extra,
+) -> list[CaseResult]:
     """The loop both evaluations share: one untimed warm-up decode, then per case the timed
     decode (free, or ``localized`` along the case's target program with the model writing the
     bodies), its score, and the unit tests."""
@@ -109,8 +152,12 @@ def _decode_cases(model, tokenizer, cases: Sequence[EditCase], system: str, max_
         out = decoder.decode(case.doc, prompt_ids=ids, **along)
         wall = time.perf_counter() - start
         r = score_program(case, out.program_text, system, wall_s=wall, new_tokens=out.n_chosen)
-        r.extra.update(extra, budget_closed=out.budget_closed, forwards=out.trace.n_forwards,
-                       **({"localized": True} if localized else {}))  # fmt: skip
+        r.extra.update(
+            extra,
+            budget_closed=out.budget_closed,
+            forwards=out.trace.n_forwards,
+            **({"localized": True} if localized else {}),
+        )
         if test_timeout is not None:
             _run_tests(r, case, test_timeout)
         results.append(r)
@@ -158,16 +205,36 @@ def extract_document(text: str) -> str:
 def score_output(case: EditCase, output: str, system: str = "", **extra) -> CaseResult:
     """Score a full-regeneration output: EM only (no program, so no parse or endpoints)."""
     return CaseResult(
-        case.id, system, output, True, output, equal_up_to_one_newline(output, case.gold),
-        equal_stripped(output, case.gold), False, 0, 0, 0, 0, False,
-        extra={"free_form": True}, span_iou=math.nan, identity=is_identity(output, case.doc),
+        case.id,
+        system,
+        output,
+        True,
+        output,
+        equal_up_to_one_newline(output, case.gold),
+        equal_stripped(output, case.gold),
+        False,
+        0,
+        0,
+        0,
+        0,
+        False,
+        extra={"free_form": True},
+        span_iou=math.nan,
+        identity=is_identity(output, case.doc),
         **extra,
-    )  # fmt: skip
+    )
 
 
-def evaluate_baseline(model, tokenizer, cases: Sequence[EditCase], kind: str, *,
-                      max_new_tokens: int, test_timeout: float | None = 10.0,
-                      progress: bool = True) -> list[CaseResult]:  # fmt: skip
+def evaluate_baseline(
+    model,
+    tokenizer,
+    cases: Sequence[EditCase],
+    kind: str,
+    *,
+    max_new_tokens: int,
+    test_timeout: float | None = 10.0,
+    progress: bool = True,
+) -> list[CaseResult]:
     """The untrained free-form baselines of paper App. "Baselines on the same split".
 
     ``kind="regen"`` (R003): full-document regeneration, the prompt of

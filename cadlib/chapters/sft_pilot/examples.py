@@ -123,8 +123,13 @@ def build_examples(
         if not max_length or len(ex) <= max_length:
             examples.append(ex)
             continue
-        cut = Example(ex.id, ex.input_ids[:max_length], ex.labels[:max_length],
-                      min(ex.n_prompt, max_length), ex.kinds[:max_length])  # fmt: skip
+        cut = Example(
+            ex.id,
+            ex.input_ids[:max_length],
+            ex.labels[:max_length],
+            min(ex.n_prompt, max_length),
+            ex.kinds[:max_length],
+        )
         report["loss_tokens_lost"] += ex.n_loss - (cut.n_loss if overlong == "truncate" else 0)
         if overlong == "truncate" and cut.n_loss > 0:
             report["truncated"].append(case.id)

@@ -74,13 +74,23 @@ def paired_case_test(a: Mapping[str, float], b: Mapping[str, float], seed: int =
     if not d.any():
         p = 1.0
     else:
-        res = permutation_test((x, y), lambda u, v, axis: np.mean(u - v, axis=axis),
-                               permutation_type="samples", vectorized=True,
-                               n_resamples=N_RESAMPLES, alternative="two-sided",
-                               random_state=seed)  # fmt: skip
+        res = permutation_test(
+            (x, y),
+            lambda u, v, axis: np.mean(u - v, axis=axis),
+            permutation_type="samples",
+            vectorized=True,
+            n_resamples=N_RESAMPLES,
+            alternative="two-sided",
+            random_state=seed,
+        )
         p = float(res.pvalue)
-    return {"n": len(cases), "a": float(x.mean()), "b": float(y.mean()),
-            "diff": float(d.mean()), "p": p}  # fmt: skip
+    return {
+        "n": len(cases),
+        "a": float(x.mean()),
+        "b": float(y.mean()),
+        "diff": float(d.mean()),
+        "p": p,
+    }
 
 
 def _endpoint_gap(r: Mapping):
@@ -96,23 +106,25 @@ def pilot_findings(records: Sequence[Mapping], train_sets: Sequence[str]) -> dic
     """Each declared test (:data:`DECLARED`) that ``records`` (per-attempt case records)
     allow, with Holm-adjusted p and ``holds``; "combined helps" needs both training sets."""
     py, out = sft_system("py"), {}
-    out["learnable"] = paired_case_test(case_means(records, py, lambda r: r["span_em"]),
-                                        case_means(records, FSM_UNTRAINED,
-                                                   lambda r: r["span_em"]))  # fmt: skip
+    out["learnable"] = paired_case_test(
+        case_means(records, py, lambda r: r["span_em"]),
+        case_means(records, FSM_UNTRAINED, lambda r: r["span_em"]),
+    )
     if {"py", "combined"} <= set(train_sets):
         em = lambda r: r["em"]  # noqa: E731
-        out["combined helps"] = paired_case_test(case_means(records, sft_system("combined"), em),
-                                                 case_means(records, py, em))  # fmt: skip
+        out["combined helps"] = paired_case_test(
+            case_means(records, sft_system("combined"), em), case_means(records, py, em)
+        )
     gaps: dict[str, list[float]] = {}
     for s in train_sets:
         for case, g in case_means(records, sft_system(s), _endpoint_gap).items():
             gaps.setdefault(case, []).append(g)
     gap = {c: float(np.mean(v)) for c, v in gaps.items()}
     out["end harder"] = paired_case_test(gap, dict.fromkeys(gap, 0.0))
-    for (name, test), p_holm in zip(out.items(), holm([t["p"] for t in out.values()]),
-                                    strict=True):  # fmt: skip
-        test.update(p_holm=p_holm, holds=bool(p_holm < ALPHA and test["diff"] > 0),
-                    declared=DECLARED[name])  # fmt: skip
+    for (name, test), p_holm in zip(out.items(), holm([t["p"] for t in out.values()]), strict=True):
+        test.update(
+            p_holm=p_holm, holds=bool(p_holm < ALPHA and test["diff"] > 0), declared=DECLARED[name]
+        )
     return out
 
 
@@ -132,9 +144,16 @@ def findings_markdown(results: Mapping[str, dict]) -> str:
         if t is None:
             lines.append(f"- *{name}*: not tested (this run trains one training set).")
             continue
-        answer = ("**Yes**" if t["holds"] else "**No**, significant the other way"
-                  if t["p_holm"] < ALPHA else "**No**, not significant")  # fmt: skip
-        lines.append(f"- *{name}*: {answer}; {_READ[name].format(**t)} over {t['n']} cases "
-                     f"(sign-flip p = {format_p(t['p'])}, Holm {format_p(t['p_holm'])}, "
-                     f"at {ALPHA}).")  # fmt: skip
+        answer = (
+            "**Yes**"
+            if t["holds"]
+            else "**No**, significant the other way"
+            if t["p_holm"] < ALPHA
+            else "**No**, not significant"
+        )
+        lines.append(
+            f"- *{name}*: {answer}; {_READ[name].format(**t)} over {t['n']} cases "
+            f"(sign-flip p = {format_p(t['p'])}, Holm {format_p(t['p_holm'])}, "
+            f"at {ALPHA})."
+        )
     return "\n".join(lines)

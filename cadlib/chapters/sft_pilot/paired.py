@@ -58,9 +58,11 @@ def _free_form(results: Sequence[CaseResult]) -> bool:
     return bool(results) and all(r.extra.get("free_form") for r in results)
 
 
-def compare(systems: Mapping[str, Sequence[CaseResult]], pairs: Sequence[tuple[str, str]],
-            metrics: Sequence[str] = ("em", "span_em", "span_iou", "identity", "passed"),
-            ) -> list[dict]:  # fmt: skip
+def compare(
+    systems: Mapping[str, Sequence[CaseResult]],
+    pairs: Sequence[tuple[str, str]],
+    metrics: Sequence[str] = ("em", "span_em", "span_iou", "identity", "passed"),
+) -> list[dict]:
     """Paired tests of ``metrics`` for each ``(a, b)`` pair of system names: records with
     ``system_a``, ``system_b``, ``metric``, ``test`` and the test's fields (``a``, ``b`` are
     the two sides' counts or means).
@@ -108,11 +110,19 @@ def comparison_table(comparisons: Sequence[dict]) -> pd.DataFrame:
         else:
             values = f"{c['a']:.2f} vs {c['b']:.2f}"
             detail = f"diff {c['diff']:+.2f} [{c['ci'][0]:+.2f}, {c['ci'][1]:+.2f}]"
-        rows.append({"A": c["system_a"], "B": c["system_b"],
-                     "metric": name, "A vs B": values, "discordant / 95% CI": detail,
-                     "test": c["test"], "p": format_p(c["p"], c["test"]),
-                     "p (Holm)": format_p(c["p_holm"], c["test"]),
-                     f"significant at {ALPHA}": "yes" if c["significant"] else "no"})  # fmt: skip
+        rows.append(
+            {
+                "A": c["system_a"],
+                "B": c["system_b"],
+                "metric": name,
+                "A vs B": values,
+                "discordant / 95% CI": detail,
+                "test": c["test"],
+                "p": format_p(c["p"], c["test"]),
+                "p (Holm)": format_p(c["p_holm"], c["test"]),
+                f"significant at {ALPHA}": "yes" if c["significant"] else "no",
+            }
+        )
     return pd.DataFrame(rows)
 
 

@@ -95,10 +95,19 @@ def checkpoint_dir(root: str | Path, model_name: str, train_set: str, seed: int)
     return Path(root) / f"sft-{slug}-{train_set}-s{seed}"
 
 
-def fine_tune(model_name: str, train_set: str, seed: int, P: Mapping, split: dict,
-              corpora: Mapping[str, Sequence[EditCase]], *, device: str = "auto",
-              checkpoints: str | Path | None = "checkpoints", model=None,
-              tokenizer=None):  # fmt: skip
+def fine_tune(
+    model_name: str,
+    train_set: str,
+    seed: int,
+    P: Mapping,
+    split: dict,
+    corpora: Mapping[str, Sequence[EditCase]],
+    *,
+    device: str = "auto",
+    checkpoints: str | Path | None = "checkpoints",
+    model=None,
+    tokenizer=None,
+):
     """Train one pilot model: returns ``(model, tokenizer, TrainRun)``.
 
     Loads ``model_name`` (unless a ``model`` is given, which is trained in place), builds
@@ -112,11 +121,31 @@ def fine_tune(model_name: str, train_set: str, seed: int, P: Mapping, split: dic
     model = model if model is not None else load_model(model_name, device=dev)
     cases = seeded_subset(training_cases(split, train_set, corpora), P["n_train"], seed)
     examples, report = build_examples(cases, tokenizer, P["max_length"], P["overlong"])
-    recipe = {k: P[k] for k in ("lr", "betas", "weight_decay", "warmup", "grad_accum",
-                                "micro_batch", "gradient_checkpointing")}  # fmt: skip
+    recipe = {
+        k: P[k]
+        for k in (
+            "lr",
+            "betas",
+            "weight_decay",
+            "warmup",
+            "grad_accum",
+            "micro_batch",
+            "gradient_checkpointing",
+        )
+    }
     out = checkpoint_dir(checkpoints, model_name, train_set, seed) if checkpoints else None
-    run = train(model, tokenizer, examples, out, train_set=train_set, save=out is not None,
-                seed=seed, epochs=P["epochs"][train_set], device=dev, **recipe)  # fmt: skip
+    run = train(
+        model,
+        tokenizer,
+        examples,
+        out,
+        train_set=train_set,
+        save=out is not None,
+        seed=seed,
+        epochs=P["epochs"][train_set],
+        device=dev,
+        **recipe,
+    )
     run.left_out = report
     return model, tokenizer, run
 
@@ -185,15 +214,15 @@ def baseline_budget(P: Mapping) -> int:
     return P.get("baseline_max_new_tokens") or P["max_new_tokens"]
 
 
-def evaluate_untrained(model, tokenizer, cases: Sequence[EditCase], P: Mapping, *,
-                       progress: bool = True) -> dict[str, list[CaseResult]]:  # fmt: skip
+def evaluate_untrained(
+    model, tokenizer, cases: Sequence[EditCase], P: Mapping, *, progress: bool = True
+) -> dict[str, list[CaseResult]]:
     """The three untrained systems on ``cases`` (the first ``P["n_eval_baselines"]`` if set,
     else all, so that they pair with the trained systems): full regeneration (its budget is
     the document's, 1.25 x + 32), prompt-level CRP and FSM-constrained decoding with
     :func:`baseline_budget` decisions."""
     cases = cases[: P["n_eval_baselines"]] if P["n_eval_baselines"] else list(cases)
-    kw = dict(max_new_tokens=baseline_budget(P), test_timeout=P["test_timeout"],
-              progress=progress)  # fmt: skip
+    kw = dict(max_new_tokens=baseline_budget(P), test_timeout=P["test_timeout"], progress=progress)
     return {
         REGEN: evaluate_baseline(model, tokenizer, cases, "regen", **kw),
         CRP: evaluate_baseline(model, tokenizer, cases, "crp", **kw),
@@ -234,9 +263,23 @@ def split_for(seed: int, corpora: Mapping[str, Sequence[EditCase]]) -> tuple[dic
 
 #: The parameters one (training set, seed) run's outcome depends on: two profiles that agree on
 #: these share the run's record (:func:`run_record_name`), so a run is made once.
-RUN_KEYS = ("model", "n_train", "lr", "betas", "weight_decay", "warmup", "grad_accum",
-            "micro_batch", "max_length", "overlong", "n_eval", "max_new_tokens", "localized",
-            "test_timeout", "threads")  # fmt: skip
+RUN_KEYS = (
+    "model",
+    "n_train",
+    "lr",
+    "betas",
+    "weight_decay",
+    "warmup",
+    "grad_accum",
+    "micro_batch",
+    "max_length",
+    "overlong",
+    "n_eval",
+    "max_new_tokens",
+    "localized",
+    "test_timeout",
+    "threads",
+)
 
 
 def run_record_name(P: Mapping, split: Mapping, train_set: str, seed: int) -> str:
@@ -244,8 +287,11 @@ def run_record_name(P: Mapping, split: Mapping, train_set: str, seed: int) -> st
     :data:`RUN_KEYS`, the set's epochs, the split's ids and (for the Combined first seed of a
     cross-corpus profile) Table 22's corpora."""
     cross = bool(P["cross_corpus"]) and train_set == "combined" and seed == P["seeds"][0]
-    key = {k: P.get(k) for k in RUN_KEYS} | {"epochs": P["epochs"][train_set], "cross": cross,
-                                            "split": split["corpora"]}  # fmt: skip
+    key = {k: P.get(k) for k in RUN_KEYS} | {
+        "epochs": P["epochs"][train_set],
+        "cross": cross,
+        "split": split["corpora"],
+    }
     digest = hashlib.sha256(json.dumps(key, sort_keys=True, default=list).encode()).hexdigest()
     return f"run-{train_set}-s{seed}-{digest[:10]}"
 
@@ -270,10 +316,19 @@ class PilotRun:
     provenance: dict = field(default_factory=dict)
 
 
-def run_pilot(model_name: str, P: Mapping, split: dict,
-              corpora: Mapping[str, Sequence[EditCase]], *, device: str = "auto",
-              checkpoints: str | Path | None = "checkpoints", base_model=None,
-              tokenizer=None, progress: bool = True, record=None) -> Pilot:  # fmt: skip
+def run_pilot(
+    model_name: str,
+    P: Mapping,
+    split: dict,
+    corpora: Mapping[str, Sequence[EditCase]],
+    *,
+    device: str = "auto",
+    checkpoints: str | Path | None = "checkpoints",
+    base_model=None,
+    tokenizer=None,
+    progress: bool = True,
+    record=None,
+) -> Pilot:
     """Train and evaluate every (training set, seed) of ``P`` (paper §5, Tables 6, 7, 22).
 
     Each run starts from the pretrained model (``base_model`` is trained in place by the
@@ -292,14 +347,23 @@ def run_pilot(model_name: str, P: Mapping, split: dict,
     held = eval_cases(split, corpora, P)
     for train_set in P["train_sets"]:
         for seed in P["seeds"]:
+
             def one_run(train_set=train_set, seed=seed):
                 nonlocal base_model
                 watch = LoadMonitor(root=repo_root())
                 started = datetime.now(UTC).isoformat("T", "seconds")
                 model, tok, run = fine_tune(
-                    model_name, train_set, seed, P, split, corpora, device=device,
-                    checkpoints=checkpoints, model=base_model, tokenizer=tokenizer,
-                )  # fmt: skip
+                    model_name,
+                    train_set,
+                    seed,
+                    P,
+                    split,
+                    corpora,
+                    device=device,
+                    checkpoints=checkpoints,
+                    model=base_model,
+                    tokenizer=tokenizer,
+                )
                 base_model = None
                 done = _evaluate_run(model, tok, run, P, split, corpora, held, progress)
                 watch.stop()
@@ -317,8 +381,14 @@ def run_pilot(model_name: str, P: Mapping, split: dict,
     return pilot
 
 
-def recorded_pilot(rec: Recorder, model_name: str, P: Mapping, split: dict,
-                   corpora: Mapping[str, Sequence[EditCase]], **kw) -> Pilot:  # fmt: skip
+def recorded_pilot(
+    rec: Recorder,
+    model_name: str,
+    P: Mapping,
+    split: dict,
+    corpora: Mapping[str, Sequence[EditCase]],
+    **kw,
+) -> Pilot:
     """:func:`run_pilot` under the chapter's recorder ``rec``: recorded whole at the CI
     profiles (one record, ``pilot``), run by run at the evidence profiles (:func:`run_recorder`,
     so a stopped pilot resumes when ``rec.resume``); replayed either way under replay."""
@@ -331,17 +401,23 @@ def recorded_pilot(rec: Recorder, model_name: str, P: Mapping, split: dict,
 def _evaluate_run(model, tokenizer, run, P: Mapping, split: dict, corpora, held, progress):
     """One trained model scored: held-out FSM attempts, localized edits, Table 22's corpora."""
     train_set, seed = run.train_set, run.seed
-    kw = dict(max_new_tokens=P["max_new_tokens"], test_timeout=P["test_timeout"],
-              progress=progress, seed=seed)  # fmt: skip
+    kw = dict(
+        max_new_tokens=P["max_new_tokens"],
+        test_timeout=P["test_timeout"],
+        progress=progress,
+        seed=seed,
+    )
     system = sft_system(train_set)
     out = PilotRun(train=run, held=evaluate_fsm(model, tokenizer, held, system=system, **kw))
     if P.get("localized"):
-        out.localized = evaluate_localized(model, tokenizer, held,
-                                           system=localized_system(train_set), **kw)  # fmt: skip
+        out.localized = evaluate_localized(
+            model, tokenizer, held, system=localized_system(train_set), **kw
+        )
     if P["cross_corpus"] and train_set == "combined" and seed == P["seeds"][0]:
         for name in ("heval-fix-js", "probeedit"):
             cases = split_cases(split, name, corpora[name], "held_out")
             cases = cases[: P["n_eval"]] if P["n_eval"] else cases
-            out.cross[name] = evaluate_fsm(model, tokenizer, cases,
-                                           system=f"{system} on {name}", **kw)  # fmt: skip
+            out.cross[name] = evaluate_fsm(
+                model, tokenizer, cases, system=f"{system} on {name}", **kw
+            )
     return out

@@ -54,11 +54,32 @@ REGENERATE = {
 
 #: The fields of one per-case record, in file order.
 CASE_FIELDS = (
-    "system", "id", "text", "output", "parsed", "em", "trimmed_em", "program_em", "span_em",
-    "span_iou", "identity", "start_hits", "end_hits", "n_oracle_copies", "n_pred_copies",
-    "out_of_range", "category", "passed", "test_detail", "new_tokens", "forwards",
-    "budget_closed", "seed", "free_form", "localized",
-)  # fmt: skip
+    "system",
+    "id",
+    "text",
+    "output",
+    "parsed",
+    "em",
+    "trimmed_em",
+    "program_em",
+    "span_em",
+    "span_iou",
+    "identity",
+    "start_hits",
+    "end_hits",
+    "n_oracle_copies",
+    "n_pred_copies",
+    "out_of_range",
+    "category",
+    "passed",
+    "test_detail",
+    "new_tokens",
+    "forwards",
+    "budget_closed",
+    "seed",
+    "free_form",
+    "localized",
+)
 
 
 def case_record(r: CaseResult) -> dict:
@@ -77,8 +98,11 @@ def cases_path(chapter: str = "sft_pilot", profile: str | None = "cpu") -> Path:
     return results_dir() / results_name(chapter, profile).replace(".json", ".cases.jsonl")
 
 
-def write_cases(systems: Mapping[str, Sequence[CaseResult]], chapter: str = "sft_pilot",
-                profile: str | None = "cpu") -> Path:  # fmt: skip
+def write_cases(
+    systems: Mapping[str, Sequence[CaseResult]],
+    chapter: str = "sft_pilot",
+    profile: str | None = "cpu",
+) -> Path:
     """Write every attempt of every system to :func:`cases_path`; returns the path."""
     path = cases_path(chapter, profile)
     with path.open("w", encoding="utf-8") as f:
@@ -94,8 +118,10 @@ def read_cases(path: str | Path) -> list[dict]:
 
 
 def _find(comparisons: Sequence[dict], a: str, b: str, metric: str) -> dict | None:
-    return next((c for c in comparisons if (c["system_a"], c["system_b"], c["metric"])
-                 == (a, b, metric)), None)  # fmt: skip
+    return next(
+        (c for c in comparisons if (c["system_a"], c["system_b"], c["metric"]) == (a, b, metric)),
+        None,
+    )
 
 
 def _p_clause(p_text: str) -> str:
@@ -105,8 +131,9 @@ def _p_clause(p_text: str) -> str:
 
 def _pv(c: dict) -> str:
     verdict = "significant" if c["significant"] else "not significant"
-    return (f"McNemar exact p = {format_p(c['p'])}, Holm {format_p(c['p_holm'])}: {verdict} at "
-            f"{ALPHA}")
+    return (
+        f"McNemar exact p = {format_p(c['p'])}, Holm {format_p(c['p_holm'])}: {verdict} at {ALPHA}"
+    )
 
 
 def _count(c: dict, side: str) -> str:
@@ -123,11 +150,18 @@ def _strata_pointer(learned: bool, has_strata: bool) -> str:
     return " The strata below show the same comparison on one-line and multi-line documents."
 
 
-def conclusion(systems: Mapping[str, Sequence[CaseResult]], comparisons: Sequence[dict], *,
-               trained: str, untrained: str, prompt_level: str | None = None,
-               localized: str | None = None, label: str = "",
-               summaries: Mapping[str, Mapping] | None = None,
-               strata: str = "") -> str:  # fmt: skip
+def conclusion(
+    systems: Mapping[str, Sequence[CaseResult]],
+    comparisons: Sequence[dict],
+    *,
+    trained: str,
+    untrained: str,
+    prompt_level: str | None = None,
+    localized: str | None = None,
+    label: str = "",
+    summaries: Mapping[str, Mapping] | None = None,
+    strata: str = "",
+) -> str:
     """The chapter's conclusion as Markdown, every figure taken from ``comparisons`` (the
     records of :func:`cadlib.chapters.sft_pilot.compare`) and ``systems``.
 
@@ -143,8 +177,10 @@ def conclusion(systems: Mapping[str, Sequence[CaseResult]], comparisons: Sequenc
     ident = _find(comparisons, trained, untrained, "identity")
     em = _find(comparisons, trained, untrained, "em")
     if span is None or iou is None or ident is None or em is None:
-        raise ValueError(f"comparisons lack {trained!r} vs {untrained!r} on span_em, span_iou, "
-                         "identity or em: run compare() on that pair first")  # fmt: skip
+        raise ValueError(
+            f"comparisons lack {trained!r} vs {untrained!r} on span_em, span_iou, "
+            "identity or em: run compare() on that pair first"
+        )
     learned = span["significant"] and span["a"] > span["b"]
     out = [f"*{label}.*" if label else ""]
     answer = "**Yes**" if learned else "**No**"
@@ -194,7 +230,7 @@ def conclusion(systems: Mapping[str, Sequence[CaseResult]], comparisons: Sequenc
                 "whatever the spans."
                 if k == 0
                 else "what the rest of the gap to full EM consists of is not tested here."
-            )  # fmt: skip
+            )
         )
     if prompt_level and prompt_level in systems:
         crp = systems[prompt_level]
@@ -214,8 +250,9 @@ EVIDENCE_PROFILES = ("seeds", "full")
 def evidence_profile() -> str:
     """The largest evidence profile with a committed run (:data:`EVIDENCE_PROFILES`); the
     smallest when none is committed yet (the one to record first)."""
-    return next((p for p in EVIDENCE_PROFILES if profile_record(p) is not None),
-                EVIDENCE_PROFILES[-1])  # fmt: skip
+    return next(
+        (p for p in EVIDENCE_PROFILES if profile_record(p) is not None), EVIDENCE_PROFILES[-1]
+    )
 
 
 def profile_record(profile: str) -> dict | None:
@@ -230,15 +267,20 @@ def profile_summary(profile: str) -> str:
     command = f"`{REGENERATE[profile]}`"
     record = profile_record(profile)
     if record is None or "conclusion" not in record["numbers"]:
-        return f"*Profile {profile}: not run yet (no results/{results_name('sft_pilot', profile)}" \
-               f" with a conclusion). Command:* {command}"  # fmt: skip
+        return (
+            f"*Profile {profile}: not run yet (no results/{results_name('sft_pilot', profile)}"
+            f" with a conclusion). Command:* {command}"
+        )
     n = record["numbers"]
-    return (f"*Profile {profile}, model {record['model']}, run {record['created'][:10]}; "
-            f"regenerate with* {command}\n\n{n['conclusion']}")  # fmt: skip
+    return (
+        f"*Profile {profile}, model {record['model']}, run {record['created'][:10]}; "
+        f"regenerate with* {command}\n\n{n['conclusion']}"
+    )
 
 
-def answer(numbers: Mapping, trained: str | None = None,
-           untrained: str = "FSM-constrained (untrained)") -> str:  # fmt: skip
+def answer(
+    numbers: Mapping, trained: str | None = None, untrained: str = "FSM-constrained (untrained)"
+) -> str:
     """The chapter's question answered with its own numbers (the opening's **Answer.**): the
     declared test (span-only EM of the trained model against the untrained one under the same
     FSM decoder, McNemar exact, Holm), exact match and identity outputs beside it. ``trained``
@@ -250,9 +292,11 @@ def answer(numbers: Mapping, trained: str | None = None,
         raise ValueError(f"no span_em comparison of {trained!r} with {untrained!r}")
     learned = span["significant"] and span["a"] > span["b"]
     a, b = t6[trained], t6[untrained]
-    return (f"**{'Yes' if learned else 'No'}**, by the test declared for it: span-only EM is "
-            f"{_count(span, 'a')} for {trained} against {_count(span, 'b')} untrained on the "
-            f"same held-out cases ({_pv(span)}). Exact match is {a['em']}/{a['n']} against "
-            f"{b['em']}/{b['n']}, and {a['identity']}/{a['n']} trained outputs return the input "
-            f"unchanged ({b['identity']}/{b['n']} untrained): the conclusion below reads the "
-            "rest of the paired tests.")  # fmt: skip
+    return (
+        f"**{'Yes' if learned else 'No'}**, by the test declared for it: span-only EM is "
+        f"{_count(span, 'a')} for {trained} against {_count(span, 'b')} untrained on the "
+        f"same held-out cases ({_pv(span)}). Exact match is {a['em']}/{a['n']} against "
+        f"{b['em']}/{b['n']}, and {a['identity']}/{a['n']} trained outputs return the input "
+        f"unchanged ({b['identity']}/{b['n']} untrained): the conclusion below reads the "
+        "rest of the paired tests."
+    )

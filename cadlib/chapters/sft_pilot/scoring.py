@@ -109,9 +109,22 @@ def score_program(case: EditCase, text: str, system: str = "", **extra) -> CaseR
         program = parse_program(text)
     except ProgramSyntaxError as err:
         return CaseResult(
-            case.id, system, text, False, None, False, False, False, 0, 0,
-            len(oracle.copies), 0, False, error=str(err), **extra,
-        )  # fmt: skip
+            case.id,
+            system,
+            text,
+            False,
+            None,
+            False,
+            False,
+            False,
+            0,
+            0,
+            len(oracle.copies),
+            0,
+            False,
+            error=str(err),
+            **extra,
+        )
     n_lines = len(doc_lines(case.doc))
     out_of_range = any(not 1 <= c.start <= c.end <= n_lines for c in program.copies)
     with warnings.catch_warnings():

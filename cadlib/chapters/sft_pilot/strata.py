@@ -21,8 +21,7 @@ import pandas as pd
 from cadlib.metrics import ALPHA, format_p, mcnemar_exact
 from cadlib.resolver import doc_lines
 
-__all__ = ["ONE_LINE", "SEVERAL_LINES", "code_lines", "stratum", "strata_table",
-           "strata_markdown"]  # fmt: skip
+__all__ = ["ONE_LINE", "SEVERAL_LINES", "code_lines", "stratum", "strata_table", "strata_markdown"]
 
 ONE_LINE, SEVERAL_LINES = "one code line", "several code lines"
 
@@ -54,19 +53,29 @@ def strata_table(records: Sequence[Mapping], docs: Mapping[str, str]) -> pd.Data
     out = []
     for (system, part), g in frame.groupby(["system", "stratum"], sort=False):
         kept = g[~g.identity.astype(bool)]
-        out.append({
-            "system": system, "stratum": part, "cases": len(g),
-            "span-only EM": f"{int(g.span_em.sum())}/{len(g)}",
-            "identity outputs": int(g.identity.sum()),
-            "span-only EM, non-identity": f"{int(kept.span_em.sum())}/{len(kept)}",
-            "mean span IoU": round(float(g.span_iou.astype(float).mean()), 3),
-            "budget closed": int(g.budget_closed.fillna(False).astype(bool).sum()),
-        })  # fmt: skip
+        out.append(
+            {
+                "system": system,
+                "stratum": part,
+                "cases": len(g),
+                "span-only EM": f"{int(g.span_em.sum())}/{len(g)}",
+                "identity outputs": int(g.identity.sum()),
+                "span-only EM, non-identity": f"{int(kept.span_em.sum())}/{len(kept)}",
+                "mean span IoU": round(float(g.span_iou.astype(float).mean()), 3),
+                "budget closed": int(g.budget_closed.fillna(False).astype(bool).sum()),
+            }
+        )
     return pd.DataFrame(out)
 
 
-def strata_markdown(records: Sequence[Mapping], docs: Mapping[str, str], *, trained: str,
-                    untrained: str, label: str = "") -> str:  # fmt: skip
+def strata_markdown(
+    records: Sequence[Mapping],
+    docs: Mapping[str, str],
+    *,
+    trained: str,
+    untrained: str,
+    label: str = "",
+) -> str:
     """What the strata show, as Markdown generated from the records: span-only EM of
     ``trained`` and ``untrained`` per stratum (and ``trained``'s without identity outputs),
     how many runs of each the decision budget closed, and McNemar's exact test of span-only EM
@@ -86,8 +95,7 @@ def strata_markdown(records: Sequence[Mapping], docs: Mapping[str, str], *, trai
     (b1, _), (b2, _) = em(b, ONE_LINE), em(b, SEVERAL_LINES)
     multi = a.stratum == SEVERAL_LINES
     kept = a[multi & ~a.identity.astype(bool)]
-    test = mcnemar_exact(list(a[multi].span_em.astype(bool)),
-                         list(b[multi].span_em.astype(bool)))  # fmt: skip
+    test = mcnemar_exact(list(a[multi].span_em.astype(bool)), list(b[multi].span_em.astype(bool)))
     closed_a = int(a.budget_closed.fillna(False).astype(bool).sum())
     closed_b = int(b.budget_closed.fillna(False).astype(bool).sum())
     one_id = int(a[a.stratum == ONE_LINE].identity.astype(bool).sum())
@@ -96,10 +104,14 @@ def strata_markdown(records: Sequence[Mapping], docs: Mapping[str, str], *, trai
     if closed_a < closed_b:
         reading.append("learned the format and to stop")
     if n1 and a1 > b1:
-        reading.append("gets the program right on one-line functions, where no span is left "
-                       "to choose")
-    reading.append("selects spans in multi-line functions" if evidence
-                   else "no evidence that it selects spans in multi-line functions")  # fmt: skip
+        reading.append(
+            "gets the program right on one-line functions, where no span is left to choose"
+        )
+    reading.append(
+        "selects spans in multi-line functions"
+        if evidence
+        else "no evidence that it selects spans in multi-line functions"
+    )
     head = f"*By stratum ({label}):*" if label else "*By stratum:*"
     return (
         f"{head} of the {len(a)} held-out documents, {n1} have {ONE_LINE}: there the only "
@@ -110,5 +122,6 @@ def strata_markdown(records: Sequence[Mapping], docs: Mapping[str, str], *, trai
         f"outputs) against {b2}/{n2} untrained (McNemar exact p = {format_p(test['p'])}, "
         f"unadjusted). The decision budget closed {closed_a}/{len(a)} trained runs and "
         f"{closed_b}/{len(b)} untrained ones. Read together: the trained model "
-        + "; ".join(reading) + "."
+        + "; ".join(reading)
+        + "."
     )

@@ -47,8 +47,11 @@ def _pct(x: float) -> str:
 
 
 def _ci(ci) -> str:
-    return "—" if ci is None or any(math.isnan(c) for c in ci) else (
-        f"[{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]")  # fmt: skip
+    return (
+        "—"
+        if ci is None or any(math.isnan(c) for c in ci)
+        else (f"[{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]")
+    )
 
 
 def _acc_cell(value, sd=None) -> str:
@@ -73,9 +76,12 @@ def table6_row(system: str, s: Mapping, source: str, free_form: bool = False) ->
         "Tests passed": (f"{s['tests_passed']}/{s['tests_run']}" if "tests_run" in s else "—"),
         # beyond the paper (issue 20): the degenerate policy, and endpoints without it
         "Identity": f"{s['identity']}/{n}" if "identity" in s else "—",
-        "Start / end acc. excl. identity": "—" if free_form or "n_non_identity" not in s else (
+        "Start / end acc. excl. identity": "—"
+        if free_form or "n_non_identity" not in s
+        else (
             f"{_acc_cell(s['start_acc_non_identity'])} / {_acc_cell(s['end_acc_non_identity'])}"
-            f" (n={s['n_non_identity']})"),  # fmt: skip
+            f" (n={s['n_non_identity']})"
+        ),
     }
     return row
 
@@ -88,8 +94,12 @@ def table6(ours: Mapping[str, Sequence[CaseResult]], label: str) -> pd.DataFrame
     """
 
     rows = [table6_row(k, v, "paper (Qwen2.5-Coder-1.5B, L4)") for k, v in _paper.TABLE6.items()]
-    rows.insert(0, table6_row("Full regeneration (untrained)", _paper.REGEN, rows[0]["Source"],
-                              free_form=True))  # fmt: skip
+    rows.insert(
+        0,
+        table6_row(
+            "Full regeneration (untrained)", _paper.REGEN, rows[0]["Source"], free_form=True
+        ),
+    )
     for system, results in ours.items():
         free = bool(results) and all(r.extra.get("free_form") for r in results)
         rows.append(table6_row(system, summarize(results), label, free_form=free))
@@ -143,17 +153,32 @@ def table22(cross: Mapping[str, Sequence[CaseResult]], label: str) -> pd.DataFra
     """Table 22: the Combined checkpoint on three held-out splits, paper beside ours."""
     rows = []
     for name, p in _paper.TABLE22.items():
-        rows.append({"Source": "paper (Qwen2.5-Coder-1.5B, L4)", "Held-out split": name,
-                     "n": p["n"], "EM": _pct(p["em_rate"]),
-                     "Prog. EM": f"{p['program_em']}/{p['n']}",
-                     "Start": _acc_cell(p["start_acc"]), "End": _acc_cell(p["end_acc"]),
-                     "Wall (ms)": p.get("wall_ms", "—")})  # fmt: skip
+        rows.append(
+            {
+                "Source": "paper (Qwen2.5-Coder-1.5B, L4)",
+                "Held-out split": name,
+                "n": p["n"],
+                "EM": _pct(p["em_rate"]),
+                "Prog. EM": f"{p['program_em']}/{p['n']}",
+                "Start": _acc_cell(p["start_acc"]),
+                "End": _acc_cell(p["end_acc"]),
+                "Wall (ms)": p.get("wall_ms", "—"),
+            }
+        )
     for name, results in cross.items():
         s = summarize(results)
-        rows.append({"Source": label, "Held-out split": name, "n": s["n"],
-                     "EM": _pct(s["em_rate"]), "Prog. EM": f"{s['program_em']}/{s['n']}",
-                     "Start": _acc_cell(s["start_acc"]), "End": _acc_cell(s["end_acc"]),
-                     "Wall (ms)": round(s["wall_ms_median"])})  # fmt: skip
+        rows.append(
+            {
+                "Source": label,
+                "Held-out split": name,
+                "n": s["n"],
+                "EM": _pct(s["em_rate"]),
+                "Prog. EM": f"{s['program_em']}/{s['n']}",
+                "Start": _acc_cell(s["start_acc"]),
+                "End": _acc_cell(s["end_acc"]),
+                "Wall (ms)": round(s["wall_ms_median"]),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -174,8 +199,9 @@ def render_loss(example: Example, tokenizer, mark: tuple[str, str] = ("⟦", "�
     ``mark`` (everything outside the marks is prompt-free transcript with label -100)."""
     tb = token_table(tokenizer).token_bytes
     out, inside = [], False
-    for i, label in zip(example.input_ids[example.n_prompt :],
-                        example.labels[example.n_prompt :], strict=True):  # fmt: skip
+    for i, label in zip(
+        example.input_ids[example.n_prompt :], example.labels[example.n_prompt :], strict=True
+    ):
         on = label != IGNORE
         if on != inside:
             out.append(mark[0] if on else mark[1])

@@ -209,9 +209,21 @@ def make_trainable(model):
     return model
 
 
-def training_arguments(output_dir: str, *, seed: int, epochs: float, lr: float, betas,
-                       weight_decay: float, warmup: float, grad_accum: int, micro_batch: int,
-                       gradient_checkpointing: bool, device: str = "cpu", **_ignored):  # fmt: skip
+def training_arguments(
+    output_dir: str,
+    *,
+    seed: int,
+    epochs: float,
+    lr: float,
+    betas,
+    weight_decay: float,
+    warmup: float,
+    grad_accum: int,
+    micro_batch: int,
+    gradient_checkpointing: bool,
+    device: str = "cpu",
+    **_ignored,
+):
     """``transformers.TrainingArguments`` of the paper's recipe (App. "Training details").
 
     AdamW (``adamw_torch``) with ``betas``, a cosine schedule with ``warmup`` as a fraction
@@ -224,9 +236,10 @@ def training_arguments(output_dir: str, *, seed: int, epochs: float, lr: float, 
     on_gpu = str(device).startswith("cuda")
     names = {f.name for f in dataclasses.fields(TrainingArguments)}
     checkpointing = (  # transformers 5 renamed it; the old name warns
-        "activation_checkpointing" if "activation_checkpointing" in names
+        "activation_checkpointing"
+        if "activation_checkpointing" in names
         else "gradient_checkpointing"
-    )  # fmt: skip
+    )
     return TrainingArguments(
         output_dir=output_dir,
         num_train_epochs=epochs,
@@ -255,8 +268,16 @@ def training_arguments(output_dir: str, *, seed: int, epochs: float, lr: float, 
     )
 
 
-def train(model, tokenizer, examples: Sequence[Example], output_dir: str | Path | None,
-          *, train_set: str = "", save: bool = True, **recipe) -> TrainRun:  # fmt: skip
+def train(
+    model,
+    tokenizer,
+    examples: Sequence[Example],
+    output_dir: str | Path | None,
+    *,
+    train_set: str = "",
+    save: bool = True,
+    **recipe,
+) -> TrainRun:
     """Fine-tune ``model`` in place on ``examples`` with ``transformers.Trainer``.
 
     Parameters

@@ -42,8 +42,9 @@ __all__ = [
 # --------------------------------------------------------------------------------------------
 
 
-def case_forwards(x, tokenizer, grid=PLD_GRID, min_spans=(0, M_STAR),
-                  compositions=COMPOSITIONS) -> list[Accounting]:  # fmt: skip
+def case_forwards(
+    x, tokenizer, grid=PLD_GRID, min_spans=(0, M_STAR), compositions=COMPOSITIONS
+) -> list[Accounting]:
     """Every method on one case made ready by :func:`cadlib.decoding.methods.prepare` (same
     prompts, oracle program and gold ids as chapter 6): autoregressive, prompt lookup at each
     ``(K, n)`` of ``grid``, Copy-as-Decode at each minimum span of ``min_spans`` and each
@@ -55,16 +56,23 @@ def case_forwards(x, tokenizer, grid=PLD_GRID, min_spans=(0, M_STAR),
     out += [prompt_lookup(x.regen_prompt, x.target, K, n, T, index=index) for K, n in grid]
     tr = transcript(x.program, x.case.doc, tokenizer)
     out += [copy_as_decode(len(x.edit_prompt), tr, m, T) for m in min_spans]
-    out += [composed(x.edit_prompt, tr, x.program, x.case.doc, tokenizer, c, T=T)
-            for c in compositions]
+    out += [
+        composed(x.edit_prompt, tr, x.program, x.case.doc, tokenizer, c, T=T) for c in compositions
+    ]
     n = len(x.edit_prompt)
     out.append(Accounting(BOUND, "", bound_forwards(n, tr), T, n, len(tr)))
     return out
 
 
-def corpus_forwards(corpora: dict, tokenizer, grid=PLD_GRID, min_spans=(0, M_STAR),
-                    compositions=COMPOSITIONS, cost=None,
-                    progress: bool = True) -> pd.DataFrame:  # fmt: skip
+def corpus_forwards(
+    corpora: dict,
+    tokenizer,
+    grid=PLD_GRID,
+    min_spans=(0, M_STAR),
+    compositions=COMPOSITIONS,
+    cost=None,
+    progress: bool = True,
+) -> pd.DataFrame:
     """One row per (corpus, case, method, setting): ``T`` (gold ids), ``prompt``,
     ``output``, ``forwards`` (after the prefill), ``ids_fed`` (all, prompt included),
     ``forwards_per_token`` and, given ``cost`` (an :class:`Accounting` -> predicted decode
@@ -76,10 +84,17 @@ def corpus_forwards(corpora: dict, tokenizer, grid=PLD_GRID, min_spans=(0, M_STA
             x = prepare(name, case, tokenizer)
             for a in case_forwards(x, tokenizer, grid, min_spans, compositions):
                 row = dict(
-                    corpus=name, case=case.id, method=a.method, setting=a.setting, T=a.T,
-                    prompt=a.prompt, output=a.output, forwards=a.decode_forwards,
-                    ids_fed=a.ids_fed, forwards_per_token=a.forwards_per_token,
-                )  # fmt: skip
+                    corpus=name,
+                    case=case.id,
+                    method=a.method,
+                    setting=a.setting,
+                    T=a.T,
+                    prompt=a.prompt,
+                    output=a.output,
+                    forwards=a.decode_forwards,
+                    ids_fed=a.ids_fed,
+                    forwards_per_token=a.forwards_per_token,
+                )
                 if cost is not None:
                     row["predicted_s"] = cost(a)
                 rows.append(row)
@@ -112,34 +127,52 @@ def bootstrap_median(x, seed: int = 0, n_resamples: int = 2000) -> tuple[float, 
     med = float(np.median(x))
     if len(x) < 2 or np.ptp(x) == 0:
         return med, med, med
-    ci = bootstrap((x,), np.median, n_resamples=n_resamples, method="percentile",
-                   random_state=np.random.default_rng(seed)).confidence_interval  # fmt: skip
+    ci = bootstrap(
+        (x,),
+        np.median,
+        n_resamples=n_resamples,
+        method="percentile",
+        random_state=np.random.default_rng(seed),
+    ).confidence_interval
     return med, float(ci.low), float(ci.high)
 
 
-def forwards_summary(rows: pd.DataFrame, best: pd.Series | None = None,
-                     seed: int = 0) -> pd.DataFrame:  # fmt: skip
+def forwards_summary(
+    rows: pd.DataFrame, best: pd.Series | None = None, seed: int = 0
+) -> pd.DataFrame:
     """Per corpus and pooled, per headline method: cases, gold ids, forwards, the pooled
     ratio forwards / T, and the median per-case forwards per token and per-case forward
     ratio (autoregressive / method) with bootstrap 95% intervals. Pooled prompt lookup uses
     each corpus's best setting."""
     head = headline_rows(rows, best)
     ar = head[head.method == "autoregressive"].set_index(["corpus", "case"])["forwards"]
-    head = head.assign(ratio=ar.reindex(pd.MultiIndex.from_frame(head[["corpus", "case"]])).values
-                       / head["forwards"].clip(lower=1))  # fmt: skip
+    head = head.assign(
+        ratio=ar.reindex(pd.MultiIndex.from_frame(head[["corpus", "case"]])).values
+        / head["forwards"].clip(lower=1)
+    )
     pooled = head.assign(setting=head.setting.where(head.method != "prompt lookup", "best"))
     out = []
     for corpus, g in [*head.groupby("corpus", sort=False), ("pooled", pooled)]:
         for (method, setting), m in g.groupby(["method", "setting"], sort=False):
             fpt = bootstrap_median(m.forwards_per_token, seed)
             ratio = bootstrap_median(m.ratio, seed)
-            out.append(dict(
-                corpus=corpus, method=method, setting=setting,
-                cases=len(m), T=int(m["T"].sum()), forwards=int(m.forwards.sum()),
-                pooled_fpt=m.forwards.sum() / m["T"].sum(),
-                median_fpt=fpt[0], fpt_lo=fpt[1], fpt_hi=fpt[2],
-                median_ratio=ratio[0], ratio_lo=ratio[1], ratio_hi=ratio[2],
-            ))  # fmt: skip
+            out.append(
+                dict(
+                    corpus=corpus,
+                    method=method,
+                    setting=setting,
+                    cases=len(m),
+                    T=int(m["T"].sum()),
+                    forwards=int(m.forwards.sum()),
+                    pooled_fpt=m.forwards.sum() / m["T"].sum(),
+                    median_fpt=fpt[0],
+                    fpt_lo=fpt[1],
+                    fpt_hi=fpt[2],
+                    median_ratio=ratio[0],
+                    ratio_lo=ratio[1],
+                    ratio_hi=ratio[2],
+                )
+            )
     return pd.DataFrame(out)
 
 

@@ -114,8 +114,15 @@ def autoregressive(n_prompt: int, target: Sequence[int], T: int | None = None) -
     return Accounting("autoregressive", "", _sequential(pieces), T, n_prompt, len(target))
 
 
-def prompt_lookup(prompt: Sequence[int], target: Sequence[int], K: int = 10, n: int = 2,
-                  T: int | None = None, *, index: dict | None = None) -> Accounting:  # fmt: skip
+def prompt_lookup(
+    prompt: Sequence[int],
+    target: Sequence[int],
+    K: int = 10,
+    n: int = 2,
+    T: int | None = None,
+    *,
+    index: dict | None = None,
+) -> Accounting:
     """Prompt-lookup decoding along ``target``
     (:func:`cadlib.decoding.methods.prompt_lookup_along`).
 
@@ -155,8 +162,9 @@ def _feeds(tr: Transcript) -> list[tuple[list, list]]:
     return [(ids[a:b], kinds[a:b]) for a, b in zip(bounds, bounds[1:], strict=False)]
 
 
-def copy_as_decode(n_prompt: int, tr: Transcript, min_span: int = 0,
-                   T: int | None = None) -> Accounting:  # fmt: skip
+def copy_as_decode(
+    n_prompt: int, tr: Transcript, min_span: int = 0, T: int | None = None
+) -> Accounting:
     """The forwards of :class:`cadlib.decoding.decoder.CopyDecoder` forced along the program whose
     transcript is ``tr`` (§2.3-2.4): the prompt prefill with ``<program>\\n``, then one
     forward per decision (op-literal choices, range digits, the terminator that carries a
@@ -171,12 +179,12 @@ def copy_as_decode(n_prompt: int, tr: Transcript, min_span: int = 0,
         pieces += [(kind, len(chunk)) for chunk, kind in forward_chunks(ids, kinds, min_span)]
     if T is None:
         T = tr.count("splice") + tr.count("gen")
-    return Accounting("Copy-as-Decode", f"m={min_span}", _sequential(pieces), T, n_prompt,
-                      len(tr))  # fmt: skip
+    return Accounting("Copy-as-Decode", f"m={min_span}", _sequential(pieces), T, n_prompt, len(tr))
 
 
-def copy_sources(prompt_ids: Sequence[int], tr: Transcript, program, doc: str, tokenizer,
-                 policy="none") -> list[tuple[list, list, list]]:  # fmt: skip
+def copy_sources(
+    prompt_ids: Sequence[int], tr: Transcript, program, doc: str, tokenizer, policy="none"
+) -> list[tuple[list, list, list]]:
     """Every fed decision feed of ``tr`` (as :func:`copy_as_decode` cuts it, the first one
     without the prompt) as ``(ids, kinds, sources)``: ``sources`` as
     :func:`cadlib.decoding.kv_reuse.feed_sources` gives them for the reuse decoder (``None``:
@@ -192,20 +200,33 @@ def copy_sources(prompt_ids: Sequence[int], tr: Transcript, program, doc: str, t
         if "splice" in kinds:
             op = next(copies)
             lines = (op.start, op.end)
-        out.append((ids, kinds, feed_sources(ids, kinds, lines, index, policy) if lines
-                    else [None] * len(ids)))  # fmt: skip
+        out.append(
+            (
+                ids,
+                kinds,
+                feed_sources(ids, kinds, lines, index, policy) if lines else [None] * len(ids),
+            )
+        )
     return out
 
 
-def copy_reuse(prompt_ids: Sequence[int], tr: Transcript, program, doc: str, tokenizer,
-               policy="none", T: int | None = None) -> Accounting:  # fmt: skip
+def copy_reuse(
+    prompt_ids: Sequence[int],
+    tr: Transcript,
+    program,
+    doc: str,
+    tokenizer,
+    policy="none",
+    T: int | None = None,
+) -> Accounting:
     """The forwards of ``CopyDecoder(copy_kv="reuse", recompute=policy)`` forced along
     ``program`` (transcript ``tr``): as :func:`copy_as_decode` at m = 0, but a feed with
     spliced ids is one ``reuse`` forward of the ids it computes, whose context counts the
     reused entries placed before it. ``Accounting.reused`` totals the ids not computed."""
     out, context, reused = [], 0, 0
-    for k, (ids, kinds, sources) in enumerate(copy_sources(prompt_ids, tr, program, doc,
-                                                           tokenizer, policy)):  # fmt: skip
+    for k, (ids, kinds, sources) in enumerate(
+        copy_sources(prompt_ids, tr, program, doc, tokenizer, policy)
+    ):
         n_reused = sum(s is not None for s in sources)
         if k == 0:
             out.append(Forward("prefill", len(prompt_ids) + len(ids), 0))
@@ -217,8 +238,15 @@ def copy_reuse(prompt_ids: Sequence[int], tr: Transcript, program, doc: str, tok
         reused += n_reused
     if T is None:
         T = tr.count("splice") + tr.count("gen")
-    return Accounting("Copy-as-Decode", f"reuse {parse_policy(policy).name}", tuple(out), T,
-                      len(prompt_ids), len(tr), reused)  # fmt: skip
+    return Accounting(
+        "Copy-as-Decode",
+        f"reuse {parse_policy(policy).name}",
+        tuple(out),
+        T,
+        len(prompt_ids),
+        len(tr),
+        reused,
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -231,12 +259,19 @@ def copy_reuse(prompt_ids: Sequence[int], tr: Transcript, program, doc: str, tok
 #: ``+PLD`` (prompt-lookup drafts inside bodies), ``+cursor`` (prompt lookup that looks first
 #: in the document lines a body stands in for), ``+headers`` (speculative op headers) and the
 #: two body rules each with the headers (:class:`cadlib.decoding.drafts.Drafter`).
-COMPOSITIONS = ("m=0 no-JF", "m=0 +PLD", "m=0 +cursor", "m=0 +headers", "m=0 +PLD +headers",
-                "m=0 +cursor +headers")
+COMPOSITIONS = (
+    "m=0 no-JF",
+    "m=0 +PLD",
+    "m=0 +cursor",
+    "m=0 +headers",
+    "m=0 +PLD +headers",
+    "m=0 +cursor +headers",
+)
 
 
-def simulate_forwards(n_prompt: int, ids: Sequence[int], kinds: Sequence[str], draft=None,
-                      jump_forward: bool = True) -> tuple[Forward, ...]:  # fmt: skip
+def simulate_forwards(
+    n_prompt: int, ids: Sequence[int], kinds: Sequence[str], draft=None, jump_forward: bool = True
+) -> tuple[Forward, ...]:
     """Forwards of a forced decode along the transcript ``ids`` / ``kinds`` with optional
     drafts, under greedy verification.
 
@@ -264,8 +299,13 @@ def simulate_forwards(n_prompt: int, ids: Sequence[int], kinds: Sequence[str], d
         elif prop:
             kind = "verify"
         else:
-            kind = ("splice" if "splice" in kinds[start:p] else
-                    "forced" if p - start > 1 else kinds[start])  # fmt: skip
+            kind = (
+                "splice"
+                if "splice" in kinds[start:p]
+                else "forced"
+                if p - start > 1
+                else kinds[start]
+            )
         out.append(Forward(kind, fed + len(prop), context, len(prop) + 1 if prop else 1))
         acc = 0
         while acc < len(prop) and prop[acc] == ids[p + acc]:
@@ -293,9 +333,17 @@ def first_decisions(tr: Transcript, table) -> dict[int, int]:
     return out
 
 
-def composed(prompt_ids: Sequence[int], tr: Transcript, program, doc: str, tokenizer,
-             setting: str = "m=0 +cursor +headers", body_pld=BODY_PLD,
-             T: int | None = None, draft_max_ids: int | None = None) -> Accounting:  # fmt: skip
+def composed(
+    prompt_ids: Sequence[int],
+    tr: Transcript,
+    program,
+    doc: str,
+    tokenizer,
+    setting: str = "m=0 +cursor +headers",
+    body_pld=BODY_PLD,
+    T: int | None = None,
+    draft_max_ids: int | None = None,
+) -> Accounting:
     """Copy-as-Decode (m = 0) composed with jump-forward and the drafts of
     :class:`cadlib.decoding.drafts.Drafter` named by ``setting`` (one of :data:`COMPOSITIONS`, or
     ``"m=0"``): the forwards a decoder would run along the oracle program under greedy
@@ -317,8 +365,13 @@ def composed(prompt_ids: Sequence[int], tr: Transcript, program, doc: str, token
     def draft(p):
         return drafter.propose(tr.ids[:p], tr.kinds[:p], tr.kinds[p], firsts.get(p))
 
-    fw = simulate_forwards(len(prompt_ids), tr.ids, tr.kinds, draft if drafter else None,
-                           jump_forward="no-JF" not in setting)  # fmt: skip
+    fw = simulate_forwards(
+        len(prompt_ids),
+        tr.ids,
+        tr.kinds,
+        draft if drafter else None,
+        jump_forward="no-JF" not in setting,
+    )
     if T is None:
         T = tr.count("splice") + tr.count("gen")
     return Accounting("Copy-as-Decode", setting, fw, T, len(prompt_ids), len(tr))

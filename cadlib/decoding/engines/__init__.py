@@ -61,8 +61,13 @@ def as_engine(model_or_engine) -> Engine:
     return TransformersEngine(model_or_engine)
 
 
-def load_engine(name_or_path: str = SMOLLM2, kind: str = "transformers", device: str = "auto",
-                threads: int | None = None, **kwargs) -> Engine:  # fmt: skip
+def load_engine(
+    name_or_path: str = SMOLLM2,
+    kind: str = "transformers",
+    device: str = "auto",
+    threads: int | None = None,
+    **kwargs,
+) -> Engine:
     """Load a model into an engine.
 
     Parameters

@@ -47,12 +47,19 @@ _GLOBAL_NAMES = {
 }
 #: The tokenizer keys copied from the vocabulary's GGUF (the stand-in shares SmolLM2's).
 _TOKENIZER_KEYS = (
-    "tokenizer.ggml.model", "tokenizer.ggml.pre", "tokenizer.ggml.tokens",
-    "tokenizer.ggml.token_type", "tokenizer.ggml.merges", "tokenizer.ggml.bos_token_id",
-    "tokenizer.ggml.eos_token_id", "tokenizer.ggml.unknown_token_id",
-    "tokenizer.ggml.padding_token_id", "tokenizer.ggml.add_bos_token",
-    "tokenizer.ggml.add_space_prefix", "tokenizer.chat_template",
-)  # fmt: skip
+    "tokenizer.ggml.model",
+    "tokenizer.ggml.pre",
+    "tokenizer.ggml.tokens",
+    "tokenizer.ggml.token_type",
+    "tokenizer.ggml.merges",
+    "tokenizer.ggml.bos_token_id",
+    "tokenizer.ggml.eos_token_id",
+    "tokenizer.ggml.unknown_token_id",
+    "tokenizer.ggml.padding_token_id",
+    "tokenizer.ggml.add_bos_token",
+    "tokenizer.ggml.add_space_prefix",
+    "tokenizer.chat_template",
+)
 
 
 def _gguf_name(hf_name: str) -> str:

@@ -74,9 +74,9 @@ class TransformersEngine(Engine):
     def lookup_drafter(self, num_tokens: int, max_ngram: int, max_length: int):
         """``transformers``' own ``PromptLookupCandidateGenerator`` (what
         ``generate(prompt_lookup_num_tokens=...)`` drafts with); its drafts are not capped."""
-        generator = PromptLookupCandidateGenerator(num_output_tokens=num_tokens,
-                                                   max_matching_ngram_size=max_ngram,
-                                                   max_length=max_length)  # fmt: skip
+        generator = PromptLookupCandidateGenerator(
+            num_output_tokens=num_tokens, max_matching_ngram_size=max_ngram, max_length=max_length
+        )
 
         def draft(seq: list[int], remaining: int) -> list[int]:
             candidates, _ = generator.get_candidates(torch.tensor([seq], device=self.device))

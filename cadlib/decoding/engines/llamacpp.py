@@ -28,8 +28,16 @@ from cadlib.vocab import token_bytes
 
 from .base import Engine, Session
 
-__all__ = ["LlamaCppEngine", "LlamaCppSession", "GGUF_TYPES", "DRAFT_MAX_IDS", "converted_gguf",
-           "gguf_piece", "vocab_mismatches", "import_llama_cpp"]  # fmt: skip
+__all__ = [
+    "LlamaCppEngine",
+    "LlamaCppSession",
+    "GGUF_TYPES",
+    "DRAFT_MAX_IDS",
+    "converted_gguf",
+    "gguf_piece",
+    "vocab_mismatches",
+    "import_llama_cpp",
+]
 
 #: Weight types :func:`converted_gguf` writes, as llama.cpp names its file types.
 GGUF_TYPES = {"f16": "LLAMA_FTYPE_MOSTLY_F16", "f32": "LLAMA_FTYPE_ALL_F32"}
@@ -119,8 +127,10 @@ class LlamaCppSession(Session):
 
     def _check_active(self) -> None:
         if self.engine._active is not self:
-            raise RuntimeError("a newer session of this llama.cpp engine replaced this one "
-                               "(one KV cache per engine)")  # fmt: skip
+            raise RuntimeError(
+                "a newer session of this llama.cpp engine replaced this one "
+                "(one KV cache per engine)"
+            )
 
     def forward(self, ids, all_logits: bool = False, keep: int = 1) -> torch.Tensor:
         ids = self._check_ids(ids, keep)
@@ -178,9 +188,15 @@ class LlamaCppEngine(Engine):
 
     name = "llama.cpp"
 
-    def __init__(self, path: str | Path | None = None, threads: int | None = 1,
-                 n_ctx: int = 8192, n_batch: int = 2048, seed: int = 0,
-                 gguf_type: str | None = None):  # fmt: skip
+    def __init__(
+        self,
+        path: str | Path | None = None,
+        threads: int | None = 1,
+        n_ctx: int = 8192,
+        n_batch: int = 2048,
+        seed: int = 0,
+        gguf_type: str | None = None,
+    ):
         path = Path(smollm2_gguf_path() if path is None else path)
         if not path.is_file():
             raise FileNotFoundError(f"no GGUF file at {path}")
@@ -192,9 +208,15 @@ class LlamaCppEngine(Engine):
         self.lib = import_llama_cpp()
         self.path, self.threads = path, int(threads or os.cpu_count() or 1)
         self.llm = self.lib.Llama(
-            model_path=str(path), n_ctx=n_ctx, n_batch=n_batch, n_ubatch=min(512, n_batch),
-            n_threads=self.threads, n_threads_batch=self.threads, seed=seed, verbose=False,
-        )  # fmt: skip
+            model_path=str(path),
+            n_ctx=n_ctx,
+            n_batch=n_batch,
+            n_ubatch=min(512, n_batch),
+            n_threads=self.threads,
+            n_threads_batch=self.threads,
+            seed=seed,
+            verbose=False,
+        )
         self.ctx, self.batch = self.llm._ctx.ctx, self.llm._batch
         self.n_ctx, self.n_batch = self.llm.n_ctx(), self.llm.n_batch
         self.vocab_size = int(self.llm.n_vocab())
@@ -259,9 +281,13 @@ class LlamaCppEngine(Engine):
     def info(self) -> dict:
         """:meth:`Engine.info` with the threads, the file, its weights (``dtype``, e.g.
         ``"Q4_1 GGUF"``) and the binding's version."""
-        return dict(super().info(), threads=self.threads, gguf=self.path.name,
-                    dtype=f"{self.weight_type()} GGUF",
-                    llama_cpp_python=self.lib.__version__)  # fmt: skip
+        return dict(
+            super().info(),
+            threads=self.threads,
+            gguf=self.path.name,
+            dtype=f"{self.weight_type()} GGUF",
+            llama_cpp_python=self.lib.__version__,
+        )
 
 
 def gguf_piece(engine: LlamaCppEngine, token: int) -> bytes:
