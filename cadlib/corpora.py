@@ -24,7 +24,7 @@ import json
 import os
 import re
 import socket
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from .cases import Corpus, EditCase
@@ -32,6 +32,7 @@ from .paths import repo_root
 from .probeedit import probeedit_corpus
 
 __all__ = [
+    "load_corpora",
     "EditCase",
     "Corpus",
     "load_corpus",
@@ -333,3 +334,16 @@ def split_cases(split: dict, name: str, cases: Sequence[EditCase], part: str) ->
             f"{len(missing)} ids missing, e.g. {missing[:3]}): regenerate data/sft_split.json"
         )
     return [by_id[i] for i in entry[part]]
+
+
+def load_corpora(names: Iterable[str], **kwargs) -> tuple[dict[str, list[EditCase]], dict]:
+    """Load each named corpus; return ``(loaded, unavailable)`` where ``unavailable`` maps a
+    name to the reason it could not be loaded (shown by the notebooks, never dropped silently).
+    """
+    loaded, unavailable = {}, {}
+    for name in names:
+        try:
+            loaded[name] = load_corpus(name, **kwargs)
+        except Exception as err:  # not written yet, no data, ...: reported, not dropped silently
+            unavailable[name] = f"{type(err).__name__}: {err}"
+    return loaded, unavailable

@@ -9,7 +9,6 @@ import pytest
 
 from cadlib import corpora, paper
 from cadlib.chapters import ceiling as C
-from cadlib.chapters.ceiling import covers as ceiling_covers
 from cadlib.chapters.ceiling import prose as ceiling_prose
 from cadlib.corpora import EditCase, load_corpus
 from cadlib.costs import bounds as B
@@ -69,8 +68,8 @@ def test_load_corpora_reports_what_it_could_not_load(monkeypatch):
     def fail(name, **kw):
         raise ModuleNotFoundError("No module named 'cadlib.probeedit'")
 
-    monkeypatch.setattr(ceiling_covers, "load_corpus", fail)
-    loaded, unavailable = C.load_corpora(["probeedit"])
+    monkeypatch.setattr(corpora, "load_corpus", fail)
+    loaded, unavailable = corpora.load_corpora(["probeedit"])
     assert loaded == {} and "cadlib.probeedit" in unavailable["probeedit"]
 
 
@@ -272,7 +271,7 @@ def test_analyse_on_toy_corpora_feeds_every_table_and_the_results(monkeypatch, t
             raise FileNotFoundError(name)
         return corpora.Corpus(name, "toy: test", toy[name])
 
-    monkeypatch.setattr(ceiling_covers, "load_corpus", load)
+    monkeypatch.setattr(corpora, "load_corpus", load)
     params = dict(
         C.PROFILES["cpu"],
         corpora=("probeedit", "heval-fix-py"),

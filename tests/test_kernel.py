@@ -20,6 +20,7 @@ from cadlib.costs import speedup_curve as SC
 from cadlib.decoding.engines import TransformersEngine
 from cadlib.models import load_model
 from cadlib.record import session as chapter_session
+from cadlib.record import style
 from cadlib.record.params import choose
 
 
@@ -338,7 +339,7 @@ def test_benchmark_models_end_to_end_on_tiny(tiny_eager):
     # the shared AR run, then (min_tokens = 8 > N) separate AR runs and PP per N, first samples
     assert len(K.cache_log_table(bench, trial=0)) == 1 + 3 + 3
     assert "c_mask" in K.fixed_cost_table(bench).index
-    fig = K.plot_speedup(K.kernel_numbers(bench)["curves"])
+    fig = style.plot_speedup(K.kernel_numbers(bench)["curves"])
     assert fig.axes[0].get_xscale() == "log" and fig.axes[0].get_yscale() == "log"
 
 

@@ -22,6 +22,7 @@ import pandas as pd
 from cadlib import paper as _paper
 from cadlib.cases import EditCase
 from cadlib.chapters.ceiling import appendix_estimates as _appendix
+from cadlib.corpora import load_corpora
 from cadlib.costs.bounds import bounds_vs_m, line_bounds, paper_reference_curve
 from cadlib.costs.spans import line_cover, summarize_line_cover
 from cadlib.costs.speedup_curve import curve_label, load_curve
@@ -29,7 +30,7 @@ from cadlib.models.tokenizer import Tokenizer
 from cadlib.paths import repo_root
 from cadlib.record.session import Chapter
 
-from .covers import load_corpora, pool_token_tables, short_span_share, token_cover_table
+from .covers import pool_token_tables, short_span_share, token_cover_table
 from .percentiles import percentile_variants
 from .prose import percentile_finding
 

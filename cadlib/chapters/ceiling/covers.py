@@ -1,6 +1,6 @@
 """The copy covers of the chapter's corpora (paper §3 "Copy ceiling", §4.2, Table 2, App. D).
 
-Loading the corpora (:func:`load_corpora`, which names any it could not load), the token-level
+The token-level
 greedy cover for every minimum span ``m`` (:func:`token_cover_table`) and its pooled row
 (:func:`pool_token_tables`), and the short-span share of §4.2 (:func:`short_span_share`). The
 line-level cover of one case lives in :mod:`cadlib.costs.spans`, shared with the other chapters.
@@ -8,38 +8,24 @@ line-level cover of one case lives in :mod:`cadlib.costs.spans`, shared with the
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
 from cadlib.cases import EditCase
-from cadlib.corpora import CORPUS_LABELS, load_corpus
+from cadlib.corpora import CORPUS_LABELS
 from cadlib.costs.spans import as_tokenizer as _tok
 from cadlib.models.tokenizer import Tokenizer
 from cadlib.oracle import greedy_cover, longest_matches
 
 __all__ = [
     "CORPUS_LABELS",
-    "load_corpora",
     "short_span_share",
     "token_cover_table",
     "pool_token_tables",
 ]
-
-
-def load_corpora(names: Iterable[str], **kwargs) -> tuple[dict[str, list[EditCase]], dict]:
-    """Load each named corpus; return ``(loaded, unavailable)`` where ``unavailable`` maps a
-    name to the reason it could not be loaded (shown by the notebooks, never dropped silently).
-    """
-    loaded, unavailable = {}, {}
-    for name in names:
-        try:
-            loaded[name] = load_corpus(name, **kwargs)
-        except Exception as err:  # not written yet, no data, ...: reported, not dropped silently
-            unavailable[name] = f"{type(err).__name__}: {err}"
-    return loaded, unavailable
 
 
 def short_span_share(spans: Sequence[int], threshold: int = 8) -> dict:

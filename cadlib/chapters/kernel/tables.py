@@ -13,7 +13,6 @@ import pandas as pd
 
 from cadlib import paper as _paper
 from cadlib.costs.kernel_timing import timing_warnings
-from cadlib.costs.speedup_curve import curve_label
 
 __all__ = [
     "curve_table",
@@ -24,7 +23,6 @@ __all__ = [
     "splice_check_table",
     "timing_sanity",
     "speedup_overview",
-    "plot_speedup",
 ]
 
 
@@ -181,58 +179,3 @@ def speedup_overview(numbers: Mapping, paper: Mapping | None = None):
     for name, c in paper.items():
         rows[name + " (A100)"] = {"s(8)": c["s"][0], "s(512)": c["s"][1], "device": "A100 (paper)"}
     return pd.DataFrame(rows).T
-
-
-def plot_speedup(curves: Mapping, paper: Mapping | None = None, ax=None, title: str | None = None):
-    """``s(N)`` on log-log axes, one line per measured curve, the paper's points marked.
-
-    ``curves`` maps names to ``{"N", "s", "s_lo", "s_hi", "s_best", "meta"}``
-    (``kernel_numbers(...)["curves"]``): the median ratio as a line, the per-trial min–max as a
-    band, the best-of-trials ratio dashed; ``paper`` maps names to ``{"N", "s", "meta"}``
-    (default: :data:`cadlib.paper.KERNEL_CURVES`). Returns the figure.
-    """
-    import matplotlib.pyplot as plt  # lazy: only figures need matplotlib (~1 s to import)
-
-    paper = _paper.KERNEL_CURVES if paper is None else paper
-    if ax is None:
-        fig, ax = plt.subplots(figsize=(7.5, 4.8))
-    else:
-        fig = ax.figure
-    for c in curves.values():
-        line = ax.plot(c["N"], c["s"], marker="o", label=curve_label(c["meta"]))[0]
-        if "s_lo" in c:
-            ax.fill_between(c["N"], c["s_lo"], c["s_hi"], color=line.get_color(), alpha=0.15)
-        if "s_best" in c:
-            best = f"{c['meta']['model']}: best of trials (min T_AR / min T_PP)"
-            ax.plot(c["N"], c["s_best"], ls="--", lw=1, color=line.get_color(), label=best)
-    for i, (name, c) in enumerate(paper.items()):
-        ax.scatter(
-            c["N"],
-            c["s"],
-            marker="s^Dv"[i % 4],
-            s=70,
-            zorder=3,
-            edgecolor="k",
-            label=f"{curve_label(c['meta'])}: A100 figures",
-        )
-        for n, v in zip(c["N"], c["s"], strict=True):
-            ax.annotate(
-                f"{v:.1f}× ({name.removeprefix('paper:')}, A100)",
-                (n, v),
-                textcoords="offset points",
-                xytext=(-8, 8 if i % 2 == 0 else -14),
-                ha="right",
-                fontsize=7,
-            )
-    ax.axhline(1.0, color="grey", lw=0.8, ls=":")
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    ticks = sorted({int(n) for c in [*curves.values(), *paper.values()] for n in c["N"]})
-    ax.set_xticks(ticks, [str(n) for n in ticks])
-    ax.set_xlabel("span length N (tokens)")
-    ax.set_ylabel("s(N) = T_AR / T_PP")
-    ax.set_title(title or "Parallel-prefill speedup over N decode steps")
-    ax.legend(fontsize=6.5, loc="lower right")
-    ax.grid(True, which="both", alpha=0.3)
-    fig.tight_layout()
-    return fig
