@@ -2,7 +2,7 @@
 
 A leaf module (standard library only), so that the corpus builders (:mod:`cadlib.corpora`,
 :mod:`cadlib.probeedit`) and everything that scores cases (:mod:`cadlib.chapters.ceiling`,
-:mod:`cadlib.chapters.perturbation.noise`, :mod:`cadlib.chapters.sft_pilot`, ...) can import the
+:mod:`cadlib.chapters.perturbation.run`, :mod:`cadlib.chapters.sft_pilot`, ...) can import the
 types without importing each other. ``cadlib.corpora.EditCase`` and ``cadlib.corpora.Corpus`` stay
 importable (API).
 """

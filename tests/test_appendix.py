@@ -8,7 +8,7 @@ from cadlib import paper
 from cadlib.cases import EditCase
 from cadlib.chapters import portability as K
 from cadlib.chapters.ceiling import appendix_estimates as E
-from cadlib.chapters.perturbation import prose as PP
+from cadlib.chapters.perturbation.run import anchor_counts
 from cadlib.costs.spans import line_cover
 from cadlib.models.tokenizer import qwen25_tokenizer
 
@@ -75,7 +75,7 @@ def test_op_stats_rejects_mismatched_covers():
 
 
 def test_perturb_prose_counts_anchors():
-    counts = PP.anchor_counts(CASES)
+    counts = anchor_counts(CASES)
     assert counts["cases"] == counts["last_line_empty"] == counts["last_copy_ends_last"] == 2
     assert counts["copies_start_line_1"] == 2
 

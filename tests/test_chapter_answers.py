@@ -15,7 +15,7 @@ import cadlib.chapters.llama_cpp as LC
 from cadlib.chapters import ceiling, formats, kernel, losslessness, sft_pilot
 from cadlib.chapters.decoding import chapter as decoding
 from cadlib.chapters.fim_constraint import conclusion as fim
-from cadlib.chapters.perturbation import prose as perturbation
+from cadlib.chapters.perturbation import text as perturbation
 from cadlib.paths import repo_root
 
 
@@ -59,12 +59,12 @@ def test_ceiling_answer_gives_the_line_fraction_and_both_bounds():
 
 def test_formats_answer_compares_the_pooled_formats():
     n = numbers("formats")
-    text = formats.answer(n)
+    text = formats.text.answer(n)
     assert f"{n['table3']['pooled']['cad']['mean']:.1f}" in text
     assert "cheapest and always applied exactly" in text
     dearer = copy.deepcopy(n)
     dearer["table3"]["pooled"]["cad"]["mean"] = 1e6
-    assert "not the cheapest" in formats.answer(dearer)
+    assert "not the cheapest" in formats.text.answer(dearer)
 
 
 def test_perturbation_answer_follows_the_noise_levels():
@@ -89,12 +89,12 @@ def test_decoding_answer_ranks_copy_as_decode_against_prompt_lookup(name):
 
 def test_llama_cpp_answer_says_whether_the_splice_pays_on_llama_cpp():
     n = numbers("llama_cpp")
-    text = LC.answer(n, "here")
+    text = LC.text.answer(n, "here")
     assert text.startswith(("Yes", "No")) and "ProbeEdit" in text and 2 <= sentences(text) <= 4
     for e in n["methods"]:
-        if LC.is_llama(e):
+        if LC.run.is_llama(e):
             n["methods"][e]["probeedit"]["autoregressive"]["decode_s"] = 1e-6
-    assert LC.answer(n, "here").startswith("No")
+    assert LC.text.answer(n, "here").startswith("No")
 
 
 def test_kv_reuse_answer_reports_shares_agreement_and_the_verdict():

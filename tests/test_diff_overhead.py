@@ -1,4 +1,4 @@
-from cadlib.chapters.formats import diff_overhead as D
+from cadlib.chapters.formats import run_diff_overhead as D
 from cadlib.corpora import EditCase
 
 DOC, GOLD = "a\nb\nc\nd\ne\n", "a\nb\nC\nd\ne\n"

@@ -1,9 +1,12 @@
-"""The per-engine draft cap (cadlib.costs.draft_policy): the rule that picks it, the held-out
-verdict, the timed arms on a model, and the engines' caps being the committed run's choice."""
+"""The per-engine draft cap (cadlib.costs.draft_policy, run by chapter 6b's command
+``python -m cadlib.chapters.llama_cpp.commands drafts``): the rule that picks it, the held-out
+verdict, the timed arms on a model, the engines' caps being the committed run's choice, and the
+chapter's verdict sentence (cadlib.chapters.llama_cpp.text.policy_markdown)."""
 
 import pandas as pd
 import pytest
 
+from cadlib.chapters import llama_cpp as L
 from cadlib.corpora import EditCase
 from cadlib.costs import draft_policy as DP
 from cadlib.decoding.engines import as_engine
@@ -109,6 +112,21 @@ def test_a_case_slower_with_drafts_is_named_even_when_its_corpus_pools_faster():
     )
     ratios = DP.case_ratios(report).set_index("case").policy_over_plain
     assert ratios["c/0"] == pytest.approx(0.5) and ratios["c/1"] == pytest.approx(1.2)
-    text = DP.policy_markdown(report)
+    text = L.text.policy_markdown(report)
     assert "took no more pooled decode time" in text
     assert "slower in 1 of 2 (engine, case) pairs: c/1 on e, 1.20×" in text
+
+
+def test_the_chapter_command_runs_the_protocol_and_records_itself(monkeypatch, capsys):
+    from cadlib.chapters.llama_cpp import commands
+
+    calls = []
+
+    def run(out, repeats, *, command):
+        calls.append((out, repeats, command))
+        return {"chosen": {"e": None}}
+
+    monkeypatch.setattr(DP, "draft_policy_run", run)
+    assert commands.main(["drafts", "--out", "x.json", "--repeats", "3"]) == 0
+    assert calls == [("x.json", 3, "python -m cadlib.chapters.llama_cpp.commands drafts")]
+    assert "wrote x.json" in capsys.readouterr().out

@@ -6,27 +6,30 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cadlib.chapters import formats as F
-from cadlib.chapters.formats import (
-    FORMATS,
-    TABLE3_FORMATS,
-    ApplyError,
-    ambiguous_anchors,
-    apply_search_replace,
-    apply_unified_diff,
-    change_blocks,
-    compare_with_paper,
+from cadlib.chapters.formats.run import (
     evaluate_formats,
     failure_table,
-    git_apply,
     paper_table3,
     pareto_front,
-    parse_search_replace,
-    render_search_replace,
-    render_unified_diff,
     round_trip,
-    search_replace_blocks,
     summarize,
 )
+from cadlib.chapters.formats.run_blocks import change_blocks
+from cadlib.chapters.formats.run_failures import ApplyError
+from cadlib.chapters.formats.run_formats import FORMATS, TABLE3_FORMATS
+from cadlib.chapters.formats.run_search_replace import (
+    ambiguous_anchors,
+    apply_search_replace,
+    parse_search_replace,
+    render_search_replace,
+    search_replace_blocks,
+)
+from cadlib.chapters.formats.run_unified_diff import (
+    apply_unified_diff,
+    git_apply,
+    render_unified_diff,
+)
+from cadlib.chapters.formats.show import compare_with_paper
 from cadlib.corpora import EditCase
 
 
@@ -293,7 +296,7 @@ def test_diff_and_cad_always_round_trip_and_sr_fails_only_for_known_reasons(doc,
 @given(doc=texts, gold=texts, unique=st.booleans())
 def test_search_replace_blocks_partition_both_texts(doc, gold, unique):
     """Splicing each block's gold lines over its doc lines gives gold byte for byte."""
-    from cadlib.chapters.formats.blocks import _segment
+    from cadlib.chapters.formats.run_blocks import _segment
 
     d, g = doc.split("\n"), gold.split("\n")
     pieces, at_d, at_g = [], 0, 0
@@ -376,7 +379,7 @@ def _merged(numbers):
 
 
 def test_table3_reading_quotes_the_papers_printed_deltas(results):
-    text = F.table3_reading(_merged(results))
+    text = F.text.table3_reading(_merged(results))
     assert "(the paper +19.3 %)" in text  # printed, not recomputed from its totals (+19.4)
     assert "the paper's +36.9 % / +64.1 % / +48.0 %" in text
     ud = results["table3"]["heval-fix-py"]["unified-diff"]["delta_tok_pct"]
@@ -420,25 +423,25 @@ def test_pareto_reading_names_what_beats_cad():
             ),
         ]
     )
-    text = F.pareto_reading(summary, corpora=("heval-fix-py", "heval-fix-js"))
+    text = F.text.pareto_reading(summary, corpora=("heval-fix-py", "heval-fix-js"))
     assert text.startswith("Copy-as-Decode is alone on the Pareto front on HEvalFix-JS")
     assert "search/replace (Aider) is 5.0 % cheaper (1 failure)" in text
 
 
 def test_ambiguity_kinds_and_the_conclusion_count_from_the_failures(results):
-    document, edit = F.ambiguity_kinds(results["failures"])
+    document, edit = F.text.ambiguity_kinds(results["failures"])
     sr = results["table3"]["pooled"]["search-replace"]
     assert document + edit == sr["fails"]
-    text = F.conclusion(results)
+    text = F.text.conclusion(results)
     assert f"({sr['fails']}/{sr['n']} pooled vs 11/97); {edit} of those {sr['fails']}" in text
     fake = [
         {"format": "search-replace", "category": "anchor-ambiguous", "detail": d}
         for d in ("x (the document repeats it)", "y (an earlier block wrote the first copy)")
     ]
-    assert F.ambiguity_kinds(fake) == (1, 1)
+    assert F.text.ambiguity_kinds(fake) == (1, 1)
 
 
 def test_other_languages_reading_sorts_by_delta(results):
-    text = F.other_languages_reading(results["other_languages"])
+    text = F.text.other_languages_reading(results["other_languages"])
     go = results["other_languages"]["heval-fix-go"]["search-replace"]["delta_tok_pct"]
     assert f"Go ({go:+.1f} %)".replace("-", "−") in text

@@ -1,6 +1,6 @@
 """Chapter 6b's sample and its generated summary (no llama.cpp needed: numbers made by hand)."""
 
-import cadlib.chapters.llama_cpp as L
+from cadlib.chapters import llama_cpp as L
 
 
 def _method(decode_s, T=100, cases=1):
@@ -38,11 +38,11 @@ def _numbers(llama_cad, llama_drafts, tf_best):
 
 
 def test_the_goal_takes_the_faster_llama_decoder_and_every_other_run_as_a_rival():
-    text = L.run_summary(_numbers(llama_cad=3.0, llama_drafts=2.0, tf_best=2.5), "here")
+    text = L.text.run_summary(_numbers(llama_cad=3.0, llama_drafts=2.0, tf_best=2.5), "here")
     assert "**met** by Copy-as-Decode +drafts on llama.cpp" in text
     assert "llama.cpp agree with transformers at 99.0% of 500" in text
     assert "the fastest rival is Copy-as-Decode +drafts on transformers, 1.25x its latency" in text
-    missed = L.run_summary(_numbers(llama_cad=3.0, llama_drafts=2.0, tf_best=1.0), "here")
+    missed = L.text.run_summary(_numbers(llama_cad=3.0, llama_drafts=2.0, tf_best=1.0), "here")
     assert "**missed** by Copy-as-Decode +drafts" in missed and "0.50x its latency" in missed
 
 
@@ -51,19 +51,20 @@ def test_a_converted_gguf_engine_is_ours_too_and_its_baselines_are_rivals():
     numbers["methods"]["llama.cpp F16"] = {
         "probeedit": {"autoregressive": _method(1.5), "Copy-as-Decode +drafts": _method(1.0)}
     }
-    text = L.run_summary(numbers, "here")
+    text = L.text.run_summary(numbers, "here")
     assert "**met** by Copy-as-Decode +drafts on llama.cpp F16" in text
     assert "the fastest rival is autoregressive on llama.cpp F16, 1.50x its latency" in text
     numbers["methods"]["llama.cpp F16"]["probeedit"]["autoregressive"] = _method(0.5)
-    assert "**missed** by Copy-as-Decode +drafts on llama.cpp F16" in L.run_summary(numbers, "x")
+    missed = L.text.run_summary(numbers, "x")
+    assert "**missed** by Copy-as-Decode +drafts on llama.cpp F16" in missed
 
 
 def test_the_sample_keeps_each_corpus_under_its_cap(tok, humanevalpack_dir):
     params = dict(
         cases={"probeedit": 1, "heval-fix-py": 2}, max_ids={"probeedit": 800, "heval-fix-py": 300}
     )
-    xs = L.sample_inputs(params, tok, seed=0)
+    xs = L.run.sample_inputs(params, tok, seed=0)
     assert [x.corpus for x in xs] == ["probeedit", "heval-fix-py", "heval-fix-py"]
     for x in xs:
         assert len(x.target) - 1 <= params["max_ids"][x.corpus]
-    assert L.sample_inputs(params, tok, seed=0) == xs  # seeded
+    assert L.run.sample_inputs(params, tok, seed=0) == xs  # seeded

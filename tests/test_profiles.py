@@ -8,16 +8,16 @@ from cadlib.book import paper_settings
 from cadlib.book.paper_settings import PAPER_SETTINGS, UNPUBLISHED
 from cadlib.chapters import ceiling, kernel
 from cadlib.chapters import llama_cpp as llama
+from cadlib.chapters import perturbation as perturb
 from cadlib.chapters import sft_pilot as sft
 from cadlib.chapters.decoding import measure as decoding
 from cadlib.chapters.fim_constraint import experiments as fim
-from cadlib.chapters.perturbation import noise as perturb
 from cadlib.models import STAND_INS, TINY_SHAPES, check_available, resolve_dtype
 
 CHAPTERS = {
     "kernel": kernel.PROFILES,
     "ceiling": ceiling.PROFILES,
-    "perturbation": perturb.PROFILES,
+    "perturbation": perturb.profiles.PROFILES,
     "decoding": decoding.PROFILES,
     "sft_pilot": sft.PROFILES,
     "fim": fim.PROFILES,
@@ -26,7 +26,7 @@ CHAPTERS = {
 #: paper setting (llama.cpp is the paper's future work), so it is not in CHAPTERS.
 SMOKE = {
     **{k: CHAPTERS[k] for k in ("kernel", "decoding", "sft_pilot", "fim")},
-    "llama_cpp": llama.PROFILES,
+    "llama_cpp": llama.profiles.PROFILES,
 }
 
 

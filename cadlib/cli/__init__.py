@@ -114,7 +114,7 @@ def profile_models(profile: str) -> dict[str, list[str]]:
     for chapter, profiles in (
         ("kernel", kernel.PROFILES),
         ("decoding", decoding.PROFILES),
-        ("llama_cpp", llama.PROFILES),
+        ("llama_cpp", llama.profiles.PROFILES),
         ("sft_pilot", sft.PROFILES),
         ("fim", fim.PROFILES),
     ):

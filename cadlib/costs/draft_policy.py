@@ -23,17 +23,17 @@ The protocol, fixed before measuring (:data:`PROTOCOL`):
   engine and corpus is whether the drafted decoder at the chosen cap took no more pooled
   decode time than the plain one. It can fail, and a failure is reported, not re-tuned.
 
-Run it on a quiet machine (about 20 minutes on 2 cores)::
+Run it on a quiet machine (about 20 minutes on 2 cores) with chapter 6b's command::
 
-    python -m cadlib.costs.draft_policy --out results/llama_cpp.drafts.json
+    python -m cadlib.chapters.llama_cpp.commands drafts --out results/llama_cpp.drafts.json
 
-Chapter 6b shows the committed run (:func:`policy_table`, :func:`policy_markdown`);
-``tests/test_draft_policy.py`` checks that the engines' caps are the run's choices.
+Chapter 6b shows the committed run (:func:`committed`; its table and verdict are the
+chapter's ``show.policy_table`` and ``text.policy_markdown``); ``tests/test_draft_policy.py``
+checks that the engines' caps are the run's choices.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 
@@ -43,8 +43,8 @@ from cadlib.corpora import load_corpus
 from cadlib.decoding.decoder import CopyDecoder
 from cadlib.decoding.drafts import composition_drafts
 from cadlib.decoding.methods import DRAFTED_SETTING, timed_sample
-from cadlib.record.provenance import load_caption, monitor
-from cadlib.record.results import machine_label, read_results_file, run_report, write_run_report
+from cadlib.record.provenance import monitor
+from cadlib.record.results import read_results_file, run_report, write_run_report
 
 from .method_timing import interleaved
 
@@ -55,6 +55,7 @@ __all__ = [
     "DEV",
     "TEST",
     "PROTOCOL",
+    "arm_label",
     "arms",
     "time_arms",
     "pooled",
@@ -63,9 +64,6 @@ __all__ = [
     "case_ratios",
     "draft_policy_run",
     "committed",
-    "policy_table",
-    "policy_markdown",
-    "main",
 ]
 
 #: The committed run chapter 6b shows.
@@ -90,7 +88,8 @@ PROTOCOL = dict(
 )
 
 
-def _label(cap) -> str:
+def arm_label(cap) -> str:
+    """The arm of the drafted decoder at ``cap``: ``"drafts"`` (no cap) or ``"drafts<=K"``."""
     return "drafts" if cap is None else f"drafts<={cap}"
 
 
@@ -105,7 +104,7 @@ def arms(engine, tokenizer, caps) -> dict:
     drafts = composition_drafts(DRAFTED_SETTING)
     out = {"plain": CopyDecoder(engine, tokenizer)}
     for cap in caps:
-        out[_label(cap)] = CopyDecoder(engine, tokenizer, drafts=drafts, draft_max_ids=cap)
+        out[arm_label(cap)] = CopyDecoder(engine, tokenizer, drafts=drafts, draft_max_ids=cap)
     return out
 
 
@@ -192,7 +191,7 @@ def choose_caps(dev: pd.DataFrame, caps=CAPS, tie: float = TIE) -> dict:
         times = group.droplevel("engine")["decode_s"]
         best = times.min()
         longest_first = sorted(caps, key=_length)
-        out[engine] = next(c for c in longest_first if times[_label(c)] <= best * (1 + tie))
+        out[engine] = next(c for c in longest_first if times[arm_label(c)] <= best * (1 + tie))
     return out
 
 
@@ -203,7 +202,7 @@ def verdicts(test: pd.DataFrame, chosen: dict) -> pd.DataFrame:
     table = pooled(test, by=("engine", "corpus", "arm"))["decode_s"].unstack("arm")
     rows = []
     for (engine, corpus), row in table.iterrows():
-        policy = row[_label(chosen[engine])]
+        policy = row[arm_label(chosen[engine])]
         rows.append(
             dict(
                 engine=engine,
@@ -224,10 +223,17 @@ def _records(rows: pd.DataFrame) -> list[dict]:
 
 
 def draft_policy_run(
-    out: str | Path, repeats: int = 2, progress: bool = True, engines=None, tokenizer=None
+    out: str | Path,
+    repeats: int = 2,
+    progress: bool = True,
+    engines=None,
+    tokenizer=None,
+    *,
+    command: str,
 ) -> dict:
     """The whole protocol: development runs, the chosen caps, test runs, verdicts; written
-    with its provenance (commit, the load of other processes) to the JSON file ``out``."""
+    with its provenance (commit, the load of other processes) and the ``command`` that ran it
+    to the JSON file ``out``."""
     from cadlib.decoding.engines import load_engine
     from cadlib.models import SMOLLM2, load_tokenizer
 
@@ -249,7 +255,7 @@ def draft_policy_run(
     )
     report = run_report(
         "drafts",
-        "python -m cadlib.costs.draft_policy",
+        command,
         protocol=PROTOCOL,
         repeats=repeats,
         chosen=chosen,
@@ -266,82 +272,11 @@ def committed() -> dict | None:
     return read_results_file(COMMITTED)
 
 
-def policy_table(report: dict) -> pd.DataFrame:
-    """The development run pooled per engine and arm: decode seconds, forwards, draft ids fed
-    and accepted, and each arm's time over the plain decoder's."""
-    table = pooled(pd.DataFrame(report["dev"]))
-    plain = table.xs("plain", level="arm")["decode_s"]
-    ratio = table["decode_s"] / plain.reindex(table.index.get_level_values("engine")).to_numpy()
-    table = table.assign(over_plain=ratio.round(3)).round({"decode_s": 3})
-    order = ["plain", *map(_label, report["protocol"]["caps"])]
-    engines = list(dict.fromkeys(table.index.get_level_values("engine")))
-    return table.reindex(pd.MultiIndex.from_product([engines, order], names=table.index.names))
-
-
 def case_ratios(report: dict) -> pd.DataFrame:
     """Per engine and held-out case: the drafted decoder's decode time at the engine's chosen
     cap over the plain one's (each the median over repeats), so that a corpus's pooled verdict
     is not carried by its longest case."""
     test = pd.DataFrame(report["test"])
     per = test.groupby(["engine", "corpus", "case", "arm"]).decode_s.median().unstack("arm")
-    policy = [per.loc[key, _label(report["chosen"][key[0]])] for key in per.index]
+    policy = [per.loc[key, arm_label(report["chosen"][key[0]])] for key in per.index]
     return per.assign(policy_over_plain=policy / per["plain"])["policy_over_plain"].reset_index()
-
-
-def policy_markdown(report: dict) -> str:
-    """The chosen caps and the held-out verdicts, pooled per corpus and per case, with the
-    setting that measured them, generated from the committed run."""
-    chosen, p = report["chosen"], report["protocol"]
-    caps = "; ".join(
-        f"{e}: {'no cap' if c is None else f'at most {c} ids'}" for e, c in chosen.items()
-    )
-    v = pd.DataFrame(report["verdicts"])
-    failed = v[~v.never_slower]
-    verdict = (
-        "On every held-out corpus and engine the drafted decoder at its engine's cap "
-        "took no more pooled decode time than the plain one"
-        if failed.empty
-        else "**The drafted decoder was slower than the plain one** on "
-        + ", ".join(
-            f"{r.corpus} ({r.engine}, {r.policy_over_plain:.2f}×)" for r in failed.itertuples()
-        )
-    )
-    cases = case_ratios(report)
-    slower = cases[cases.policy_over_plain > 1]
-    per_case = (
-        f"Case by case it was slower in {len(slower)} of {len(cases)} (engine, case) "
-        "pairs"
-        + (
-            ""
-            if slower.empty
-            else ": "
-            + ", ".join(
-                f"{r.case} on {r.engine}, {r.policy_over_plain:.2f}×" for r in slower.itertuples()
-            )
-        )
-        + "."
-    )
-    worst = v.policy_over_plain.max()
-    return (
-        f"Draft caps chosen on the development corpora: {caps}. {verdict} (pooled time "
-        f"over the plain one's: at most {worst:.2f}× over {len(v)} engine × corpus cells, "
-        f"{report['repeats']} repeats). {per_case} No paper figure: the paper has no "
-        f"CPU-engine setting. {load_caption(report)} Setting: {p['model']}, "
-        f"{p['threads']} threads per engine; {machine_label(report['hardware'])}."
-    )
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m cadlib.costs.draft_policy", description=__doc__.split("\n")[0]
-    )
-    parser.add_argument("--out", default=f"_build/{COMMITTED}", help="the JSON written")
-    parser.add_argument("--repeats", type=int, default=2, help="runs per arm and case")
-    args = parser.parse_args(argv)
-    report = draft_policy_run(args.out, args.repeats)
-    print(f"wrote {args.out}; caps {report['chosen']}")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -39,25 +39,20 @@ requires; they would add a few tokens per block to S/R). Nothing makes the ancho
 
 **Round-trip exact match** is byte-exact (``output == gold``). The paper's §3 metric also
 tolerates one trailing newline; that is reported as ``em_r``.
+
+**The roles.** :mod:`.profiles` (``PROFILES``); the formats, one plain algorithm a module:
+:mod:`.run_blocks` (the change blocks), :mod:`.run_search_replace`, :mod:`.run_unified_diff`,
+:mod:`.run_failures` (the failure categories and ``ApplyError``) and :mod:`.run_formats` (the
+``EditFormat`` protocol and the registry); :mod:`.run` (round trips, summaries and
+``numbers``, the results dict); :mod:`.run_diff_overhead` (the coverage page's probe of the
+diff's settings); :mod:`.show` (tables and the Pareto figure); :mod:`.text` (the generated
+prose).
 """
 
-from . import blocks, errors, evaluate, prose, registry, reporting, search_replace, unified_diff
-from .blocks import *  # noqa: F403
-from .errors import *  # noqa: F403
-from .evaluate import *  # noqa: F403
-from .prose import *  # noqa: F403
-from .registry import *  # noqa: F403
-from .reporting import *  # noqa: F403
-from .search_replace import *  # noqa: F403
-from .unified_diff import *  # noqa: F403
+from cadlib.record.card import lazy_roles
 
-__all__ = [
-    *blocks.__all__,
-    *errors.__all__,
-    *evaluate.__all__,
-    *prose.__all__,
-    *registry.__all__,
-    *reporting.__all__,
-    *search_replace.__all__,
-    *unified_diff.__all__,
-]
+from .card import CARD
+
+__all__ = ["CARD"]
+
+__getattr__ = lazy_roles(__name__)

@@ -1,5 +1,5 @@
-"""Chapter 4's numbers and the prose generated from them: every number its text states about
-its own results comes from here (tests/test_prose_numbers.py)."""
+"""Chapter 4's generated prose: every number its text states about its own results comes from
+here (tests/test_prose_numbers.py), read from the results (:func:`.run.numbers`)."""
 
 from __future__ import annotations
 
@@ -12,21 +12,15 @@ from cadlib import paper as _paper
 from cadlib.corpora import CORPUS_LABELS
 from cadlib.models.tokenizer import Tokenizer, qwen25_tokenizer
 
-from .errors import FAILURE_CATEGORIES
-from .registry import EXTENSION_FORMATS, FORMATS, TABLE3_FORMATS
-from .reporting import paper_table3, pareto_front
-from .unified_diff import git_version
+from .run import pareto_front
+from .run_formats import EXTENSION_FORMATS, FORMATS, TABLE3_FORMATS
 
 __all__ = [
     "answer",
     "ambiguity_kinds",
-    "by_corpus",
-    "chapter_numbers",
     "conclusion",
     "other_languages_reading",
-    "paper_numbers",
     "pareto_reading",
-    "printed_totals",
     "table3_reading",
 ]
 
@@ -48,98 +42,6 @@ _LABELS = {
     "heval-fix-rust": "Rust",
     "pooled": "pooled",
 }
-
-
-def by_corpus(table: pd.DataFrame) -> dict:
-    """A :func:`summarize` table as the results file stores it: corpus -> format -> fields."""
-    cols = [
-        "n",
-        "mean",
-        "median",
-        "p95",
-        "total",
-        "rt_em",
-        "em_r",
-        "fails",
-        "failures",
-        "ambiguous_cases",
-        "delta_tok_pct",
-        "delta_em",
-    ]
-    out = {}
-    for rec in table.to_dict(orient="records"):
-        out.setdefault(rec["corpus"], {})[rec["format"]] = {
-            k: (None if pd.isna(rec[k]) else rec[k]) for k in cols
-        }
-    return out
-
-
-def printed_totals(paper: pd.DataFrame | None = None) -> pd.DataFrame:
-    """The paper's pooled Table 3 rows: its printed Δ beside the Δ recomputed from its printed
-    token totals, and its printed mean beside total / n (which the mean should equal)."""
-    paper = paper_table3() if paper is None else paper
-    pooled = paper[paper["corpus"] == "pooled"].set_index("format")
-    n = int(pooled["n"].iloc[0])
-    return pd.DataFrame(
-        {
-            "printed Δ": pooled["delta_printed"],
-            "Δ tokens from printed totals (%)": pooled["delta_tok_pct"].round(1),
-            "printed mean": pooled["mean"],
-            f"total / {n}": (pooled["total"] / n).round(1),
-        }
-    )
-
-
-def _case_counts(table: pd.DataFrame) -> str:
-    """``164/164/154, pooled 482``: n per corpus in the table's order, then the pooled n."""
-    n = table.drop_duplicates("corpus").set_index("corpus")["n"]
-    per = "/".join(str(int(v)) for k, v in n.items() if k != "pooled")
-    return f"{per}, pooled {int(n['pooled'])}"
-
-
-def chapter_numbers(
-    rows: pd.DataFrame,
-    summary: pd.DataFrame,
-    other: pd.DataFrame,
-    failures: pd.DataFrame,
-    formats: Iterable[str],
-    extension_formats: Iterable[str],
-    context: int = 3,
-) -> dict:
-    """The chapter's results record (``results/formats.json``, "numbers"): Table 3, the
-    extension rows, the other languages, every failure of ``failures`` and the meaning of
-    every category among all round trips (``rows``)."""
-    formats, extension_formats = list(formats), list(extension_formats)
-    paper = paper_table3()
-    order = list(summary["corpus"].drop_duplicates())
-    paper_n = paper.set_index("corpus").loc[order].reset_index()
-    categories = sorted(set(rows["category"].dropna()))
-    return {
-        "note": f"ours: all cases ({_case_counts(summary)}); "
-        f"paper: subsets ({_case_counts(paper_n)})",
-        "table3": by_corpus(summary[summary["format"].isin(formats)]),
-        "extensions": by_corpus(summary[summary["format"].isin(extension_formats)]),
-        "other_languages": by_corpus(other),
-        "failures": failures.drop(columns="meaning").to_dict(orient="records"),
-        "failure_categories": {c: FAILURE_CATEGORIES[c] for c in categories},
-        "unified_diff_context": context,
-        "git_version": git_version(),
-    }
-
-
-def paper_numbers() -> dict:
-    """The paper's side of ``results/formats.json``: Table 3 as printed (its S/R failures are
-    all anchor ambiguity, as the paper says) and its printed Δ column."""
-    paper = paper_table3()
-    failures = [f"anchor-ambiguous: {n}" if n else "-" for n in paper["fails"]]
-    return {
-        "note": "Table 3 of the paper; delta_tok_pct recomputed from its printed totals",
-        "table3": by_corpus(paper.assign(em_r=None, ambiguous_cases=None, failures=failures)),
-        "printed_delta": {
-            (r["corpus"] + " / " + r["format"]): r["delta_printed"]
-            for r in paper.to_dict(orient="records")
-        },
-    }
 
 
 def _d(pct: float) -> str:

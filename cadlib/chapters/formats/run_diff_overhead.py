@@ -17,9 +17,10 @@ from collections.abc import Iterable, Mapping
 
 import pandas as pd
 
-from cadlib.chapters.formats import render_unified_diff
 from cadlib.models.tokenizer import Tokenizer, qwen25_tokenizer
 from cadlib.oracle import oracle_program
+
+from .run_unified_diff import render_unified_diff
 
 __all__ = ["SETTINGS", "render_variant", "overhead_table"]
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import unidiff
 
-from .errors import ApplyError
+from .run_failures import ApplyError
 
 __all__ = [
     "apply_unified_diff",

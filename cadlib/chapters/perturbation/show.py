@@ -1,12 +1,6 @@
-"""Span-selection brittleness: oracle programs under endpoint noise (paper §3, §5, Tables 8, 4).
-
-The noise model and the trial runner are :mod:`cadlib.endpoint_noise` (chapter 1's Table 4
-uses them too); this module is chapter 5's: its profiles, the summaries of the trials by
-corpus, endpoint and noise level (Table 8), the tables, figures and the chapter's numbers.
-
-EM: trimmed (:func:`cadlib.metrics.equal_stripped`, ``a.strip() == b.strip()``, Table 8's
-metric) and byte-exact (:func:`cadlib.metrics.byte_equal`, ``a == b``).
-"""
+"""Chapter 5's tables and figures: the corpora loaded, the noise model on one case, Table 8
+beside the paper's, the endpoint split, the swapped run, and the figures (the trials and the
+results numbers: :mod:`.run`)."""
 
 from __future__ import annotations
 
@@ -19,116 +13,22 @@ import pandas as pd
 from cadlib import paper as _paper
 from cadlib.cases import EditCase
 from cadlib.corpora import CORPUS_LABELS
-from cadlib.endpoint_noise import WHICH, case_rng, perturb_program, perturbation_trials
+from cadlib.endpoint_noise import WHICH, case_rng, perturb_program
 from cadlib.metrics import equal_stripped
 from cadlib.oracle import oracle_program
 from cadlib.record.style import finish_axes
 from cadlib.resolver import RangeClippedWarning, doc_lines, resolve
 
 __all__ = [
-    "PROFILES",
-    "summarize_trials",
-    "perturbation_em",
-    "corpus_trials",
     "corpora_report",
     "noise_demo",
     "table8_table",
     "paper_difference_se",
     "endpoint_table",
-    "table4_table",
     "swap_table",
     "plot_em_vs_noise",
     "plot_endpoints",
-    "chapter_numbers",
 ]
-
-PROFILES = {
-    "cpu": {
-        "corpora": ("probeedit", "heval-fix-py", "heval-fix-js"),
-        "extra_corpora": ("heval-fix-java", "heval-fix-go", "heval-fix-cpp", "heval-fix-rust"),
-        "eps_values": (0, 1, 2, 3, 5),
-        "trials": 5,
-        "which": WHICH,
-    },
-}
-PROFILES["paper"] = dict(PROFILES["cpu"])
-
-
-def summarize_trials(
-    trials: pd.DataFrame, pool: Iterable[str] | None = None, pooled_name: str = "pooled"
-) -> pd.DataFrame:
-    """EM and rejection rates per (corpus, which, eps_max), plus a pooled row over ``pool``
-    (default: every corpus present) that weights each case equally, as Table 8's pooled row.
-
-    ``em_trimmed`` is the mean over trials x cases (Table 8's cell); ``em_trimmed_median``
-    the median over trials of each trial's EM (Table 1 says "median EM"); ``em_trimmed_se``
-    the standard error of ``em_trimmed`` with cases as the independent unit (each case's EM
-    averaged over its trials first), to judge differences from the paper's figures.
-    """
-    pool = list(pool) if pool is not None else list(dict.fromkeys(trials["corpus"]))
-    both = trials
-    if pool:
-        pooled = trials[trials["corpus"].isin(pool)].assign(corpus=pooled_name)
-        both = pd.concat([trials, pooled], ignore_index=True)
-    keys = ["corpus", "which", "eps_max"]
-    per_trial = both.groupby([*keys, "trial"], sort=False)["em_trimmed"].mean()
-    out = both.groupby(keys, sort=False).agg(
-        cases=("case", "nunique"),
-        runs=("case", "size"),
-        em_trimmed=("em_trimmed", "mean"),
-        em_exact=("em_exact", "mean"),
-        strict_rejected=("strict_rejected", "sum"),
-        strict_rejection_rate=("strict_rejected", "mean"),
-        strict_em_trimmed=("strict_em_trimmed", "mean"),
-        out_of_range=("out_of_range", "sum"),
-        inverted=("inverted", "sum"),
-    )
-    out["em_trimmed_median"] = per_trial.groupby(keys, sort=False).median()
-    per_case = both.groupby([*keys, "case"], sort=False)["em_trimmed"].mean()
-    grouped = per_case.groupby(keys, sort=False)
-    out["em_trimmed_se"] = grouped.std(ddof=1) / np.sqrt(grouped.size())
-    return out.reset_index()
-
-
-def perturbation_em(
-    cases: Sequence[EditCase],
-    eps_values: Iterable[int] = (0, 1, 2, 3, 5),
-    trials: int = 5,
-    seed: int = 0,
-    which: Iterable[str] = ("both",),
-    **kwargs,
-) -> pd.DataFrame:
-    """Table 8 for one corpus: :func:`cadlib.endpoint_noise.perturbation_trials` summarized by
-    :func:`summarize_trials` (one row per which x eps_max; no pooled row).
-
-    The ``eps_max = 1`` row also gives Table 4's noisy row: ``strict_rejected`` (runs the
-    strict resolver rejects), ``em_exact`` / ``em_trimmed`` (clipped resolver).
-    """
-    runs = perturbation_trials(cases, eps_values, trials, seed, which, **kwargs)
-    return summarize_trials(runs, pool=())
-
-
-# --- the chapter (notebooks/05_perturbation): its runs, tables, figures and results -----------
-
-
-def corpus_trials(
-    corpora: Mapping[str, Sequence[EditCase]],
-    eps_values: Iterable[int],
-    trials: int,
-    seed: int,
-    which: Iterable[str] = ("both",),
-    **kwargs,
-) -> pd.DataFrame:
-    """:func:`cadlib.endpoint_noise.perturbation_trials` of every corpus of ``corpora`` (name
-    -> cases), in one frame whose ``corpus`` column is the name; ``kwargs`` (``clamp``,
-    ``swap_inverted``) as there."""
-    frames = [
-        perturbation_trials(
-            cases, eps_values, trials, seed, which, corpus=name, progress=False, **kwargs
-        )
-        for name, cases in corpora.items()
-    ]
-    return pd.concat(frames, ignore_index=True)
 
 
 def corpora_report(loaded: Mapping[str, Sequence[EditCase]], unavailable: Mapping[str, str]) -> str:
@@ -167,7 +67,7 @@ def _by_eps(both: pd.DataFrame, name: str) -> pd.DataFrame:
 def table8_table(
     both: pd.DataFrame, order: Sequence[str], eps_values: Iterable[int]
 ) -> pd.DataFrame:
-    """Table 8 (rows of :func:`summarize_trials` with ``which == "both"``): per corpus of
+    """Table 8 (rows of :func:`.run.summarize_trials` with ``which == "both"``): per corpus of
     ``order``, our trimmed EM ± one SE, and the paper's figure where it has one."""
     eps_values = list(eps_values)
     rows = {}
@@ -212,30 +112,6 @@ def endpoint_table(summary: pd.DataFrame, names: Sequence[str]) -> pd.DataFrame:
         f"{'trimmed' if m == 'em_trimmed' else 'byte-exact'} eps={e}" for m, e in split.columns
     ]
     return (100 * split).round(2).rename(index=CORPUS_LABELS, level=0)
-
-
-def table4_table(both: pd.DataFrame, unclamped: pd.DataFrame, names: Sequence[str]) -> pd.DataFrame:
-    """Table 4, strict vs clipped resolution, per corpus of ``names``: oracle programs
-    (``eps_max = 0``), ``eps_max = 1`` clamped (the paper's protocol, from ``both``) and
-    unclamped (from ``unclamped``, :func:`summarize_trials` of a ``clamp=False`` run)."""
-    rows = {}
-    for label, frame, eps in [
-        ("oracle programs (eps=0)", both, 0),
-        ("eps=1, clamped (paper)", both, 1),
-        ("eps=1, unclamped", unclamped, 1),
-    ]:
-        for name in names:
-            r = frame[(frame.corpus == name) & (frame.eps_max == eps)].iloc[0]
-            rows[(label, CORPUS_LABELS[name])] = {
-                "runs": int(r.runs),
-                "out of range": int(r.out_of_range),
-                "inverted": int(r.inverted),
-                "strict rejected": int(r.strict_rejected),
-                "strict EM (trimmed)": r.strict_em_trimmed,
-                "clipped EM (byte-exact)": r.em_exact,
-                "clipped EM (trimmed)": r.em_trimmed,
-            }
-    return pd.DataFrame.from_dict(rows, orient="index")
 
 
 def _em_cells(frame: pd.DataFrame) -> pd.Series:
@@ -321,53 +197,3 @@ def plot_endpoints(summary: pd.DataFrame, names: Sequence[str]):
     axes[0, 0].legend(title="noisy endpoint", fontsize=8)
     fig.tight_layout()
     return fig
-
-
-_CELL_FIELDS = (
-    "em_trimmed",
-    "em_trimmed_se",
-    "em_trimmed_median",
-    "em_exact",
-    "strict_rejected",
-    "strict_em_trimmed",
-    "out_of_range",
-    "inverted",
-    "runs",
-)
-
-
-def _cells(frame: pd.DataFrame) -> dict:
-    """Rows of :func:`summarize_trials` as ``{corpus: {eps_max: {field: value}}}`` (JSON)."""
-    return {
-        name: {
-            int(r.eps_max): {k: round(float(getattr(r, k)), 6) for k in _CELL_FIELDS}
-            for r in frame[frame.corpus == name].itertuples()
-        }
-        for name in dict.fromkeys(frame.corpus)
-    }
-
-
-def chapter_numbers(
-    summary: pd.DataFrame,
-    table4: pd.DataFrame,
-    swapped: pd.DataFrame,
-    anchors: Mapping,
-    unavailable: Mapping[str, str],
-    which: Iterable[str] = WHICH,
-) -> dict:
-    """The chapter's ``numbers`` for ``results/perturbation.json``: Table 8 (``summary``'s
-    both-endpoints rows), every endpoint choice of ``which``, Table 4 (:func:`table4_table`),
-    the swapped run (``swapped``, summarized), the endpoint anchors
-    (:func:`cadlib.chapters.perturbation.prose.anchor_counts`) and the corpora that could not be
-    loaded."""
-    return {
-        "corpora_unavailable": dict(unavailable),
-        "table8": _cells(summary[summary.which == "both"]),
-        "by_endpoint": {w: _cells(summary[summary.which == w]) for w in which},
-        "table4": {
-            f"{a} / {b}": {k: round(float(v), 6) for k, v in row.items()}
-            for (a, b), row in table4.to_dict(orient="index").items()
-        },
-        "swap_inverted": _cells(swapped),
-        "endpoint_anchors": dict(anchors),
-    }

@@ -2,51 +2,25 @@
 
 The chapter explains two effects with counts over the oracle programs: where copies start and
 end (the clamp absorbs noise at the document's edges) and how many copies copy one empty line
-(an inverted range reproduces those). :func:`anchor_counts` makes those counts;
+(an inverted range reproduces those). :func:`.run.anchor_counts` makes those counts;
 :func:`endpoint_finding`, :func:`empty_line_finding` and :func:`conclusion` render the
 paragraphs from the results file's numbers.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 from cadlib import paper as _paper
-from cadlib.cases import EditCase
-from cadlib.oracle import oracle_program
-from cadlib.resolver import doc_lines
 
-__all__ = ["answer", "anchor_counts", "endpoint_finding", "empty_line_finding", "conclusion"]
+__all__ = ["answer", "endpoint_finding", "empty_line_finding", "conclusion"]
 
 _NAMES = {"heval-fix-py": "Py", "heval-fix-js": "JS", "probeedit": "ProbeEdit"}
 
 
-def anchor_counts(cases: Sequence[EditCase]) -> dict:
-    """Over the oracle programs of ``cases``: cases whose last document line is empty and whose
-    last copy ends on it, copy ops, copies starting at line 1, and copies of one empty line."""
-    ends_last = empty_last = copies = at_one = empty_copies = 0
-    for case in cases:
-        lines = doc_lines(case.doc)
-        program = oracle_program(case.doc, case.gold)
-        empty_last += lines[-1] == ""
-        if program.copies and program.copies[-1].end == len(lines):
-            ends_last += 1
-        for c in program.copies:
-            copies += 1
-            at_one += c.start == 1
-            empty_copies += c.start == c.end and lines[c.start - 1] == ""
-    return {
-        "cases": len(cases),
-        "last_line_empty": empty_last,
-        "last_copy_ends_last": ends_last,
-        "copies": copies,
-        "copies_start_line_1": at_one,
-        "single_empty_line_copies": empty_copies,
-    }
-
-
 def endpoint_finding(counts: Mapping[str, Mapping]) -> str:
-    """Why end noise looks cheaper than start noise, with the counts of :func:`anchor_counts`."""
+    """Why end noise looks cheaper than start noise, with the counts of
+    :func:`.run.anchor_counts`."""
     code = {k: v for k, v in counts.items() if k in ("heval-fix-py", "heval-fix-js")}
     ends = " and ".join(
         f"{v['last_copy_ends_last']} of {v['cases']} on {_NAMES[k]}" for k, v in code.items()

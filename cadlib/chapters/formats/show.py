@@ -1,48 +1,26 @@
-"""The paper's Table 3 beside ours and the Pareto view (the chapter's generated prose and
-results numbers: :mod:`.prose`)."""
+"""Chapter 4's tables and figures: the paper's Table 3 beside ours, its printed totals, and the
+Pareto view (the results numbers: :mod:`.run`; the generated prose: :mod:`.text`)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-import numpy as np
 import pandas as pd
 
-from cadlib import paper as _paper
 from cadlib.record.style import PALETTE
 
-from .registry import FORMATS, TABLE3_FORMATS
+from .run import paper_table3, pareto_front
+from .run_formats import FORMATS, TABLE3_FORMATS
 
 __all__ = [
     "compare_with_paper",
-    "paper_table3",
-    "pareto_front",
     "pareto_plot",
+    "printed_totals",
 ]
 
 # ---------------------------------------------------------------------------------------------
 # The paper's Table 3, and the side-by-side view
 # ---------------------------------------------------------------------------------------------
-
-
-def paper_table3() -> pd.DataFrame:
-    """The paper's Table 3 as a frame, with Δ tokens recomputed from its own totals."""
-    rows = []
-    for corpus, block in _paper.TABLE3.items():
-        cad_total = block["cad"]["total"]
-        for fmt in TABLE3_FORMATS:
-            row = block[fmt]
-            rows.append(
-                {
-                    "corpus": corpus,
-                    "format": fmt,
-                    "n": block["n"],
-                    **row,
-                    "delta_tok_pct": 100 * (row["total"] / cad_total - 1),
-                    "delta_em": -row["fails"],
-                }
-            )
-    return pd.DataFrame(rows)
 
 
 def compare_with_paper(summary: pd.DataFrame) -> pd.DataFrame:
@@ -66,17 +44,6 @@ def compare_with_paper(summary: pd.DataFrame) -> pd.DataFrame:
         ]
     )
     return both[[(c, who) for c in cols for who in ("ours", "paper")]]
-
-
-def pareto_front(points: Iterable[tuple[float, float, str]]) -> list[tuple[float, float, str]]:
-    """The ``(tokens, em, name)`` points no other point beats on both axes (fewer or equal
-    tokens and higher or equal EM), by increasing tokens."""
-    front, best = [], -np.inf
-    for point in sorted(points, key=lambda p: (p[0], -p[1])):
-        if point[1] > best:
-            front.append(point)
-            best = point[1]
-    return front
 
 
 _EXTENSION_COLORS = ("#9467bd", "#8c564b", "#e377c2", "#bcbd22", "#17becf")
@@ -156,3 +123,19 @@ def pareto_plot(
     fig.suptitle(title, fontsize=11)
     fig.tight_layout()
     return fig
+
+
+def printed_totals(paper: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The paper's pooled Table 3 rows: its printed Δ beside the Δ recomputed from its printed
+    token totals, and its printed mean beside total / n (which the mean should equal)."""
+    paper = paper_table3() if paper is None else paper
+    pooled = paper[paper["corpus"] == "pooled"].set_index("format")
+    n = int(pooled["n"].iloc[0])
+    return pd.DataFrame(
+        {
+            "printed Δ": pooled["delta_printed"],
+            "Δ tokens from printed totals (%)": pooled["delta_tok_pct"].round(1),
+            "printed mean": pooled["mean"],
+            f"total / {n}": (pooled["total"] / n).round(1),
+        }
+    )

@@ -1,4 +1,6 @@
-"""Round trips of every case through every format, and their summaries."""
+"""Chapter 4's measurement: round trips of every case through every format, their summaries,
+the paper's Table 3 as a frame, the Pareto front, and :func:`numbers`, the results dict
+(``results/formats.json``). The formats themselves: :mod:`.run_formats`."""
 
 from __future__ import annotations
 
@@ -9,20 +11,27 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
+from cadlib import paper as _paper
 from cadlib.corpora import load_corpus
 from cadlib.grammar import Program
 from cadlib.metrics import equal_up_to_one_newline
 from cadlib.models.tokenizer import Tokenizer, qwen25_tokenizer
 from cadlib.oracle import oracle_program
 
-from .errors import FAILURE_CATEGORIES, ApplyError
-from .registry import FORMATS, TABLE3_FORMATS, EditFormat
+from .run_failures import FAILURE_CATEGORIES, ApplyError
+from .run_formats import FORMATS, TABLE3_FORMATS, EditFormat
+from .run_unified_diff import git_version
 
 __all__ = [
     "RoundTrip",
+    "by_corpus",
     "evaluate_formats",
     "failure_counts",
     "failure_table",
+    "numbers",
+    "paper_numbers",
+    "paper_table3",
+    "pareto_front",
     "round_trip",
     "summarize",
 ]
@@ -193,3 +202,115 @@ def failure_counts(df: pd.DataFrame) -> pd.DataFrame:
     if fails.empty:
         return pd.DataFrame()
     return pd.crosstab([fails["corpus"], fails["format"]], fails["category"])
+
+
+# ---------------------------------------------------------------------------------------------
+# The paper's Table 3, the Pareto front, and the results numbers
+# ---------------------------------------------------------------------------------------------
+
+
+def paper_table3() -> pd.DataFrame:
+    """The paper's Table 3 as a frame, with Δ tokens recomputed from its own totals."""
+    rows = []
+    for corpus, block in _paper.TABLE3.items():
+        cad_total = block["cad"]["total"]
+        for fmt in TABLE3_FORMATS:
+            row = block[fmt]
+            rows.append(
+                {
+                    "corpus": corpus,
+                    "format": fmt,
+                    "n": block["n"],
+                    **row,
+                    "delta_tok_pct": 100 * (row["total"] / cad_total - 1),
+                    "delta_em": -row["fails"],
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def pareto_front(points: Iterable[tuple[float, float, str]]) -> list[tuple[float, float, str]]:
+    """The ``(tokens, em, name)`` points no other point beats on both axes (fewer or equal
+    tokens and higher or equal EM), by increasing tokens."""
+    front, best = [], -np.inf
+    for point in sorted(points, key=lambda p: (p[0], -p[1])):
+        if point[1] > best:
+            front.append(point)
+            best = point[1]
+    return front
+
+
+def by_corpus(table: pd.DataFrame) -> dict:
+    """A :func:`summarize` table as the results file stores it: corpus -> format -> fields."""
+    cols = [
+        "n",
+        "mean",
+        "median",
+        "p95",
+        "total",
+        "rt_em",
+        "em_r",
+        "fails",
+        "failures",
+        "ambiguous_cases",
+        "delta_tok_pct",
+        "delta_em",
+    ]
+    out = {}
+    for rec in table.to_dict(orient="records"):
+        out.setdefault(rec["corpus"], {})[rec["format"]] = {
+            k: (None if pd.isna(rec[k]) else rec[k]) for k in cols
+        }
+    return out
+
+
+def _case_counts(table: pd.DataFrame) -> str:
+    """``164/164/154, pooled 482``: n per corpus in the table's order, then the pooled n."""
+    n = table.drop_duplicates("corpus").set_index("corpus")["n"]
+    per = "/".join(str(int(v)) for k, v in n.items() if k != "pooled")
+    return f"{per}, pooled {int(n['pooled'])}"
+
+
+def numbers(
+    rows: pd.DataFrame,
+    summary: pd.DataFrame,
+    other: pd.DataFrame,
+    failures: pd.DataFrame,
+    formats: Iterable[str],
+    extension_formats: Iterable[str],
+    context: int = 3,
+) -> dict:
+    """The chapter's results record (``results/formats.json``, "numbers"): Table 3, the
+    extension rows, the other languages, every failure of ``failures`` and the meaning of
+    every category among all round trips (``rows``)."""
+    formats, extension_formats = list(formats), list(extension_formats)
+    paper = paper_table3()
+    order = list(summary["corpus"].drop_duplicates())
+    paper_n = paper.set_index("corpus").loc[order].reset_index()
+    categories = sorted(set(rows["category"].dropna()))
+    return {
+        "note": f"ours: all cases ({_case_counts(summary)}); "
+        f"paper: subsets ({_case_counts(paper_n)})",
+        "table3": by_corpus(summary[summary["format"].isin(formats)]),
+        "extensions": by_corpus(summary[summary["format"].isin(extension_formats)]),
+        "other_languages": by_corpus(other),
+        "failures": failures.drop(columns="meaning").to_dict(orient="records"),
+        "failure_categories": {c: FAILURE_CATEGORIES[c] for c in categories},
+        "unified_diff_context": context,
+        "git_version": git_version(),
+    }
+
+
+def paper_numbers() -> dict:
+    """The paper's side of ``results/formats.json``: Table 3 as printed (its S/R failures are
+    all anchor ambiguity, as the paper says) and its printed Δ column."""
+    paper = paper_table3()
+    failures = [f"anchor-ambiguous: {n}" if n else "-" for n in paper["fails"]]
+    return {
+        "note": "Table 3 of the paper; delta_tok_pct recomputed from its printed totals",
+        "table3": by_corpus(paper.assign(em_r=None, ambiguous_cases=None, failures=failures)),
+        "printed_delta": {
+            (r["corpus"] + " / " + r["format"]): r["delta_printed"]
+            for r in paper.to_dict(orient="records")
+        },
+    }

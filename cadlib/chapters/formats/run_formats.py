@@ -8,20 +8,19 @@ from dataclasses import dataclass, field
 from cadlib.grammar import Program, ProgramSyntaxError, parse_program
 from cadlib.resolver import ResolveError, resolve
 
-from .errors import ApplyError, _diagnose_generic
-from .search_replace import (
+from .run_failures import ApplyError, _diagnose_generic
+from .run_search_replace import (
     _diagnose_search_replace,
     ambiguous_anchors,
     apply_search_replace,
     parse_search_replace,
     render_search_replace,
 )
-from .unified_diff import _hunk_count, apply_unified_diff, render_unified_diff
+from .run_unified_diff import _hunk_count, apply_unified_diff, render_unified_diff
 
 __all__ = [
     "EXTENSION_FORMATS",
     "FORMATS",
-    "PROFILES",
     "TABLE3_FORMATS",
     "EditFormat",
 ]
@@ -120,14 +119,3 @@ EXTENSION_FORMATS = (
     "unified-diff-u0",
     "unified-diff-u1",
 )
-
-PROFILES = {
-    profile: {
-        "corpora": ["heval-fix-py", "heval-fix-js", "probeedit"],
-        "extra_corpora": ["heval-fix-java", "heval-fix-go", "heval-fix-cpp", "heval-fix-rust"],
-        "formats": list(TABLE3_FORMATS),
-        "extension_formats": list(EXTENSION_FORMATS),
-        "tokenizer": "qwen2.5",
-    }
-    for profile in ("cpu", "paper")  # data-level: the cpu profile already covers every case
-}

@@ -7,9 +7,9 @@ import numpy as np
 
 from cadlib.resolver import doc_lines
 
-from .blocks import Block, _block_texts, _grow, _widen, change_blocks
-from .errors import ApplyError, _diagnose_generic
-from .unified_diff import DOC_NAME
+from .run_blocks import Block, _block_texts, _grow, _widen, change_blocks
+from .run_failures import ApplyError, _diagnose_generic
+from .run_unified_diff import DOC_NAME
 
 __all__ = [
     "ambiguous_anchors",
