@@ -13,10 +13,10 @@ def test_no_chapter_keeps_a_second_name_for_a_paper_constant():
     # one home: a module attribute that *is* one of paper's tables is an alias (PAPER_TABLE7,
     # a table derived from paper.TABLE7, is not)
     tables = {id(v): k for k, v in vars(paper).items() if k.isupper() and isinstance(v, dict)}
-    for module in (ceiling, kernel, formats, losslessness, sft, perturb, probeedit):
+    for module in (ceiling, kernel, formats, losslessness, sft.run, perturb, probeedit):
         aliases = [k for k, v in vars(module).items() if k.isupper() and id(v) in tables]
         assert not aliases, f"{module.__name__}: {aliases}"
-    assert list(sft.PAPER_TABLE7["py"].values()) == list(paper.TABLE7["py"])
+    assert list(sft.run.PAPER_TABLE7["py"].values()) == list(paper.TABLE7["py"])
 
 
 def test_table2_rows_add_up_as_printed():

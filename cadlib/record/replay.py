@@ -73,10 +73,10 @@ RECORD_TAGS = {
     "ForwardRecord": "cadlib.decoding.decoder:ForwardRecord",
     "Trace": "cadlib.decoding.decoder:Trace",
     "DecodeResult": "cadlib.decoding.decoder:DecodeResult",
-    "CaseResult": "cadlib.chapters.sft_pilot.scoring:CaseResult",
-    "TrainRun": "cadlib.chapters.sft_pilot.training:TrainRun",
-    "Pilot": "cadlib.chapters.sft_pilot.pilot:Pilot",
-    "PilotRun": "cadlib.chapters.sft_pilot.pilot:PilotRun",
+    "CaseResult": "cadlib.chapters.sft_pilot.run_scoring:CaseResult",
+    "TrainRun": "cadlib.chapters.sft_pilot.run_training:TrainRun",
+    "Pilot": "cadlib.chapters.sft_pilot.run_pilot:Pilot",
+    "PilotRun": "cadlib.chapters.sft_pilot.run_pilot:PilotRun",
 }
 _TAG_OF = {path: tag for tag, path in RECORD_TAGS.items()}
 
