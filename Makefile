@@ -270,7 +270,7 @@ nbval-sft-chapters:
 # that run a model, on toy 2-layer Qwen2 models (cadlib.models: qwen2-tiny-random and the
 # local stand-in for a hub model, qwen2-smoke), through papermill into _build/smoke/ (outputs
 # are not compared; each run's seconds are printed). Chapter 7's run writes the checkpoint
-# chapter 8's smoke profile loads, under _build/smoke/checkpoints (cadlib.chapters.sft_pilot.SMOKE_CHECKPOINTS).
+# chapter 8's smoke profile loads, under _build/smoke/checkpoints (cadlib.chapters.sft_pilot.profiles.SMOKE_CHECKPOINTS).
 SMOKE_NOTEBOOKS := notebooks/02_kernel.ipynb notebooks/06_decoding.ipynb notebooks/06b_llama_cpp.ipynb \
 	notebooks/06c_kv_reuse.ipynb $(SFT_NOTEBOOKS)
 test-smoke: install

@@ -295,7 +295,7 @@ TABLE6 = {
 #: App. "Baselines on the same split": R003 full regeneration, 0/33 ("every untrained
 #: strategy", §5); no parse or endpoint figures.
 REGEN = dict(em=0, n=33, ci=(0.0, 0.104))
-#: Table 7 counts (99 attempts each), in ``cadlib.chapters.sft_pilot.TAXONOMY`` order.
+#: Table 7 counts (99 attempts each), in ``cadlib.chapters.sft_pilot.run_scoring.TAXONOMY`` order.
 TABLE7 = {"py": (12, 11, 0, 2, 74, 0), "combined": (17, 15, 2, 2, 63, 0)}
 #: Table 22: the Combined seed-0 checkpoint on three held-out splits.
 TABLE22 = {

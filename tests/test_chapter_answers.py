@@ -111,7 +111,7 @@ def test_kv_reuse_answer_reports_shares_agreement_and_the_verdict():
 @pytest.mark.parametrize("name", ["sft_pilot", "sft_pilot.full"])
 def test_sft_answer_is_the_declared_test(name):
     n = numbers(name)
-    text = sft_pilot.answer(n)
+    text = sft_pilot.text.answer(n)
     span = next(
         c
         for c in n["comparisons"]

@@ -19,7 +19,7 @@ CHAPTERS = {
     "ceiling": ceiling.PROFILES,
     "perturbation": perturb.profiles.PROFILES,
     "decoding": decoding.PROFILES,
-    "sft_pilot": sft.PROFILES,
+    "sft_pilot": sft.profiles.PROFILES,
     "fim": fim.PROFILES,
 }
 #: The chapters that run a model have a smoke profile (make test-smoke); chapter 6b has no
@@ -74,12 +74,14 @@ def test_the_known_deviations_are_the_declared_ones():
 
 def test_sft_and_fim_paper_profiles_use_the_papers_code_model():
     model = "Qwen/Qwen2.5-Coder-1.5B-Instruct"
-    assert sft.PROFILES["paper"]["model"] == fim.PROFILES["paper"]["model"] == model
-    assert sft.choose_params("paper")["seeds"] == (0, 1, 2)
+    assert sft.profiles.PROFILES["paper"]["model"] == fim.PROFILES["paper"]["model"] == model
+    assert sft.profiles.choose("paper")["seeds"] == (0, 1, 2)
     # chapter 8 loads the checkpoint chapter 7 writes in the same profile
-    path = sft.checkpoint_dir("checkpoints", model, "py", 0)
+    path = sft.run_training.checkpoint_dir("checkpoints", model, "py", 0)
     assert fim.PROFILES["paper"]["checkpoint"] == path.as_posix()
-    assert sft.PROFILES["cpu"]["model"] == "smollm2-135m-instruct"  # the cpu profile as before
+    assert (
+        sft.profiles.PROFILES["cpu"]["model"] == "smollm2-135m-instruct"
+    )  # the cpu profile as before
 
 
 @pytest.mark.parametrize("chapter", SMOKE)
@@ -113,9 +115,11 @@ def test_smoke_profile_takes_the_paper_path_on_a_toy_qwen2(chapter):
 
 
 def test_smoke_runs_chain_from_chapter_7_to_8_under_build():
-    smoke = sft.choose_params("smoke")
+    smoke = sft.profiles.choose("smoke")
     assert len(smoke["seeds"]) > 1  # later seeds reload the model by name, as in the paper
-    path = sft.checkpoint_dir(sft.SMOKE_CHECKPOINTS, smoke["model"], "py", smoke["seeds"][0])
+    path = sft.run_training.checkpoint_dir(
+        sft.profiles.SMOKE_CHECKPOINTS, smoke["model"], "py", smoke["seeds"][0]
+    )
     assert fim.PROFILES["smoke"]["checkpoint"] == path.as_posix()
     assert path.as_posix().startswith("_build/")
     assert kernel.trials_for(kernel.PROFILES["smoke"], "qwen2-tiny-random") >= 1

@@ -28,8 +28,10 @@ def test_split_sizes_follow_the_paper():
     split = make_split(corpora, seed=0)
     sizes = {n: (e["n_train"], e["n_held_out"]) for n, e in split["corpora"].items()}
     assert sizes == {"heval-fix-py": (131, 33), "heval-fix-js": (131, 33), "probeedit": (123, 31)}
-    assert len(sft.training_cases(split, "py", corpora)) == 131
-    assert len(sft.training_cases(split, "combined", corpora)) == 385  # the paper's Combined
+    assert len(sft.run_examples.training_cases(split, "py", corpora)) == 131
+    assert (
+        len(sft.run_examples.training_cases(split, "combined", corpora)) == 385
+    )  # the paper's Combined
 
 
 def test_training_cases_refuse_a_leak():
@@ -40,12 +42,12 @@ def test_training_cases_refuse_a_leak():
     entry["n"] += 1  # pretend the corpus had it twice
     corpora["heval-fix-py"] = corpora["heval-fix-py"] + [corpora["heval-fix-py"][0]]
     with pytest.raises((AssertionError, ValueError)):
-        sft.training_cases(split, "py", corpora)
+        sft.run_examples.training_cases(split, "py", corpora)
 
 
 def test_unknown_names_fail_loudly():
     with pytest.raises(ValueError, match="train set"):
-        sft.training_cases({"corpora": {}}, "all", {})
+        sft.run_examples.training_cases({"corpora": {}}, "all", {})
 
 
 # --------------------------------------------------------------------------------------------
@@ -76,7 +78,7 @@ ORACLE = Program([Copy(1, 4), Gen("line five"), Copy(6, 10)])
 
 
 def score(text):
-    return sft.score_program(CASE, text, system="test")
+    return sft.run_scoring.score_program(CASE, text, system="test")
 
 
 def test_the_oracle_is_what_we_think():
@@ -148,14 +150,14 @@ def test_summary_and_taxonomy_counts():
         r.wall_s = 0.1 * (seed + 1)
         results.append(r)
     results.append(score("<program>"))
-    s = sft.summarize(results)
+    s = sft.run_scoring.summarize(results)
     assert (s["n"], s["em"], s["parsed"], s["program_em"]) == (4, 1, 3, 1)
     assert s["em_ci"] == pytest.approx(metrics.wilson_ci(1, 4))
     assert s["start_acc"] == pytest.approx((2 + 2 + 0 + 0) / 8)
     assert s["end_acc"] == pytest.approx((2 + 1 + 2 + 0) / 8)
     assert s["wall_ms_median"] == pytest.approx(200.0)
-    counts = sft.taxonomy(results)
-    assert list(counts) == list(sft.TAXONOMY)
+    counts = sft.run_scoring.taxonomy(results)
+    assert list(counts) == list(sft.run_scoring.TAXONOMY)
     assert sum(counts.values()) == 4
     assert counts["Parse failure"] == 1 and counts["EM (fully correct)"] == 1
 
@@ -168,14 +170,14 @@ def test_summary_and_taxonomy_counts():
 def test_labels_are_ignored_exactly_on_prompt_and_forced_ids(tok):
     from cadlib.decoding.fsm import transcript
 
-    ex = sft.build_example(CASE, tok, sft.prompt_ids(CASE, tok))
-    assert ex.input_ids[: ex.n_prompt] == tuple(sft.prompt_ids(CASE, tok))
+    ex = sft.run_examples.build_example(CASE, tok, sft.run_examples.prompt_ids(CASE, tok))
+    assert ex.input_ids[: ex.n_prompt] == tuple(sft.run_examples.prompt_ids(CASE, tok))
     tr = transcript(ORACLE, DOC, tok)
     assert ex.input_ids[ex.n_prompt :] == tr.ids  # the target is the decoder's transcript
     assert ex.kinds == ("prompt",) * ex.n_prompt + tr.kinds
     for i, label, kind in zip(ex.input_ids, ex.labels, ex.kinds, strict=True):
         if kind in ("prompt", "forced", "splice"):
-            assert label == sft.IGNORE
+            assert label == sft.run_examples.IGNORE
         else:
             assert kind in ("choice", "gen") and label == i
     assert {"forced", "splice", "choice", "gen"} <= set(ex.kinds)
@@ -187,7 +189,7 @@ def test_the_target_decodes_to_the_program(tok):
     from cadlib.grammar import parse_program
     from cadlib.resolver import resolve
 
-    ex = sft.build_example(CASE, tok, sft.prompt_ids(CASE, tok))
+    ex = sft.run_examples.build_example(CASE, tok, sft.run_examples.prompt_ids(CASE, tok))
     target = Transcript(ex.input_ids[ex.n_prompt :], ex.kinds[ex.n_prompt :])
     program = parse_program(target.program_text(tok))
     assert program == ORACLE
@@ -200,45 +202,51 @@ def test_escaped_gen_bodies_round_trip(tok):
     from cadlib.grammar import parse_program
 
     case = EditCase("toy/esc", "a\nb\nc", "a\nx </gen> <copy y\nc", "Add markup.")
-    ex = sft.build_example(case, tok, [1, 2, 3])
+    ex = sft.run_examples.build_example(case, tok, [1, 2, 3])
     target = Transcript(ex.input_ids[3:], ex.kinds[3:])
     assert "</gen> <copy" not in target.program_text(tok).split("<gen>")[1].split("</gen>")[0]
     assert parse_program(target.program_text(tok)) == oracle_program(case.doc, case.gold)
 
 
 def test_loss_on_every_transcript_id_is_an_option(tok):
-    ex = sft.build_example(CASE, tok, [1, 2], loss_kinds=("choice", "gen", "forced", "splice"))
-    assert ex.labels[:2] == (sft.IGNORE, sft.IGNORE)
+    ex = sft.run_examples.build_example(
+        CASE, tok, [1, 2], loss_kinds=("choice", "gen", "forced", "splice")
+    )
+    assert ex.labels[:2] == (sft.run_examples.IGNORE, sft.run_examples.IGNORE)
     assert ex.labels[2:] == ex.input_ids[2:]
     with pytest.raises(ValueError, match="kinds"):
-        sft.build_example(CASE, tok, [1], loss_kinds=("copy",))
+        sft.run_examples.build_example(CASE, tok, [1], loss_kinds=("copy",))
 
 
 def test_overlong_examples_are_truncated_or_dropped_and_reported(tok):
-    full = sft.build_example(CASE, tok, sft.prompt_ids(CASE, tok))
+    full = sft.run_examples.build_example(CASE, tok, sft.run_examples.prompt_ids(CASE, tok))
     cut_at = full.n_prompt + 12
-    kept, report = sft.build_examples([CASE], tok, max_length=cut_at, overlong="truncate")
+    kept, report = sft.run_examples.build_examples(
+        [CASE], tok, max_length=cut_at, overlong="truncate"
+    )
     assert report["truncated"] == [CASE.id] and not report["dropped"]
     assert len(kept[0]) == cut_at and kept[0].labels == full.labels[:cut_at]
     assert report["loss_tokens_lost"] == full.n_loss - kept[0].n_loss > 0
-    kept, report = sft.build_examples([CASE], tok, max_length=cut_at, overlong="drop")
+    kept, report = sft.run_examples.build_examples([CASE], tok, max_length=cut_at, overlong="drop")
     assert kept == [] and report["dropped"] == [CASE.id]
-    kept, report = sft.build_examples([CASE], tok, max_length=full.n_prompt, overlong="truncate")
+    kept, report = sft.run_examples.build_examples(
+        [CASE], tok, max_length=full.n_prompt, overlong="truncate"
+    )
     assert kept == [] and report["dropped"] == [CASE.id]  # nothing left to learn
-    kept, report = sft.build_examples([CASE], tok, max_length=None)
+    kept, report = sft.run_examples.build_examples([CASE], tok, max_length=None)
     assert kept == [full] and report["truncated"] == report["dropped"] == []
 
 
 def test_collate_pads_ids_and_ignores_padding():
     rows = [{"input_ids": [5, 6, 7], "labels": [-100, 6, 7]}, {"input_ids": [8], "labels": [8]}]
-    batch = sft.collate(rows, pad_id=0)
+    batch = sft.run_examples.collate(rows, pad_id=0)
     assert batch["input_ids"].tolist() == [[5, 6, 7], [8, 0, 0]]
     assert batch["labels"].tolist() == [[-100, 6, 7], [8, -100, -100]]
     assert batch["attention_mask"].tolist() == [[1, 1, 1], [1, 0, 0]]
 
 
 def test_profiles_and_overrides():
-    P = sft.choose_params("paper")
+    P = sft.profiles.choose("paper")
     assert (P["lr"], P["betas"], P["warmup"], P["grad_accum"], P["micro_batch"]) == (
         2e-5,
         (0.9, 0.95),
@@ -248,33 +256,38 @@ def test_profiles_and_overrides():
     )
     assert (P["max_length"], P["epochs"], P["seeds"]) == (3072, {"py": 8, "combined": 6}, (0, 1, 2))
     assert P["gradient_checkpointing"] and P["train_sets"] == ("py", "combined")
-    P = sft.choose_params("cpu", epochs=3, seeds=1, train_sets="combined")
+    P = sft.profiles.choose("cpu", epochs=3, seeds=1, train_sets="combined")
     assert P["epochs"] == {"py": 3, "combined": 3} and P["seeds"] == (1,)
     with pytest.raises(ValueError, match="train set"):
-        sft.choose_params("cpu", train_sets=["all"])
+        sft.profiles.choose("cpu", train_sets=["all"])
     with pytest.raises(ValueError, match="profile"):
-        sft.choose_params("gpu")
+        sft.profiles.choose("gpu")
 
 
 def test_spread_takes_evenly_spaced_cases():
     cases = fake_corpus("Python", 40)
-    assert [c.id for c in sft.spread(cases, 4)] == [f"Python/{k}" for k in (0, 10, 20, 30)]
-    assert sft.spread(cases, None) == cases
+    assert [c.id for c in sft.run_pilot.spread(cases, 4)] == [
+        f"Python/{k}" for k in (0, 10, 20, 30)
+    ]
+    assert sft.run_pilot.spread(cases, None) == cases
 
 
 def test_free_form_replies_are_extracted():
     reply = 'Sure!\n<program>\n<copy lines="1-2"/>\n</program>\nDone. </program>'
-    assert sft.extract_program(reply) == '<program>\n<copy lines="1-2"/>\n</program>'
-    assert sft.extract_program("no program") == "no program"
-    assert sft.extract_document("Here:\n```python\n    return 1\n```\nok") == "    return 1"
-    assert sft.extract_document("    return 1\n") == "    return 1\n"
-    r = sft.score_output(CASE, GOLD + "\n", system="regen")
+    assert sft.run_evaluation.extract_program(reply) == '<program>\n<copy lines="1-2"/>\n</program>'
+    assert sft.run_evaluation.extract_program("no program") == "no program"
+    assert (
+        sft.run_evaluation.extract_document("Here:\n```python\n    return 1\n```\nok")
+        == "    return 1"
+    )
+    assert sft.run_evaluation.extract_document("    return 1\n") == "    return 1\n"
+    r = sft.run_evaluation.score_output(CASE, GOLD + "\n", system="regen")
     assert r.em and r.extra["free_form"] and r.category == "EM (fully correct)"
 
 
 def test_expected_speedup_matches_the_paper():
-    assert sft.expected_speedup(17 / 99) == pytest.approx(1.42, abs=0.005)
-    assert sft.expected_speedup(0.0) == 1.0
+    assert sft.run.expected_speedup(17 / 99) == pytest.approx(1.42, abs=0.005)
+    assert sft.run.expected_speedup(0.0) == 1.0
 
 
 # --------------------------------------------------------------------------------------------
@@ -290,7 +303,7 @@ def _train_tiny(tok, steps=4):
     from cadlib.models import load_model
 
     model = load_model("tiny-random", device="cpu", seed=0)
-    ex = sft.build_example(SMALL, tok, sft.prompt_ids(SMALL, tok))
+    ex = sft.run_examples.build_example(SMALL, tok, sft.run_examples.prompt_ids(SMALL, tok))
     recipe = dict(
         seed=0,
         epochs=steps,
@@ -303,7 +316,7 @@ def _train_tiny(tok, steps=4):
         gradient_checkpointing=False,
         device="cpu",
     )
-    return model, sft.train(model, tok, [ex], None, save=False, **recipe)
+    return model, sft.run_training.train(model, tok, [ex], None, save=False, **recipe)
 
 
 @pytest.mark.slow
@@ -328,6 +341,8 @@ def test_training_lowers_the_loss_and_is_deterministic(tok):
 def test_summary_record_is_strict_json():
     import json
 
-    record = sft.summary_record([sft.score_output(CASE, GOLD, system="regen")])
+    record = sft.run_scoring.summary_record(
+        [sft.run_evaluation.score_output(CASE, GOLD, system="regen")]
+    )
     assert record["start_acc"] is None and record["em"] == 1
     json.dumps(record, allow_nan=False)

@@ -1,5 +1,6 @@
-"""Chapter 7's displayed tables and results record (cadlib.chapters.sft_pilot.chapter): the notebook
-only calls these, so what they show is tested here."""
+"""Chapter 7's displayed tables, its run's records and its evidence-run sections
+(cadlib.chapters.sft_pilot.show, .run, .run_pilot, .text): the notebook only calls these, so what
+they show is tested here."""
 
 import pandas as pd
 import pytest
@@ -16,7 +17,7 @@ IDENTITY = Program([Copy(1, 10)])
 
 
 def _results(program, system):
-    out = [sft.score_program(c, program.render(), system=system) for c in CASES]
+    out = [sft.run_scoring.score_program(c, program.render(), system=system) for c in CASES]
     for k, r in enumerate(out):
         r.wall_s, r.new_tokens = (100.0 + k) / 1000, 10 + k
     return out
@@ -25,75 +26,85 @@ def _results(program, system):
 @pytest.fixture()
 def ours():
     return {
-        sft.FSM_UNTRAINED: _results(IDENTITY, sft.FSM_UNTRAINED),
-        sft.sft_system("py"): _results(ORACLE, sft.sft_system("py")),
+        sft.run_pilot.FSM_UNTRAINED: _results(IDENTITY, sft.run_pilot.FSM_UNTRAINED),
+        sft.run_pilot.sft_system("py"): _results(ORACLE, sft.run_pilot.sft_system("py")),
     }
 
 
 def test_tests_and_wall_tables_count_every_system(ours):
-    for r in ours[sft.sft_system("py")]:
+    for r in ours[sft.run_pilot.sft_system("py")]:
         r.passed = True
-    ours[sft.FSM_UNTRAINED][0].passed = True  # passes without EM
-    for r in ours[sft.FSM_UNTRAINED][1:]:
+    ours[sft.run_pilot.FSM_UNTRAINED][0].passed = True  # passes without EM
+    for r in ours[sft.run_pilot.FSM_UNTRAINED][1:]:
         r.passed = False
-    table = sft.tests_table(ours)
-    assert table.loc[sft.sft_system("py"), ["n", "EM", "tests passed"]].tolist() == [4, 4, 4]
-    assert table.loc[sft.FSM_UNTRAINED, "passed without EM"] == 1
-    assert table.loc[sft.FSM_UNTRAINED, "EM"] == 0
-    wall = sft.wall_table(ours)
+    table = sft.show.tests_table(ours)
+    assert table.loc[sft.run_pilot.sft_system("py"), ["n", "EM", "tests passed"]].tolist() == [
+        4,
+        4,
+        4,
+    ]
+    assert table.loc[sft.run_pilot.FSM_UNTRAINED, "passed without EM"] == 1
+    assert table.loc[sft.run_pilot.FSM_UNTRAINED, "EM"] == 0
+    wall = sft.show.wall_table(ours)
     assert list(wall.index) == list(ours) and (wall["budget hit"] == 0).all()
     assert wall["median wall (ms)"].tolist() == [102, 102]  # median of 100..103, rounded
     assert wall["median decisions"].tolist() == [11, 11]
 
 
 def test_pairs_put_the_question_first_and_program_systems_drop_free_form(ours):
-    P = sft.choose_params("cpu")
-    assert sft.chapter_pairs(P)[0] == (sft.sft_system("py"), sft.FSM_UNTRAINED)
-    regen = _results(IDENTITY, sft.REGEN)
+    P = sft.profiles.choose("cpu")
+    assert sft.run_paired.chapter_pairs(P)[0] == (
+        sft.run_pilot.sft_system("py"),
+        sft.run_pilot.FSM_UNTRAINED,
+    )
+    regen = _results(IDENTITY, sft.run_pilot.REGEN)
     for r in regen:
         r.extra["free_form"] = True
-    assert set(sft.program_systems({**ours, sft.REGEN: regen})) == set(ours)
+    assert set(sft.run_paired.program_systems({**ours, sft.run_pilot.REGEN: regen})) == set(ours)
 
 
 def test_table22_says_when_no_combined_model_was_trained():
-    note, table = sft.table22_outputs({}, "ours", "cpu")
+    note, table = sft.show_tables.table22_outputs({}, "ours", "cpu")
     assert "Not run in profile cpu" in note and isinstance(table, pd.DataFrame)
     assert (table["Source"].str.startswith("paper")).all()
 
 
 def test_full_profile_section_without_a_record(monkeypatch):
-    monkeypatch.setattr(sft.chapter, "profile_record", lambda profile: None)
-    monkeypatch.setattr(sft.chapter, "profile_summary", lambda profile: f"no {profile} yet")
-    assert sft.full_profile_outputs("cpu") == ("no full yet", None, None)
-    text, fig, rates = sft.full_profile_outputs("full")
-    assert "full run" in text and fig is None and rates is None
+    for role in (sft.text, sft.show):
+        monkeypatch.setattr(role, "profile_record", lambda profile: None)
+    monkeypatch.setattr(sft.text, "profile_summary", lambda profile: f"no {profile} yet")
+    assert sft.text.full_profile_summary("cpu") == "no full yet"
+    assert sft.show.full_profile_figures("cpu") == (None, None)
+    assert "full run" in sft.text.full_profile_summary("full")
+    assert sft.show.full_profile_figures("full") == (None, None)
 
 
 def test_the_cpu_chapter_shows_the_largest_committed_evidence_run(monkeypatch):
     committed = {"full"}
     monkeypatch.setattr(
-        sft.report, "profile_record", lambda p: {"profile": p} if p in committed else None
+        sft.run, "profile_record", lambda p: {"profile": p} if p in committed else None
     )
-    assert sft.evidence_profile() == "full"
+    assert sft.run.evidence_profile() == "full"
     committed.add("seeds")
-    assert sft.evidence_profile() == "seeds"
+    assert sft.run.evidence_profile() == "seeds"
     committed.clear()
-    assert sft.evidence_profile() == "full"  # none yet: the one to record first
-    assert "RESUME=1" in sft.REGENERATE["seeds"] and "make record" in sft.REGENERATE["full"]
+    assert sft.run.evidence_profile() == "full"  # none yet: the one to record first
+    assert (
+        "RESUME=1" in sft.text.REGENERATE["seeds"] and "make record" in sft.text.REGENERATE["full"]
+    )
 
 
 def test_recipe_differences_give_the_declared_reasons_in_the_full_profile():
-    diff = sft.recipe_differences(sft.choose_params("full"))
-    assert set(diff.index) <= set(sft.FULL_DEVIATIONS)
-    assert (diff["why"] == [sft.FULL_DEVIATIONS[k] for k in diff.index]).all()
-    cpu = sft.recipe_differences(sft.choose_params("cpu"))
+    diff = sft.show.recipe_differences(sft.profiles.choose("full"))
+    assert set(diff.index) <= set(sft.profiles.FULL_DEVIATIONS)
+    assert (diff["why"] == [sft.profiles.FULL_DEVIATIONS[k] for k in diff.index]).all()
+    cpu = sft.show.recipe_differences(sft.profiles.choose("cpu"))
     assert "n_train" in cpu.index and (cpu["why"] == "CI time budget").all()
 
 
 @pytest.fixture()
 def fake_training(monkeypatch, tmp_path):
     """run_pilot with training and scoring replaced by a counter; records under tmp_path."""
-    from cadlib.chapters.sft_pilot import pilot as pilot_module
     from cadlib.record.replay import REPLAY_ENV
 
     monkeypatch.setenv("CADLIB_RESULTS_DIR", str(tmp_path))
@@ -105,7 +116,7 @@ def fake_training(monkeypatch, tmp_path):
         return (
             None,
             None,
-            sft.TrainRun(
+            sft.run_training.TrainRun(
                 train_set,
                 seed,
                 n_examples=1,
@@ -119,11 +130,11 @@ def fake_training(monkeypatch, tmp_path):
         )
 
     def evaluate(model, tokenizer, run, P, split, corpora, held, progress):
-        return sft.PilotRun(train=run, held=[f"{run.train_set}-{run.seed}"])
+        return sft.run_pilot.PilotRun(train=run, held=[f"{run.train_set}-{run.seed}"])
 
-    monkeypatch.setattr(pilot_module, "fine_tune", fine_tune)
-    monkeypatch.setattr(pilot_module, "_evaluate_run", evaluate)
-    monkeypatch.setattr(pilot_module, "eval_cases", lambda split, corpora, P: [])
+    monkeypatch.setattr(sft.run_pilot, "fine_tune", fine_tune)
+    monkeypatch.setattr(sft.run_pilot, "_evaluate_run", evaluate)
+    monkeypatch.setattr(sft.run_pilot, "eval_cases", lambda split, corpora, P: [])
     return trained, tmp_path / "records"
 
 
@@ -134,15 +145,21 @@ def test_an_evidence_pilot_records_each_run_and_resumes_without_retraining(fake_
 
     trained, records = fake_training
     split = {"corpora": {}}
-    P = {**sft.choose_params("seeds"), "seeds": (0, 1)}
-    first = sft.recorded_pilot(Recorder("sft_pilot", "seeds"), "m", P, split, {})
+    P = {**sft.profiles.choose("seeds"), "seeds": (0, 1)}
+    first = sft.run_pilot.recorded_pilot(Recorder("sft_pilot", "seeds"), "m", P, split, {})
     assert trained == [("py", 0), ("py", 1), ("combined", 0), ("combined", 1)]
     assert len(list((records / "sft_pilot.runs").glob("run-*.json"))) == 4
     assert not (records / "sft_pilot.seeds" / "pilot.json").exists()  # run by run, not whole
     one = json.loads(next((records / "sft_pilot.runs").glob("run-*.json")).read_text())
     assert {"started", "commit", "load", "busy"} <= set(decode(one["fields"]["provenance"]))
-    (records / "sft_pilot.runs" / f"{sft.run_record_name(P, split, 'combined', 1)}.json").unlink()
-    again = sft.recorded_pilot(Recorder("sft_pilot", "seeds", resume=True), "m", P, split, {})
+    (
+        records
+        / "sft_pilot.runs"
+        / f"{sft.run_pilot.run_record_name(P, split, 'combined', 1)}.json"
+    ).unlink()
+    again = sft.run_pilot.recorded_pilot(
+        Recorder("sft_pilot", "seeds", resume=True), "m", P, split, {}
+    )
     assert trained[4:] == [("combined", 1)]  # only the run that had no record is made again
     assert again.results == first.results and [r.seed for r in again.runs] == [0, 1, 0, 1]
 
@@ -151,7 +168,7 @@ def test_a_ci_profile_pilot_is_recorded_whole(fake_training):
     from cadlib.record.replay import Recorder
 
     trained, records = fake_training
-    P = sft.choose_params("cpu")
-    sft.recorded_pilot(Recorder("sft_pilot", "cpu"), "m", P, {"corpora": {}}, {})
+    P = sft.profiles.choose("cpu")
+    sft.run_pilot.recorded_pilot(Recorder("sft_pilot", "cpu"), "m", P, {"corpora": {}}, {})
     assert trained == [("py", 0)] and (records / "sft_pilot" / "pilot.json").exists()
     assert not (records / "sft_pilot.runs").exists()

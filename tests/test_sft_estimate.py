@@ -5,11 +5,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from cadlib.chapters.sft_pilot.estimate import (
-    estimate_markdown,
-    recorded_train_runs,
-    run_estimates,
-)
+from cadlib.chapters.sft_pilot.run_training import recorded_train_runs, run_estimates
+from cadlib.chapters.sft_pilot.text import estimate_markdown
 
 P = {"train_sets": ("py", "combined"), "epochs": {"py": 8, "combined": 6}, "seeds": (0, 1, 2)}
 IDS = {"py": (1000, 100_000), "combined": (5000, 2_000_000)}

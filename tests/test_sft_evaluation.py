@@ -5,7 +5,7 @@ are right unless the budget cuts a body, and each result says which mode made it
 import pytest
 
 from cadlib.cases import EditCase
-from cadlib.chapters.sft_pilot.evaluation import evaluate_fsm, evaluate_localized
+from cadlib.chapters.sft_pilot.run_evaluation import evaluate_fsm, evaluate_localized
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

@@ -4,7 +4,6 @@ select spans" is split by the document's code lines, with and without identity o
 import pytest
 
 from cadlib.chapters import sft_pilot as sft
-from cadlib.chapters.sft_pilot import strata as T
 
 TRAINED, UNTRAINED = "SFT+FSM, Py-only", "FSM-constrained (untrained)"
 
@@ -38,29 +37,36 @@ def _records(multi_hits: int):
 
 
 def test_code_lines_and_strata():
-    assert T.code_lines("    return x\n") == 1 and T.stratum("    return x\n") == T.ONE_LINE
-    assert T.code_lines("a\n\nb\n") == 2 and T.stratum("a\n\nb\n") == T.SEVERAL_LINES
+    assert (
+        sft.run.code_lines("    return x\n") == 1
+        and sft.run.stratum("    return x\n") == sft.run.ONE_LINE
+    )
+    assert (
+        sft.run.code_lines("a\n\nb\n") == 2 and sft.run.stratum("a\n\nb\n") == sft.run.SEVERAL_LINES
+    )
 
 
 def test_one_line_hits_are_not_read_as_span_selection():
-    md = T.strata_markdown(_records(0), DOCS, trained=TRAINED, untrained=UNTRAINED, label="toy")
+    md = sft.text.strata_markdown(
+        _records(0), DOCS, trained=TRAINED, untrained=UNTRAINED, label="toy"
+    )
     assert "4/4 of them (4 identity outputs)" in md and "0/6 (0/6 without identity" in md
     assert "learned the format and to stop" in md
     assert "no evidence that it selects spans in multi-line functions" in md
-    table = T.strata_table(_records(0), DOCS).set_index(["system", "stratum"])
-    assert table.loc[(TRAINED, T.ONE_LINE), "span-only EM"] == "4/4"
-    assert table.loc[(TRAINED, T.ONE_LINE), "span-only EM, non-identity"] == "0/0"
-    assert table.loc[(UNTRAINED, T.SEVERAL_LINES), "budget closed"] == 6
+    table = sft.show.strata_table(_records(0), DOCS).set_index(["system", "stratum"])
+    assert table.loc[(TRAINED, sft.run.ONE_LINE), "span-only EM"] == "4/4"
+    assert table.loc[(TRAINED, sft.run.ONE_LINE), "span-only EM, non-identity"] == "0/0"
+    assert table.loc[(UNTRAINED, sft.run.SEVERAL_LINES), "budget closed"] == 6
 
 
 def test_multi_line_evidence_is_claimed_only_when_the_paired_test_says_so():
-    md = T.strata_markdown(_records(6), DOCS, trained=TRAINED, untrained=UNTRAINED)
+    md = sft.text.strata_markdown(_records(6), DOCS, trained=TRAINED, untrained=UNTRAINED)
     assert "selects spans in multi-line functions" in md and "no evidence" not in md
 
 
 def test_missing_documents_fail_loudly():
     with pytest.raises(ValueError, match="no document"):
-        T.strata_table(_records(0), {})
+        sft.show.strata_table(_records(0), {})
 
 
 def test_the_untested_span_selection_gap_is_no_longer_claimed():
@@ -84,7 +90,7 @@ def test_the_untested_span_selection_gap_is_no_longer_claimed():
         }
         for m in ("span_em", "span_iou", "identity", "em")
     ]
-    text = sft.conclusion(
+    text = sft.text.conclusion(
         {"loc": [A(True), A(False)]},
         comps,
         trained="t",
@@ -97,7 +103,7 @@ def test_the_untested_span_selection_gap_is_no_longer_claimed():
     # a pooled No is not qualified with "though": the strata repeat the comparison
     assert "**No**" in text and "though" not in text and "strata below show" in text
     yes = [{**c, "significant": True} for c in comps]
-    text = sft.conclusion(
+    text = sft.text.conclusion(
         {"loc": [A(True), A(False)]},
         yes,
         trained="t",
@@ -109,7 +115,7 @@ def test_the_untested_span_selection_gap_is_no_longer_claimed():
 
 
 def test_the_full_runs_conclusion_is_regenerated_with_its_strata():
-    text = sft.regenerated_conclusion("full")
+    text = sft.text.regenerated_conclusion("full")
     if text is None:
         pytest.skip("no full run committed")
     assert "*By stratum (profile full):*" in text

@@ -106,9 +106,9 @@ def profile_models(profile: str) -> dict[str, list[str]]:
     # chapter modules import transformers (seconds): only this command needs them
     from cadlib.chapters import kernel
     from cadlib.chapters import llama_cpp as llama
-    from cadlib.chapters import sft_pilot as sft
     from cadlib.chapters.decoding import measure as decoding
     from cadlib.chapters.fim_constraint import experiments as fim
+    from cadlib.chapters.sft_pilot import profiles as sft
 
     out = {}
     for chapter, profiles in (

@@ -12,10 +12,12 @@ returns the committed record from ``<repo>/results/records/`` instead (or from t
 committed outputs, without re-timing runs whose times it could never compare exactly.
 What CI re-derives and what it replays is listed on the reproduce page.
 
-Records are plain JSON (:func:`encode` / :func:`decode`): dataclasses of ``cadlib`` by their
-qualified name, DataFrames column by column with their dtypes, numpy arrays and scalars,
-tuples; floats round-trip exactly (``repr``). A record missing under replay is an error that
-names the command that records it, never a silent re-measurement.
+Records are plain JSON with tags (:func:`encode` / :func:`decode`): a dataclass is written
+under a short stable tag (``"ForwardRecord"``, ``"CaseResult"``) that :data:`RECORD_TAGS` maps
+to where the class lives now, so moving a class changes one line of that table, never the
+committed records; DataFrames are written column by column with their dtypes, beside numpy
+arrays and scalars and tuples; floats round-trip exactly (``repr``). A record missing under
+replay is an error that names the command that records it, never a silent re-measurement.
 """
 
 from __future__ import annotations
@@ -37,11 +39,13 @@ from .provenance import evidence_caption
 from .results import load_committed, results_dir, results_name
 
 __all__ = [
+    "RECORD_TAGS",
     "REPLAY_ENV",
     "Recorder",
     "decode",
     "encode",
     "measured",
+    "record_class",
     "record_path",
     "replaying",
     "replayed_run_note",
@@ -55,6 +59,26 @@ T = TypeVar("T")
 #: holding ``records/``-style subfolders, instead of measuring.
 REPLAY_ENV = "CADLIB_REPLAY"
 _TYPE = "__type__"
+
+#: The dataclasses a record may hold: ``{tag: "module:qualname"}``. A record names a dataclass
+#: by its tag only, so a class that moves changes its line here and no committed record; a
+#: dataclass that is not listed cannot be recorded. Tags never change (committed records name
+#: them) and must differ from the built-in kinds (``tuple``, ``ndarray``, ``dict``,
+#: ``DataFrame``).
+RECORD_TAGS = {
+    "Copy": "cadlib.grammar:Copy",
+    "Gen": "cadlib.grammar:Gen",
+    "Program": "cadlib.grammar:Program",
+    "Transcript": "cadlib.decoding.fsm:Transcript",
+    "ForwardRecord": "cadlib.decoding.decoder:ForwardRecord",
+    "Trace": "cadlib.decoding.decoder:Trace",
+    "DecodeResult": "cadlib.decoding.decoder:DecodeResult",
+    "CaseResult": "cadlib.chapters.sft_pilot.run_scoring:CaseResult",
+    "TrainRun": "cadlib.chapters.sft_pilot.run_training:TrainRun",
+    "Pilot": "cadlib.chapters.sft_pilot.run_pilot:Pilot",
+    "PilotRun": "cadlib.chapters.sft_pilot.run_pilot:PilotRun",
+}
+_TAG_OF = {path: tag for tag, path in RECORD_TAGS.items()}
 
 
 def replaying() -> bool:
@@ -122,11 +146,11 @@ def encode(value):
     if isinstance(value, pd.DataFrame):
         return _encode_frame(value)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        cls = type(value)
-        if not cls.__module__.startswith("cadlib."):
-            raise TypeError(f"cannot record {cls.__module__}.{cls.__qualname__}: not cadlib's")
+        path = f"{type(value).__module__}:{type(value).__qualname__}"
+        if path not in _TAG_OF:
+            raise TypeError(f"cannot record {path}: register a tag for it in replay.RECORD_TAGS")
         fields = {f.name: encode(getattr(value, f.name)) for f in dataclasses.fields(value)}
-        return {_TYPE: f"{cls.__module__}:{cls.__qualname__}", "fields": fields}
+        return {_TYPE: _TAG_OF[path], "fields": fields}
     raise TypeError(f"cannot record a {type(value).__name__}")
 
 
@@ -173,14 +197,21 @@ def _hashable(key):
     return tuple(_hashable(k) for k in key) if isinstance(key, list) else key
 
 
-def _decode_dataclass(kind: str, fields: dict):
-    module, _, qualname = kind.partition(":")
-    if not module.startswith("cadlib."):
-        raise ValueError(f"a record names {kind!r}: only cadlib's dataclasses are replayed")
+def _decode_dataclass(tag: str, fields: dict):
+    cls = record_class(tag)
+    return cls(**{name: decode(v) for name, v in fields.items()})
+
+
+def record_class(tag: str) -> type:
+    """The dataclass a record's ``tag`` names, through :data:`RECORD_TAGS` (imported on first
+    use, so replaying a record that holds no chapter class imports no chapter)."""
+    if tag not in RECORD_TAGS:
+        raise ValueError(f"a record names {tag!r}, which is not a tag of replay.RECORD_TAGS")
+    module, _, qualname = RECORD_TAGS[tag].partition(":")
     cls = importlib.import_module(module)
     for part in qualname.split("."):
         cls = getattr(cls, part)
-    return cls(**{name: decode(v) for name, v in fields.items()})
+    return cls
 
 
 class Recorder:

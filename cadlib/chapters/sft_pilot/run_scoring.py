@@ -1,4 +1,26 @@
-"""Scoring one decoded program against its case, and aggregating attempts (Tables 6 and 7)."""
+"""Scoring one decoded program against its case, the span-selection metrics, and aggregating
+attempts (Tables 6 and 7).
+
+Span-selection metrics give credit for choosing the right spans, apart from fixing the bug. A
+135M model will not write HumanEvalFix's fixes, so final-output exact match can only say 0 for
+it. These metrics ask the paper's §5 question ("can a model learn to select spans?") directly,
+each on one attempt (issue 20):
+
+* :func:`span_em` — the program's op sequence and copy ranges equal the oracle's, whatever
+  the ``<gen>`` text (every op right in kind and order, every copy range right);
+* :func:`span_iou` — per-op span IoU: the k-th copy of the prediction against the k-th copy
+  of the oracle (the alignment of :func:`endpoint_hits`), intersection over union of their
+  line sets, averaged over ``max(#predicted, #oracle)`` copies (a missing or extra copy scores
+  0); 1.0 when neither side copies;
+* :func:`is_identity` — the degenerate policy: the output is the input document unchanged
+  (for a program, typically ``<copy lines="1-N"/>``). Such an attempt gets the first copy's
+  start and the last copy's end right *by construction* whenever the oracle keeps the first
+  and last lines, so endpoint accuracies are also reported without these attempts.
+
+Localized-edit EM (oracle spans given, the model writes the bodies, as chapter 8 does) is an
+evaluation mode rather than a metric:
+:func:`cadlib.chapters.sft_pilot.run_evaluation.evaluate_localized`.
+"""
 
 from __future__ import annotations
 
@@ -10,27 +32,57 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from cadlib.cases import EditCase
-from cadlib.grammar import Program, ProgramSyntaxError, parse_program
+from cadlib.grammar import Copy, Program, ProgramSyntaxError, parse_program
 from cadlib.metrics import equal_stripped, equal_up_to_one_newline, wilson_ci
 from cadlib.oracle import oracle_program
 from cadlib.resolver import RangeClippedWarning, doc_lines, resolve
-
-from .metrics import is_identity, span_em, span_iou
 
 __all__ = [
     "TAXONOMY",
     "CaseResult",
     "categorize",
     "endpoint_hits",
+    "is_identity",
+    "op_signature",
     "score_program",
+    "span_em",
+    "span_iou",
     "summarize",
     "summary_record",
     "taxonomy",
 ]
 
-# --------------------------------------------------------------------------------------------
-# Scoring one prediction
-# --------------------------------------------------------------------------------------------
+
+def op_signature(program: Program) -> tuple:
+    """The program's ops with the gen text left out: ``("copy", i, j)`` or ``("gen",)``."""
+    return tuple(
+        ("copy", op.start, op.end) if isinstance(op, Copy) else ("gen",) for op in program.ops
+    )
+
+
+def span_em(pred: Program, oracle: Program) -> bool:
+    """Span-only exact match: same op kinds in the same order and the same copy ranges."""
+    return op_signature(pred) == op_signature(oracle)
+
+
+def _iou(a: Copy, b: Copy) -> float:
+    inter = min(a.end, b.end) - max(a.start, b.start) + 1
+    union = max(a.end, b.end) - min(a.start, b.start) + 1
+    return max(inter, 0) / union
+
+
+def span_iou(pred: Program, oracle: Program) -> float:
+    """Mean per-op IoU of index-aligned copy ranges (missing or extra copies score 0)."""
+    p, o = pred.copies, oracle.copies
+    n = max(len(p), len(o))
+    if n == 0:
+        return 1.0
+    return sum(_iou(a, b) for a, b in zip(p, o, strict=False)) / n
+
+
+def is_identity(output: str | None, doc: str) -> bool:
+    """The output is the input document unchanged (up to one trailing newline)."""
+    return output is not None and equal_up_to_one_newline(output, doc)
 
 
 def endpoint_hits(pred: Program, oracle: Program) -> tuple[int, int, int]:
@@ -73,7 +125,7 @@ class CaseResult:
     passed: bool | None = None  # unit tests (cadlib.execution); None = not run
     test_detail: str = ""
     extra: dict = field(default_factory=dict)
-    # ops and copy ranges equal the oracle's (cadlib.chapters.sft_pilot.metrics)
+    # ops and copy ranges equal the oracle's (span_em)
     span_em: bool = False
     span_iou: float = 0.0  # mean per-op copy IoU; nan for free-form outputs
     identity: bool = False  # the output is the input unchanged (degenerate policy)
@@ -152,10 +204,6 @@ def score_program(case: EditCase, text: str, system: str = "", **extra) -> CaseR
     )
 
 
-# --------------------------------------------------------------------------------------------
-# Aggregation: Table 6 and Table 7
-# --------------------------------------------------------------------------------------------
-
 #: Table 7's failure modes, in the order they are tested (each attempt lands in exactly one).
 TAXONOMY = (
     "EM (fully correct)",
@@ -165,6 +213,8 @@ TAXONOMY = (
     "Both endpoints off",
     "Parse failure",
 )
+
+
 _SPAN_OK = 0.99  # Table 7 caption: "both per-case span accuracies >= 0.99"
 
 
@@ -195,7 +245,7 @@ def summarize(results: Sequence[CaseResult], by: str | None = "seed") -> dict:
     Returns EM ``k/n`` with its Wilson CI, trimmed EM, program EM, parse rate, op-level
     span-start / span-end accuracy (hits over all oracle copies of all attempts; also over
     the attempts whose output is not the input, ``*_non_identity``), span-only EM, mean span
-    IoU and the identity count (:mod:`cadlib.chapters.sft_pilot.metrics`), their
+    IoU and the identity count (:func:`span_em`, :func:`span_iou`, :func:`is_identity`), their
     mean and standard deviation across ``extra[by]`` groups (the paper's ``0.59 ± 0.03``
     over seeds), functional pass rate where tests ran, and the median wall time per case.
     """

@@ -1,4 +1,4 @@
-"""Tables 6, 7 and 22 with the paper's figures beside ours; per-case frames, id counts."""
+"""Tables 6, 7 and 22 with the paper's figures beside ours, and the per-case frame."""
 
 from __future__ import annotations
 
@@ -8,38 +8,19 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 
 from cadlib import paper as _paper
-from cadlib.decoding.fsm import KINDS, token_table
 
-from .examples import (
-    IGNORE,
-    Example,
-)
-from .scoring import (
-    TAXONOMY,
-    CaseResult,
-    summarize,
-    taxonomy,
-)
-from .train_sets import TRAIN_SET_LABELS
+from .profiles import TRAIN_SET_LABELS
+from .run import PAPER_TABLE7
+from .run_scoring import CaseResult, summarize, taxonomy
 
 __all__ = [
-    "BND_EXACT_PY",
-    "PAPER_TABLE7",
-    "expected_speedup",
-    "render_loss",
     "results_frame",
     "table6",
     "table6_row",
     "table7",
     "table22",
-    "transcript_stats",
+    "table22_outputs",
 ]
-
-# --------------------------------------------------------------------------------------------
-# Tables: ours beside the paper's
-# --------------------------------------------------------------------------------------------
-
-PAPER_TABLE7 = {k: dict(zip(TAXONOMY, v, strict=True)) for k, v in _paper.TABLE7.items()}
 
 
 def _pct(x: float) -> str:
@@ -182,40 +163,10 @@ def table22(cross: Mapping[str, Sequence[CaseResult]], label: str) -> pd.DataFra
     return pd.DataFrame(rows)
 
 
-def transcript_stats(examples: Sequence[Example]) -> pd.DataFrame:
-    """Ids per example by role (``prompt`` and the transcript kinds of :mod:`cadlib.decoding.fsm`:
-    ``forced``, ``splice``, ``choice``, ``gen``) and how many carry loss."""
-    rows = []
-    for ex in examples:
-        row = {"id": ex.id, "prompt": ex.n_prompt}
-        row.update({kind: ex.kinds.count(kind) for kind in KINDS})
-        row["loss"] = ex.n_loss
-        rows.append(row)
-    return pd.DataFrame(rows).set_index("id")
-
-
-def render_loss(example: Example, tokenizer, mark: tuple[str, str] = ("⟦", "⟧")) -> str:
-    """The target part of an example as text, each run of loss-carrying ids wrapped in
-    ``mark`` (everything outside the marks is prompt-free transcript with label -100)."""
-    tb = token_table(tokenizer).token_bytes
-    out, inside = [], False
-    for i, label in zip(
-        example.input_ids[example.n_prompt :], example.labels[example.n_prompt :], strict=True
-    ):
-        on = label != IGNORE
-        if on != inside:
-            out.append(mark[0] if on else mark[1])
-            inside = on
-        out.append(tb[i].decode("utf-8", errors="replace"))
-    return "".join(out) + (mark[1] if inside else "")
-
-
-#: HEvalFix-Py's exact wall-clock bound bnd_exact (paper Table 2, §4.6).
-BND_EXACT_PY = 3.45
-
-
-def expected_speedup(em_rate: float, bound: float = BND_EXACT_PY) -> float:
-    """Paper §5 "What 12-17% EM means": a selector right on a share ``em_rate`` of cases gets
-    the full bound there and falls back to regeneration elsewhere: ``1 + em_rate (bnd - 1)``
-    (the paper: 1 + 0.172 x 2.45 = 1.42x)."""
-    return 1 + em_rate * (bound - 1)
+def table22_outputs(cross: Mapping, label: str, profile: str) -> tuple[str | None, pd.DataFrame]:
+    """Table 22 (the Combined model on other corpora) with no note; or, where this profile
+    trains no Combined model, a Markdown note and the paper's figures alone."""
+    if cross:
+        return None, table22(cross, label)
+    note = f"*Not run in profile {profile} (no Combined model); the paper's figures:*"
+    return note, table22({}, label)

@@ -1,22 +1,26 @@
-"""Training examples: prompt + decoder transcript of the oracle program, loss on chosen ids only."""
+"""Training examples: prompt + decoder transcript of the oracle program, loss on chosen ids
+only; and the cases each training set (Py-only, Combined) trains on, drawn from the train side
+of the saved split (:func:`cadlib.corpora.make_split`, ``data/sft_split.json``)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import torch
 
 from cadlib.cases import EditCase
+from cadlib.corpora import split_cases, split_key
 from cadlib.decoding.fsm import KINDS, transcript
 from cadlib.grammar import Program
 from cadlib.oracle import oracle_program
 from cadlib.prompts import edit_prompt_ids
 
+from .profiles import OVERLONG, TRAIN_SETS
+
 __all__ = [
     "IGNORE",
     "LOSS_KINDS",
-    "OVERLONG",
     "Example",
     "ExampleDataset",
     "build_example",
@@ -24,14 +28,14 @@ __all__ = [
     "collate",
     "prompt_ids",
     "target_program",
+    "training_cases",
 ]
 
-# --------------------------------------------------------------------------------------------
-# Training examples
-# --------------------------------------------------------------------------------------------
 
 #: Transcript kinds (:data:`cadlib.decoding.fsm.KINDS`) that carry loss: the ids the model chooses.
 LOSS_KINDS = ("choice", "gen")
+
+
 IGNORE = -100
 
 
@@ -99,9 +103,6 @@ def prompt_ids(case: EditCase, tokenizer) -> list[int]:
     return list(edit_prompt_ids(tokenizer, case.instruction, case.doc))
 
 
-OVERLONG = ("truncate", "drop")
-
-
 def build_examples(
     cases: Sequence[EditCase], tokenizer, max_length: int | None = None, overlong: str = "truncate"
 ) -> tuple[list[Example], dict]:
@@ -165,3 +166,22 @@ def collate(rows: Sequence[dict], pad_id: int = 0) -> dict:
         labels[k, :m] = torch.tensor(r["labels"])
         mask[k, :m] = 1
     return {"input_ids": ids, "labels": labels, "attention_mask": mask}
+
+
+def training_cases(
+    split: dict, train_set: str, corpora: Mapping[str, Sequence[EditCase]]
+) -> list[EditCase]:
+    """The training cases of ``train_set`` (``"py"`` or ``"combined"``), corpus by corpus,
+    after checking that none of them is a held-out case of any corpus."""
+    if train_set not in TRAIN_SETS:
+        raise ValueError(f"unknown train set {train_set!r}; valid: {', '.join(TRAIN_SETS)}")
+    cases = [
+        case
+        for name in TRAIN_SETS[train_set]
+        for case in split_cases(split, name, corpora[name], "train")
+    ]
+    held_keys = {split_key(i) for e in split["corpora"].values() for i in e["held_out"]}
+    leaked = [c.id for c in cases if split_key(c.id) in held_keys]
+    if leaked:
+        raise AssertionError(f"held-out cases in the training set: {leaked[:5]}")
+    return cases

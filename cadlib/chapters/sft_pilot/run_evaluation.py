@@ -16,15 +16,8 @@ from cadlib.execution import run_humaneval_tests
 from cadlib.metrics import equal_stripped, equal_up_to_one_newline
 from cadlib.prompts import regen_prompt_ids
 
-from .examples import (
-    prompt_ids,
-    target_program,
-)
-from .metrics import is_identity
-from .scoring import (
-    CaseResult,
-    score_program,
-)
+from .run_examples import prompt_ids, target_program
+from .run_scoring import CaseResult, is_identity, score_program
 
 __all__ = [
     "evaluate_baseline",
@@ -35,10 +28,6 @@ __all__ = [
     "generate_greedy",
     "score_output",
 ]
-
-# --------------------------------------------------------------------------------------------
-# Decoding and evaluation
-# --------------------------------------------------------------------------------------------
 
 
 def _is_humaneval(case: EditCase) -> bool:

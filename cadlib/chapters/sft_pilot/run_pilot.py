@@ -1,43 +1,26 @@
-"""One pilot run end to end: parameters, then training and evaluation of each (train set, seed)."""
+"""One pilot run end to end: the split, the untrained baselines on the held-out cases, then
+training and evaluation of each (train set, seed), recorded whole (the CI profiles) or run by
+run (the evidence profiles, so a stopped pilot resumes)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
 from cadlib.cases import EditCase
-from cadlib.corpora import SPLIT_FILE, load_split, make_split, seeded_subset, split_cases
-from cadlib.decoding.fsm import transcript
-from cadlib.models import load_model, load_tokenizer, resolve_device
+from cadlib.corpora import SPLIT_FILE, load_split, make_split, split_cases
 from cadlib.paths import repo_root
-from cadlib.record.params import check_choice, choose
 from cadlib.record.provenance import LoadMonitor, provenance
 from cadlib.record.replay import Recorder
 
-from .evaluation import (
-    evaluate_baseline,
-    evaluate_fsm,
-    evaluate_localized,
-)
-from .examples import (
-    OVERLONG,
-    build_examples,
-    target_program,
-)
-from .scoring import (
-    CaseResult,
-)
-from .train_sets import TRAIN_SET_LABELS, TRAIN_SETS, training_cases
-from .training import (
-    PROFILES,
-    RUN_RECORDS,
-    train,
-)
+from .profiles import RUN_RECORDS, TRAIN_SET_LABELS
+from .run_evaluation import evaluate_baseline, evaluate_fsm, evaluate_localized
+from .run_scoring import CaseResult
+from .run_training import fine_tune
 
 __all__ = [
     "CRP",
@@ -46,12 +29,8 @@ __all__ = [
     "Pilot",
     "PilotRun",
     "baseline_budget",
-    "budget_note",
-    "checkpoint_dir",
-    "choose_params",
     "eval_cases",
     "evaluate_untrained",
-    "fine_tune",
     "localized_system",
     "recorded_pilot",
     "run_pilot",
@@ -62,92 +41,12 @@ __all__ = [
     "spread",
 ]
 
-# --------------------------------------------------------------------------------------------
-# One pilot run, end to end
-# --------------------------------------------------------------------------------------------
-
-
-def choose_params(profile: str, **overrides) -> dict:
-    """:func:`cadlib.record.params.choose` on :data:`PROFILES`; an ``epochs`` override given as a
-    number applies to every training set, ``train_sets``/``seeds`` may be a single value."""
-    if isinstance(overrides.get("epochs"), (int, float)):
-        overrides["epochs"] = dict.fromkeys(TRAIN_SETS, overrides["epochs"])
-    for key in ("train_sets", "seeds"):
-        if isinstance(overrides.get(key), (str, int)):
-            overrides[key] = (overrides[key],)
-    P = choose(PROFILES, profile, **overrides)
-    for ts in P["train_sets"]:
-        check_choice("train set", ts, TRAIN_SETS)
-    check_choice("overlong policy", P["overlong"], OVERLONG)
-    return P
-
 
 def spread(cases: Sequence[EditCase], n: int | None) -> list[EditCase]:
     """``n`` cases evenly spaced through ``cases`` (all when ``n`` is None)."""
     if n is None or n >= len(cases):
         return list(cases)
     return [cases[(k * len(cases)) // n] for k in range(n)]
-
-
-def checkpoint_dir(root: str | Path, model_name: str, train_set: str, seed: int) -> Path:
-    """``<root>/<model>-<train set>-s<seed>`` (``checkpoints/`` is git-ignored)."""
-    slug = re.sub(r"[^\w.-]+", "_", model_name)
-    return Path(root) / f"sft-{slug}-{train_set}-s{seed}"
-
-
-def fine_tune(
-    model_name: str,
-    train_set: str,
-    seed: int,
-    P: Mapping,
-    split: dict,
-    corpora: Mapping[str, Sequence[EditCase]],
-    *,
-    device: str = "auto",
-    checkpoints: str | Path | None = "checkpoints",
-    model=None,
-    tokenizer=None,
-):
-    """Train one pilot model: returns ``(model, tokenizer, TrainRun)``.
-
-    Loads ``model_name`` (unless a ``model`` is given, which is trained in place), builds
-    the examples of ``train_set`` (a seeded subset of ``P["n_train"]`` cases in the cpu
-    profile), and trains with the recipe in ``P`` for ``P["epochs"][train_set]`` epochs.
-    The final model goes to :func:`checkpoint_dir` under ``checkpoints`` (``None``: not
-    saved).
-    """
-    dev = str(resolve_device(device))
-    tokenizer = tokenizer or load_tokenizer(model_name)
-    model = model if model is not None else load_model(model_name, device=dev)
-    cases = seeded_subset(training_cases(split, train_set, corpora), P["n_train"], seed)
-    examples, report = build_examples(cases, tokenizer, P["max_length"], P["overlong"])
-    recipe = {
-        k: P[k]
-        for k in (
-            "lr",
-            "betas",
-            "weight_decay",
-            "warmup",
-            "grad_accum",
-            "micro_batch",
-            "gradient_checkpointing",
-        )
-    }
-    out = checkpoint_dir(checkpoints, model_name, train_set, seed) if checkpoints else None
-    run = train(
-        model,
-        tokenizer,
-        examples,
-        out,
-        train_set=train_set,
-        save=out is not None,
-        seed=seed,
-        epochs=P["epochs"][train_set],
-        device=dev,
-        **recipe,
-    )
-    run.left_out = report
-    return model, tokenizer, run
 
 
 @dataclass
@@ -230,25 +129,6 @@ def evaluate_untrained(
     }
 
 
-def budget_note(cases: Sequence[EditCase], tokenizer, budgets: Mapping[str, int]) -> str:
-    """Markdown: how many of the cases' oracle programs fit in each decision budget (the ids
-    the model chooses in the oracle's transcript: structural choices and body ids)."""
-    need = [
-        sum(k in ("choice", "gen") for k in transcript(target_program(c), c.doc, tokenizer).kinds)
-        for c in cases
-    ]
-    parts = [
-        f"{name}: {budget} decisions, enough for {sum(n <= budget for n in need)} of the "
-        f"{len(need)} oracle programs"
-        for name, budget in budgets.items()
-    ]
-    return (
-        "*Decision budgets (the oracle program needs at most "
-        + f"{max(need)}): "
-        + ("; ".join(parts) + ".*")
-    )
-
-
 def split_for(seed: int, corpora: Mapping[str, Sequence[EditCase]]) -> tuple[dict, str]:
     """The saved split if it was made with ``seed`` (checked against the seeded function),
     else a fresh in-memory split with that seed; and a label that says which."""
@@ -309,7 +189,7 @@ class PilotRun:
     localized edit), for the Combined first seed Table 22's other corpora, and its own
     provenance (commit, date, the load while it trained and scored)."""
 
-    train: object  # cadlib.chapters.sft_pilot.training.TrainRun
+    train: object  # cadlib.chapters.sft_pilot.run_training.TrainRun
     held: list
     localized: list | None = None
     cross: dict = field(default_factory=dict)

@@ -1,0 +1,480 @@
+"""Chapter 7's generated prose: every sentence whose words depend on the outcome.
+
+The conclusion (:func:`conclusion`) is Markdown generated from the paired tests of
+:mod:`cadlib.chapters.sft_pilot.run_paired`: it says whether span selection was learned only
+when the Holm-adjusted paired test says so, and labels every number with the run's setting.
+The strata's reading (:func:`strata_markdown`) is generated from the per-case records, never
+typed: "evidence" of span selection on multi-line documents is claimed only when McNemar's
+test on that stratum says so. Beside them: the opening's **Answer.** (:func:`answer`), the three
+findings' answers, the decision-budget note, the training-time estimate, and the evidence run's
+conclusion as the cpu chapter shows it (regenerated from its committed records).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import pandas as pd
+
+from cadlib.cases import EditCase
+from cadlib.decoding.fsm import transcript
+from cadlib.metrics import ALPHA, format_p, mcnemar_exact
+from cadlib.record.results import results_name
+
+from .run import (
+    ONE_LINE,
+    SEVERAL_LINES,
+    case_record,
+    committed_cases,
+    evidence_profile,
+    held_out_docs,
+    profile_record,
+    read_cases,
+    strata_frame,
+)
+from .run_examples import target_program
+from .run_paired import DECLARED, pilot_findings
+from .run_pilot import CRP, FSM_UNTRAINED, localized_system, sft_system
+from .run_scoring import CaseResult, summarize
+
+__all__ = [
+    "REGENERATE",
+    "answer",
+    "budget_note",
+    "conclusion",
+    "estimate_markdown",
+    "findings_markdown",
+    "findings_section",
+    "full_profile_summary",
+    "profile_summary",
+    "regenerated_conclusion",
+    "run_conclusion",
+    "run_findings",
+    "run_strata_markdown",
+    "strata_markdown",
+]
+
+
+def _find(comparisons: Sequence[dict], a: str, b: str, metric: str) -> dict | None:
+    return next(
+        (c for c in comparisons if (c["system_a"], c["system_b"], c["metric"]) == (a, b, metric)),
+        None,
+    )
+
+
+def _p_clause(p_text: str) -> str:
+    """``= 0.03`` or ``< 0.0001``: a bound reads without the equals sign."""
+    return p_text if p_text.startswith("<") else f"= {p_text}"
+
+
+def _pv(c: dict) -> str:
+    verdict = "significant" if c["significant"] else "not significant"
+    return (
+        f"McNemar exact p = {format_p(c['p'])}, Holm {format_p(c['p_holm'])}: {verdict} at {ALPHA}"
+    )
+
+
+def _count(c: dict, side: str) -> str:
+    return f"{c[side]}/{c['n']}"
+
+
+def _strata_pointer(learned: bool, has_strata: bool) -> str:
+    """The sentence leading from the pooled answer to the strata: a pooled **Yes** may be
+    carried by one stratum; a **No** is read stratum by stratum too."""
+    if not has_strata:
+        return ""
+    if learned:
+        return " That is pooled over all documents; the strata say where it comes from."
+    return " The strata below show the same comparison on one-line and multi-line documents."
+
+
+def conclusion(
+    systems: Mapping[str, Sequence[CaseResult]],
+    comparisons: Sequence[dict],
+    *,
+    trained: str,
+    untrained: str,
+    prompt_level: str | None = None,
+    localized: str | None = None,
+    label: str = "",
+    summaries: Mapping[str, Mapping] | None = None,
+    strata: str = "",
+) -> str:
+    """The chapter's conclusion as Markdown, every figure taken from ``comparisons`` (the
+    records of :func:`cadlib.chapters.sft_pilot.run_paired.compare`) and ``systems``.
+
+    ``trained`` and ``untrained`` name the SFT and untrained FSM systems (same decoder);
+    ``prompt_level`` the untrained prompt-level CRP system, ``localized`` the SFT model in
+    localized-edit mode. The first sentence answers "did the model learn to select spans?":
+    yes only when span-only EM of ``trained`` beats ``untrained`` significantly (Holm).
+    ``strata`` (:func:`strata_markdown`) follows that answer: what
+    the one-line and multi-line documents show apart, which the pooled test does not.
+    """
+    span = _find(comparisons, trained, untrained, "span_em")
+    iou = _find(comparisons, trained, untrained, "span_iou")
+    ident = _find(comparisons, trained, untrained, "identity")
+    em = _find(comparisons, trained, untrained, "em")
+    if span is None or iou is None or ident is None or em is None:
+        raise ValueError(
+            f"comparisons lack {trained!r} vs {untrained!r} on span_em, span_iou, "
+            "identity or em: run compare() on that pair first"
+        )
+    learned = span["significant"] and span["a"] > span["b"]
+    out = [f"*{label}.*" if label else ""]
+    answer = "**Yes**" if learned else "**No**"
+    out.append(
+        f"{answer}, by the test declared for it: span-only EM (every op and copy range equal to "
+        f"the oracle's, whatever the `<gen>` text) is {_count(span, 'a')} for {trained} against "
+        f"{_count(span, 'b')} for {untrained} on the same held-out cases ({_pv(span)})."
+        + _strata_pointer(learned, bool(strata))
+    )
+    out.append(strata)
+    moved = iou["ci"][0] > 0 or iou["ci"][1] < 0
+    out.append(
+        f"Mean per-op span IoU goes from {iou['b']:.2f} to {iou['a']:.2f} (paired bootstrap "
+        f"95% CI of the difference [{iou['ci'][0]:+.2f}, {iou['ci'][1]:+.2f}], Holm p "
+        f"{_p_clause(format_p(iou['p_holm'], iou['test']))}: "
+        f"{'significant' if iou['significant'] else 'not significant'}"
+        f"{'' if iou['significant'] or not moved else ' after adjustment'}); but IoU also "
+        f"rewards the degenerate policy of copying everything."
+    )
+    out.append(
+        f"That policy is common: {_count(ident, 'a')} outputs of {trained} are the input "
+        f"returned unchanged, against {_count(ident, 'b')} untrained ({_pv(ident)}). Such an "
+        f"output gets the first start and the last end right by construction, so Table 6's "
+        f"endpoint accuracies are also shown without these attempts."
+    )
+    if summaries and trained in summaries:
+        s = summaries[trained]
+        if s.get("n_non_identity"):
+            out.append(
+                f"Without them, {trained} has span-start accuracy "
+                f"{s['start_acc_non_identity']:.2f} and span-end accuracy "
+                f"{s['end_acc_non_identity']:.2f} on the other {s['n_non_identity']} attempts "
+                f"(all attempts: {s['start_acc']:.2f} / {s['end_acc']:.2f})."
+            )
+    out.append(
+        f"Exact match is {_count(em, 'a')} trained against {_count(em, 'b')} untrained ({_pv(em)})."
+    )
+    if localized and localized in systems:
+        loc = systems[localized]
+        k = sum(r.em for r in loc)
+        out.append(
+            f"With the oracle's spans given and only the `<gen>` bodies written by the model "
+            f"(localized edit), EM is {k}/{len(loc)} against {_count(em, 'a')} with its own "
+            "spans: "
+            + (
+                "with every span right it still fixes no bug, so bug fixing is a limit here "
+                "whatever the spans."
+                if k == 0
+                else "what the rest of the gap to full EM consists of is not tested here."
+            )
+        )
+    if prompt_level and prompt_level in systems:
+        crp = systems[prompt_level]
+        parsed = sum(r.parsed for r in crp)
+        out.append(
+            f"Without the FSM, the untrained model's replies parse as a program in "
+            f"{parsed}/{len(crp)} cases ({prompt_level}); with it, every output parses by "
+            f"construction, which is a property of the decoder, not evidence of learning."
+        )
+    return "\n\n".join(p for p in out if p)
+
+
+def run_conclusion(
+    ours: Mapping[str, Sequence[CaseResult]], comparisons: Sequence[dict], P: Mapping, label: str
+) -> str:
+    """This run's :func:`conclusion` (the first training set's model against the untrained
+    systems, with the strata of :func:`strata_markdown`): the ``conclusion`` that
+    :func:`cadlib.chapters.sft_pilot.run.numbers` records."""
+    trained = sft_system(P["train_sets"][0])
+    summaries = {k: summarize(v) for k, v in ours.items()}
+    records = [case_record(r) for results in ours.values() for r in results]
+    strata = strata_markdown(
+        records, held_out_docs(), trained=trained, untrained=FSM_UNTRAINED, label=label
+    )
+    return conclusion(
+        ours,
+        comparisons,
+        trained=trained,
+        untrained=FSM_UNTRAINED,
+        prompt_level=CRP,
+        localized=localized_system(P["train_sets"][0]),
+        label=label,
+        summaries=summaries,
+        strata=strata,
+    )
+
+
+def answer(
+    numbers: Mapping, trained: str | None = None, untrained: str = "FSM-constrained (untrained)"
+) -> str:
+    """The chapter's question answered with its own numbers (the opening's **Answer.**): the
+    declared test (span-only EM of the trained model against the untrained one under the same
+    FSM decoder, McNemar exact, Holm), exact match and identity outputs beside it. ``trained``
+    defaults to the first SFT+FSM system of Table 6 (``numbers`` of the results file)."""
+    t6, comparisons = numbers["table6"], numbers["comparisons"]
+    trained = trained or next(s for s in t6 if s.startswith("SFT+FSM"))
+    span = _find(comparisons, trained, untrained, "span_em")
+    if span is None:
+        raise ValueError(f"no span_em comparison of {trained!r} with {untrained!r}")
+    learned = span["significant"] and span["a"] > span["b"]
+    a, b = t6[trained], t6[untrained]
+    return (
+        f"**{'Yes' if learned else 'No'}**, by the test declared for it: span-only EM is "
+        f"{_count(span, 'a')} for {trained} against {_count(span, 'b')} untrained on the "
+        f"same held-out cases ({_pv(span)}). Exact match is {a['em']}/{a['n']} against "
+        f"{b['em']}/{b['n']}, and {a['identity']}/{a['n']} trained outputs return the input "
+        f"unchanged ({b['identity']}/{b['n']} untrained): the conclusion below reads the "
+        "rest of the paired tests."
+    )
+
+
+def strata_markdown(
+    records: Sequence[Mapping],
+    docs: Mapping[str, str],
+    *,
+    trained: str,
+    untrained: str,
+    label: str = "",
+) -> str:
+    """What the strata show, as Markdown generated from the records: span-only EM of
+    ``trained`` and ``untrained`` per stratum (and ``trained``'s without identity outputs),
+    how many runs of each the decision budget closed, and McNemar's exact test of span-only EM
+    on the multi-line stratum (unadjusted, at :data:`cadlib.metrics.ALPHA`):
+    "evidence" of span selection on multi-line documents is claimed only when that test says so."""
+    frame = strata_frame(records, docs)
+    a, b = (frame[frame.system == s].set_index("id") for s in (trained, untrained))
+    if a.empty or b.empty:
+        raise ValueError(f"the records lack {trained!r} or {untrained!r}")
+    b = b.reindex(a.index)
+
+    def em(g, part):
+        g = g[g.stratum == part]
+        return int(g.span_em.sum()), len(g)
+
+    (a1, n1), (a2, n2) = em(a, ONE_LINE), em(a, SEVERAL_LINES)
+    (b1, _), (b2, _) = em(b, ONE_LINE), em(b, SEVERAL_LINES)
+    multi = a.stratum == SEVERAL_LINES
+    kept = a[multi & ~a.identity.astype(bool)]
+    test = mcnemar_exact(list(a[multi].span_em.astype(bool)), list(b[multi].span_em.astype(bool)))
+    closed_a = int(a.budget_closed.fillna(False).astype(bool).sum())
+    closed_b = int(b.budget_closed.fillna(False).astype(bool).sum())
+    one_id = int(a[a.stratum == ONE_LINE].identity.astype(bool).sum())
+    evidence = test["p"] <= ALPHA and a2 > b2
+    reading = []
+    if closed_a < closed_b:
+        reading.append("learned the format and to stop")
+    if n1 and a1 > b1:
+        reading.append(
+            "gets the program right on one-line functions, where no span is left to choose"
+        )
+    reading.append(
+        "selects spans in multi-line functions"
+        if evidence
+        else "no evidence that it selects spans in multi-line functions"
+    )
+    head = f"*By stratum ({label}):*" if label else "*By stratum:*"
+    return (
+        f"{head} of the {len(a)} held-out documents, {n1} have {ONE_LINE}: there the only "
+        f"program besides the identity rewrites that line and copies the rest, so span-only "
+        f"EM needs no choice of span. {trained} scores span-only EM on {a1}/{n1} of them "
+        f"({one_id} identity outputs) against {b1}/{n1} untrained; on the {n2} documents of "
+        f"{SEVERAL_LINES}, {a2}/{n2} ({int(kept.span_em.sum())}/{len(kept)} without identity "
+        f"outputs) against {b2}/{n2} untrained (McNemar exact p = {format_p(test['p'])}, "
+        f"unadjusted). The decision budget closed {closed_a}/{len(a)} trained runs and "
+        f"{closed_b}/{len(b)} untrained ones. Read together: the trained model "
+        + "; ".join(reading)
+        + "."
+    )
+
+
+def run_strata_markdown(ours: Mapping[str, Sequence[CaseResult]], trained: str, label: str) -> str:
+    """:func:`strata_markdown` of this run's attempts: ``trained`` against the untrained FSM
+    system on the held-out documents."""
+    records = [case_record(r) for results in ours.values() for r in results]
+    return strata_markdown(
+        records, held_out_docs(), trained=trained, untrained=FSM_UNTRAINED, label=label
+    )
+
+
+_READ = {
+    "learnable": ("span-only EM per case, SFT+FSM Py-only {a:.2f} against untrained {b:.2f}"),
+    "combined helps": "EM per case, Combined {a:.2f} against Py-only {b:.2f}",
+    "end harder": "start minus end accuracy per case {diff:+.2f}",
+}
+
+
+def findings_markdown(results: Mapping[str, dict]) -> str:
+    """One line per finding of :func:`pilot_findings`: **Yes** / **No**, the per-case means, n
+    and the adjusted p; the finding not tested (one training set) is said to be so."""
+    lines = []
+    for name in DECLARED:
+        t = results.get(name)
+        if t is None:
+            lines.append(f"- *{name}*: not tested (this run trains one training set).")
+            continue
+        answer = (
+            "**Yes**"
+            if t["holds"]
+            else "**No**, significant the other way"
+            if t["p_holm"] < ALPHA
+            else "**No**, not significant"
+        )
+        lines.append(
+            f"- *{name}*: {answer}; {_READ[name].format(**t)} over {t['n']} cases "
+            f"(sign-flip p = {format_p(t['p'])}, Holm {format_p(t['p_holm'])}, "
+            f"at {ALPHA})."
+        )
+    return "\n".join(lines)
+
+
+def findings_section(records: Sequence[Mapping], train_sets: Sequence[str]) -> str:
+    """Markdown: the three findings' declared tests (:data:`cadlib.chapters.sft_pilot.run_paired.
+    DECLARED`) and their answers on ``records`` (per-attempt case records)."""
+    declared = "\n".join(f"- *{k}*: {v}" for k, v in DECLARED.items())
+    answers = findings_markdown(pilot_findings(records, train_sets))
+    return (
+        f"**The paper's three findings, as declared before the multi-seed runs** (unit: "
+        f"the held-out case, averaged over seeds; sign-flip test, Holm over those tested):"
+        f"\n\n{declared}\n\n**Answers on this run:**\n\n{answers}"
+    )
+
+
+def run_findings(ours: Mapping[str, Sequence[CaseResult]], P: Mapping) -> str:
+    """:func:`findings_section` of this run's attempts."""
+    return findings_section([case_record(r) for rs in ours.values() for r in rs], P["train_sets"])
+
+
+def budget_note(cases: Sequence[EditCase], tokenizer, budgets: Mapping[str, int]) -> str:
+    """Markdown: how many of the cases' oracle programs fit in each decision budget (the ids
+    the model chooses in the oracle's transcript: structural choices and body ids)."""
+    need = [
+        sum(k in ("choice", "gen") for k in transcript(target_program(c), c.doc, tokenizer).kinds)
+        for c in cases
+    ]
+    parts = [
+        f"{name}: {budget} decisions, enough for {sum(n <= budget for n in need)} of the "
+        f"{len(need)} oracle programs"
+        for name, budget in budgets.items()
+    ]
+    return (
+        "*Decision budgets (the oracle program needs at most "
+        + f"{max(need)}): "
+        + ("; ".join(parts) + ".*")
+    )
+
+
+def estimate_markdown(table: pd.DataFrame, n_recorded: int, machine: str) -> str:
+    """One paragraph: each set's estimated hours per run and in all, from
+    :func:`cadlib.chapters.sft_pilot.run_training.run_estimates`, with the throughput it
+    assumes and where that was measured."""
+    parts = [
+        f"{r.train_set}: {r.run_ids:,} training ids per run ({r.epochs} epochs, "
+        f"{r.x_first:.1f}x the first set's; sum of squared lengths {r.squared_x_first:.1f}x), "
+        f"about {r.hours:.1f} h per run, {r.runs * r.hours:.1f} h for its {r.runs} runs"
+        for r in table.itertuples()
+    ]
+    rate = table.ids_per_s.iloc[0]
+    return (
+        f"*Estimated training time* at the median throughput of the {n_recorded} recorded "
+        f"run(s) ({rate:.0f} training ids/s on {machine}; proportional to ids, so a lower "
+        "bound where examples are longer): " + "; ".join(parts) + "."
+    )
+
+
+#: The command that regenerates each profile's results (from the repository root). Each
+#: writes its executed copy under ``_build/`` and its results files
+#: (``results/sft_pilot[.<profile>].json`` and ``.cases.jsonl``); the committed chapter is the
+#: evidence run, rendered by ``make replay CHAPTER=07_sft_pilot PROFILE=<profile>``.
+REGENERATE = {
+    "cpu": "papermill --cwd notebooks notebooks/07_sft_pilot.ipynb _build/07_sft_pilot.cpu.ipynb "
+    "-p profile cpu",
+    "full": "make record CHAPTER=07_sft_pilot PROFILE=full  # about an hour on 2 cores",
+    "seeds": "make record CHAPTER=07_sft_pilot PROFILE=seeds RESUME=1  # resumable; its hours "
+    "first: python -m cadlib.chapters.sft_pilot.commands estimate seeds",
+    "paper": "papermill --cwd notebooks notebooks/07_sft_pilot.ipynb "
+    "_build/07_sft_pilot.paper.ipynb -p profile paper -p device cuda  # a GPU and the hub",
+}
+
+
+def profile_summary(profile: str) -> str:
+    """Markdown: the generated conclusion of ``profile``'s committed run with its label, or
+    "not run yet" and the command that runs it."""
+    command = f"`{REGENERATE[profile]}`"
+    record = profile_record(profile)
+    if record is None or "conclusion" not in record["numbers"]:
+        return (
+            f"*Profile {profile}: not run yet (no results/{results_name('sft_pilot', profile)}"
+            f" with a conclusion). Command:* {command}"
+        )
+    n = record["numbers"]
+    return (
+        f"*Profile {profile}, model {record['model']}, run {record['created'][:10]}; "
+        f"regenerate with* {command}\n\n{n['conclusion']}"
+    )
+
+
+class _Attempt:
+    """The two fields :func:`conclusion` reads of an attempt, from
+    its per-case record."""
+
+    def __init__(self, record: Mapping):
+        self.em, self.parsed = bool(record["em"]), bool(record["parsed"])
+
+
+def regenerated_conclusion(profile: str) -> str | None:
+    """A committed run's conclusion regenerated from its results file and per-case records
+    under this module's current rules (strata included), or None when it was not run: a
+    conclusion stored by an older rule is not quoted as it stood."""
+    record = profile_record(profile)
+    if record is None or "comparisons" not in record["numbers"]:
+        return None
+    n, records = record["numbers"], read_cases(committed_cases(profile))
+    train_set = record["params"].get("train_sets", ["py"])[0]
+    trained = sft_system(train_set)
+    systems: dict[str, list] = {}
+    for r in records:
+        systems.setdefault(r["system"], []).append(_Attempt(r))
+    label = f"ours ({record['model']}, CPU, profile {profile})"
+    strata = strata_markdown(
+        records,
+        held_out_docs(),
+        trained=trained,
+        untrained=FSM_UNTRAINED,
+        label=f"profile {profile}",
+    )
+    return conclusion(
+        systems,
+        n["comparisons"],
+        trained=trained,
+        untrained=FSM_UNTRAINED,
+        prompt_level=CRP,
+        localized=localized_system(train_set),
+        label=label,
+        summaries=n["table6"],
+        strata=strata,
+    )
+
+
+def full_profile_summary(profile: str) -> str:
+    """In the cpu chapter: the largest committed evidence run's
+    (:func:`cadlib.chapters.sft_pilot.run.evidence_profile`) generated conclusion and findings
+    (or the command that runs it); in any other profile, a note that the conclusion at the end
+    is this run's own. Its figure and rates are
+    :func:`cadlib.chapters.sft_pilot.show.full_profile_figures`."""
+    if profile != "cpu":
+        return f"*This is the {profile} run; the conclusion below is its own.*"
+    evidence = evidence_profile()
+    record = profile_record(evidence)
+    if record is None:
+        return profile_summary(evidence)
+    return (
+        f"*Profile {evidence}, model {record['model']}, run {record['created'][:10]}; "
+        f"regenerate with* `{REGENERATE[evidence]}`. *Its conclusion, regenerated from "
+        f"its committed results and per-case records under this chapter's current "
+        f"rules:*\n\n{regenerated_conclusion(evidence)}\n\n"
+        + findings_section(
+            read_cases(committed_cases(evidence)), record["params"].get("train_sets", ["py"])
+        )
+    )
