@@ -67,6 +67,26 @@ def test_default_model_is_the_packaged_one(capsys):
     assert f"(default: {models.SMOLLM2}," in " ".join(capsys.readouterr().out.split())
 
 
+def test_edit_help_and_tokens_import_no_torch(doc):
+    """``cad edit --help`` and ``cad tokens`` stay light: a fresh interpreter that runs them has
+    not loaded torch (the CLI names models through the torch-free registry)."""
+    code = (
+        "import contextlib, io, sys\n"
+        "from cadlib.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    try:\n"
+        "        main(['edit', '--help'])\n"
+        "    except SystemExit:\n"
+        "        pass\n"
+        "    assert main(['tokens', sys.argv[1]]) == 0\n"
+        "print('torch' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(doc)], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "False"
+
+
 def test_engines_and_gguf_types_are_the_engines():
     from cadlib.decoding import engines
 
