@@ -14,9 +14,9 @@ from cadlib.corpora import EditCase, load_corpus
 from cadlib.costs import accounting as A
 from cadlib.costs.accounting import forwards as accounting_forwards
 from cadlib.decoding.decoder import CopyDecoder
-from cadlib.decoding.drafts import lookup_draft, ngram_index
 from cadlib.decoding.fsm import token_table, transcript
 from cadlib.decoding.methods import ar_along, prepare, prompt_lookup_along
+from cadlib.decoding.prompt_lookup import lookup_draft, ngram_index
 from cadlib.escape import encode_gen_body
 from cadlib.grammar import Gen, Program
 from cadlib.oracle import oracle_program

@@ -1,7 +1,7 @@
 """``cad edit`` (Copy-as-Decode on a file from the shell) and ``cad oracle --align``.
 
 The model tests drive the packaged SmolLM2-135M-Instruct GGUF through ``cadlib.cli.main`` (one
-load per process: ``_load_engine`` is cached) and once through a subprocess. The error tests
+load per process: ``_load_runner`` is cached) and once through a subprocess. The error tests
 need no model: input is checked before a model loads.
 """
 
@@ -61,13 +61,36 @@ def one_line_error(err: str, message: str) -> None:
 # -- no model ---------------------------------------------------------------------------------
 
 
-def test_default_model_is_the_packaged_one():
-    assert cli_edit.SMOLLM2 == models.SMOLLM2
+def test_default_model_is_the_packaged_one(capsys):
+    with pytest.raises(SystemExit):
+        main(["edit", "--help"])
+    assert f"(default: {models.SMOLLM2}," in " ".join(capsys.readouterr().out.split())
 
 
-def test_gguf_types_are_the_engines():
+def test_edit_help_and_tokens_import_no_torch(doc):
+    """``cad edit --help`` and ``cad tokens`` stay light: a fresh interpreter that runs them has
+    not loaded torch (the CLI names models through the torch-free registry)."""
+    code = (
+        "import contextlib, io, sys\n"
+        "from cadlib.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    try:\n"
+        "        main(['edit', '--help'])\n"
+        "    except SystemExit:\n"
+        "        pass\n"
+        "    assert main(['tokens', sys.argv[1]]) == 0\n"
+        "print('torch' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(doc)], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "False"
+
+
+def test_engines_and_gguf_types_are_the_engines():
     from cadlib.decoding import engines
 
+    assert cli_edit.ENGINES == engines.ENGINE_KINDS
     assert cli_edit.GGUF_TYPES == tuple(sorted(engines.GGUF_TYPES))
 
 
@@ -216,7 +239,8 @@ def test_free_run_prints_the_resolution_of_a_valid_program(doc, capsysbinary):
     summary = parse_summary(err.decode())
     assert summary["model"] == models.SMOLLM2 and summary["engine"] == "transformers"
     # the same greedy run in-process: its program is valid and resolves to what was printed
-    model, tokenizer = cli_edit._load_engine("transformers", models.SMOLLM2, "cpu", 1)
+    model = models.load_model(models.SMOLLM2, device="cpu")
+    tokenizer = models.load_tokenizer(models.SMOLLM2)
     result = CopyDecoder(model, tokenizer, max_new_tokens=24).decode(DOC.decode(), INSTRUCTION)
     assert result.error is None and out.decode() == result.text
     assert resolve(parse_program(result.program_text), DOC.decode()) == out.decode()
@@ -447,39 +471,6 @@ def test_version(capsys):
     with pytest.raises(SystemExit) as exit_:
         main(["--version"])
     assert exit_.value.code == 0 and capsys.readouterr().out.startswith("cad (cadlib) ")
-
-
-# -- issue 36: --stream writes a body as it is generated ------------------------------------------
-
-
-class _Table:
-    """One id per character (the ids are code points)."""
-
-    token_bytes = [chr(i).encode() for i in range(0x3000)]
-
-
-class _Run:
-    def __init__(self):
-        self.ids, self.kinds = [], []
-
-
-@pytest.mark.parametrize("body", ["x = 1\ny = 2\n" * 3, "a </gen> and \u27e8 b", ""])
-def test_stream_writes_generated_text_before_its_op_closes(body):
-    from cadlib.grammar import Copy, Gen, Program
-
-    doc = "one\ntwo\nthree\n"
-    program = Program([Copy(1, 1), Gen(body), Copy(3, 4)])
-    text, stream, run, pieces = str(program), cli_edit._TextStream(_Table(), doc), _Run(), []
-    for ch in text:  # a decision per character, as a model writes
-        run.ids.append(ord(ch))
-        run.kinds.append("gen")
-        pieces.append(stream.feed(run))
-    assert "".join(pieces) == resolve(program, doc)
-    closed = text.index("</gen>")  # the body's text was out before its op completed
-    written = "".join(pieces[:closed])
-    assert written.startswith("one")
-    if "<" not in body:  # held back: at most a tail that could be an entity or "\n</gen>"
-        assert len(written) >= len("one\n") + len(body) - cli_edit._TextStream.HOLD
 
 
 # -- the reuse copy mode (issue 32) -----------------------------------------------------------

@@ -105,3 +105,18 @@ def test_benchmark_cases_are_valid_programs(tmp_path):
     for doc, program in thread_bench.bench_cases(tmp_path).values():
         text = resolve(program.read_text(), doc.read_text())
         assert text != doc.read_text()
+
+
+def test_the_command_passes_its_engine_on(monkeypatch, tmp_path, capsys):
+    from cadlib.cli import thread_bench as command
+
+    calls = []
+    monkeypatch.setattr(thread_bench, "thread_benchmark", lambda *args: calls.append(args))
+    out = tmp_path / "bench.json"
+    assert command.main(["--out", str(out), "--repeats", "1"]) == 0
+    assert command.main(["--out", str(out), "--engine", "llama.cpp"]) == 0
+    assert calls == [
+        (str(out), 1, ["--device", "cpu"]),
+        (str(out), 3, ["--engine", "llama.cpp"]),
+    ]
+    assert capsys.readouterr().out == f"wrote {out}\nwrote {out}\n"

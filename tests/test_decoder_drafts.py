@@ -12,16 +12,11 @@ from test_accounting import observed, predicted
 from cadlib.corpora import EditCase, load_corpus
 from cadlib.costs import accounting as A
 from cadlib.decoding.decoder import CopyDecoder
-from cadlib.decoding.drafts import (
-    Drafter,
-    NgramIndex,
-    composition_drafts,
-    lookup_draft,
-    ngram_index,
-)
+from cadlib.decoding.drafts import Drafter, composition_drafts
 from cadlib.decoding.engines import as_engine
 from cadlib.decoding.fsm import token_table, transcript
 from cadlib.decoding.methods import prepare
+from cadlib.decoding.prompt_lookup import NgramIndex, lookup_draft, ngram_index
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

@@ -19,11 +19,10 @@ from cadlib.decoding.drafts import (
     HeaderDrafts,
     ProgramPosition,
     PromptLookupDrafts,
-    lookup_draft,
-    ngram_index,
 )
 from cadlib.decoding.fsm import token_table, transcript
 from cadlib.decoding.methods import prepare
+from cadlib.decoding.prompt_lookup import lookup_draft, ngram_index
 from cadlib.grammar import Copy, Gen, Program
 
 SUBSETS = [k for r in (1, 2, 3) for k in itertools.combinations(Drafter.KINDS, r)]

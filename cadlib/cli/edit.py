@@ -4,18 +4,17 @@ done before the weights load, the output streamed as it is decoded."""
 from __future__ import annotations
 
 import argparse
-import codecs
 import contextlib
 import functools
 import io
 import sys
 import time
 
+from cadlib import models  # torch-free: its loading half is imported when first named
 from cadlib.decoding.cpu_threads import default_threads, passive_openmp
 from cadlib.decoding.kv_reuse import COPY_KV_MODES, check_copy_kv
-from cadlib.escape import decode_gen_body
-from cadlib.grammar import GEN_OPEN, ProgramSyntaxError, StreamingParser, parse_program
-from cadlib.resolver import ResolveError, doc_lines, op_text, resolve
+from cadlib.grammar import ProgramSyntaxError, parse_program
+from cadlib.resolver import ResolveError, resolve
 
 from .common import (
     EXIT_PARTIAL,
@@ -27,18 +26,16 @@ from .common import (
     write_output,
 )
 
-__all__ = ["ENGINES", "GGUF_TYPES", "SMOLLM2", "EDIT_HELP", "add_edit_command"]
+__all__ = ["ENGINES", "GGUF_TYPES", "EDIT_HELP", "add_edit_command"]
 
-#: The engines ``cad edit --engine`` accepts.
+#: The engines ``cad edit --engine`` accepts: :data:`cadlib.decoding.engines.ENGINE_KINDS`
+#: (not imported here: the engines import torch, which ``cad edit --help`` and the other
+#: commands do not need; a test checks the two agree).
 ENGINES = ("transformers", "llama.cpp")
 
 #: ``cad edit --gguf-type``: :data:`cadlib.decoding.engines.GGUF_TYPES` (not imported here, as
-#: below; a test checks the two agree).
+#: above; a test checks the two agree).
 GGUF_TYPES = ("f16", "f32")
-
-#: ``cad edit``'s default model: :data:`cadlib.models.SMOLLM2` (not imported here: cadlib.models
-#: imports torch, which the other commands do not need; a test checks the two agree).
-SMOLLM2 = "smollm2-135m-instruct"
 
 EDIT_HELP = """\
 Edit DOC with Copy-as-Decode: the model writes an edit program (copy line ranges of DOC,
@@ -81,8 +78,6 @@ def _check_model(kind: str, model: str, device: str) -> None:
     """Fail in one line, before anything heavy loads, for a device this torch lacks, a name
     that is not available here (offline: at once, with the names that work offline) or a
     timing-only random model (its edits would be noise)."""
-    from cadlib import models  # torch: only this command
-
     if kind == "llama.cpp":
         if device not in ("auto", "cpu"):
             raise CLIError(f"the llama.cpp engine runs on the CPU here, got --device {device}")
@@ -107,10 +102,8 @@ def _check_model(kind: str, model: str, device: str) -> None:
 def _load_tokenizer(model: str, tokenizer: str | None = None):
     """The tokenizer ``cad edit`` decodes with: ``--tokenizer``, else the model's own (a GGUF
     file's embedded one included)."""
-    from cadlib.models import load_tokenizer, quiet_transformers  # torch: only this command
-
-    quiet_transformers()
-    return load_tokenizer(tokenizer or model)
+    models.quiet_transformers()  # torch: only this command
+    return models.load_tokenizer(tokenizer or model)
 
 
 @functools.cache
@@ -124,12 +117,10 @@ def _load_runner(
 ):
     """The model (``transformers``) or engine (``llama.cpp``, on ``n_ctx`` positions) of
     ``cad edit``, loaded once per process; loading progress bars are kept off stderr."""
-    from cadlib.models import load_model, set_threads  # torch: only this command
-
-    set_threads(threads)
+    models.set_threads(threads)  # torch: only this command
     with contextlib.redirect_stderr(io.StringIO()):  # GGUF de-quantisation progress bar
         if kind == "transformers":
-            return load_model(model, device=device)
+            return models.load_model(model, device=device)
         try:  # the binding itself may be imported only when the engine loads
             from cadlib.decoding.engines import load_engine
 
@@ -142,22 +133,6 @@ def _load_runner(
                 f"the llama.cpp engine is not available here ({one_line(err)}); "
                 "use --engine transformers"
             ) from err
-
-
-def _load_engine(
-    kind: str,
-    model: str,
-    device: str = "auto",
-    threads: int | None = None,
-    gguf_type: str | None = None,
-    tokenizer: str | None = None,
-):
-    """``(model or engine, tokenizer)`` for ``cad edit``: the checks of :func:`_check_model`,
-    then the tokenizer, then the weights; failures as one-line :class:`CLIError`."""
-    with loading(model):
-        _check_model(kind, model, device)
-        tok = _load_tokenizer(model, tokenizer)
-        return _load_runner(kind, model, device, threads, gguf_type), tok
 
 
 def _context_need(
@@ -181,10 +156,8 @@ def _context_need(
 def _check_context(args, tokenizer, doc: str, program_text, expected) -> int | None:
     """Refuse, in one line, a run that cannot fit the model's context; returns the context
     (``None`` when the model's config does not say)."""
-    from cadlib.models import model_context  # torch: only this command
-
     with loading(args.model):
-        context = model_context(args.model)
+        context = models.model_context(args.model)
     if context is None:
         return None
     doc_ids, need = _context_need(
@@ -227,69 +200,16 @@ def _edit_summary(result, seconds: float, args, threads: str) -> str:
     return line
 
 
-class _TextStream:
-    """The resolved text of a decode as it grows: each op's text once it completes, and a
-    ``<gen>`` body's text while it is generated (less a tail that could still turn out to
-    be an escape entity or the body's closing ``\\n</gen>``), so a long body shows as written.
-    Joined, the pieces are the run's resolution."""
-
-    HOLD = 12  # > the longest escape entity (10 characters) and "\\n</gen>"
-
-    def __init__(self, table, doc: str):
-        self.tb, self.lines = table.token_bytes, doc_lines(doc)
-        self.parser, self.utf8 = StreamingParser(), codecs.getincrementaldecoder("utf-8")("replace")
-        self.fed, self.ops, self.body = 0, 0, ""  # ids read, ops written, open body written
-
-    def feed(self, run) -> str:
-        """The text that ``run``'s new ids add to the output."""
-        new = [
-            self.tb[i]
-            for i, k in zip(run.ids[self.fed :], run.kinds[self.fed :], strict=True)
-            if k != "splice"
-        ]
-        self.fed = len(run.ids)
-        out = []
-        for op in self.parser.feed(self.utf8.decode(b"".join(new))):
-            text = op_text(op, self.lines)
-            out.append(self._start() + text[len(self.body) :])
-            self.ops, self.body = self.ops + 1, ""
-        partial = self._open_body()
-        if len(partial) > len(self.body):
-            out.append((self._start() if not self.body else "") + partial[len(self.body) :])
-            self.body = partial
-        return "".join(out)
-
-    def _start(self) -> str:
-        """The newline that joins the next op to the previous ones (none before the first,
-        nor inside a body already begun)."""
-        return "\n" if self.ops and not self.body else ""
-
-    def _open_body(self) -> str:
-        """The safe, decoded prefix of the ``<gen>`` body being generated ("" if none)."""
-        rest = self.parser.text[self.parser.pos :].lstrip()
-        if not self.parser.started or not rest.startswith(GEN_OPEN):
-            return ""
-        raw = rest[len(GEN_OPEN) :]
-        cut = max(0, len(raw) - self.HOLD)
-        while "\u27e8" in raw[max(0, cut - 10) : cut]:  # no entity may straddle the cut
-            cut = raw.index("\u27e8", max(0, cut - 10))
-        safe = raw[:cut]
-        return decode_gen_body(safe[1:] if safe.startswith("\n") else safe)
-
-
-def _stream_and_result(decoder, doc: str, instruction: str, program):
-    """Run the decoder, writing the output as it is decoded (:class:`_TextStream`), and
-    return the run's :class:`~cadlib.decoding.decoder.DecodeResult`."""
-    stream = _TextStream(decoder.table, doc)
-    steps = decoder._steps(doc, decoder._prompt(doc, instruction, None), program)
-    while True:
-        try:
-            run = next(steps)
-        except StopIteration as stop:
-            return stop.value
-        text = stream.feed(run)
-        if text:
-            write_output(text)
+def _decode(decoder, doc: str, args, program):
+    """Run the decoder; with ``--stream``, write the output as it is decoded, generated text
+    included (:meth:`cadlib.decoding.decoder.CopyDecoder.stream`). Returns the run's
+    :class:`~cadlib.decoding.decoder.DecodeResult`."""
+    if not args.stream:
+        return decoder.decode(doc, args.instruction, program=program)
+    stream = decoder.stream(doc, args.instruction, program=program, as_written=True)
+    for text in stream:
+        write_output(text)
+    return stream.result
 
 
 def _check_edit_input(args, doc: str):
@@ -373,10 +293,7 @@ def _cmd_edit(args) -> None:
     )
     start = time.perf_counter()
     try:
-        if args.stream:
-            result = _stream_and_result(decoder, doc, args.instruction, program)
-        else:
-            result = decoder.decode(doc, args.instruction, program=program)
+        result = _decode(decoder, doc, args, program)
     except ValueError as err:  # e.g. llama.cpp: the cache outgrew n_ctx
         raise CLIError(f"the run stopped: {one_line(err)}") from err
     seconds = time.perf_counter() - start
@@ -402,8 +319,8 @@ def add_edit_command(sub, epilog: str) -> None:
     p.add_argument("--instruction", required=True, help="what to change, in words")
     p.add_argument(
         "--model",
-        default=SMOLLM2,
-        help=f"model name, hub name, local folder or .gguf file (default: {SMOLLM2}, "
+        default=models.SMOLLM2,
+        help=f"model name, hub name, local folder or .gguf file (default: {models.SMOLLM2}, "
         "untrained for this task: see above)",
     )
     p.add_argument(

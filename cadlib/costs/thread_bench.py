@@ -8,7 +8,7 @@ model load included). "Busy" means one spinning background process, which the OS
 one of the cores, as any other program on a laptop would. Timings depend on the machine and
 on whatever else runs: run it on an otherwise quiet machine, e.g.::
 
-    python -m cadlib.costs.thread_bench --out results/cli.threads.json
+    python -m cadlib.cli.thread_bench --out results/cli.threads.json
 
 and read the JSON (one record per load x setting x case, each with its seconds, and the
 provenance of the run: commit and the load of processes other than the benchmark and its
@@ -18,7 +18,6 @@ spinner, :mod:`cadlib.record.provenance`). The serving page shows the committed 
 
 from __future__ import annotations
 
-import argparse
 import bisect
 import contextlib
 import os
@@ -48,7 +47,6 @@ __all__ = [
     "thread_benchmark",
     "thread_reading",
     "thread_table",
-    "main",
 ]
 
 #: The committed run the serving page shows.
@@ -194,21 +192,3 @@ def thread_reading(table: pd.DataFrame) -> str:
             f"{lo:.2f}–{hi:.2f}× one thread's decode time"
         )
     return "With idle-core threads and OpenMP's passive wait, " + "; ".join(parts) + "."
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m cadlib.costs.thread_bench", description=__doc__
-    )
-    parser.add_argument("--out", default=f"_build/{COMMITTED}", help="the JSON written")
-    parser.add_argument("--repeats", type=int, default=3, help="runs per setting (default 3)")
-    parser.add_argument("--engine", default="transformers", help="transformers or llama.cpp")
-    args = parser.parse_args(argv)
-    extra = ["--device", "cpu"] if args.engine == "transformers" else ["--engine", args.engine]
-    thread_benchmark(args.out, args.repeats, extra)
-    print(f"wrote {args.out}")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,6 +1,7 @@
 """The state of one decode as :class:`cadlib.decoding.decoder.CopyDecoder` runs it: the ids and
-kinds fed so far with their per-op records (:class:`DecodeRun`), and the localized-edit mode,
-where the model writes each ``<gen>`` body of a given program (:class:`LocalizedBodies`)."""
+kinds fed so far with their per-op records (:class:`DecodeRun`), the forwards that feed them
+(:func:`forward_chunks`), and the localized-edit mode, where the model writes each ``<gen>``
+body of a given program (:class:`LocalizedBodies`)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from cadlib.resolver import doc_lines, op_text, resolve
 
 from .fsm import CopyGenFSM, Transcript
 
-__all__ = ["DecodeRun", "LocalizedBodies"]
+__all__ = ["DecodeRun", "forward_chunks", "LocalizedBodies"]
 
 
 class DecodeRun:
@@ -42,6 +43,24 @@ class DecodeRun:
         if state.phase == "copy" and new.phase == "op":
             op["lines"] = (state.lo, int(state.digits))
         return new
+
+
+def forward_chunks(feed: list, kinds: list[str], min_span: int = 0) -> list[tuple[list, str]]:
+    """The forwards that feed ``feed`` (ids of ``kinds``, see :data:`cadlib.decoding.fsm.KINDS`,
+    plus ``"prompt"``): usually one; a splice of fewer than ``min_span`` ids goes id by id
+    (Appendix J). Each forward is ``(ids, kind)``, ``kind`` as in
+    :class:`cadlib.decoding.decoder.ForwardRecord`.
+    :mod:`cadlib.costs.accounting` predicts the decoder's forwards with it."""
+    n_splice = kinds.count("splice")
+    if "prompt" in kinds:
+        return [(feed, "prefill")]
+    if n_splice == 0:
+        return [(feed, "forced" if len(feed) > 1 else kinds[0])]
+    if n_splice >= min_span:
+        return [(feed, "splice")]
+    first = kinds.index("splice")
+    head = [(feed[:first], "forced" if first > 1 else kinds[0])] if first else []
+    return head + [([x], "copy-step") for x in feed[first:]]
 
 
 class LocalizedBodies:

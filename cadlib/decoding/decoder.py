@@ -40,34 +40,26 @@ localized-edit mode it bounds each ``<gen>`` body instead: an exhausted body is 
 
 from __future__ import annotations
 
-import codecs
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import partial
 
 import torch
 
-from cadlib.grammar import Program, StreamingParser, parse_program
+from cadlib.grammar import Program, parse_program
 from cadlib.prompts import edit_prompt_ids
-from cadlib.resolver import op_text, resolve
+from cadlib.resolver import resolve
 
-from .decode_run import DecodeRun
+from .decode_run import DecodeRun, forward_chunks
 from .draft_verify import next_draft, verify_draft
 from .drafts import BODY_PLD, Drafter
 from .engines import as_engine
 from .fsm import CopyGenFSM, Transcript, token_table, transcript
 from .kv_reuse import COPY_KV_MODES, PromptIndex, feed_sources, parse_policy
 from .modes import decode_mode
+from .streaming import DecodeStream, TextStream
 
-__all__ = [
-    # the decoder
-    "CopyDecoder",
-    "DecodeResult",
-    "ForwardRecord",
-    "Trace",
-    "forward_chunks",
-]
+__all__ = ["CopyDecoder", "DecodeResult", "ForwardRecord", "Trace"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -165,23 +157,6 @@ class DecodeResult:
         """Spliced / (spliced + body) ids: the realized copy fraction of the output text."""
         body = self.transcript.count("gen")
         return self.n_spliced / max(1, self.n_spliced + body)
-
-
-def forward_chunks(feed: list, kinds: list[str], min_span: int = 0) -> list[tuple[list, str]]:
-    """The forwards that feed ``feed`` (ids of ``kinds``, see :data:`cadlib.decoding.fsm.KINDS`,
-    plus ``"prompt"``): usually one; a splice of fewer than ``min_span`` ids goes id by id
-    (Appendix J). Each forward is ``(ids, kind)``, ``kind`` as in :class:`ForwardRecord`.
-    :mod:`cadlib.costs.accounting` predicts the decoder's forwards with it."""
-    n_splice = kinds.count("splice")
-    if "prompt" in kinds:
-        return [(feed, "prefill")]
-    if n_splice == 0:
-        return [(feed, "forced" if len(feed) > 1 else kinds[0])]
-    if n_splice >= min_span:
-        return [(feed, "splice")]
-    first = kinds.index("splice")
-    head = [(feed[:first], "forced" if first > 1 else kinds[0])] if first else []
-    return head + [([x], "copy-step") for x in feed[first:]]
 
 
 # --------------------------------------------------------------------------------------------
@@ -336,20 +311,16 @@ class CopyDecoder:
         *,
         prompt_ids=None,
         program: Program | None = None,
-    ) -> Iterator[str]:
-        """Yield the resolved text op by op, as each op completes (joined, they are the
-        resolved output)."""
-        parser, utf8 = StreamingParser(), codecs.getincrementaldecoder("utf-8")("replace")
-        tb, lines, fed, first = self.table.token_bytes, doc.split("\n"), 0, True
-        for run in self._steps(doc, self._prompt(doc, instruction, prompt_ids), program):
-            new = [
-                tb[i] for i, k in zip(run.ids[fed:], run.kinds[fed:], strict=True) if k != "splice"
-            ]
-            fed = len(run.ids)
-            for op in parser.feed(utf8.decode(b"".join(new))):
-                text = op_text(op, lines)
-                yield text if first else "\n" + text
-                first = False
+        as_written: bool = False,
+    ) -> DecodeStream:
+        """Decode as :meth:`decode` does (a free run, or forced along ``program``), yielding the
+        resolved text as it is decoded: each op's text as the op completes and, with
+        ``as_written``, a ``<gen>`` body's text also while it is generated
+        (:class:`cadlib.decoding.streaming.TextStream`). Joined, the pieces are the resolved
+        output; once they are exhausted, the stream's ``result`` is the run's
+        :class:`DecodeResult`."""
+        steps = self._steps(doc, self._prompt(doc, instruction, prompt_ids), program)
+        return DecodeStream(steps, TextStream(self.table, doc, as_written))
 
     # -- the loop ----------------------------------------------------------------------------
 
@@ -430,9 +401,6 @@ class CopyDecoder:
             kinds.append(kind)
         return state
 
-    def _chunks(self, feed: list[int], kinds: list[str]) -> list[tuple[list[int], str]]:
-        return forward_chunks(feed, kinds, self.min_span)
-
     def _forward(self, feed, kinds, session, run, op: int, draft=None) -> torch.Tensor:
         """Feed ``feed`` (ids of op record ``op`` onward) to the engine ``session``; return the
         last logits (V,). With a ``draft`` (drafts on: one forward, even for a short splice):
@@ -442,7 +410,7 @@ class CopyDecoder:
             kind = "prefill" if "prompt" in kinds else "verify" if draft else None
             chunks = [(ids, kind or forward_chunks(feed, kinds)[0][1])]
         else:
-            chunks = self._chunks(feed, kinds)
+            chunks = forward_chunks(feed, kinds, self.min_span)
         for ids, kind in chunks:
             if kind == "splice" and self._index is not None:
                 logits = self._forward_reuse(ids, kinds, session, run, op)

@@ -5,13 +5,13 @@ shape of ``transformers``' candidate generators), composed by one :class:`Drafte
 the decoder (:class:`cadlib.decoding.decoder.CopyDecoder`'s ``drafts=`` option) and the exact
 accounting (:func:`cadlib.costs.accounting.composed`), so that what is counted is what runs:
 
-* **prompt lookup** (:class:`PromptLookupDrafts`; :func:`lookup_draft`, :class:`NgramIndex`):
-  ``transformers``' ``PromptLookupCandidateGenerator`` rule -- the largest ``n`` (down to 1)
-  whose last n-gram occurred earlier with a continuation, its leftmost occurrence, and up to
-  ``K`` ids after it;
-* **cursor lookup** (:class:`CursorDrafts`; :func:`cursor_lookup`): the same rule confined to
-  the document lines a ``<gen>`` body stands in for, which only an edit program knows (the
-  body starts right after the last copied line);
+* **prompt lookup** (:class:`PromptLookupDrafts`; the rule is
+  :mod:`cadlib.decoding.prompt_lookup`'s): ``transformers``' ``PromptLookupCandidateGenerator``
+  rule -- the largest ``n`` (down to 1) whose last n-gram occurred earlier with a continuation,
+  its leftmost occurrence, and up to ``K`` ids after it;
+* **cursor lookup** (:class:`CursorDrafts`; :func:`cadlib.decoding.prompt_lookup.cursor_lookup`):
+  the same rule confined to the document lines a ``<gen>`` body stands in for, which only an
+  edit program knows (the body starts right after the last copied line);
 * **speculative op headers** (:class:`HeaderDrafts`; :func:`header_guess`): the next op's
   header guessed from what is already known, the document's line count and the ops so far --
   after a copy a ``<gen>`` opener, else a copy that resumes where the document would
@@ -36,6 +36,7 @@ from cadlib.grammar import Copy, StreamingParser
 from cadlib.resolver import copied_text
 
 from .fsm import Transcript
+from .prompt_lookup import NgramIndex, cursor_lookup, ngram_index
 
 __all__ = [
     "BODY_PLD",
@@ -43,11 +44,6 @@ __all__ = [
     "SPLICE_CHAIN",
     "DRAFT_KINDS",
     "composition_drafts",
-    "NgramIndex",
-    "first_occurrences",
-    "ngram_index",
-    "lookup_draft",
-    "cursor_lookup",
     "resume_line",
     "header_guess",
     "lines_written",
@@ -86,65 +82,6 @@ def composition_drafts(setting: str) -> tuple[str, ...]:
     return tuple(kind for part, kind in DRAFT_KINDS.items() if part in setting.split())
 
 
-def first_occurrences(seq: Sequence[int], n: int) -> dict[tuple, int]:
-    """Start of the leftmost occurrence of every n-gram of ``seq``."""
-    grams = zip(*(seq[k:] for k in range(n)), strict=False)
-    first: dict[tuple, int] = {}
-    for i, gram in enumerate(grams):
-        first.setdefault(gram, i)
-    return first
-
-
-def ngram_index(seq: Sequence[int], n_max: int) -> dict[int, dict[tuple, int]]:
-    """``{n: first occurrences of the n-grams of seq}`` for n = 1..n_max."""
-    return {n: first_occurrences(seq, n) for n in range(1, n_max + 1)}
-
-
-def lookup_draft(seq: Sequence[int], length: int, K: int, n: int, firsts: dict) -> Sequence[int]:
-    """The prompt-lookup draft after ``seq[:length]``: the largest n (down to 1) whose last
-    n-gram occurs earlier with a continuation, its leftmost such occurrence, and up to ``K``
-    ids that follow it (``()``: no match).
-
-    ``firsts`` (:func:`ngram_index`) may cover more of ``seq`` than ``length``: the leftmost
-    occurrence of the suffix n-gram lies inside ``seq[:length]`` (the suffix itself is one),
-    so one table of the whole sequence serves every round; a match needs a continuation, so
-    it must start before the suffix.
-    """
-    for g in range(min(n, length - 1), 0, -1):
-        start = firsts[g][tuple(seq[length - g : length])] + g
-        if start < length:
-            return seq[start : min(start + K, length)]
-    return ()
-
-
-class NgramIndex:
-    """Prompt lookup over a sequence that grows (the prompt, then the ids decoded so far):
-    first occurrences kept up to date as ids are appended, so each draft is a few lookups."""
-
-    def __init__(self, K: int, n: int):
-        if K < 1 or n < 1:
-            raise ValueError(f"prompt lookup needs K >= 1 and n >= 1, got K={K}, n={n}")
-        self.K, self.n = K, n
-        self.seq: list[int] = []
-        self.firsts: dict[int, dict[tuple, int]] = {g: {} for g in range(1, n + 1)}
-
-    def extend(self, ids: Sequence[int]) -> None:
-        """Append ``ids`` and index the n-grams they end."""
-        old = len(self.seq)
-        self.seq.extend(int(t) for t in ids)
-        seq = self.seq
-        for g in range(1, self.n + 1):
-            first = max(old - g + 1, 0)  # the first n-gram that ends in the new ids
-            grams = zip(*(seq[first + k :] for k in range(g)), strict=False)
-            setdefault = self.firsts[g].setdefault
-            for i, gram in enumerate(grams, first):
-                setdefault(gram, i)
-
-    def draft(self) -> list[int]:
-        """The draft after the whole sequence (:func:`lookup_draft`)."""
-        return list(lookup_draft(self.seq, len(self.seq), self.K, self.n, self.firsts))
-
-
 def lines_written(text: str) -> int:
     """Document lines a ``<gen>`` body of ``text`` stands for (a final newline ends the last
     line rather than starting another)."""
@@ -179,20 +116,6 @@ def header_guess(prev, last_end: int, n_lines: int, table) -> list[int]:
         *table.dash,
         *table.encode(str(n_lines)),
     ]
-
-
-def cursor_lookup(
-    ahead: Sequence[int], firsts: dict, body: Sequence[int], K: int, n: int
-) -> list[int]:
-    """Prompt lookup confined to ``ahead`` (the document's ids where a body stands,
-    ``firsts`` = :func:`ngram_index` of it): the largest n (down to 1) whose last n-gram of
-    ``body`` occurs in ``ahead`` with a continuation, its leftmost occurrence, and up to
-    ``K`` ids after it (``[]``: no match)."""
-    for g in range(min(n, len(body)), 0, -1):
-        start = firsts[g].get(tuple(body[len(body) - g :]))
-        if start is not None and start + g < len(ahead):
-            return list(ahead[start + g : start + g + K])
-    return []
 
 
 class DraftSource(Protocol):

@@ -27,7 +27,7 @@ from cadlib.resolver import copied_text
 
 from .fsm import token_table, transcript
 
-__all__ = ["naive_transcript_ids", "boundary_table", "boundary_effect"]
+__all__ = ["naive_transcript_ids", "op_literal_starts", "boundary_table", "boundary_effect"]
 
 
 def naive_transcript_ids(program, doc: str, tokenizer) -> list[int]:
@@ -80,7 +80,7 @@ def _windows(ids, table) -> dict:
     tb = table.token_bytes
     text = lambda xs: b"".join(tb[i] for i in xs).decode(errors="replace")  # noqa: E731
     is_canon = lambda xs: list(table.encode(text(xs))) == list(xs)  # noqa: E731
-    ends = _op_starts(ids, table) + [len(ids)]
+    ends = op_literal_starts(ids, table) + [len(ids)]
     out = {"copy": [], "gen": [], "whole": is_canon(ids)}
     for a, b in zip(ends, ends[1:], strict=False):
         body = text(ids[a:b])
@@ -94,7 +94,7 @@ def _windows(ids, table) -> dict:
     return out
 
 
-def _op_starts(ids, table) -> list[int]:
+def op_literal_starts(ids, table) -> list[int]:
     """Indices of the ids that start an op literal (``<copy``, ``<gen``, ``</program>``)."""
     tb, out, offset = table.token_bytes, [], 0
     text = b"".join(tb[i] for i in ids)
@@ -127,7 +127,7 @@ def boundary_effect(model, tokenizer, inputs: list) -> pd.DataFrame:
     for x in inputs:
         ours = list(transcript(x.program, x.case.doc, table).ids)
         naive = naive_transcript_ids(x.program, x.case.doc, table)
-        starts = [_op_starts(ids, table) for ids in (ours, naive)]
+        starts = [op_literal_starts(ids, table) for ids in (ours, naive)]
         lo, ln = (
             _logits_at(model, x.edit_prompt, ids, st)
             for ids, st in zip((ours, naive), starts, strict=True)

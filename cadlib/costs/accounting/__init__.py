@@ -15,7 +15,7 @@ case of a corpus, in seconds:
 * :func:`copy_as_decode`: every forward of :class:`cadlib.decoding.decoder.CopyDecoder` in
   forced-program mode with minimum span ``m`` (Appendix J), from the program's transcript
   (:func:`cadlib.decoding.fsm.transcript`) and the decoder's own split of a feed into forwards
-  (:func:`cadlib.decoding.decoder.forward_chunks`);
+  (:func:`cadlib.decoding.decode_run.forward_chunks`);
 * :func:`copy_reuse`: the same decoder with ``copy_kv="reuse"`` (issue 32): each copy's feed
   is one ``reuse`` forward of the ids it computes, after the matched ids it takes from the
   prompt's cache (:mod:`cadlib.decoding.kv_reuse`).

@@ -7,9 +7,9 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
-from cadlib.decoding.drafts import ngram_index
 from cadlib.decoding.fsm import transcript
 from cadlib.decoding.methods import prepare
+from cadlib.decoding.prompt_lookup import ngram_index
 
 from .forwards import (
     BOUND,

@@ -6,11 +6,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from cadlib.decoding.decoder import forward_chunks
-from cadlib.decoding.drafts import BODY_PLD, Drafter, composition_drafts, lookup_draft, ngram_index
+from cadlib.decoding.decode_run import forward_chunks
+from cadlib.decoding.drafts import BODY_PLD, Drafter, composition_drafts
 from cadlib.decoding.fsm import DECISION_KINDS, Transcript, token_table
 from cadlib.decoding.kv_reuse import PromptIndex, feed_sources, parse_policy
-from cadlib.decoding.token_boundaries import _op_starts
+from cadlib.decoding.prompt_lookup import lookup_draft, ngram_index
+from cadlib.decoding.token_boundaries import op_literal_starts
 from cadlib.grammar import Copy
 
 __all__ = [
@@ -128,13 +129,13 @@ def prompt_lookup(
 
     After the prefill and the first target id, each round drafts up to ``K`` ids by
     matching the last ``n`` (down to 1) ids in prompt + output
-    (:func:`cadlib.decoding.drafts.lookup_draft`; no draft in the last round, where HF's
+    (:func:`cadlib.decoding.prompt_lookup.lookup_draft`; no draft in the last round, where HF's
     ``max_length`` stops it), feeds ``[last id] + draft`` in one verify forward at context
     ``len(seq) - 1`` and accepts the longest prefix of the draft equal to the target plus
     one bonus id; the rejected tail is cropped from the cache.
     Acceptance follows the gold, not the model, as in the book's gold-driven baseline.
     ``index``: the n-gram tables of prompt + target for n up to at least ``n``
-    (:func:`cadlib.decoding.drafts.ngram_index`), to share them between settings.
+    (:func:`cadlib.decoding.prompt_lookup.ngram_index`), to share them between settings.
     """
     seq = list(prompt) + list(target)
     firsts = index if index is not None else ngram_index(seq, n)
@@ -319,7 +320,7 @@ def simulate_forwards(
 def op_starts(tr: Transcript, table) -> list[int]:
     """Transcript positions of the first id of every op and of ``</program>`` (the id where an
     op literal begins; literal text inside a splice does not count)."""
-    return [k for k in _op_starts(tr.ids, table) if tr.kinds[k] != "splice"]
+    return [k for k in op_literal_starts(tr.ids, table) if tr.kinds[k] != "splice"]
 
 
 def first_decisions(tr: Transcript, table) -> dict[int, int]:

@@ -1,0 +1,32 @@
+"""``python -m cadlib.cli.thread_bench``: ``cad edit`` with its default threads against
+``--threads 1``, on a quiet and on a busy machine (issue 36.2), written to a JSON file (the
+serving page shows the committed run, ``results/cli.threads.json``). The measuring functions
+are :mod:`cadlib.costs.thread_bench`'s."""
+
+from __future__ import annotations
+
+import argparse
+
+from cadlib.costs import thread_bench
+
+__all__ = ["main"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m cadlib.cli.thread_bench", description=thread_bench.__doc__
+    )
+    parser.add_argument(
+        "--out", default=f"_build/{thread_bench.COMMITTED}", help="the JSON written"
+    )
+    parser.add_argument("--repeats", type=int, default=3, help="runs per setting (default 3)")
+    parser.add_argument("--engine", default="transformers", help="transformers or llama.cpp")
+    args = parser.parse_args(argv)
+    extra = ["--device", "cpu"] if args.engine == "transformers" else ["--engine", args.engine]
+    thread_bench.thread_benchmark(args.out, args.repeats, extra)
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
