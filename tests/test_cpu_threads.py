@@ -5,6 +5,7 @@ for ``cad edit``: no timing here is a reported number)."""
 import json
 import sys
 
+from cadlib.cli import thread_bench as cli_thread_bench
 from cadlib.costs import thread_bench
 from cadlib.decoding import cpu_threads
 from cadlib.decoding.cpu_threads import default_threads, idle_cores, passive_openmp
@@ -92,7 +93,7 @@ def test_the_table_compares_the_default_with_one_thread_per_load_and_case():
     assert table.loc[("quiet", "rename", "default"), "decode / one thread's"] == 0.5
     assert table.loc[("quiet", "rename", "threads 1"), "decode / one thread's"] == 1.0
     assert table.loc[("quiet", "rename", "default"), "wall s"] == 9.0
-    assert thread_bench.thread_reading(table) == (
+    assert cli_thread_bench.thread_reading(table) == (
         "With idle-core threads and OpenMP's passive wait, on a quiet machine the default ran "
         "2 thread(s) and took 0.50–0.50× one thread's decode time; on a busy machine the "
         "default ran 1 thread(s) and took 2.00–2.00× one thread's decode time."

@@ -45,7 +45,6 @@ __all__ = [
     "committed",
     "run_edit",
     "thread_benchmark",
-    "thread_reading",
     "thread_table",
 ]
 
@@ -176,19 +175,3 @@ def thread_table(report: dict) -> pd.DataFrame:
     one = table.xs("threads 1", level="setting")["decode s"]
     ratio = table["decode s"] / one.reindex(table.index.droplevel("setting")).to_numpy()
     return table.assign(**{"decode / one thread's": ratio.round(2)})
-
-
-def thread_reading(table: pd.DataFrame) -> str:
-    """One sentence per load: the threads the default chose and its decode time as a multiple
-    of one thread's, over the cases (generated, so it follows the committed run)."""
-    default = table.xs("default", level="setting")
-    parts = []
-    for load in ("quiet", "busy"):
-        rows = default.xs(load, level="load")
-        lo, hi = rows["decode / one thread's"].min(), rows["decode / one thread's"].max()
-        threads = "/".join(str(t) for t in sorted(set(rows.threads)))
-        parts.append(
-            f"on a {load} machine the default ran {threads} thread(s) and took "
-            f"{lo:.2f}–{hi:.2f}× one thread's decode time"
-        )
-    return "With idle-core threads and OpenMP's passive wait, " + "; ".join(parts) + "."
