@@ -96,3 +96,13 @@ def test_the_registry_lists_every_chapter_once_with_its_notebook():
     assert card_of("fim").notebook == "08_fim_constraint"
     with pytest.raises(ValueError, match="unknown chapter 'lossless'"):
         card_of("lossless")
+
+
+def test_case_records_are_one_compact_json_object_a_line_beside_the_results(tmp_path, monkeypatch):
+    monkeypatch.setenv("CADLIB_RESULTS_DIR", str(tmp_path))
+    ch = session.start("kernel", PROFILES, "paper")
+    path = ch.write_cases([{"case": "Python/0", "text": "é", "n": 1}, {"case": "b"}])
+    assert path == tmp_path / "kernel.paper.cases.jsonl"
+    assert (
+        path.read_text(encoding="utf-8") == '{"case":"Python/0","text":"é","n":1}\n{"case":"b"}\n'
+    )

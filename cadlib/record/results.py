@@ -23,6 +23,7 @@ import math
 import os
 import platform
 import sys
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import pandas as pd
@@ -32,6 +33,8 @@ from cadlib.paths import repo_root
 from .provenance import provenance
 
 __all__ = [
+    "cases_name",
+    "write_cases",
     "FAKE_MACHINE_ENV",
     "committed_path",
     "hardware_info",
@@ -175,6 +178,21 @@ def strict_json(value):
 def results_name(chapter: str, profile: str | None = None) -> str:
     """``<chapter>.json`` for the cpu profile (or none given), else ``<chapter>.<profile>.json``."""
     return f"{chapter}.json" if profile in (None, "cpu") else f"{chapter}.{profile}.json"
+
+
+def cases_name(chapter: str, profile: str | None = None) -> str:
+    """The per-case records beside a results file: ``<chapter>[.<profile>].cases.jsonl``."""
+    return results_name(chapter, profile).removesuffix(".json") + ".cases.jsonl"
+
+
+def write_cases(chapter: str, records: Iterable[Mapping], profile: str | None = None) -> Path:
+    """Write a run's per-case records to :func:`results_dir`/:func:`cases_name`: one compact
+    JSON object a line, in the order given, text as written (``ensure_ascii=False``); return
+    the path. The one case-record writer of the book (``Chapter.write_cases``)."""
+    path = results_dir() / cases_name(chapter, profile)
+    lines = (json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in records)
+    path.write_text("".join(lines), encoding="utf-8")
+    return path
 
 
 def write_results(

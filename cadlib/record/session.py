@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from . import params as _params
 from .card import Card
 from .replay import Recorder
-from .results import write_results
+from .results import write_cases, write_results
 
 __all__ = ["Chapter", "start"]
 
@@ -81,6 +81,11 @@ class Chapter:
             params=params,
             device=device,
         )
+
+    def write_cases(self, records: Iterable[Mapping]) -> Path:
+        """Write this run's per-case records beside its results file
+        (:func:`cadlib.record.results.write_cases`: ``<name>[.<profile>].cases.jsonl``)."""
+        return write_cases(self.name, records, self.profile)
 
 
 #: Names of a parameters cell that every chapter may have and :func:`start` reads itself; every
