@@ -350,9 +350,9 @@ def test_summary_fits_the_article_column_at_1280px(built_book, chromium):
         assert not t["scrolling"], f"table {t['i']} scrolls sideways: {t['scrolling']}"
     assert wide <= 0, f"the page scrolls sideways by {wide} px"
     # every figure is there, and every explanation its status points to
-    assert not [h.label for h in summary.HEADLINES if h.label not in text]
+    assert not [h.label for h in summary.all_headlines() if h.label not in text]
     assert set(marks) == set(notes), (marks, notes)
-    assert set(notes.values()) <= {h.why for h in summary.HEADLINES if h.why}, notes
+    assert set(notes.values()) <= {h.why for h in summary.all_headlines() if h.why}, notes
 
 
 #: The opening's answer paragraph and whether papermill's parameters cell is folded, per page.

@@ -79,7 +79,6 @@ KNOWN_LONG = {
     "chapters/decoding/chapter.py",
     "chapters/decoding/measure.py",
     "chapters/fim_constraint/report.py",
-    "book/summary/headlines.py",
 }
 
 

@@ -5,13 +5,13 @@ import json
 import pytest
 
 from cadlib.book import reproduction as RP
-from cadlib.book.rerun_check import TIMING, TOLERANCES, Tolerance
+from cadlib.book.rerun_check import TIMING, Tolerance, tolerances
 
 
 @pytest.fixture(autouse=True)
 def chapter_x(monkeypatch):
     monkeypatch.setitem(
-        TOLERANCES,
+        tolerances(),
         "x",
         [
             ("numbers.seconds.*", TIMING),

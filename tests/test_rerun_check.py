@@ -7,11 +7,11 @@ import pytest
 from cadlib.book.rerun_check import (
     COMPARED_FIELDS,
     TIMING,
-    TOLERANCES,
     Tolerance,
     compare_fields,
     compare_records,
     tolerance_for,
+    tolerances,
     undeclared_floats,
 )
 from cadlib.paths import repo_root
@@ -39,7 +39,7 @@ def record(**numbers):
 @pytest.fixture(autouse=True)
 def chapter_x(monkeypatch):
     monkeypatch.setitem(
-        TOLERANCES,
+        tolerances(),
         "x",
         [
             ("numbers.timing.*", Tolerance("ignore", "clock")),
@@ -119,7 +119,7 @@ def test_every_float_of_every_committed_results_file_has_a_declared_tolerance(pa
 
 def test_every_chapter_with_committed_results_declares_its_tolerances():
     chapters = {p.stem for p in (repo_root() / "results").glob("*.json") if "." not in p.stem}
-    assert chapters <= set(TOLERANCES)
+    assert chapters <= set(tolerances())
     with pytest.raises(KeyError, match="no tolerances declared"):
         tolerance_for("no-such-chapter", "numbers.n")
 

@@ -6,7 +6,7 @@ import pytest
 from cadlib.book import summary as S
 from cadlib.book import verdicts as V
 from cadlib.book.summary import headlines, render, spec, tables
-from cadlib.chapters import evidence_runs, notebooks, shown_results
+from cadlib.chapters import chapter_values, evidence_runs, notebooks, shown_results
 from cadlib.paths import repo_root
 from cadlib.record.results import results_name
 
@@ -60,7 +60,7 @@ def test_verdicts_are_computed_from_the_results():
 
 
 def test_a_reason_never_turns_a_difference_into_agreement():
-    h = next(h for h in S.HEADLINES if h.why and h.tolerance.kind == "exact")
+    h = next(h for h in S.all_headlines() if h.why and h.tolerance.kind == "exact")
     results = {h.chapter: record(_nested(h.ours, (h.paper or 1) * 10 / h.scale))}
     row = S.headline_table(results).set_index("figure").loc[h.label]
     assert row.status == V.CONTRADICTS and row.why == h.why
@@ -76,7 +76,7 @@ def _nested(dotted, value):
 def test_paper_figures_agree_with_what_the_chapters_recorded():
     """Each headline's paper figure equals the chapter's own record of it (no drift)."""
     results = S.load_all(repo_root() / "results")
-    for h in S.HEADLINES:
+    for h in S.all_headlines():
         if h.paper_key and h.chapter in results:
             assert S.lookup(results[h.chapter]["paper"], h.paper_key) == pytest.approx(
                 h.paper, abs=1e-9
@@ -105,8 +105,8 @@ def _rows(**overrides):
 def test_headline_html_groups_by_chapter_and_keeps_every_figure():
     table = S.headline_table({})
     out = S.headline_html(table)
-    assert all(html.escape(h.label) in out for h in S.HEADLINES)
-    chapters = list(dict.fromkeys(h.chapter for h in S.HEADLINES))
+    assert all(html.escape(h.label) in out for h in S.all_headlines())
+    chapters = list(dict.fromkeys(h.chapter for h in S.all_headlines()))
     assert out.count('<tr class="cad-group">') == len(chapters)
     for chapter in chapters:
         assert f'href="../notebooks/{notebooks()[chapter]}.html"' in out
@@ -172,7 +172,7 @@ def test_chapter_notebooks_are_the_notebooks_that_write_each_results_file():
         assert notebook.exists(), notebook
         # the chapter names (writes, prints) the results file of the run it shows
         assert shown[chapter] in notebook.read_text(), (chapter, page, shown[chapter])
-    assert {h.chapter for h in S.HEADLINES} <= set(notebooks())
+    assert {h.chapter for h in S.all_headlines()} <= set(notebooks())
 
 
 def test_load_all_reads_the_largest_evidence_run_never_paper_or_smoke(tmp_path):
@@ -200,7 +200,7 @@ def test_no_summary_row_reads_a_smaller_run_than_its_chapter_shows():
     folder = repo_root() / "results"
     read = S.load_all(folder)
     n_read, table = _n_by_label(read)
-    chapters = {h.chapter for h in S.HEADLINES}
+    chapters = {h.chapter for h in S.all_headlines()}
     for path in sorted(folder.glob("*.*.json")):
         chapter, profile = path.stem.split(".", 1)
         record = json.loads(path.read_text())
@@ -208,7 +208,7 @@ def test_no_summary_row_reads_a_smaller_run_than_its_chapter_shows():
             continue
         assert profile in evidence_runs().get(chapter, ()), path.name  # not ignored
         n_other, _ = _n_by_label({**read, chapter: record})
-        rows = [h.label for h in S.HEADLINES if h.chapter == chapter]
+        rows = [h.label for h in S.all_headlines() if h.chapter == chapter]
         for label in rows:
             if not math.isnan(n_other[label] or math.nan):
                 assert n_read[label] >= n_other[label], (label, path.name)
@@ -236,10 +236,21 @@ def test_a_row_read_from_the_cpu_run_when_a_larger_one_is_committed_is_caught(tm
     assert smaller  # the cpu runs are smaller: reading them would fail the test above
 
 
+def test_each_chapter_declares_its_own_rows_in_book_order():
+    """A headline's chapter is the card whose ``headlines.HEADLINES`` declares it, and the
+    summary lists the chapters' rows in book order, each chapter's rows together."""
+    declared = chapter_values("headlines", "HEADLINES")
+    for name, rows in declared.items():
+        assert rows and {h.chapter for h in rows} == {name}, name
+    assert S.all_headlines() == tuple(h for rows in declared.values() for h in rows)
+    order = list(dict.fromkeys(h.chapter for h in S.all_headlines()))
+    assert order == [c for c in notebooks() if c in declared]
+
+
 def test_the_package_keeps_every_name_importable_from_cadlib_summary():
     for name in S.__all__:
         assert getattr(S, name) is not None, name
-    assert S.HEADLINES is headlines.HEADLINES and S.Headline is spec.Headline
+    assert S.all_headlines is headlines.all_headlines and S.Headline is spec.Headline
     assert S.headline_table is tables.headline_table and S.headline_html is render.headline_html
     assert S.judge_headline is tables.judge_headline
 
@@ -269,7 +280,7 @@ def test_literal_ids_are_compared_with_the_papers():
 
 
 def test_figures_of_another_tokenizer_model_or_unidentified_subset_are_not_comparable():
-    by_label = {h.label: h for h in S.HEADLINES}
+    by_label = {h.label: h for h in S.all_headlines()}
     for label in (
         "App. K: Llama 3 short literals (App. A) that are one token",
         "HEvalFix-Py unified diff token overhead vs Copy-as-Decode",
@@ -280,7 +291,7 @@ def test_figures_of_another_tokenizer_model_or_unidentified_subset_are_not_compa
 
 
 def test_round_trips_true_for_every_input_are_by_construction():
-    by_label = {h.label: h for h in S.HEADLINES}
+    by_label = {h.label: h for h in S.all_headlines()}
     for label in (_ROUND_TRIP, "Copy-as-Decode round-trip EM (pooled)"):
         assert by_label[label].tolerance.kind == V.BY_CONSTRUCTION, label
 

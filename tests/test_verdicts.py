@@ -54,7 +54,9 @@ def test_a_declaration_needs_its_reason_and_cannot_name_an_outcome():
 
 
 @pytest.mark.parametrize(
-    "h", [h for h in S.HEADLINES if h.tolerance.kind in ("exact", "noise")], ids=lambda h: h.label
+    "h",
+    [h for h in S.all_headlines() if h.tolerance.kind in ("exact", "noise")],
+    ids=lambda h: h.label,
 )
 def test_evidence_verdicts_follow_the_data_not_the_declaration(h):
     """Moving our value far from the paper's turns every evidence figure into a contradiction:
@@ -67,7 +69,7 @@ def test_evidence_verdicts_follow_the_data_not_the_declaration(h):
 
 
 def test_every_headline_declares_a_reason_unless_it_is_a_plain_recount():
-    for h in S.HEADLINES:
+    for h in S.all_headlines():
         if h.tolerance.kind not in ("exact", V.BEYOND):
             assert h.tolerance.reason, h.label
 

@@ -2,10 +2,11 @@
 
 Each item of the paper (Tables 1-24 as the paper numbers them, its figures, Appendices A-Q and
 the headline numbers of its abstract and introduction) names the chapter that treats it and
-the summary headlines that compare it, or why nothing here does. Verdicts are never typed
-here: an item's verdicts are those :mod:`cadlib.book.summary` computes for its headlines; an item
-without headlines says what it is (text only, shown in a chapter without a verdict, not run
-here, or missing from our copy of the paper).
+the summary headlines that compare it, or why nothing here does. An item one chapter treats is
+declared in that chapter's ``headlines.COVERAGE``, the others here (:data:`BOOK_ITEMS`).
+Verdicts are never typed here: an item's verdicts are those :mod:`cadlib.book.summary` computes
+for its headlines; an item without headlines says what it is (text only, shown in a chapter
+without a verdict, not run here, or missing from our copy of the paper).
 """
 
 from __future__ import annotations
@@ -15,9 +16,9 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from .summary import HEADLINES, headline_table
+from .summary import all_headlines, headline_table
 
-__all__ = ["Item", "ITEMS", "coverage_table", "coverage_markdown"]
+__all__ = ["BOOK_ITEMS", "Item", "all_items", "coverage_markdown", "coverage_table", "paper_order"]
 
 SHOWN = "shown in the chapter, no summary verdict"
 TEXT = "no figures to check (a qualitative table or a diagram)"
@@ -41,7 +42,11 @@ class Item:
 
 
 _GPU = "needs a GPU"
-ITEMS: tuple[Item, ...] = (
+
+#: The items no single chapter treats: those of several chapters (the abstract's figures, a
+#: table two chapters share) and those nothing here reproduces. Each chapter's own items are
+#: its ``headlines.COVERAGE``; :func:`all_items` merges the two in the paper's order.
+BOOK_ITEMS: tuple[Item, ...] = (
     Item(
         "Abstract / §1",
         "line copy fraction 74-98 %, kernel 6.8-303×, bnd_exact, 482/482, "
@@ -59,32 +64,6 @@ ITEMS: tuple[Item, ...] = (
         ),
     ),
     Item(
-        "Table 1",
-        "experimental setup (hardware, sweep, fixed costs, corpora)",
-        ("02_kernel",),
-        ("c_mask*",),
-    ),
-    Item(
-        "Table 2",
-        "line-level copy ceiling and the three bounds",
-        ("03_ceiling",),
-        (
-            "HEvalFix-Py gold*",
-            "HEvalFix-Py copy*",
-            "HEvalFix-Py p50*",
-            "HEvalFix-JS gold*",
-            "HEvalFix-JS copy*",
-            "*line copy fraction*",
-            "*bnd_exact*",
-        ),
-    ),
-    Item(
-        "Table 3",
-        "edit formats head to head: tokens and round-trip EM",
-        ("04_formats",),
-        ("*round-trip EM*", "*mean output tokens", "*unified diff token overhead*"),
-    ),
-    Item(
         "Table 4",
         "strict vs clipped resolver on the 482 oracle programs",
         ("01_losslessness", "05_perturbation"),
@@ -97,21 +76,6 @@ ITEMS: tuple[Item, ...] = (
         NOT_RUN_HERE,
         f"{_GPU} and vLLM; no chapter serves a model with vLLM",
     ),
-    Item(
-        "Table 6",
-        "selector learnability pilot (untrained baselines, SFT+FSM)",
-        ("07_sft_pilot",),
-        ("FSM-constrained untrained*", "SFT+FSM Py-only*"),
-    ),
-    Item("Table 7", "selector failure taxonomy", ("07_sft_pilot",)),
-    Item("Table 8", "EM under endpoint noise ε", ("05_perturbation",), ("*trimmed EM at ε*",)),
-    Item(
-        "Table 9",
-        "Copy-as-Decode vs prompt-lookup decoding (architecture)",
-        ("06_decoding",),
-        ("prompt lookup*",),
-        TEXT,
-    ),
     Item("Table 10", "positioning against prior KV-reuse mechanisms", (), (), TEXT),
     Item(
         "Table 11",
@@ -122,23 +86,8 @@ ITEMS: tuple[Item, ...] = (
         "only its N = 8 and N = 512 points are quoted",
     ),
     Item("Table 12", "referenced, not reproduced in our copy", (), (), MISSING),
-    Item(
-        "Table 13",
-        "token-level copy ceiling by minimum span m",
-        ("03_ceiling",),
-        ("*token-level*",),
-    ),
-    Item(
-        "Table 14",
-        "oracle programs under endpoint perturbation",
-        ("05_perturbation",),
-        ("*trimmed EM at ε*",),
-    ),
     Item("Table 15", "referenced, not reproduced in our copy", (), (), MISSING),
-    Item("Table 16", "fixed costs per op (c_mask, c_sync, c_forced)", ("02_kernel",), ("c_mask*",)),
-    Item("Table 17", "minimum-span policy m*", ("02_kernel",), ("*m* strict*", "*m* safe*")),
     *(Item(f"Table {n}", "not reproduced in our copy", (), (), MISSING) for n in (18, 19, 20, 21)),
-    Item("Table 22", "cross-corpus generalization of the Combined checkpoint", ("07_sft_pilot",)),
     Item(
         "Table 23",
         "7B QLoRA vs 1.5B full-parameter",
@@ -164,12 +113,7 @@ ITEMS: tuple[Item, ...] = (
         TEXT,
         "redrawn in the introduction by cadlib.book.figures.mechanism_figure",
     ),
-    Item("Figure 3", "kernel speedup s(N)", ("02_kernel",), ("*s(8)", "*s at the largest N*")),
     *(Item(f"Figure {n}", "not reproduced in our copy", (), (), MISSING) for n in (4, 5)),
-    Item(
-        "Figure 6", "EM collapse under endpoint noise", ("05_perturbation",), ("*trimmed EM at ε*",)
-    ),
-    Item("Figure 7", "the FSM", ("06_decoding",), ("free-run FSM*",)),
     Item(
         "App. A",
         "FSM states, Qwen2.5 token ids, forced prefills",
@@ -177,7 +121,6 @@ ITEMS: tuple[Item, ...] = (
         ("App. A:*",),
     ),
     *(Item(f"App. {x}", "not identified in our copy", (), (), MISSING) for x in "BC"),
-    Item("App. D", "token-level copy ceiling", ("03_ceiling",), ("*token-level*",)),
     *(Item(f"App. {x}", "not identified in our copy", (), (), MISSING) for x in "EFG"),
     Item(
         "App. H",
@@ -186,60 +129,10 @@ ITEMS: tuple[Item, ...] = (
         ("c_mask*",),
     ),
     Item(
-        "App. I",
-        "escape round trip, fuzz, end-of-gen detector",
-        ("01_losslessness",),
-        ("escape fuzz*", "App. I:*"),
-    ),
-    Item(
         "App. J",
         "minimum-span policy (Table 17)",
         ("02_kernel", "03_ceiling"),
         ("*m* strict*", "*m* safe*"),
-    ),
-    Item(
-        "App. K",
-        "tokenizer portability: literal ids, the FSM's id table",
-        ("01_losslessness",),
-        ("App. K*",),
-        SHOWN,
-        "Qwen2.5, Qwen3.5/3.6, SmolLM2, DeepSeek-Coder and Llama 3 "
-        "(llama.cpp's vocabulary files), offline; CodeLlama's own vocabulary needs the hub; "
-        "the splice adapter (paged attention) is not built here",
-    ),
-    Item(
-        "App. L",
-        "pointer-decoder cost estimate",
-        ("03_ceiling",),
-        ("App. L*",),
-        SHOWN,
-        "its text is not in our copy; the §5 formula on our spans and both curves",
-    ),
-    Item(
-        "App. M",
-        "composition with speculative decoding",
-        ("03_ceiling",),
-        ("App. M*",),
-        SHOWN,
-        "its text is not in our copy; the §5 formula on our spans and both curves",
-    ),
-    Item("App. N", "token-level primitive", ("03_ceiling",), ("*token-level*",)),
-    Item(
-        "App. O",
-        "SFT training details, ablations, cross-corpus",
-        ("07_sft_pilot",),
-        (),
-        PARTLY,
-        "the training recipe and the cross-corpus rows are in chapter 7; its "
-        "ablations (each a fine-tuning run of the 1.5B on a GPU) are not run here",
-    ),
-    Item(
-        "App. P",
-        "end-to-end smoke test on an untrained 7B",
-        ("06_decoding",),
-        (),
-        NOT_RUN_HERE,
-        "the 7B base needs a GPU and the hub; chapter 6 runs the same decoder on SmolLM2",
     ),
     Item(
         "App. Q",
@@ -250,6 +143,24 @@ ITEMS: tuple[Item, ...] = (
         "needs a hosted (closed) model; nothing here calls one",
     ),
 )
+
+#: The kinds of item in the order the paper presents them.
+_PARTS = ("Abstract", "Table", "Figure", "App.")
+
+
+def paper_order(item: Item) -> tuple[int, int, str]:
+    """Where ``item`` comes in the paper: the abstract, then Tables, Figures and Appendices,
+    each by number (or letter)."""
+    part, _, number = item.item.partition(" ")
+    return (_PARTS.index(part), int(number) if number.isdigit() else 0, number)
+
+
+def all_items() -> tuple[Item, ...]:
+    """:data:`BOOK_ITEMS` and every chapter's ``headlines.COVERAGE``, in the paper's order."""
+    from cadlib.chapters import chapter_values  # the chapters' headlines import this module
+
+    chapters = chapter_values("headlines", "COVERAGE").values()
+    return tuple(sorted((*BOOK_ITEMS, *(i for items in chapters for i in items)), key=paper_order))
 
 
 def _matches(pattern: str, label: str) -> bool:
@@ -264,7 +175,7 @@ def _matches(pattern: str, label: str) -> bool:
 
 
 def _labels(item: Item) -> list[str]:
-    return [h.label for h in HEADLINES if any(_matches(p, h.label) for p in item.headlines)]
+    return [h.label for h in all_headlines() if any(_matches(p, h.label) for p in item.headlines)]
 
 
 def coverage_table(table: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -272,7 +183,7 @@ def coverage_table(table: pd.DataFrame | None = None) -> pd.DataFrame:
     table = headline_table() if table is None else table
     status = dict(zip(table["figure"], table["status"], strict=True))
     rows = []
-    for item in ITEMS:
+    for item in all_items():
         counts = Counter(status[label] for label in _labels(item))
         verdicts = ", ".join(f"{n} {v}" for v, n in counts.items())
         rows.append(

@@ -22,7 +22,7 @@ import pandas as pd
 
 from cadlib.paths import repo_root
 
-from .rerun_check import TOLERANCES, compare_fields
+from .rerun_check import compare_fields, tolerances
 from .summary.tables import chapter_runtimes
 
 __all__ = [
@@ -64,7 +64,7 @@ def chapter_rows(rerun_dir: Path, committed_dir: Path | None = None) -> list[dic
     for committed_path in sorted(committed_dir.glob("*.json")):
         committed = json.loads(committed_path.read_text())
         chapter = committed.get("chapter")
-        if chapter not in TOLERANCES or committed.get("profile") != "cpu":
+        if chapter not in tolerances() or committed.get("profile") != "cpu":
             continue
         rerun_path = Path(rerun_dir) / committed_path.name
         if not rerun_path.exists():

@@ -3,11 +3,14 @@
 nbval compares what a chapter *prints*; this compares what it *writes*: every leaf of
 ``numbers`` and ``paper`` in ``results/<chapter>.json`` against the same leaf in the file a
 re-run wrote (``make test`` re-runs the chapters into ``_build/test-results``). A field is
-compared exactly unless :data:`TOLERANCES` names it, and every tolerance there carries its
-reason: deterministic counts are exact; timings (and what is computed from them) are ignored;
-floats a model computes get a small relative tolerance, since another CPU's kernels may round
-differently. Structure counts too: a field or list entry present on one side only is a
-difference (except under an ignored path).
+compared exactly unless its chapter's ``headlines.TOLERANCES`` names it (:func:`tolerances`
+collects them), and every tolerance there carries its reason: deterministic counts are exact;
+timings (and what is computed from them) are ignored; floats a model computes get a small
+relative tolerance, since another CPU's kernels may round differently. The tolerances a
+chapter declares with are named here (:data:`EXACT`, :data:`TIMING`, :data:`TOOL`,
+:data:`MODEL_FLOAT`, :data:`COUNT_RATIO`, :data:`DECISION_RATIO`, :data:`COMMITTED_CURVE`).
+Structure counts too: a field or list entry present on one side only is a difference (except
+under an ignored path).
 
 Exact is the default for counts and strings only. A float under ``numbers`` must have a
 *declared* tolerance (:func:`undeclared_floats`): exact for a ratio, mean or percentile of
@@ -20,21 +23,28 @@ results file for one.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 __all__ = [
+    "COMMITTED_CURVE",
     "COMPARED_FIELDS",
+    "COUNT_RATIO",
+    "DECISION_RATIO",
     "Difference",
+    "EXACT",
     "Field",
+    "MODEL_FLOAT",
     "TIMING",
-    "TOLERANCES",
+    "TOOL",
     "Tolerance",
     "compare_fields",
     "compare_records",
     "declared_tolerance",
     "tolerance_for",
+    "tolerances",
     "undeclared_floats",
 ]
 
@@ -96,110 +106,26 @@ COMMITTED_CURVE = Tolerance(
 )
 UNDECLARED = Tolerance(
     "exact",
-    "a float with no declared tolerance: declare it in cadlib.book.rerun_check.TOLERANCES "
+    "a float with no declared tolerance: declare it in the chapter's headlines.TOLERANCES "
     "(COUNT_RATIO for a ratio of counts, MODEL_FLOAT for what a model computes)",
-)
-
-STDLIB = Tolerance(
-    "ignore",
-    "drawn from the interpreter's own standard library, whose files differ between "
-    "patch releases: only the number of cuts and of uncategorized disagreements are compared",
 )
 
 #: The top-level fields compared; ``created``, ``hardware`` and ``params`` (which holds labels
 #: naming the machine) describe the run rather than its results.
 COMPARED_FIELDS = ("chapter", "profile", "model", "tokenizer", "numbers", "paper")
 
-#: Per chapter, ``(pattern, tolerance)`` pairs, first match wins; a pattern is an
-#: :mod:`fnmatch` pattern over the dotted path of a field (list positions are numbers, e.g.
-#: ``numbers.fixed_costs.3.median``; ``*`` also matches dots). Unlisted ints, strings and
-#: booleans are exact; an unlisted float under ``numbers`` is a difference (:data:`UNDECLARED`).
-TOLERANCES: dict[str, list[tuple[str, Tolerance]]] = {
-    "losslessness": [("numbers.*", COUNT_RATIO)],
-    "ceiling": [("numbers.*", COMMITTED_CURVE)],  # prices spans with the committed kernel.json
-    "formats": [("numbers.git_version", TOOL), ("numbers.*", COUNT_RATIO)],
-    "perturbation": [("numbers.*", COUNT_RATIO)],
-    "kernel": [
-        ("numbers.*.model", EXACT),
-        ("numbers.*.N", EXACT),
-        ("numbers.*", TIMING),
-    ],
-    "decoding": [
-        ("numbers.speed.*.decode_s*", TIMING),
-        ("numbers.speed.*.speedup*", TIMING),
-        ("numbers.bounds.*", TIMING),
-        ("numbers.fixed_costs.*", TIMING),
-        ("numbers.mask_costs.*_us", TIMING),
-        ("numbers.runtime_s", TIMING),
-        ("numbers.kernel_curve", TIMING),
-        ("numbers.cost_model.*", TIMING),  # the forward-cost grid and all it prices
-        ("numbers.goals.*", TIMING),  # mixes forward counts with predicted/measured speed
-        ("numbers.boundary_effect.*kl*", MODEL_FLOAT),  # KL divergences between two forwards
-        ("numbers.speed.*.forward*", COUNT_RATIO),
-        ("numbers.accounting.*", COUNT_RATIO),
-        ("numbers.free_run.*", DECISION_RATIO),
-        ("numbers.teacher_forced_agreement.*", DECISION_RATIO),
-    ],
-    "llama_cpp": [
-        ("numbers.methods.*.cases", EXACT),
-        ("numbers.methods.*.T", EXACT),
-        ("numbers.methods.*.autoregressive.forwards", EXACT),
-        ("numbers.methods.*.Copy-as-Decode.forwards", EXACT),
-        ("numbers.methods.*.Copy-as-Decode +drafts.forwards", EXACT),
-        ("numbers.methods.*", TIMING),
-        ("numbers.curves.*.N", EXACT),
-        ("numbers.curves.*", TIMING),
-        ("numbers.lookup_best", TIMING),  # the grid's fastest setting: chosen by wall-clock
-        ("numbers.lookup_grid*", TIMING),
-        ("numbers.runtime_s", TIMING),
-        ("numbers.seconds_by_kind*", TIMING),
-        (
-            "numbers.agreement.*",
-            Tolerance(
-                "close",
-                "greedy decisions of two engines at near-ties: another CPU's kernels may "
-                "round a near-tie the other way",
-                abs=0.02,
-            ),
-        ),
-    ],
-    "kv_reuse": [
-        ("numbers.shares.*", COUNT_RATIO),  # no model: matched ids of the oracle programs
-        ("numbers.agreement.*.kl_*", MODEL_FLOAT),
-        ("numbers.agreement.*.recomputed", COUNT_RATIO),  # reused / spliced ids: counts
-        ("numbers.agreement.*", DECISION_RATIO),  # rates and intervals of greedy decisions
-        (
-            "numbers.verdict.threshold",
-            Tolerance("exact", "the acceptance threshold declared in cadlib.chapters.kv_reuse"),
-        ),
-        ("numbers.verdict.rates.*", DECISION_RATIO),
-        ("numbers.timing*", TIMING),
-        ("numbers.runtime_s", TIMING),
-    ],
-    "sft_pilot": [
-        ("numbers.*wall_ms*", TIMING),
-        ("numbers.*seconds*", TIMING),
-        ("numbers.*loss*", MODEL_FLOAT),
-        ("numbers.table6.*", DECISION_RATIO),
-        ("numbers.comparisons.*", DECISION_RATIO),  # paired tests over those decisions
-        ("numbers.expected_speedup.*", COMMITTED_CURVE),
-    ],
-    "fim": [
-        ("numbers.*_cost_ms.*ms*", TIMING),
-        ("numbers.*_cost_ms.*/ forward", TIMING),
-        ("numbers.*cost*", TIMING),
-        ("numbers.mask_stages*", TIMING),
-        ("numbers.stdlib_differential.cuts", EXACT),
-        ("numbers.stdlib_differential.uncategorized", EXACT),
-        ("numbers.stdlib_differential.false_rejections", EXACT),
-        ("numbers.stdlib_differential.failures", EXACT),
-        ("numbers.stdlib_differential.*", STDLIB),
-        ("numbers.differential.*", COUNT_RATIO),  # the recognizer against ast.parse: no model
-        ("numbers.localized_edit.*", DECISION_RATIO),
-        ("numbers.fim.*", DECISION_RATIO),
-        ("numbers.fim_by_cut.*", DECISION_RATIO),
-    ],
-}
+
+@functools.cache
+def tolerances() -> dict[str, list[tuple[str, Tolerance]]]:
+    """``{chapter: [(pattern, tolerance), ...]}``: each chapter's ``headlines.TOLERANCES``
+    (:func:`cadlib.chapters.chapter_values`), read once; the same dict every call (a test may
+    add a chapter to it). First match wins; a pattern is an :mod:`fnmatch` pattern over the
+    dotted path of a field (list positions are numbers, e.g. ``numbers.fixed_costs.3.median``;
+    ``*`` also matches dots). Unlisted ints, strings and booleans are exact; an unlisted float
+    under ``numbers`` is a difference (:data:`UNDECLARED`)."""
+    from cadlib.chapters import chapter_values  # the chapters' headlines import this module
+
+    return dict(chapter_values("headlines", "TOLERANCES"))
 
 
 @dataclass(frozen=True)
@@ -222,11 +148,15 @@ _MISSING = object()
 
 
 def declared_tolerance(chapter: str, path: str) -> Tolerance | None:
-    """The tolerance :data:`TOLERANCES` declares for ``path`` in ``chapter`` (first match), or
+    """The tolerance ``chapter`` declares for ``path`` (first match, :func:`tolerances`), or
     ``None`` where nothing is declared."""
-    if chapter not in TOLERANCES:
-        raise KeyError(f"no tolerances declared for chapter {chapter!r}: add it to TOLERANCES")
-    for pattern, tolerance in TOLERANCES[chapter]:
+    declared = tolerances()
+    if chapter not in declared:
+        raise KeyError(
+            f"no tolerances declared for chapter {chapter!r}: declare TOLERANCES in its "
+            "headlines module"
+        )
+    for pattern, tolerance in declared[chapter]:
         if fnmatch.fnmatchcase(path, pattern):
             return tolerance
     return None

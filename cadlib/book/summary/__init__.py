@@ -10,19 +10,19 @@ checks that every paper figure here equals the one the chapter itself recorded.
 The package, one seam a module (the names below are also importable as ``cadlib.book.summary.X``,
 its public API; the verdict names live in :mod:`cadlib.book.verdicts`):
 
-``spec``       :class:`Headline` (one figure and its declared tolerance) and :func:`lookup`
-               (where its value lives in a results record)
-``headlines``  the declared comparisons, chapter by chapter: :data:`HEADLINES`, and
-               :data:`BEYOND_THE_PAPER`
-``appendix``   the rows of Appendices K, L and M (``appendix_rows``) that
-               :data:`HEADLINES` includes
+``spec``       :class:`Headline` (one figure and its declared tolerance), :func:`lookup`
+               (where its value lives in a results record), and the getters and shared
+               reasons the chapters declare their rows with
+``headlines``  the declared comparisons, collected from every chapter's ``headlines``
+               module in book order: :func:`all_headlines`, :func:`beyond_the_paper`
 ``tables``     the results files read and every headline judged: :func:`headline_table`,
                :func:`setting_table`, :func:`chapter_runtimes`
 ``render``     the page: :func:`plot_ratios`, :func:`headline_html`, :func:`setting_html`,
                :func:`beyond_markdown`
+``forward_costs``  one SmolLM2 forward timed by several chapters, side by side
 """
 
-from .headlines import BEYOND_THE_PAPER, HEADLINES
+from .headlines import all_headlines, beyond_the_paper
 from .render import (  # noqa: F401 (ratio_rows: public, not in __all__)
     beyond_markdown,
     format_value,
@@ -43,14 +43,14 @@ from .tables import (  # noqa: F401 (judge_headline: public, not in __all__)
 
 __all__ = [
     "Headline",
-    "HEADLINES",
+    "all_headlines",
     "headline_table",
     "load_all",
     "lookup",
     "setting_table",
     "plot_ratios",
     "chapter_runtimes",
-    "BEYOND_THE_PAPER",
+    "beyond_the_paper",
     "beyond_markdown",
     "format_value",
     "headline_html",

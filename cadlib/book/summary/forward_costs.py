@@ -4,39 +4,43 @@ with itself?
 Chapters 2, 6 and 6b each time SmolLM2-135M-Instruct's one-id forward on the CPU, in their own
 harness: chapter 2's fixed costs (``tau`` at context ``P``), chapter 6's forward-cost grid
 (interpolated at the same context) and chapter 6b's ``transformers`` engine (one autoregressive
-step of its s(N) sweep at its ``kernel_P``). :func:`one_id_forward_table` puts them side by side
+step of its s(N) sweep at its ``kernel_P``); each chapter's ``headlines.one_id_forward`` reads
+its row from its results. :func:`one_id_forward_table` puts them side by side
 with what differs between the harnesses (attention, torch threads) and the load each run
 recorded (:mod:`cadlib.record.provenance`); :func:`forward_cost_reading` says whether they agree.
 """
 
 from __future__ import annotations
 
-import json
-
 import pandas as pd
 
-from cadlib.costs.cost_model import CostGrid
+from cadlib.chapters import chapter_values
 from cadlib.record.provenance import load_label
-from cadlib.record.replay import decode, record_path
-from cadlib.record.results import read_results_file
+from cadlib.record.results import read_results_file, results_name
 
 from .render import fit_table_html
 
-__all__ = ["AGREEMENT_BAND", "forward_cost_html", "forward_cost_reading", "one_id_forward_table"]
+__all__ = [
+    "AGREEMENT_BAND",
+    "forward_cost_html",
+    "forward_cost_reading",
+    "forward_row",
+    "one_id_forward_table",
+]
 
 #: Two harnesses "agree" when the slower one-id forward is at most this many times the faster
 #: at the same context: 1.25 allows for a different attention kernel and timer, not for a busy
 #: machine or another thread count.
 AGREEMENT_BAND = 1.25
+#: The context a later chapter's forward is read at when no earlier chapter timed one.
+_DEFAULT_CONTEXT = 256
 
 
-def _results(name: str) -> dict | None:
-    return read_results_file(name)
-
-
-def _row(
+def forward_row(
     chapter: str, source: str, record: dict, context: int, ms: float, attention: str, threads: int
 ) -> dict:
+    """One row of :func:`one_id_forward_table` (a chapter's ``headlines.one_id_forward`` builds
+    it from its results record)."""
     return dict(
         chapter=chapter,
         source=source,
@@ -49,70 +53,20 @@ def _row(
     )
 
 
-def _kernel_row(record: dict) -> dict | None:
-    costs = record["numbers"].get("fixed_costs", {}).get("smollm2-135m-instruct")
-    if not costs:
-        return None
-    p = record["params"]
-    return _row(
-        "2 (kernel)",
-        "fixed costs: tau",
-        record,
-        costs["settings"]["P"],
-        costs["tau_ms"]["median"],
-        p["attn_implementation"],
-        p["threads"],
-    )
-
-
-def _decoding_row(record: dict, context: int) -> dict | None:
-    path = record_path("decoding", record["profile"], "timing", replay=True)
-    if not path.exists():
-        return None
-    grid = CostGrid(decode(json.loads(path.read_text()))["grid"])
-    p = record["params"]
-    ms = float(grid.seconds([1], [context])[0]) * 1e3
-    return _row(
-        "6 (decoding)",
-        "forward-cost grid at n = 1",
-        record,
-        context,
-        ms,
-        p["attn_implementation"],
-        p["threads"],
-    )
-
-
-def _llama_row(record: dict) -> dict | None:
-    curve = record["numbers"].get("curves", {}).get("transformers")
-    if not curve or 1 not in curve["N"]:
-        return None
-    p = record["params"]
-    ms = curve["T_AR_ms"][curve["N"].index(1)]
-    return _row(
-        "6b (llama.cpp)",
-        "transformers engine, one AR step",
-        record,
-        p["kernel_P"],
-        ms,
-        "sdpa",
-        p["threads"],
-    )
-
-
 def one_id_forward_table() -> pd.DataFrame:
-    """One row per chapter that timed SmolLM2's one-id forward (committed cpu runs): its
-    context, milliseconds, attention, torch threads, recorded load and date; chapter 6 is read
-    from its grid at chapter 2's context, so the two compare at the same length."""
-    kernel = _results("kernel.json")
-    rows = [_kernel_row(kernel)] if kernel else []
-    context = rows[0]["context"] if rows and rows[0] else 256
-    decoding, llama = _results("decoding.json"), _results("llama_cpp.json")
-    rows += [
-        _decoding_row(decoding, context) if decoding else None,
-        _llama_row(llama) if llama else None,
-    ]
-    return pd.DataFrame([r for r in rows if r])
+    """One row per chapter that timed SmolLM2's one-id forward (committed cpu runs; each
+    chapter's ``headlines.one_id_forward``, in book order): its context, milliseconds,
+    attention, torch threads, recorded load and date. The first row's context is handed to the
+    later chapters (chapter 6 reads its grid at chapter 2's context, so the two compare at the
+    same length)."""
+    rows, context = [], None
+    for chapter, reader in chapter_values("headlines", "one_id_forward").items():
+        record = read_results_file(results_name(chapter))
+        row = reader(record, context or _DEFAULT_CONTEXT) if record else None
+        if row:
+            rows.append(row)
+            context = context or row["context"]
+    return pd.DataFrame(rows)
 
 
 def forward_cost_reading(table: pd.DataFrame) -> str:

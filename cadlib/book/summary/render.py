@@ -22,7 +22,7 @@ from cadlib.book.verdicts import (
 )
 from cadlib.chapters import cards
 
-from .headlines import BEYOND_THE_PAPER
+from .headlines import beyond_the_paper
 from .tables import setting_table
 
 __all__ = [
@@ -113,9 +113,9 @@ def plot_ratios(table: pd.DataFrame):
 
 
 def beyond_markdown() -> str:
-    """:data:`BEYOND_THE_PAPER` as a MyST list with links to the chapters."""
+    """:func:`beyond_the_paper` as a MyST list with links to the chapters."""
     return "\n".join(
-        f"- {{doc}}`/notebooks/{chapter}`: {text}" for chapter, text in BEYOND_THE_PAPER
+        f"- {{doc}}`/notebooks/{chapter}`: {text}" for chapter, text in beyond_the_paper()
     )
 
 

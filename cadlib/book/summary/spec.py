@@ -1,9 +1,12 @@
-"""One headline figure of the summary: :class:`Headline`, and where its value lives.
+"""One headline figure of the summary: :class:`Headline`, where its value lives, and the
+vocabulary the chapters declare their rows in.
 
 A figure's value (ours, its n, its standard error) is found in a chapter's results record by a
 dotted path (:func:`lookup`; keys may hold spaces, dashes and dots) or by a small function of
 the record's ``numbers`` (the getters below, e.g. one row of a table stored as a list of rows).
-The declared figures are :data:`cadlib.book.summary.headlines.HEADLINES`.
+Each chapter declares its figures in ``cadlib.chapters.<package>.headlines.HEADLINES`` with
+these names; the summary collects them (:func:`cadlib.book.summary.headlines.all_headlines`).
+The reasons more than one chapter gives (:data:`CPU`, :data:`REMADE`, ...) are named once here.
 """
 
 from __future__ import annotations
@@ -14,12 +17,39 @@ from dataclasses import dataclass
 from cadlib.book import verdicts as V
 from cadlib.book.verdicts import Tolerance
 
-__all__ = ["Headline", "lookup"]
+__all__ = [
+    "CPU",
+    "FSM_PARSES",
+    "Headline",
+    "PAPERMILL",
+    "REMADE",
+    "ROUND_TRIP",
+    "absent",
+    "in_percent",
+    "lookup",
+    "percent_headline",
+    "ratio",
+    "record_value",
+    "row_value",
+]
 
-#: Reasons and commands more than one module of the summary's rows names.
-_REMADE = V.not_comparable("our ProbeEdit is a re-made corpus (the paper's is not public)")
+# --- reasons and commands more than one chapter's rows name -----------------------------------
+
+REMADE = V.not_comparable("our ProbeEdit is a re-made corpus (the paper's is not public)")
 #: A chapter re-run at the paper's profile on a GPU (``.format(notebook, notebook)``).
-_PAPERMILL = "papermill --cwd notebooks notebooks/{} runs/{} -p profile paper -p device cuda"
+PAPERMILL = "papermill --cwd notebooks notebooks/{} runs/{} -p profile paper -p device cuda"
+CPU = V.not_comparable(
+    "measured on 2 CPU cores with small models; the paper's figure is "
+    "Qwen2.5-1.5B/7B on an A100 (kernel chapter)"
+)
+FSM_PARSES = V.by_construction(
+    "the FSM only admits programs of the grammar, so every output parses; shown, not counted"
+)
+ROUND_TRIP = V.by_construction(
+    "the resolver reproduces the gold byte for byte from its oracle program for every input, "
+    "by construction of the resolver and the oracle (chapter 1 says so and checks it with "
+    "property tests), so the count cannot fall short; shown, not counted"
+)
 
 Path_ = str | Callable[[dict], float]
 _EXACT = V.exact()  # a plain deterministic recount
@@ -33,7 +63,8 @@ class Headline:
     ``numbers``; ``n`` (our sample size) and ``se`` (our standard error, in the figure's unit)
     likewise, or ``n`` a plain int. ``paper_key`` is a dotted path into the results file's
     ``paper`` section, used only by the consistency test. ``scale`` multiplies our raw value
-    (100 for a fraction shown in percent). ``tolerance`` is declared here, in code.
+    (100 for a fraction shown in percent). ``tolerance`` is declared in code, in the chapter's
+    ``headlines`` module.
     """
 
     chapter: str
@@ -56,18 +87,18 @@ class Headline:
         return f"{tol.reason}; run: {tol.command}" if tol.command else tol.reason
 
 
-def _ratio(numerator: str, denominator: str) -> Callable[[dict], float]:
+def ratio(numerator: str, denominator: str) -> Callable[[dict], float]:
     """Our figure as the ratio of two recorded numbers (e.g. parsed / n)."""
     return lambda numbers: lookup(numbers, numerator) / lookup(numbers, denominator)
 
 
-def _row(table: str, key: str, value: str, column: str) -> Callable[[dict], float]:
+def row_value(table: str, key: str, value: str, column: str) -> Callable[[dict], float]:
     """Our figure from a results table stored as a list of rows: ``column`` of the row whose
     ``key`` equals ``value``."""
     return lambda numbers: next(r[column] for r in numbers[table] if r[key] == value)
 
 
-def _record(table: str, column: str, **match) -> Callable[[dict], float]:
+def record_value(table: str, column: str, **match) -> Callable[[dict], float]:
     """Our figure from a results table stored as a list of rows: ``column`` of the row whose
     fields equal ``match`` (e.g. ``corpus="pooled", curve="measured"``)."""
     return lambda numbers: next(
@@ -75,26 +106,19 @@ def _record(table: str, column: str, **match) -> Callable[[dict], float]:
     )
 
 
-def _curve(model: str, column: str, at: int | None = None) -> Callable[[dict], float]:
-    """``column`` of our measured kernel curve for ``model`` at span ``at`` (last if None)."""
-
-    def get(numbers):
-        curve = numbers["curves"][model]
-        return curve[column][-1 if at is None else curve["N"].index(at)]
-
-    return get
-
-
-def _pct(chapter, label, section, paper, ours, tolerance=_EXACT, n=None, paper_key=None, se=None):
+def percent_headline(
+    chapter, label, section, paper, ours, tolerance=_EXACT, n=None, paper_key=None, se=None
+) -> Headline:
+    """A :class:`Headline` of a fraction shown in percent (unit ``%``, ``scale`` 100)."""
     return Headline(chapter, label, section, paper, ours, "%", tolerance, 100.0, paper_key, n, se)
 
 
-def _pc(fraction: float) -> float:
+def in_percent(fraction: float) -> float:
     """A paper fraction in percent (rounded off float noise: 0.741 -> 74.1)."""
     return round(100 * fraction, 6)
 
 
-def _absent(numbers: dict) -> None:
+def absent(numbers: dict) -> None:
     """Our value of a figure this book has not run (see its "not run here" reason)."""
     return None
 

@@ -1,9 +1,9 @@
 """The summary's tables: every headline judged against the results files, and the setting.
 
-:func:`headline_table` reads each chapter's ``results/<chapter>.json``, finds our value of
-every declared headline (:data:`cadlib.book.summary.headlines.HEADLINES`) and computes its verdict
-with :func:`cadlib.book.verdicts.judge` from ours, the paper's and n. A missing results file or key
-is shown as "not yet run".
+:func:`headline_table` reads each chapter's ``results/<chapter>.json``, finds our value of every
+declared headline (:func:`cadlib.book.summary.headlines.all_headlines`) and computes its verdict
+with :func:`cadlib.book.verdicts.judge` from ours, the paper's and n. A missing results file or
+key is shown as "not yet run".
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from cadlib.record.results import (
     results_name,
 )
 
-from .headlines import HEADLINES
+from .headlines import all_headlines
 from .spec import Headline, _get
 
 __all__ = [
@@ -85,7 +85,7 @@ def headline_table(results: dict[str, dict] | None = None) -> pd.DataFrame:
     test's arithmetic (``detail``), the declared reason (``why``) and our profile."""
     results = load_all() if results is None else results
     rows = []
-    for h in HEADLINES:
+    for h in all_headlines():
         record = results.get(h.chapter)
         ours, n, verdict = judge_headline(h, record)
         rows.append(
