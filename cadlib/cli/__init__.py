@@ -108,7 +108,7 @@ def profile_models(profile: str) -> dict[str, list[str]]:
     from cadlib.chapters import llama_cpp as llama
     from cadlib.chapters import sft_pilot as sft
     from cadlib.chapters.decoding import measure as decoding
-    from cadlib.chapters.fim_constraint import experiments as fim
+    from cadlib.chapters.fim_constraint import profiles as fim
 
     out = {}
     for chapter, profiles in (
