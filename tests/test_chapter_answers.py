@@ -13,8 +13,8 @@ import pytest
 import cadlib.chapters.kv_reuse as KV
 import cadlib.chapters.llama_cpp as LC
 from cadlib.chapters import ceiling, formats, kernel, losslessness, sft_pilot
+from cadlib.chapters import fim_constraint as fim
 from cadlib.chapters.decoding import chapter as decoding
-from cadlib.chapters.fim_constraint import conclusion as fim
 from cadlib.chapters.perturbation import text as perturbation
 from cadlib.paths import repo_root
 
@@ -125,7 +125,8 @@ def test_sft_answer_is_the_declared_test(name):
 @pytest.mark.parametrize("name", ["fim", "fim.large"])
 def test_fim_answer_gives_the_primary_metric_with_and_without_the_constraint(name):
     n = numbers(name)
-    text = fim.answer(n, "here")
+    text = fim.text.answer(n, "here")
     base, cons = n["fim"]["unconstrained"], n["fim"]["FIM-constrained"]
-    assert f"from {base[fim.PRIMARY]}/{base['n']} to {cons[fim.PRIMARY]}/{cons['n']}" in text
+    primary = fim.run.PRIMARY
+    assert f"from {base[primary]}/{base['n']} to {cons[primary]}/{cons['n']}" in text
     assert text.startswith("Yes")

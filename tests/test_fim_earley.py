@@ -8,7 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cadlib.fim.cfg import Grammar, Rule
-from cadlib.fim.earley import CompiledGrammar, Recognizer
+from cadlib.fim.compiled import CompiledGrammar
+from cadlib.fim.earley import Recognizer
 from cadlib.fim.nfa_parse import parse_nfa
 from cadlib.fim.quotient import TOP, augment, left_quotient, right_quotient
 from cadlib.fim.regular import NFA, Star, SuffixBuilder, Sym

@@ -7,8 +7,7 @@ import random
 import pytest
 import torch
 
-from cadlib.chapters.fim_constraint import experiments as FX
-from cadlib.chapters.fim_constraint import report as FR
+from cadlib.chapters import fim_constraint as FX
 from cadlib.corpora import EditCase, load_corpus
 from cadlib.decoding.decoder import CopyDecoder
 from cadlib.decoding.fsm import token_table
@@ -59,7 +58,7 @@ def random_walk(tok, made, seed, min_steps=3):
     rng = random.Random(seed)
 
     def factory(left, right):
-        mask = FX.GenBodyMask(PROMPT + left, right, tok)
+        mask = FX.run_edits.GenBodyMask(PROMPT + left, right, tok)
         made.append(mask)
 
         def proc(ids, scores):
@@ -138,7 +137,7 @@ def test_constrained_bodies_parse_when_the_model_ends_them(model, tok):
                 free_gen=True,
                 gen_processor=random_walk(tok, made, seed),
             )
-            end = made[-1].finish(FX._body_ids(res, token_table(tok).gen_close))
+            end = made[-1].finish(FX.run_edits._body_ids(res, token_table(tok).gen_close))
             assert end in FC.ENDS
             assert FC.parses(PROMPT + res.text) == (end != "budget, not closable"), res.text
             if end == "model ended":
@@ -150,7 +149,7 @@ def test_constrained_outcomes_are_honest(model, tok):
     """A random model rarely ends: every output parses unless it is reported as a budget
     exhausted where the middle could not be closed."""
     for budget in (1, 5):
-        rows = FX.localized_edit(
+        rows = FX.run_edits.localized_edit(
             model,
             tok,
             CASES,
@@ -165,7 +164,7 @@ def test_constrained_outcomes_are_honest(model, tok):
         for r in rows.itertuples():
             assert r.parses == (r.end != "budget, not closable"), (r.end, r.output)
             assert len(r.mask_s) == len(r.middle_chars) >= 1
-    free = FX.localized_edit(
+    free = FX.run_edits.localized_edit(
         model,
         tok,
         CASES,
@@ -181,14 +180,14 @@ def test_constrained_outcomes_are_honest(model, tok):
 
 def test_body_mask_follows_the_strip_at_most_one_rule(tok):
     left, right = PROMPT + "    x = a\n", "\n    return x\n"
-    m = FX.GenBodyMask(left, right, tok)
+    m = FX.run_edits.GenBodyMask(left, right, tok)
     assert m.can_end()  # an empty body resolves to a blank line
     ids = tok.encode("\n    x = x + b\n", add_special_tokens=False)
     m._advance(ids)
     assert m.middle == "    x = x + b" and m.can_end()
     mask = m.allowed()
     assert mask[m.close_ids[0]]
-    broken = FX.GenBodyMask(left, right, tok)
+    broken = FX.run_edits.GenBodyMask(left, right, tok)
     broken._advance(tok.encode("\n    x = (", add_special_tokens=False))
     assert broken.constraint.viable() and not broken.can_end()
     assert not broken.allowed()[broken.close_ids[0]]
@@ -196,7 +195,7 @@ def test_body_mask_follows_the_strip_at_most_one_rule(tok):
 
 def test_single_gen_cases():
     two = case("a\nb\nc\n", "A\nb\nC\n")
-    assert FX.single_gen_cases([*CASES, two]) == CASES
+    assert FX.run_edits.single_gen_cases([*CASES, two]) == CASES
 
 
 # ----- FIM problems ----------------------------------------------------------------------------
@@ -276,7 +275,7 @@ def test_fim_completion_rows(model, tok):
     )
     assert len(rows) == len(problems) * len(FC.ARMS)
     assert list(rows.arm[: len(FC.ARMS)]) == list(FC.ARMS)
-    table = FR.validity_table(rows, ["arm"])
+    table = FX.run.validity_table(rows, ["arm"])
     assert (table[list(FC.ENDS)].sum(axis=1) == table.n).all()
 
 
@@ -315,13 +314,13 @@ def test_cost_helpers():
     frame = pd.DataFrame(
         dict(method=["a"] * 4, middle_chars=[0, 10, 30, 60], seconds=[1.0, 2.0, 3.0, 4.0])
     )
-    out = FR.cost_by_length(frame, bins=(0, 25, 100))
+    out = FX.run_costs.cost_by_length(frame, bins=(0, 25, 100))
     assert out.steps.tolist() == [2, 2] and out["median"].tolist() == [1.5, 3.5]
     assert torch.isfinite(torch.tensor(out.p90.tolist())).all()
 
 
 def test_system_labels_name_the_model_of_the_profile():
-    from cadlib.chapters.fim_constraint.report import system_labels
+    from cadlib.chapters.fim_constraint.run import system_labels
 
     assert system_labels("smollm2-135m-instruct") == ("SmolLM2 untrained", "SmolLM2 + SFT (ch. 7)")
     untrained, tuned = system_labels("Qwen/Qwen2.5-Coder-1.5B-Instruct")

@@ -190,7 +190,7 @@ def test_smollm2_mask_equals_naive_on_the_whole_vocabulary(tok):
 def test_the_three_masks_are_mask_processors(tok):
     import torch
 
-    from cadlib.chapters.fim_constraint.experiments import GenBodyMask
+    from cadlib.chapters.fim_constraint.run_edits import GenBodyMask
     from cadlib.decoding.generate_processor import GrammarLogitsProcessor
     from cadlib.decoding.processors import MaskProcessor
 
@@ -229,7 +229,8 @@ def test_fim_mask_new_call_equals_the_old_one(tok, left, right, text):
     allowed_mask of a constraint fed by hand, applied by apply_mask) are the same set."""
     import torch
 
-    from cadlib.fim.mask import PendingBytes, apply_mask
+    from cadlib.fim.logits import apply_mask
+    from cadlib.fim.mask import PendingBytes
 
     ids = tok.encode(text, add_special_tokens=False)
     prompt, width = [5, 6, 7], len(tok) + 3  # logits wider than the tokenizer: never allowed
@@ -256,7 +257,7 @@ def test_body_mask_takes_both_calls(tok):
     (ids (1, seq), scores (1, V)) give the same masks and the same step records."""
     import torch
 
-    from cadlib.chapters.fim_constraint.experiments import GenBodyMask
+    from cadlib.chapters.fim_constraint.run_edits import GenBodyMask
 
     left, right = 'def f(a):\n    """Doc."""\n    x = a\n', "\n    return x\n"
     ids = tok.encode("\n    x = x + 1 # é🦀\n", add_special_tokens=False)

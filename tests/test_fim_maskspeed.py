@@ -1,8 +1,9 @@
-"""cadlib.chapters.fim_constraint.maskspeed: the mask-speed run read against its goals."""
+"""Chapter 8's mask-speed run read against its goals (cadlib.chapters.fim_constraint: text's
+maskspeed_markdown, show's maskspeed_table)."""
 
 import pytest
 
-from cadlib.chapters.fim_constraint import maskspeed as M
+from cadlib.chapters import fim_constraint as FX
 
 ARMS = ["lean charts", "previous (full charts)"]
 
@@ -39,20 +40,20 @@ def report(median=1.8, p90=3.3, equal=True):
 
 
 def test_goals_are_judged_on_the_current_mask_with_the_default_collector():
-    text = M.maskspeed_markdown(report())
+    text = FX.text.maskspeed_markdown(report())
     assert "median of 1.80 ms: **missed** (goal ≤ 1 ms)" in text
     assert "p90 is 3.30 ms: **met** (≤ 5 ms)" in text
     assert "1.28× as fast" in text and "disabled the median is 1.45 ms" in text
     assert "equal masks at every step" in text
-    met = M.maskspeed_markdown(report(median=0.9, p90=6.0))
+    met = FX.text.maskspeed_markdown(report(median=0.9, p90=6.0))
     assert "0.90 ms: **met**" in met and "6.00 ms: **missed**" in met
-    assert "masks differed" in M.maskspeed_markdown(report(equal=False))
+    assert "masks differed" in FX.text.maskspeed_markdown(report(equal=False))
 
 
 def test_table_names_the_paired_ratio_and_a_missing_row_fails():
-    table = M.maskspeed_table(report())
+    table = FX.show.maskspeed_table(report())
     assert "paired_ratio_to_current" in table.columns and len(table) == 4
     bad = report()
     bad["summary"] = [r for r in bad["summary"] if r["gc"] != "disabled"]
     with pytest.raises(ValueError, match="no row for gc='disabled'"):
-        M.maskspeed_markdown(bad)
+        FX.text.maskspeed_markdown(bad)

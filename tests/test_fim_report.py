@@ -1,5 +1,5 @@
-"""Chapter 8's tables, figures and results record (cadlib.chapters.fim_constraint.report,
-cadlib.chapters.fim_constraint.figures and cadlib.chapters.fim_constraint.experiments) on small
+"""Chapter 8's tables, figures, prose and results record (the roles of
+cadlib.chapters.fim_constraint: run, run_costs, run_evidence, show, show_figures, text) on small
 hand-made frames."""
 
 import json
@@ -10,14 +10,11 @@ import pandas as pd
 import pytest
 
 from cadlib.cases import EditCase
-from cadlib.chapters.fim_constraint import conclusion as V
-from cadlib.chapters.fim_constraint import experiments as FX
-from cadlib.chapters.fim_constraint import figures as F
-from cadlib.chapters.fim_constraint import report as R
+from cadlib.chapters import fim_constraint as FX
 from cadlib.fim import completion as FC
 from cadlib.metrics import percent, rate_cell
 
-PARAMS = dict(FX.PROFILES["smoke"], model="smollm2-135m-instruct")
+PARAMS = dict(FX.profiles.PROFILES["smoke"], model="smollm2-135m-instruct")
 
 
 def edit_rows() -> pd.DataFrame:
@@ -90,11 +87,11 @@ def test_differential_by_cut_counts_per_cut_kind():
         )
     )
     diff["agree"] = diff.truth == diff.ours
-    t = R.differential_by_cut(diff)
+    t = FX.run.differential_by_cut(diff)
     assert list(t.columns) == ["left cut", "right cut", "edits", "edits parsing", "agreeing"]
     assert t.loc["mid_token"].tolist() == [1, 2, 2, 1, 2]
     assert t.loc["boundary"].tolist() == [1, 0, 1, 1, 0]
-    text = R.differential_text(diff, 7, PARAMS, 3)
+    text = FX.show.differential_text(diff, 7, PARAMS, 3)
     assert text.startswith(
         f"7 cases x 2 sources x {PARAMS['diff_splits']} splits, "
         f"{PARAMS['diff_edits']} edits per split (seed 3):\n"
@@ -104,22 +101,22 @@ def test_differential_by_cut_counts_per_cut_kind():
 
 def test_edit_tables():
     rows = edit_rows()
-    out = R.edit_outcomes(rows)
+    out = FX.show.edit_outcomes(rows)
     assert list(out.index) == ["c/1", "c/2"] and out.shape == (2, 4)
     assert out.loc["c/2", ("s0", "unconstrained")] == "budget, broken / syntax error"
     assert out.loc["c/2", ("s1", "FIM-constrained")] == "budget, broken / parses"
     assert out.loc["c/1", ("s0", "FIM-constrained")] == "ended / parses"
     gold = "    x = 1\n    y = 3\n"
     case = EditCase("c/1", "    x = 1\n", gold, "Fix it.")
-    text = R.example_changes(rows, case)
+    text = FX.show.example_changes(rows, case)
     assert text.split("\n")[:2] == [
         "s0, unconstrained (model ended, parses: True): lines not in the gold:",
         "    '    y = 2'",
     ]
     assert len(text.split("\n")) == 8
-    same = R.example_changes(rows.assign(output=gold), case)
+    same = FX.show.example_changes(rows.assign(output=gold), case)
     assert "(no line differs from the gold)" in same
-    assert R.edit_caption(2, {**PARAMS, "profile": "smoke"}) == (
+    assert FX.show.edit_caption(2, {**PARAMS, "profile": "smoke"}) == (
         f"localized edits, HEvalFix-Py held-out (2 cases); smollm2-135m-instruct; budget "
         f"{PARAMS['edit_budget']}; profile smoke"
     )
@@ -135,7 +132,7 @@ def test_edit_shape_table_reads_the_oracle_program():
             "Fix.",
         ),
     ]
-    t = R.edit_shape_table(cases)
+    t = FX.show.edit_shape_table(cases)
     assert t.case.tolist() == ["t/gc", "t/cgc"] and t.doc_lines.tolist() == [3, 4]
     assert t.program.tolist() == ["G C", "C G C"]
     assert t.gold_body.tolist() == ["    a = 2", "    t = x + b"]
@@ -143,12 +140,12 @@ def test_edit_shape_table_reads_the_oracle_program():
 
 def test_fim_tables():
     rows = fim_rows()
-    out = R.fim_outcomes(rows)
+    out = FX.show.fim_outcomes(rows)
     assert list(out.columns) == [*FC.ARMS, "end", "middle"]
     assert out.loc["p/2/char", "unconstrained"] == "syntax error"
     assert out.loc["p/2/char", "FIM-constrained"] == "parses"
     assert out.loc["p/1/line", "middle"] == "FIM-constrained:p/1/line"
-    caption = R.fim_caption(2, {**PARAMS, "profile": "x"})
+    caption = FX.show.fim_caption(2, {**PARAMS, "profile": "x"})
     assert "(2 problems); smollm2-135m-instruct; prompt 'hole'" in caption
 
 
@@ -156,9 +153,9 @@ def test_cost_tables_and_units():
     steps = pd.DataFrame(
         dict(method=["incremental"] * 3, middle_chars=[1, 2, 30], seconds=[1e-6, 3e-6, 5e-6])
     )
-    t = R.per_step_table(steps)
+    t = FX.run_costs.per_step_table(steps)
     assert t["median"].tolist() == pytest.approx([2.0, 5.0])  # microseconds
-    assert list(R.with_units(t, "us").columns) == [
+    assert list(FX.show.with_units(t, "us").columns) == [
         "method",
         "length",
         "steps",
@@ -173,10 +170,10 @@ def test_cost_tables_and_units():
             seconds=[0.001, 0.003, 0.002, 0.004],
         )
     )
-    st = R.stage_table(stages)
+    st = FX.run_costs.stage_table(stages)
     assert st.index.tolist() == ["walk", "end", "whole mask"]
     assert st.loc["whole mask", "median"] == pytest.approx(5.0)  # steps of 4 and 6 ms
-    gen = R.generation_cost(edit_rows(), fim_rows())
+    gen = FX.run_costs.generation_cost(edit_rows(), fim_rows())
     # constrained bodies (2 systems x 2 cases x 3 steps) and the raw FIM-constrained arm (2 x 2)
     assert gen.groupby("method").steps.sum().to_dict() == {
         "mask (ours, whole vocabulary)": 16,
@@ -184,7 +181,7 @@ def test_cost_tables_and_units():
     }
     mask = gen[gen.method.str.startswith("mask")]
     assert mask["median"].tolist() == pytest.approx([2.0])  # milliseconds
-    assert len(R.generation_steps(edit_rows(), fim_rows())) == 32
+    assert len(FX.run_costs.generation_steps(edit_rows(), fim_rows())) == 32
 
 
 def test_chapter_numbers_are_strict_json():
@@ -202,7 +199,7 @@ def test_chapter_numbers_are_strict_json():
     steps = pd.DataFrame(dict(method="incremental", middle_chars=[1, 2], seconds=[1e-6, 2e-6]))
     stages = pd.DataFrame(dict(problem=0, step=[0, 1], stage="walk", seconds=[0.001, 0.002]))
     info = {"parameters": 1}
-    numbers = R.chapter_numbers(
+    numbers = FX.run.numbers(
         PARAMS,
         0,
         "heval-fix-py",
@@ -238,11 +235,13 @@ def test_chapter_numbers_are_strict_json():
     assert numbers["fim"]["FIM-constrained"]["n"] == 2
     assert numbers["mask_stages_ms"]["whole mask"]["steps"] == 2
     assert "char (1-120 chars)" in numbers["design"]["fim_cuts"]
-    assert R.run_summary(numbers, "here").count("FIM completion, ") == 4
+    assert FX.text.run_summary(numbers, "here").count("FIM completion, ") == 4
 
 
 def test_figures():
-    fig = F.plot_validity(edit_rows(), fim_rows(), 2, 2, "m", "smoke")
+    fig = FX.show_figures.plot_validity(
+        edit_rows(), fim_rows(), 2, 2, {"model": "m", "profile": "smoke"}
+    )
     left, right = fig.axes
     # the primary metric: the budget-closed outputs that parse do not count
     assert [t.get_text() for t in left.texts] == ["1/2"] * 4
@@ -255,7 +254,9 @@ def test_figures():
             seconds=[1e-6, 1e-3, 2e-6, 2e-3],
         )
     )
-    fig2 = F.plot_costs(steps, edit_rows(), fim_rows(), {**PARAMS, "profile": "smoke"}, "cpu X")
+    fig2 = FX.show_figures.plot_costs(
+        steps, edit_rows(), fim_rows(), {**PARAMS, "profile": "smoke"}, "cpu X"
+    )
     assert len(fig2.axes[0].lines) == 2 and len(fig2.axes[1].lines) == 2
     assert "cpu X" in fig2._suptitle.get_text()
     plt.close("all")
@@ -269,16 +270,18 @@ def test_setting_label_and_systems(capsys):
         "device": "cpu",
     }
     hw = {"cpu": "AMD EPYC", "cores": 2}
-    assert R.run_label(dict(PARAMS, threads=1), info, hw, 49152, "cpu", 0) == (
+    assert FX.run.run_label(dict(PARAMS, threads=1, profile="cpu"), info, hw, 49152, 0) == (
         "model smollm2-135m-instruct (135M, float32, sdpa, cpu); its own tokenizer (49,152 "
         "ids); seed 0; profile cpu; machine: AMD EPYC, 2 cores, 1 torch thread"
     )
-    default = R.run_label(dict(PARAMS, threads=None), info, dict(hw, threads=4), 5, "paper", 1)
+    default = FX.run.run_label(
+        dict(PARAMS, threads=None, profile="paper"), info, dict(hw, threads=4), 5, 1
+    )
     assert default.endswith("profile paper; machine: AMD EPYC, 2 cores, 4 torch threads")
-    both = FX.chapter_systems("smollm2-135m-instruct", "lm", "sft", "ok")
+    both = FX.run.chapter_systems("smollm2-135m-instruct", "lm", "sft", "ok")
     assert both == {"SmolLM2 untrained": "lm", "SmolLM2 + SFT (ch. 7)": "sft"}
     assert capsys.readouterr().out == ""
-    assert FX.chapter_systems("smollm2-135m-instruct", "lm", None, "absent") == {
+    assert FX.run.chapter_systems("smollm2-135m-instruct", "lm", None, "absent") == {
         "SmolLM2 untrained": "lm"
     }
     assert capsys.readouterr().out == "SFT checkpoint absent: only the untrained model is run\n"
@@ -298,24 +301,24 @@ def arm_records(constrained: list, unconstrained: list, part: str = "fim") -> pd
 
 
 def test_arm_tests_pair_the_cases_and_adjust_for_the_family():
-    ended, budget = R.ENDS[0], R.ENDS[2]
+    ended, budget = FC.ENDS[0], FC.ENDS[2]
     con = [(True, ended)] * 9 + [(True, budget)] * 3
     unc = [(False, ended)] * 9 + [(True, ended)] * 3
-    t = V.arm_tests(arm_records(con, unc))
+    t = FX.run_evidence.arm_tests(arm_records(con, unc))
     parses = t[t.outcome == "parses"].iloc[0]
     assert (parses.k_a, parses.k_b, parses.a_only, parses.b_only) == (12, 3, 9, 0)
     assert parses.p == pytest.approx(2 * 0.5**9)  # exact two-sided binomial on 9 discordant
     assert parses.p_holm == pytest.approx(3 * parses.p) and parses.significant
     finished = t[t.outcome == "model ended & parses"].iloc[0]
     assert (finished.k_a, finished.k_b) == (9, 3)  # the budget-closed outputs do not count
-    assert set(t.outcome) == set(V.ARM_OUTCOMES.values())
-    assert "9 / 0" in V.arm_tests_table(t).to_string()
+    assert set(t.outcome) == set(FX.run_evidence.ARM_OUTCOMES.values())
+    assert "9 / 0" in FX.show.arm_tests_table(t).to_string()
 
 
 def test_arm_tests_refuse_unpaired_arms():
-    recs = arm_records([(True, R.ENDS[0])] * 2, [(True, R.ENDS[0])] * 3)
+    recs = arm_records([(True, FC.ENDS[0])] * 2, [(True, FC.ENDS[0])] * 3)
     with pytest.raises(ValueError, match="different cases"):
-        V.arm_tests(recs)
+        FX.run_evidence.arm_tests(recs)
 
 
 def test_percentages_never_round_to_0_or_100_unless_they_are():
@@ -328,7 +331,7 @@ def test_percentages_never_round_to_0_or_100_unless_they_are():
 
 
 def test_the_primary_metric_leads_and_the_budget_is_reported_apart():
-    t = R.rate_table(fim_rows(), ["arm"])
+    t = FX.show.rate_table(fim_rows(), ["arm"])
     assert list(t.columns[1:4]) == [
         "model ended & parses (primary)",
         "closed by the budget",
@@ -338,20 +341,20 @@ def test_the_primary_metric_leads_and_the_budget_is_reported_apart():
     assert con["model ended & parses (primary)"].startswith("1/2 ")
     assert con["closed by the budget"].startswith("1/2 ")
     assert con["ast.parse (budget-closed included)"].startswith("2/2 ")
-    assert list(V.ARM_OUTCOMES) == [R.PRIMARY, "parses", "passed"]
+    assert list(FX.run_evidence.ARM_OUTCOMES) == [FX.run.PRIMARY, "parses", "passed"]
 
 
 def _large(con, unc):
     recs = arm_records(con, unc)
     numbers = {
         "localized_edit": {},
-        "fim": R.records(R.validity_table(recs.assign(em=False), ["arm"]), ["arm"]),
+        "fim": FX.run.records(FX.run.validity_table(recs.assign(em=False), ["arm"]), ["arm"]),
     }
-    return numbers, V.arm_tests(recs)
+    return numbers, FX.run_evidence.arm_tests(recs)
 
 
 def test_the_conclusion_follows_the_primary_metric():
-    ended, budget = R.ENDS[0], R.ENDS[2]
+    ended, budget = FC.ENDS[0], FC.ENDS[2]
     full = [
         {
             "codebase": "pandas.core (pandas 3)",
@@ -369,25 +372,25 @@ def test_the_conclusion_follows_the_primary_metric():
     numbers, tests = _large(
         [(True, ended)] * 3 + [(True, budget)] * 9, [(True, ended)] * 3 + [(False, ended)] * 9
     )
-    md = V.conclusion_markdown(numbers, tests, full)
+    md = FX.text.conclusion_markdown(numbers, tests, full)
     assert "On pandas.core (pandas 3) (5 cuts, 20 perturbed middles)" in md and "no failure" in md
     assert "FIM-constrained 3/12 (25%" in md
     assert "no paired difference in the primary metric survives Holm" in md
     assert "not evidence for the primary metric" in md
     # a real gain on the primary metric
     numbers, tests = _large([(True, ended)] * 12, [(False, ended)] * 12)
-    md = V.conclusion_markdown(numbers, tests, [])
+    md = FX.text.conclusion_markdown(numbers, tests, [])
     assert "raises the primary metric significantly (Holm) in: fim (S, 12 vs 0/12)" in md
     assert "not evidence" not in md
-    assert "No large run" in V.conclusion_markdown(numbers, None, [])
-    assert "Primary metric" in V.primary_tests_markdown(tests)
+    assert "No large run" in FX.text.conclusion_markdown(numbers, None, [])
+    assert "Primary metric" in FX.text.primary_tests_markdown(tests)
 
 
 def test_large_run_markdown_names_the_significant_differences():
-    con = [(True, R.ENDS[0])] * 12
-    unc = [(False, R.ENDS[0])] * 12
+    con = [(True, FC.ENDS[0])] * 12
+    unc = [(False, FC.ENDS[0])] * 12
     recs = arm_records(con, unc)
-    t = V.arm_tests(recs)
+    t = FX.run_evidence.arm_tests(recs)
     numbers = {
         "differential": {
             "splits": 1,
@@ -397,7 +400,7 @@ def test_large_run_markdown_names_the_significant_differences():
             "disagreements": 0,
         },
         "localized_edit": {},
-        "fim": R.records(R.validity_table(recs.assign(em=False), ["arm"]), ["arm"]),
+        "fim": FX.run.records(FX.run.validity_table(recs.assign(em=False), ["arm"]), ["arm"]),
     }
     results = {
         "profile": "large",
@@ -406,11 +409,11 @@ def test_large_run_markdown_names_the_significant_differences():
         "params": {"seed": 0, "fim_cases": 12, "edit_cases": None},
         "hardware": {"cpu": "CPU", "cores": 2},
     }
-    md = V.large_run_markdown(results, t)
+    md = FX.text.large_run_markdown(results, t)
     assert "profile large" in md and "every held-out" in md
     assert "parses: FIM-constrained 12/12 vs unconstrained 0/12" in md
-    t_none = V.arm_tests(arm_records(con, con))
-    assert V.large_run_markdown(results, t_none).endswith("none.")
+    t_none = FX.run_evidence.arm_tests(arm_records(con, con))
+    assert FX.text.large_run_markdown(results, t_none).endswith("none.")
 
 
 def test_the_mask_target_is_judged_from_the_run():
@@ -422,7 +425,7 @@ def test_the_mask_target_is_judged_from_the_run():
             seconds=[0.0004, 0.0001, 0.0002, 0.0001],
         )
     )  # 0.5 and 0.3 ms
-    md = R.mask_target_markdown(stages, edit_rows(), fim_rows(), "L")
+    md = FX.text.mask_target_markdown(stages, edit_rows(), fim_rows(), "L")
     lines = md.splitlines()
     assert "L" in lines[0]
     assert "along true middles (2 steps)" in lines[2] and "**met**" in lines[2]
@@ -437,19 +440,19 @@ def test_a_committed_run_is_found_when_results_go_elsewhere(tmp_path, monkeypatc
     # nbval re-runs the chapters with CADLIB_RESULTS_DIR elsewhere: the committed large run
     # must still be shown (it is read from the repository's results/ as a fallback)
     monkeypatch.setenv("CADLIB_RESULTS_DIR", str(tmp_path))
-    got = V.load_run("large")
+    got = FX.run_evidence.load_run("large")
     assert got is not None and got[0]["profile"] == "large" and len(got[1])
-    assert V.load_run("no-such-profile") is None
+    assert FX.run_evidence.load_run("no-such-profile") is None
 
 
 def test_a_committed_runs_rates_are_recomputed_from_its_case_records():
-    ended, budget = R.ENDS[0], R.ENDS[3]
+    ended, budget = FC.ENDS[0], FC.ENDS[3]
     recs = arm_records([(True, ended), (True, budget)], [(False, ended), (True, ended)])
     recs["em"] = False
-    got = V.rates_from_cases(recs)
+    got = FX.run_evidence.rates_from_cases(recs)
     assert got["localized_edit"] == {}
     con = got["fim"]["FIM-constrained"]
-    assert (con["n"], con["parses"], con[R.PRIMARY], con["budget_closed"]) == (2, 2, 1, 1)
+    assert (con["n"], con["parses"], con[FX.run.PRIMARY], con["budget_closed"]) == (2, 2, 1, 1)
     stale = {
         "profile": "large",
         "model": "m",
@@ -467,16 +470,16 @@ def test_a_committed_runs_rates_are_recomputed_from_its_case_records():
             "fim": {},
         },
     }
-    md = V.large_run_markdown(stale, V.arm_tests(recs), recs)
+    md = FX.text.large_run_markdown(stale, FX.run_evidence.arm_tests(recs), recs)
     assert "FIM completion, FIM-constrained**: ended by the model and parses (primary) 1/2" in md
     # the evidence section: beside a smaller run the large run's summary and tests; in the
     # large run itself only that it is the run, with its paired tests; a command when none
-    tests = V.arm_tests(recs)
-    text, table = V.evidence_outputs((stale, recs), tests, "cpu")
-    assert text.startswith(md) and V.LARGE in text and "Evidence run `fim.large.json`" in text
-    assert list(table["outcome"]) == list(V.arm_tests_table(tests)["outcome"])
-    text, table = V.evidence_outputs((stale, recs), tests, "large")
+    tests = FX.run_evidence.arm_tests(recs)
+    text = FX.text.evidence_markdown((stale, recs), tests, {"profile": "cpu"})
+    assert text.startswith(md) and FX.run_evidence.LARGE in text
+    assert "Evidence run `fim.large.json`" in text
+    text = FX.text.evidence_markdown((stale, recs), tests, {"profile": "large"})
     assert text.startswith("This chapter is the `large` run") and "ended by the model" not in text
-    assert "Primary metric, model ended & parses" in text and table is not None
-    text, table = V.evidence_outputs(None, None, "cpu")
-    assert table is None and V.LARGE in text
+    assert "Primary metric, model ended & parses" in text
+    text = FX.text.evidence_markdown(None, None, {"profile": "cpu"})
+    assert FX.run_evidence.LARGE in text

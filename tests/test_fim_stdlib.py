@@ -1,5 +1,5 @@
-"""The differential check at scale (cadlib.fim.stdlib), chapter 8's report helpers
-(cadlib.chapters.fim_constraint.report) and the one home of pending UTF-8 bytes
+"""The differential check at scale (cadlib.fim.stdlib, cadlib.fim.disagreements), chapter 8's
+run helpers (cadlib.chapters.fim_constraint.run) and the one home of pending UTF-8 bytes
 (cadlib.fim.mask.PendingBytes)."""
 
 import ast
@@ -8,7 +8,8 @@ import json
 import pandas as pd
 import pytest
 
-from cadlib.chapters.fim_constraint import report as R
+from cadlib.chapters import fim_constraint as FX
+from cadlib.fim import disagreements as D
 from cadlib.fim import stdlib as S
 from cadlib.fim.mask import PendingBytes
 from cadlib.metrics import rate_cell
@@ -62,26 +63,26 @@ def test_differential_agrees_and_counts(tmp_path):
     assert summary["true_middles_accepted"]["k"] == 6
     lo, hi = summary["edit_agreement"]["ci95"]
     assert 0 < lo <= 1 == hi
-    json.dumps(R.clean(summary))  # strict JSON
+    json.dumps(FX.run.clean(summary))  # strict JSON
 
 
 def test_disagreements_are_placed_and_categorized_by_the_edit():
     program = 'x = f"a{b!r:>{w}}c" + "{d}"\n'
-    assert S.fstring_fields(program) == [(7, 17)]
-    assert S.edit_location(program, 8, 9) == "f-string field"
-    assert S.edit_location(program, 22, 23) == "elsewhere"  # braces in a plain string
-    assert S.edit_location(program, 5, 6) == "elsewhere"  # the f-string's literal text
+    assert D.fstring_fields(program) == [(7, 17)]
+    assert D.edit_location(program, 8, 9) == "f-string field"
+    assert D.edit_location(program, 22, 23) == "elsewhere"  # braces in a plain string
+    assert D.edit_location(program, 5, 6) == "elsewhere"  # the f-string's literal text
     # a category only for what is at the edit, not anywhere in the program
-    assert S.categorize('x = "\\N{BULLET}"\n', 8, 9) == "unicode escape"
-    assert S.categorize('x = "\\N{BULLET}"\ny = 1\n', 17, 18) == "uncategorized"
-    assert S.categorize("if a:\n\tpass\n", 7, 8) == "tabs"
-    assert S.categorize("if a:\n\tpass\nx = 1\n", 13, 14) == "uncategorized"
-    assert S.categorize("x = 1\n", 0, 1, "insert '\\t' at 0") == "tabs"
-    assert S.categorize("x = 1\r\n", 0, 1) == "carriage return"
-    assert S.categorize('x = f"{a}"\n', 7, 8) == "uncategorized"  # fields' syntax is checked
-    assert S.categorize('x = f"{a}" + b\n', 13, 14) == "uncategorized"  # not in a field
-    assert S.edit_span("abcdef", "abXcdef", 2) == (1, 3)
-    assert S.edit_span("abcdef", "abdef", 2) == (2, 3)
+    assert D.categorize('x = "\\N{BULLET}"\n', 8, 9) == "unicode escape"
+    assert D.categorize('x = "\\N{BULLET}"\ny = 1\n', 17, 18) == "uncategorized"
+    assert D.categorize("if a:\n\tpass\n", 7, 8) == "tabs"
+    assert D.categorize("if a:\n\tpass\nx = 1\n", 13, 14) == "uncategorized"
+    assert D.categorize("x = 1\n", 0, 1, "insert '\\t' at 0") == "tabs"
+    assert D.categorize("x = 1\r\n", 0, 1) == "carriage return"
+    assert D.categorize('x = f"{a}"\n', 7, 8) == "uncategorized"  # fields' syntax is checked
+    assert D.categorize('x = f"{a}" + b\n', 13, 14) == "uncategorized"  # not in a field
+    assert D.edit_span("abcdef", "abXcdef", 2) == (1, 3)
+    assert D.edit_span("abcdef", "abdef", 2) == (2, 3)
 
 
 def test_summary_counts_false_rejections_and_uncategorized_as_failures():
@@ -161,9 +162,11 @@ def test_rates_carry_n_and_a_wilson_interval():
             body_tokens=[3, 48, 48],
         )
     )
-    t = R.validity_table(rows, ["arm"])
+    t = FX.run.validity_table(rows, ["arm"])
     assert t.n.tolist() == [2, 1] and t.ended_and_parses.tolist() == [1, 0]
     assert t.parse_ci95[0][0] < 0.5 < t.parse_ci95[0][1]
-    recs = R.case_records(rows, rows.iloc[:0].assign(problem=[], cut=[], middle=[], new_tokens=[]))
+    recs = FX.run.case_records(
+        rows, rows.iloc[:0].assign(problem=[], cut=[], middle=[], new_tokens=[])
+    )
     assert [r["closed_by"] for r in recs] == ["model", "budget", "budget"]
     assert recs[1]["forwards"] == 48

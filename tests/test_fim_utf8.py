@@ -1,7 +1,8 @@
 import numpy as np
 import torch
 
-from cadlib.fim.mask import apply_mask, token_raw, utf8_prefix, utf8_split
+from cadlib.fim.logits import apply_mask
+from cadlib.fim.mask import token_raw, utf8_prefix, utf8_split
 
 
 def test_utf8_prefix_separates_unfinished_from_invalid():

@@ -283,7 +283,7 @@ class CopyDecoder:
             newline that joins the next op) and after it (the newline and the rest of
             ``program``, later bodies as planned). It returns ``mask(body_ids, scores) ->
             scores``, applied at every step of that body after the grammar's mask (e.g. the
-            FIM constraint of :mod:`cadlib.chapters.fim_constraint.experiments`).
+            FIM constraint of :mod:`cadlib.chapters.fim_constraint.run_edits`).
             ``DecodeResult.bodies`` lists the processors, in body order.
 
         Returns

@@ -12,9 +12,10 @@ where :class:`cadlib.decoding.generate_processor.GrammarLogitsProcessor` is the 
 * :class:`GrammarMask` — the copy/gen grammar (paper §2.3, Appendix Q): the FSM state derived
   from the ids after the prompt, cached by prefix, never kept between calls.
 
-The FIM constraint's masks are on the same base: :class:`cadlib.fim.mask.FIMLogitsProcessor`
-and :class:`cadlib.chapters.fim_constraint.experiments.GenBodyMask` (through
-:class:`cadlib.fim.mask.IncrementalMask`: stateful, batch 1, each call's ids extending the last's).
+The FIM constraint's masks are on the same base: :class:`cadlib.fim.logits.FIMLogitsProcessor`
+and :class:`cadlib.chapters.fim_constraint.run_edits.GenBodyMask` (through
+:class:`cadlib.fim.logits.IncrementalMask`: stateful, batch 1, each call's ids extending the
+last's).
 """
 
 from __future__ import annotations

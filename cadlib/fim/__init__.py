@@ -4,6 +4,9 @@ Module map (pipeline order):
 
 ``cfg``
     context-free grammars as data (§II-B);
+``compiled``
+    a grammar compiled to integer tables and lazily built LR(0) states, shared by both
+    recognizers;
 ``regular``
     NFAs over lexical symbols, built backwards with shared suffixes (§II-A, §IV-B);
 ``earley``
@@ -33,30 +36,38 @@ Module map (pipeline order):
     the vocabulary's lexical tables: per lexical state, the parser checks each token needs,
     shared by every constraint and step (what makes a mask a few hundred checks);
 ``mask``
-    allowed-token masks for Hugging Face tokenizers; the FIM masks of logits on
-    :class:`cadlib.decoding.processors.MaskProcessor` (:class:`~cadlib.fim.mask.IncrementalMask`,
-    :class:`FIMLogitsProcessor`);
+    allowed-token masks for Hugging Face tokenizers (the vocabulary's trie; tokens' bytes to
+    whole characters);
+``logits``
+    the FIM masks of logits on :class:`cadlib.decoding.processors.MaskProcessor`
+    (:class:`~cadlib.fim.logits.IncrementalMask`, :class:`FIMLogitsProcessor`);
 ``differential``
     CPython differential checks for the FIM chapter;
 ``step_cost``
     per-step cost measurements of the constraint and of its mask (mask stages included);
 ``benchmark``
-    the whole mask timed beside its previous implementation
-    (``python -m cadlib.fim.benchmark --compare`` writes the mask-speed run);
+    the whole mask timed beside its previous implementation (chapter 8's
+    ``python -m cadlib.chapters.fim_constraint.commands maskspeed`` writes the mask-speed run);
 ``stdlib``
-    the differential check at scale: seeded cuts of the interpreter's standard library,
-    disagreements categorized (``python -m cadlib.fim.stdlib`` writes the full run);
+    the differential check at scale: seeded cuts of the interpreter's standard library
+    (chapter 8's ``python -m cadlib.chapters.fim_constraint.commands stdlib`` writes the full
+    run);
+``disagreements``
+    where a disagreement with ``ast.parse`` is (inside an f-string's field or elsewhere) and
+    the known difference that explains it, if any;
 ``completion``
     FIM completion of HumanEval solutions (chapter 8's second experiment).
 
 Chapter 8's own code (its profiles, :class:`GenBodyMask` on ``<gen>`` bodies in the decoder's
-localized-edit mode, tables, figures and the mask-speed verdict) lives in
-:mod:`cadlib.chapters.fim_constraint`, above this wing: the recognizer imports no model.
+localized-edit mode, tables, figures, the mask-speed verdict and the commands that write the
+wing's evidence runs) lives in :mod:`cadlib.chapters.fim_constraint`, above this wing: the
+recognizer imports no model, and no module here is a ``python -m`` command.
 """
 
 from .constraint import FIMConstraint, UnconnectableContextError, UnsupportedLanguageError
 from .differential import KNOWN_DIFFERENCES, differential_check, summarize
-from .mask import FIMLogitsProcessor, TokenTrie, allowed_mask, naive_allowed_mask
+from .logits import FIMLogitsProcessor
+from .mask import TokenTrie, allowed_mask, naive_allowed_mask
 from .step_cost import mask_cost, per_step_cost
 
 __all__ = [

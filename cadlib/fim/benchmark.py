@@ -1,7 +1,7 @@
 """The whole FIM mask beside its previous implementation, timed (issue 34 §5).
 
-:func:`compare_masks` (``python -m cadlib.fim.benchmark --compare --out
-results/fim.maskspeed.json``, :func:`main`) times the whole mask beside its previous
+:func:`compare_masks` (chapter 8's ``python -m cadlib.chapters.fim_constraint.commands
+maskspeed --out results/fim.maskspeed.json``) times the whole mask beside its previous
 implementation (:data:`MASK_ARMS`: lean Earley charts or full ones), alternating on identical
 states, checks that the two masks are equal at every step, and records the garbage collector's
 time inside each mask under default, frozen and disabled gc and with a larger heap (the
@@ -9,7 +9,7 @@ chapter's masks run in a notebook holding a model and earlier cells' data; its s
 :func:`cadlib.fim.step_cost.mask_stages`, also go through a per-operation clock that adds to
 the whole). :func:`mask_speed_summary` reduces the steps to medians, p90s, the collector's
 share and the paired ratio to the first arm; chapter 8 reads the committed run against its
-goals (:mod:`cadlib.chapters.fim_constraint.maskspeed`).
+goals.
 
 The per-step costs of the constraint and of the mask (the problems, the paper's baselines, the
 mask's stages) are :mod:`cadlib.fim.step_cost`'s. Nothing here asserts a speed: timings are
@@ -19,23 +19,14 @@ and compare medians.
 
 from __future__ import annotations
 
-import argparse
 import gc
-import json
-import os
 import time
-from datetime import UTC, datetime
 from types import SimpleNamespace
 
 import pandas as pd
 from tqdm import tqdm
 
-from cadlib.corpora import load_corpus
 from cadlib.fim import earley
-from cadlib.models import load_tokenizer
-from cadlib.paths import repo_root
-from cadlib.record.provenance import monitor, provenance
-from cadlib.record.results import hardware_info, write_run_report
 
 from .constraint import FIMConstraint
 from .mask import TokenTrie, token_texts_cached
@@ -223,80 +214,3 @@ def mask_speed_summary(frame: pd.DataFrame) -> list[dict]:
             )
         out.append(row)
     return out
-
-
-def main(argv=None) -> None:
-    """``python -m cadlib.fim.benchmark --compare --out results/fim.maskspeed.json``: the mask
-    beside its previous implementation, alternating on identical states, with the run's
-    provenance (run it on a quiet machine)."""
-    ap = argparse.ArgumentParser(prog="python -m cadlib.fim.benchmark", description=main.__doc__)
-    ap.add_argument(
-        "--compare",
-        action="store_true",
-        required=True,
-        help="time the mask beside its previous implementation (compare_masks)",
-    )
-    ap.add_argument("--corpus", default="heval-fix-py")
-    ap.add_argument("--tokenizer", default="smollm2-135m-instruct")
-    ap.add_argument("--problems", type=int, default=12)
-    ap.add_argument("--middle-chars", type=int, default=400)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument(
-        "--gc",
-        default="default,frozen,disabled",
-        help="comma-separated gc modes: default, frozen, disabled",
-    )
-    ap.add_argument(
-        "--ballast",
-        default="0,3",
-        help="comma-separated heap sizes, in millions of small live objects",
-    )
-    ap.add_argument(
-        "--steps",
-        action="store_true",
-        help="also write every step's record (a few MB at the defaults)",
-    )
-    ap.add_argument("--out", default="results/fim.maskspeed.json")
-    args = ap.parse_args(argv)
-    monitor()  # the other processes' load while it runs, for the provenance
-    tok = load_tokenizer(args.tokenizer)
-    frame = compare_masks(
-        load_corpus(args.corpus),
-        tok,
-        n_problems=args.problems,
-        seed=args.seed,
-        middle_chars=args.middle_chars,
-        repeats=args.repeats,
-        gc_modes=tuple(args.gc.split(",")),
-        ballast_millions=tuple(float(b) for b in args.ballast.split(",")),
-    )
-    command = (
-        "python -m cadlib.fim.benchmark --compare "
-        + " ".join(
-            f"--{k.replace('_', '-')} {v}"
-            for k, v in vars(args).items()
-            if k not in ("compare", "steps")
-        )
-        + (" --steps" if args.steps else "")
-    )
-    report = dict(
-        profile="maskspeed",
-        command=command,
-        created=datetime.now(UTC).isoformat(timespec="seconds"),
-        hardware=hardware_info("cpu"),
-        threads=os.environ.get("OMP_NUM_THREADS"),
-        tokenizer=args.tokenizer,
-        params=vars(args),
-        arms=list(MASK_ARMS),
-        goals_ms={"median": 1.0, "p90": 5.0},
-        summary=mask_speed_summary(frame),
-        steps=frame.round(7).to_dict(orient="list") if args.steps else None,
-        provenance=provenance(repo_root()),
-    )
-    write_run_report(report, args.out)
-    print(json.dumps(report["summary"], indent=1))
-
-
-if __name__ == "__main__":
-    main()

@@ -4,7 +4,7 @@ A :class:`Grammar` is a set of terminals, a tuple of :class:`Rule` ``lhs -> rhs`
 symbol. Symbols are any hashable values: the Python grammar uses lark's terminal and rule names
 (strings), the quotient grammars of §IV-B add tuples such as ``("Q", branch, "suite", chart)``.
 Everything here is pure and cheap; the Earley machinery compiles a grammar to integer tables
-(:class:`cadlib.fim.earley.CompiledGrammar`).
+(:class:`cadlib.fim.compiled.CompiledGrammar`).
 """
 
 from __future__ import annotations

@@ -32,7 +32,8 @@ from cadlib.record.params import check_choice
 
 from .constraint import FIMConstraint
 from .differential import python_accepts
-from .mask import FIMLogitsProcessor, token_raw, token_texts_cached
+from .logits import FIMLogitsProcessor
+from .mask import token_raw, token_texts_cached
 
 __all__ = [
     "ENDS",

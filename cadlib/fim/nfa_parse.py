@@ -1,6 +1,6 @@
 """Earley "parsing" of a regular language (paper §IV-A, Fig. 3): one chart per NFA state, the
 scanner follows the NFA's arrows (including ε-arrows and cycles), items are added until a
-fixpoint. It shares :class:`cadlib.fim.earley.CompiledGrammar` (its interned states and
+fixpoint. It shares :class:`cadlib.fim.compiled.CompiledGrammar` (its interned states and
 cached ``goto``) with the incremental recognizer; the charts it returns feed the quotient
 extraction of Fig. 2 (:mod:`cadlib.fim.quotient`)."""
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Hashable
 
-from .earley import CompiledGrammar
+from .compiled import CompiledGrammar
 
 __all__ = [
     "NFAChart",

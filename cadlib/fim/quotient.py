@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Hashable
 
 from .cfg import Grammar, Rule
-from .earley import CompiledGrammar
+from .compiled import CompiledGrammar
 from .nfa_parse import NFAChart, parse_nfa
 from .regular import NFA
 

@@ -32,7 +32,7 @@ import functools
 import itertools
 
 from .cfg import Rule
-from .earley import CompiledGrammar
+from .compiled import CompiledGrammar
 from .indent import BASE, Bands, advance_column, right_events, stream_elements
 from .lexer import dfa, follows, number_follow
 from .literals import NUMBER_TERMINALS

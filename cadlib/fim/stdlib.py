@@ -20,12 +20,13 @@ in that folder, the ones CPython itself parses; :func:`stdlib_sources`). Each cu
 :func:`stdlib_differential` then checks, per cut, that every prefix of the true middle is
 viable and that it can end, and compares ``can_end()`` with ``ast.parse`` on ``n_edits``
 perturbed middles (:func:`cadlib.fim.differential.random_edit`). Every disagreement is placed
-by *where the edit is* in the valid program (:func:`edit_location`: inside an f-string's
-replacement field or elsewhere) and gets a category by what is at that place
-(:func:`categorize`: one of :data:`cadlib.fim.differential.KNOWN_DIFFERENCES`, else
-``"uncategorized"``); a false rejection (valid code blocked) or an uncategorized disagreement is
-a *failure* (:func:`stdlib_summary`). The same check runs on a second codebase the grammar was
-not developed against (``--package``: the ``*.py`` files of an installed package's folder).
+by *where the edit is* in the valid program (:func:`cadlib.fim.disagreements.edit_location`:
+inside an f-string's replacement field or elsewhere) and gets a category by what is at that
+place (:func:`cadlib.fim.disagreements.categorize`: one of
+:data:`cadlib.fim.differential.KNOWN_DIFFERENCES`, else ``"uncategorized"``); a false
+rejection (valid code blocked) or an uncategorized disagreement is a *failure*
+(:func:`stdlib_summary`). The same check runs on a second codebase the grammar was not
+developed against (:func:`package_folder`: the ``*.py`` files of an installed package's folder).
 
 Each row also times the constraint's construction (the right context's quotient grammar, then
 feeding the left context) and the feeding of the true middle, for the cost plots
@@ -34,41 +35,35 @@ feeding the left context) and the feeding of the true middle, for the cost plots
 The stdlib differs between patch releases of 3.11, so :func:`manifest` records the interpreter
 version, the file list and a hash of their contents; the chapter's cpu profile compares only
 counts that do not depend on them (the number of cuts and the number of uncategorized
-disagreements), and the ``full`` run is committed as ``results/fim.full.json`` by
-``python -m cadlib.fim.stdlib`` (see :func:`main`). How chapter 8 shows the runs (their
-Markdown, the committed runs side by side, the cost figure) is
-:mod:`cadlib.chapters.fim_constraint.stdlib_view`: this module is the check, not its
-presentation.
+disagreements), and the ``full`` run is committed as ``results/fim.full.json`` by chapter 8's
+``python -m cadlib.chapters.fim_constraint.commands stdlib`` (:func:`codebase` names what was
+cut). How chapter 8 shows the runs (their Markdown, the committed runs side by side, the cost
+figure) is its own (``text_stdlib``, ``show_stdlib``): this module is the check, not its
+presentation, and no command.
 """
 
 from __future__ import annotations
 
-import argparse
 import ast
 import bisect
 import hashlib
 import importlib.metadata
 import importlib.util
-import io
-import json
 import multiprocessing
 import platform
 import random
-import re
 import sysconfig
 import time
-import tokenize
 from pathlib import Path
 
 import pandas as pd
 from tqdm import tqdm
 
-from cadlib.fim import fstring
 from cadlib.metrics import wilson_ci
-from cadlib.record.results import hardware_info
 
 from .constraint import FIMConstraint, UnconnectableContextError, _Problem
 from .differential import cut_kinds, fim_splits, python_accepts, random_edit
+from .disagreements import categorize, edit_location, edit_span
 
 __all__ = [
     "stdlib_sources",
@@ -76,13 +71,9 @@ __all__ = [
     "manifest",
     "stdlib_cuts",
     "stdlib_differential",
-    "categorize",
-    "edit_location",
-    "fstring_fields",
-    "edit_span",
     "stdlib_summary",
     "build_cost_sweep",
-    "main",
+    "codebase",
 ]
 
 
@@ -211,74 +202,6 @@ def stdlib_cuts(
     return out
 
 
-def fstring_fields(program: str) -> list[tuple[int, int]]:
-    """``[(start, end)]``: the replacement fields (``{`` to its ``}``, format specs included) of
-    every f-string in a valid ``program``, as offsets (read with :mod:`cadlib.fim.fstring`)."""
-    starts = [0]
-    for line in program.split("\n"):
-        starts.append(starts[-1] + len(line) + 1)
-    out = []
-    for tok in tokenize.generate_tokens(io.StringIO(program).readline):
-        if tok.type != tokenize.STRING:
-            continue
-        text = tok.string
-        prefix = text[: len(text) - len(text.lstrip("rRbBuUfF"))]
-        if "f" not in prefix.lower():
-            continue
-        quote = 3 if text[len(prefix) : len(prefix) + 3] in ('"""', "'''") else 1
-        base = starts[tok.start[0] - 1] + tok.start[1] + len(prefix) + quote
-        state, field = fstring.START, None
-        for k, ch in enumerate(text[len(prefix) + quote : len(text) - quote]):
-            state = fstring.step(state, ch, "r" in prefix.lower())
-            inside = state is not None and not (
-                state[0] == "L" and state[1] == 0 and state[2] != "{"
-            )
-            if inside and field is None:
-                field = base + k
-            elif not inside and field is not None:
-                out.append((field, base + k + 1))
-                field = None
-    return out
-
-
-def edit_span(middle: str, edited: str, i: int) -> tuple[int, int]:
-    """``(start, end)`` in ``middle`` of what an edit at ``i`` changed (an insertion: the
-    characters on either side)."""
-    k = 0
-    while k < min(len(middle), len(edited)) - i and middle[-1 - k] == edited[-1 - k]:
-        k += 1
-    end = max(len(middle) - k, i)
-    return (max(i - 1, 0), min(i + 1, len(middle))) if end == i else (i, end)
-
-
-def edit_location(program: str, start: int, end: int) -> str:
-    """Where ``program[start:end]`` (an edit's span in a valid program) is: ``"f-string
-    field"`` when it touches a replacement field, else ``"elsewhere"``."""
-    touches = any(a < max(end, start + 1) and start < b for a, b in fstring_fields(program))
-    return "f-string field" if touches else "elsewhere"
-
-
-_N_ESCAPE = re.compile(r"\\N\{[^}\n]*\}?")
-
-
-def categorize(program: str, start: int, end: int, edit: str = "") -> str:
-    """The known difference (:data:`KNOWN_DIFFERENCES`) a disagreement can be put down to by
-    what is where the edit is (``program[start:end]``, the valid program's span it changed;
-    ``edit``: its description), or ``"uncategorized"`` (a failure)."""
-    if "\r" in program or "\\r" in edit:
-        return "carriage return"
-    if any(
-        m.start() < max(end, start + 1) and start < m.end() for m in _N_ESCAPE.finditer(program)
-    ):
-        return "unicode escape"
-    line_start = program.rfind("\n", 0, start) + 1
-    line_end = program.find("\n", end)
-    lines = program[line_start : len(program) if line_end < 0 else line_end]
-    if "\\t" in edit or re.search(r"^[ ]*\t|^\t*[ ]+\t", lines, re.M):
-        return "tabs"
-    return "uncategorized"
-
-
 def _timed(fn):
     t0 = time.perf_counter()
     value = fn()
@@ -385,8 +308,9 @@ def stdlib_differential(
         right_chars, check`` (``"true_middle"`` / ``"edit"``), ``edit``, ``truth``
         (``ast.parse``), ``ours`` (``can_end``), ``viable`` (true middles: every prefix),
         ``build_s`` and ``feed_s`` (true middles: seconds to build the constraint and to feed
-        the middle), ``agree``, ``where`` (disagreements only, :func:`edit_location`) and
-        ``category`` (disagreements only, :func:`categorize`).
+        the middle), ``agree``, ``where`` (disagreements only,
+        :func:`~cadlib.fim.disagreements.edit_location`) and ``category`` (disagreements
+        only, :func:`~cadlib.fim.disagreements.categorize`).
     """
     work = [(k, cut, n_edits, seed) for k, cut in enumerate(cuts)]
     bar = dict(total=len(work), desc="stdlib differential", disable=not progress)
@@ -477,86 +401,9 @@ def build_cost_sweep(
     return pd.DataFrame(rows)
 
 
-def main(argv=None) -> None:
-    """``python -m cadlib.fim.stdlib --cuts 2000 --out results/fim.full.json``: the ``full``
-    run of the differential at scale, with the cost sweep and the manifest."""
-    ap = argparse.ArgumentParser(description=main.__doc__)
-    ap.add_argument("--cuts", type=int, default=2000)
-    ap.add_argument("--edits", type=int, default=4)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--max-left", type=int, default=1500)
-    ap.add_argument("--max-right", type=int, default=1500)
-    ap.add_argument("--max-window", type=int, default=5000)
-    ap.add_argument("--jobs", type=int, default=1, help="worker processes (same rows)")
-    ap.add_argument(
-        "--package",
-        default=None,
-        help="cut this installed package's folder (e.g. pandas.core), not the stdlib",
-    )
-    ap.add_argument("--out", default="results/fim.full.json")
-    args = ap.parse_args(argv)
-    folder = package_folder(args.package) if args.package else None
-    sources = stdlib_sources(None if folder is None else str(folder))
-    t0 = time.perf_counter()
-    cuts = stdlib_cuts(
-        sources,
-        args.cuts,
-        args.seed,
-        max_left=args.max_left,
-        max_right=args.max_right,
-        max_window=args.max_window,
-    )
-    redraws = dict(LAST_REDRAWS)
-    frame = stdlib_differential(cuts, args.edits, args.seed, jobs=args.jobs)
-    wrong = frame[~frame.agree]
-    true_mid = frame[frame.check == "true_middle"].dropna(subset=["build_s"])
-    sweep = build_cost_sweep(sources)
-    out = {
-        "command": f"python -m cadlib.fim.stdlib --cuts {args.cuts} --edits {args.edits} "
-        f"--seed {args.seed} --max-left {args.max_left} --max-right "
-        f"{args.max_right} --max-window {args.max_window} --jobs {args.jobs} "
-        + (f"--package {args.package} " if args.package else "")
-        + f"--out {args.out}",
-        "codebase": _codebase(args.package),
-        "redrawn_cuts": redraws,
-        "manifest": manifest(sources),
-        "params": vars(args),
-        "summary": stdlib_summary(frame),
-        "disagreements": wrong[
-            [
-                "file",
-                "a",
-                "b",
-                "left_cut",
-                "right_cut",
-                "check",
-                "edit",
-                "truth",
-                "ours",
-                "where",
-                "category",
-            ]
-        ].to_dict(orient="records"),
-        "cost": {
-            "wall_s": round(time.perf_counter() - t0, 1),
-            "hardware": hardware_info("cpu"),
-            "per_cut": true_mid[["left_chars", "right_chars", "middle_chars", "build_s", "feed_s"]]
-            .round(6)
-            .to_dict(orient="list"),
-            "sweep": sweep.round(6).to_dict(orient="list"),
-        },
-    }
-    Path(args.out).write_text(json.dumps(out, indent=1) + "\n")
-    print(json.dumps(out["summary"], indent=1))
-
-
-def _codebase(package: str | None) -> str:
+def codebase(package: str | None) -> str:
     """What was cut: the standard library, or ``package`` with its distribution's version."""
     if package is None:
         return f"Python {platform.python_version()} standard library"
     top = package.split(".")[0]
     return f"{package} ({top} {importlib.metadata.version(top)})"
-
-
-if __name__ == "__main__":
-    main()

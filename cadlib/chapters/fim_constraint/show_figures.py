@@ -1,13 +1,12 @@
-"""Chapter 8's figures (the standard-library cost figure is
-:func:`cadlib.chapters.fim_constraint.stdlib_view.plot_costs`).
+"""Chapter 8's figures (the standard library's cost figure is :mod:`.show_stdlib`'):
 
 * :func:`plot_validity` — the primary metric (the model ended it and it parses) with and
   without the FIM constraint, ``<gen>`` bodies and FIM completion side by side (section 3);
 * :func:`plot_costs` — per-step recognition (ours vs re-parsing) and mask vs forward in
   constrained generation, against the middle's length (section 4).
 
-Each returns its figure (the notebook shows it); the tables behind them are in
-:mod:`cadlib.chapters.fim_constraint.report`.
+Each returns its figure (the notebook shows it); the tables behind them are :mod:`.run`'s and
+:mod:`.run_costs`'.
 """
 
 from __future__ import annotations
@@ -16,7 +15,8 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from matplotlib.ticker import NullFormatter
 
-from .report import generation_steps, validity_table
+from .run import validity_table
+from .run_costs import generation_steps
 
 __all__ = ["plot_validity", "plot_costs"]
 
@@ -26,12 +26,12 @@ def plot_validity(
     fim_rows: pd.DataFrame,
     n_cases: int,
     n_problems: int,
-    model: str,
-    profile: str,
+    params: dict,
 ):
     """Bars of the primary metric, "the model ended it and it parses" (``k/n`` above; outline:
     ``ast.parse`` with the budget-closed outputs included; hatched: tests pass) per system and
-    arm of the localized edits (``n_cases``) and per arm of FIM completion (``n_problems``)."""
+    arm of the localized edits (``n_cases``) and per arm of FIM completion (``n_problems``); the
+    title names ``params``' model and profile."""
     edit_table = validity_table(edit_rows, ["system", "arm"])
     fim_table = validity_table(fim_rows, ["arm"])
     fig, axes = plt.subplots(1, 2, figsize=(11, 3.8), sharey=True)
@@ -66,7 +66,8 @@ def plot_validity(
     axes[0].set_ylim(0, 110)
     fig.suptitle(
         f"Finished and valid with and without the FIM constraint (dashed: parses, "
-        f"budget-closed included; hatched: tests pass); {model}, {profile} profile",
+        f"budget-closed included; hatched: tests pass); {params['model']}, "
+        f"{params['profile']} profile",
         fontsize=9,
     )
     fig.tight_layout()
@@ -86,7 +87,7 @@ def plot_costs(
     """Left: median time per token of each recognition method of
     :func:`cadlib.fim.per_step_cost` (``steps``) per 25-character bin of the middle, up to
     ``params["cost_middle_chars"]``. Right: median mask and model-step time per generated token
-    of the constrained runs (:func:`cadlib.chapters.fim_constraint.report.generation_steps`) against
+    of the constrained runs (:func:`.run_costs.generation_steps`) against
     the middle's length so far; the title names ``params``' model and profile."""
     fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
     for method, g in steps.groupby("method"):

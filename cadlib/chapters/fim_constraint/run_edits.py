@@ -1,168 +1,46 @@
-"""The FIM chapter's two experiments: constrained ``<gen>`` bodies, and FIM completion (ch. 8).
+"""Chapter 8's first experiment: constrained ``<gen>`` bodies in localized edits.
 
-The companion paper (Melcer et al., "Constrained Decoding for Fill-in-the-Middle Code Language
-Models via Efficient Left and Right Quotienting of Context-Sensitive Grammars") evaluates its
-recognizer on FIM completion of Python 3 with syntax constraints. Our copy of the paper stops in
-§VI-A, before its evaluation, so the protocol below is designed from the chapter's issue, not
-copied from the paper.
+A Copy-as-Decode program ``copy … gen … copy`` for a Python document makes each ``<gen>`` body a
+FIM problem: left = the resolved text before it, right = the resolved text after it. In
+localized-edit mode (:meth:`cadlib.decoding.decoder.CopyDecoder.decode` with ``free_gen=True``)
+the program's ops and copy spans are given (here by the oracle alignment, as a user's selection
+would give them) and the model writes the bodies; :class:`GenBodyMask` masks every body token
+with :class:`~cadlib.fim.FIMConstraint` (§III Problem 1) so that the resolved output always
+parses, and allows ``</gen>`` only when ``can_end()``. HumanEvalFix documents are function
+*bodies*, so the unit that must parse is ``meta["prompt"] + resolved body``: the prompt
+(signature and docstring) is part of the left context (:func:`localized_edit`).
 
-Experiment 1: constrained ``<gen>`` bodies in localized edits (:func:`localized_edit`)
-    A Copy-as-Decode program ``copy … gen … copy`` for a Python document makes each ``<gen>``
-    body a FIM problem: left = the resolved text before it, right = the resolved text after
-    it. In localized-edit mode (:meth:`cadlib.decoding.decoder.CopyDecoder.decode` with
-    ``free_gen=True``) the program's ops and copy spans are given (here by the oracle
-    alignment, as a user's selection would give them) and the model writes the bodies;
-    :class:`GenBodyMask` masks every body token with :class:`~cadlib.fim.FIMConstraint`
-    (§III Problem 1) so that the resolved output always parses, and allows ``</gen>`` only
-    when ``can_end()``. HumanEvalFix documents are function *bodies*, so the unit that must
-    parse is ``meta["prompt"] + resolved body``: the prompt (signature and docstring) is part
-    of the left context.
-Experiment 2: FIM completion, the companion paper's setting
-    in :mod:`cadlib.fim.completion`; tables, costs, per-case records and
-    the run summary in :mod:`cadlib.chapters.fim_constraint.report`.
-Both count every outcome (:data:`ENDS`): a middle ends when the model emits its end (``</gen>``
-or EOS / a closing code fence), which under the constraint is allowed only when ``can_end()``;
-a budget (``max_new_tokens``) that runs out first is reported as such, closable or not.
-
-The cost side reuses :func:`cadlib.fim.per_step_cost` (ours vs the quadratic "checked
-unconstrained" ``ast.parse`` of everything at every step, §III-A) and records the time of the
-allowed-token mask per generated token beside the model's forward.
+The cost side records the time of the allowed-token mask per generated token beside the model's
+forward (:mod:`.run_costs` reduces them).
 """
 
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
-from cadlib.book.paper_settings import CODE_MODEL
 from cadlib.corpora import load_split, seeded_subset, split_cases
 from cadlib.decoding.decoder import CopyDecoder
 from cadlib.decoding.fsm import token_table
 from cadlib.execution import run_humaneval_tests
-from cadlib.fim.completion import (
-    ENDS,
-    parses,
-)
+from cadlib.fim.completion import ENDS, parses
 from cadlib.fim.constraint import FIMConstraint
-from cadlib.fim.mask import IncrementalMask
+from cadlib.fim.logits import IncrementalMask
 from cadlib.metrics import byte_equal, equal_up_to_one_newline
-from cadlib.models import load_model, load_tokenizer, resolve_device, set_threads
 from cadlib.oracle import oracle_program
-from cadlib.paths import repo_root
 from cadlib.prompts import edit_prompt_ids
-from cadlib.record import style
-
-from .report import system_labels
 
 __all__ = [
-    "PROFILES",
     "GenBodyMask",
     "body_mask_factory",
-    "load_checkpoint",
     "single_gen_cases",
     "edit_cases",
     "localized_edit",
-    "prepare",
-    "load_models",
-    "chapter_systems",
     "localized_edits",
 ]
-
-#: The ``cpu`` profile, which ``large`` extends (:data:`PROFILES`).
-_CPU = dict(
-    model="smollm2-135m-instruct",
-    checkpoint="checkpoints/sft-smollm2-135m-instruct-py-s0",
-    edit_cases=4,
-    edit_budget=48,
-    fim_cases=4,
-    fim_budget=48,
-    fim_style="hole",
-    fim_max_lines=2,
-    fim_max_chars=40,
-    diff_cases=12,
-    diff_splits=3,
-    diff_edits=4,
-    cost_problems=4,
-    cost_middle_chars=400,
-    test_timeout=5.0,
-    threads=1,
-    stdlib_cuts=24,
-    stdlib_edits=4,
-    sweep_files=1,
-)
-
-#: ``checkpoint``: the chapter-7 SFT model, relative to the repository root (``checkpoints/`` is
-#: git-ignored: absent on a fresh clone, then reported as not available; ``""`` skips it).
-#: ``edit_cases`` / ``fim_cases`` / ``diff_cases``: seeded subsets (``None`` = all);
-#: ``*_budget``: max new tokens per ``<gen>`` body / per middle; ``threads``: torch CPU threads
-#: (one makes greedy decoding bitwise repeatable on a shared machine; ``None``: torch's default);
-#: ``stdlib_cuts`` / ``stdlib_edits`` / ``sweep_files``: the standard-library differential's
-#: sample in the chapter (:mod:`cadlib.fim.stdlib`; its 2,000-cut run is ``results/fim.full.json``).
-PROFILES = {
-    # a few cases per arm, so that chapter 8 stays within ~4 minutes on 2 slow cores (a
-    # SmolLM2 decode step ~110 ms: 10 and 12 cases took 435 s, 4 and 4 take 226 s); the large
-    # run is the evidence
-    "cpu": _CPU,
-    # the cpu profile with enough cases for intervals that can separate the arms (>= 100 FIM
-    # problems per arm, every held-out single-<gen> edit case); about 25-30 minutes on 2 quiet
-    # cores. Not named "full": results/fim.full.json is the standard-library differential's
-    # full run (python -m cadlib.fim.stdlib), which a "full" chapter record would overwrite.
-    "large": {**_CPU, "edit_cases": None, "fim_cases": 120, "stdlib_cuts": 200, "sweep_files": 3},
-    # the companion paper's experiments are not in our copy: the SFT chapter's code model and
-    # its paper-profile Py-only seed-0 checkpoint (cadlib.book.paper_settings)
-    "paper": dict(
-        model=CODE_MODEL,
-        checkpoint="checkpoints/sft-Qwen_Qwen2.5-Coder-1.5B-Instruct-py-s0",
-        edit_cases=None,
-        edit_budget=128,
-        fim_cases=None,
-        fim_budget=128,
-        fim_style="hole",
-        fim_max_lines=3,
-        fim_max_chars=120,
-        diff_cases=None,
-        diff_splits=5,
-        diff_edits=5,
-        cost_problems=12,
-        cost_middle_chars=400,
-        test_timeout=10.0,
-        threads=None,
-        stdlib_cuts=200,
-        stdlib_edits=4,
-        sweep_files=3,
-    ),
-    # CI's check of the paper path (make test-smoke): the local stand-in for a hub model
-    # and the checkpoint chapter 7's smoke run wrote (cadlib.chapters.sft_pilot.SMOKE_CHECKPOINTS).
-    "smoke": dict(
-        model="qwen2-smoke",
-        checkpoint="_build/smoke/checkpoints/sft-qwen2-smoke-py-s0",
-        edit_cases=2,
-        edit_budget=8,
-        fim_cases=2,
-        fim_budget=8,
-        fim_style="hole",
-        fim_max_lines=3,
-        fim_max_chars=120,
-        diff_cases=2,
-        diff_splits=2,
-        diff_edits=2,
-        cost_problems=1,
-        cost_middle_chars=100,
-        test_timeout=5.0,
-        threads=1,
-        stdlib_cuts=3,
-        stdlib_edits=1,
-        sweep_files=1,
-    ),
-}
-
-# --------------------------------------------------------------------------------------------
-# Experiment 1: the FIM constraint on <gen> bodies
-# --------------------------------------------------------------------------------------------
 
 
 class GenBodyMask(IncrementalMask):
@@ -302,48 +180,6 @@ def body_mask_factory(prompt: str, tokenizer):
         return GenBodyMask(prompt + left, right, tokenizer)
 
     return factory
-
-
-def prepare(threads: int | None, device: str = "auto") -> str:
-    """The chapter's session: torch CPU threads (:func:`cadlib.models.set_threads`), the book's
-    plot style (:func:`cadlib.record.style.setup`) and pandas' display (3 decimals, columns of 90
-    characters); returns the name of the resolved ``device``."""
-    set_threads(threads)
-    dev = str(resolve_device(device))
-    style.setup()
-    pd.set_option("display.precision", 3)
-    pd.set_option("display.max_colwidth", 90)
-    return dev
-
-
-def load_models(params: dict, device: str) -> tuple:
-    """``(tokenizer, model, sft, sft_note)``: the profile's model with its own tokenizer, and
-    its chapter-7 fine-tune (:func:`load_checkpoint`: ``None`` and why when not here)."""
-    tokenizer = load_tokenizer(params["model"])
-    model = load_model(params["model"], device=device)
-    return (tokenizer, model, *load_checkpoint(params["checkpoint"], device=device))
-
-
-def chapter_systems(model_name: str, model, sft, sft_note: str) -> dict:
-    """``{label: model}`` of the systems run (:func:`system_labels`): the untrained model and,
-    when its checkpoint is here, the fine-tune (else this prints that it is not run)."""
-    untrained, tuned = system_labels(model_name)
-    if sft is None:
-        print(f"SFT checkpoint {sft_note}: only the untrained model is run")
-        return {untrained: model}
-    return {untrained: model, tuned: sft}
-
-
-def load_checkpoint(checkpoint: str | None, device: str = "auto"):
-    """``(model, note)``: the SFT checkpoint folder (relative to the repository root), or
-    ``(None, why)`` when none is configured or it is not on this machine."""
-    if not checkpoint:
-        return None, "no checkpoint configured"
-    path = Path(checkpoint)
-    path = path if path.is_absolute() else repo_root() / path
-    if not (path / "config.json").exists():
-        return None, f"not available: {checkpoint} does not exist (train it in chapter 7)"
-    return load_model(str(path), device=device), f"{checkpoint} (chapter 7)"
 
 
 def single_gen_cases(cases) -> list:

@@ -1,0 +1,228 @@
+"""Chapter 8's evidence runs outside the notebook, as shell commands (``results/fim.*.json``).
+
+``python -m cadlib.chapters.fim_constraint.commands stdlib --cuts 2000 --out
+results/fim.full.json``
+    the differential check at scale (:mod:`cadlib.fim.stdlib`): seeded cuts of the
+    interpreter's standard library (or, with ``--package``, of an installed package's folder)
+    against ``ast.parse``, with the cost sweep and the manifest (:func:`stdlib_report`);
+``python -m cadlib.chapters.fim_constraint.commands maskspeed --out results/fim.maskspeed.json``
+    the whole mask beside its previous implementation, alternating on identical states
+    (:func:`cadlib.fim.benchmark.compare_masks`), with the run's provenance
+    (:func:`maskspeed_report`; run it on a quiet machine).
+
+Each writes its report (the command that made it included) and prints its summary; the
+chapter reads the committed ones back (:mod:`.run_evidence`). The measuring code is the
+``cadlib.fim`` wing's; this module parses the arguments and lays out the reports.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+from cadlib.corpora import load_corpus
+from cadlib.fim.benchmark import MASK_ARMS, compare_masks, mask_speed_summary
+from cadlib.fim.stdlib import (
+    LAST_REDRAWS,
+    build_cost_sweep,
+    codebase,
+    manifest,
+    package_folder,
+    stdlib_cuts,
+    stdlib_differential,
+    stdlib_sources,
+    stdlib_summary,
+)
+from cadlib.models import load_tokenizer
+from cadlib.paths import repo_root
+from cadlib.record.provenance import monitor, provenance
+from cadlib.record.results import hardware_info, write_run_report
+
+__all__ = ["PROG", "main", "maskspeed_report", "parser", "stdlib_report"]
+
+#: How the commands are run (the reports record it).
+PROG = "python -m cadlib.chapters.fim_constraint.commands"
+
+#: The columns of a disagreement in the ``stdlib`` report.
+_DISAGREEMENT = [
+    "file",
+    "a",
+    "b",
+    "left_cut",
+    "right_cut",
+    "check",
+    "edit",
+    "truth",
+    "ours",
+    "where",
+    "category",
+]
+
+
+def stdlib_report(args: argparse.Namespace) -> dict:
+    """The ``full`` run of the differential at scale (``stdlib``'s arguments ``args``): its
+    command, what was cut, the redrawn cuts, the manifest, the summary, every disagreement and
+    the costs (per cut, and the whole-module sweep)."""
+    folder = package_folder(args.package) if args.package else None
+    sources = stdlib_sources(None if folder is None else str(folder))
+    t0 = time.perf_counter()
+    cuts = stdlib_cuts(
+        sources,
+        args.cuts,
+        args.seed,
+        max_left=args.max_left,
+        max_right=args.max_right,
+        max_window=args.max_window,
+    )
+    redraws = dict(LAST_REDRAWS)
+    frame = stdlib_differential(cuts, args.edits, args.seed, jobs=args.jobs)
+    wrong = frame[~frame.agree]
+    true_mid = frame[frame.check == "true_middle"].dropna(subset=["build_s"])
+    sweep = build_cost_sweep(sources)
+    return {
+        "command": f"{PROG} stdlib --cuts {args.cuts} --edits {args.edits} "
+        f"--seed {args.seed} --max-left {args.max_left} --max-right "
+        f"{args.max_right} --max-window {args.max_window} --jobs {args.jobs} "
+        + (f"--package {args.package} " if args.package else "")
+        + f"--out {args.out}",
+        "codebase": codebase(args.package),
+        "redrawn_cuts": redraws,
+        "manifest": manifest(sources),
+        "params": _params(args),
+        "summary": stdlib_summary(frame),
+        "disagreements": wrong[_DISAGREEMENT].to_dict(orient="records"),
+        "cost": {
+            "wall_s": round(time.perf_counter() - t0, 1),
+            "hardware": hardware_info("cpu"),
+            "per_cut": true_mid[["left_chars", "right_chars", "middle_chars", "build_s", "feed_s"]]
+            .round(6)
+            .to_dict(orient="list"),
+            "sweep": sweep.round(6).to_dict(orient="list"),
+        },
+    }
+
+
+def maskspeed_report(args: argparse.Namespace) -> dict:
+    """The mask-speed run (``maskspeed``'s arguments ``args``): the mask beside its previous
+    implementation (:data:`cadlib.fim.benchmark.MASK_ARMS`) under each collector setting and
+    heap size, summarized (:func:`cadlib.fim.benchmark.mask_speed_summary`), with its goals,
+    the machine, the load it ran under and the provenance."""
+    monitor()  # the other processes' load while it runs, for the provenance
+    tok = load_tokenizer(args.tokenizer)
+    frame = compare_masks(
+        load_corpus(args.corpus),
+        tok,
+        n_problems=args.problems,
+        seed=args.seed,
+        middle_chars=args.middle_chars,
+        repeats=args.repeats,
+        gc_modes=tuple(args.gc.split(",")),
+        ballast_millions=tuple(float(b) for b in args.ballast.split(",")),
+    )
+    params = _params(args)
+    command = (
+        f"{PROG} maskspeed "
+        + " ".join(f"--{k.replace('_', '-')} {v}" for k, v in params.items() if k != "steps")
+        + (" --steps" if args.steps else "")
+    )
+    return dict(
+        profile="maskspeed",
+        command=command,
+        created=datetime.now(UTC).isoformat(timespec="seconds"),
+        hardware=hardware_info("cpu"),
+        threads=os.environ.get("OMP_NUM_THREADS"),
+        tokenizer=args.tokenizer,
+        params=params,
+        arms=list(MASK_ARMS),
+        goals_ms={"median": 1.0, "p90": 5.0},
+        summary=mask_speed_summary(frame),
+        steps=frame.round(7).to_dict(orient="list") if args.steps else None,
+        provenance=provenance(repo_root()),
+    )
+
+
+def _params(args: argparse.Namespace) -> dict:
+    """A command's options as its report records them (not which command ran)."""
+    return {k: v for k, v in vars(args).items() if k not in ("command", "report")}
+
+
+def _stdlib(args: argparse.Namespace) -> dict:
+    out = stdlib_report(args)
+    Path(args.out).write_text(json.dumps(out, indent=1) + "\n")
+    return out
+
+
+def _maskspeed(args: argparse.Namespace) -> dict:
+    return write_run_report(maskspeed_report(args), args.out)
+
+
+def parser() -> argparse.ArgumentParser:
+    """The commands' parser: one subcommand per evidence run."""
+    ap = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="command", required=True)
+    std = sub.add_parser(
+        "stdlib",
+        help="the differential at scale (results/fim.full.json)",
+        description="The full run of the differential at scale, with the cost sweep and the "
+        "manifest.",
+    )
+    std.add_argument("--cuts", type=int, default=2000)
+    std.add_argument("--edits", type=int, default=4)
+    std.add_argument("--seed", type=int, default=0)
+    std.add_argument("--max-left", type=int, default=1500)
+    std.add_argument("--max-right", type=int, default=1500)
+    std.add_argument("--max-window", type=int, default=5000)
+    std.add_argument("--jobs", type=int, default=1, help="worker processes (same rows)")
+    std.add_argument(
+        "--package",
+        default=None,
+        help="cut this installed package's folder (e.g. pandas.core), not the stdlib",
+    )
+    std.add_argument("--out", default="results/fim.full.json")
+    std.set_defaults(report=_stdlib)
+    speed = sub.add_parser(
+        "maskspeed",
+        help="the mask beside its previous implementation (results/fim.maskspeed.json)",
+        description="The mask beside its previous implementation, alternating on identical "
+        "states, with the run's provenance (run it on a quiet machine).",
+    )
+    speed.add_argument("--corpus", default="heval-fix-py")
+    speed.add_argument("--tokenizer", default="smollm2-135m-instruct")
+    speed.add_argument("--problems", type=int, default=12)
+    speed.add_argument("--middle-chars", type=int, default=400)
+    speed.add_argument("--seed", type=int, default=0)
+    speed.add_argument("--repeats", type=int, default=3)
+    speed.add_argument(
+        "--gc",
+        default="default,frozen,disabled",
+        help="comma-separated gc modes: default, frozen, disabled",
+    )
+    speed.add_argument(
+        "--ballast",
+        default="0,3",
+        help="comma-separated heap sizes, in millions of small live objects",
+    )
+    speed.add_argument(
+        "--steps",
+        action="store_true",
+        help="also write every step's record (a few MB at the defaults)",
+    )
+    speed.add_argument("--out", default="results/fim.maskspeed.json")
+    speed.set_defaults(report=_maskspeed)
+    return ap
+
+
+def main(argv=None) -> None:
+    """Run the evidence run ``argv`` names (:func:`parser`), write its report and print its
+    summary."""
+    args = parser().parse_args(argv)
+    out = args.report(args)
+    print(json.dumps(out["summary"], indent=1))
+
+
+if __name__ == "__main__":
+    main()
