@@ -9,6 +9,7 @@ import pytest
 from cadlib.chapters import sft_pilot as sft
 from cadlib.corpora import EditCase
 from cadlib.grammar import Copy, Gen, Program
+from cadlib.record.results import write_cases
 
 DOC = "\n".join(f"line {k}" for k in range(1, 11))  # 10 lines
 GOLD = DOC.replace("line 5", "line five")
@@ -166,9 +167,8 @@ def test_per_case_records_round_trip(tmp_path, monkeypatch):
     monkeypatch.setenv("CADLIB_RESULTS_DIR", str(tmp_path))
     systems = _systems(3)
     systems["trained"][0].extra.update(forwards=7, budget_closed=False, seed=0)
-    path = sft.run.write_cases(systems, profile="full")
+    path = write_cases("sft_pilot", sft.run.case_records(systems), profile="full")
     assert path.name == "sft_pilot.full.cases.jsonl"
-    assert sft.run.cases_path(profile="cpu").name == "sft_pilot.cases.jsonl"
     records = sft.run.read_cases(path)
     assert len(records) == 9 and list(records[0]) == list(sft.run.CASE_FIELDS)
     assert records[0]["forwards"] == 7 and records[0]["span_em"] is True

@@ -23,16 +23,16 @@ too and is reported beside it, with the budget-closed attempts counted apart (is
 This module holds the session (:func:`prepare`, :func:`load_models`, :func:`setting`), the
 validity counts (:func:`validity_table`), the differential's table (:func:`differential_by_cut`)
 and the chapter's one results dict, :func:`numbers`, written with its per-case records by
-:func:`write_chapter` (:func:`write_case_records`, the one writer of ``fim.cases.jsonl``). The
-costs per token are :mod:`.run_costs`', the committed evidence runs read back (the large run's
-paired tests, the standard-library and mask-speed runs) :mod:`.run_evidence`'. ``params`` below
+:func:`write_chapter` (through :meth:`cadlib.record.session.Chapter.write_cases`:
+``fim.cases.jsonl``). The costs per token are :mod:`.run_costs`', the committed evidence runs
+read back (the large run's paired tests, the standard-library and mask-speed runs)
+:mod:`.run_evidence`'. ``params`` below
 is the chapter's parameter dict (a :data:`.profiles.PROFILES` entry after the notebook's
 overrides).
 """
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
@@ -52,7 +52,7 @@ from cadlib.models import (
 )
 from cadlib.paths import repo_root
 from cadlib.record import style
-from cadlib.record.results import hardware_info, results_dir, results_name, setting_label
+from cadlib.record.results import hardware_info, setting_label
 from cadlib.record.session import Chapter
 
 from .run_costs import edit_cost_table, generation_cost, per_step_table, stage_table
@@ -71,7 +71,6 @@ __all__ = [
     "clean",
     "records",
     "case_records",
-    "write_case_records",
     "numbers",
     "write_chapter",
 ]
@@ -277,16 +276,6 @@ def case_records(edit_rows: pd.DataFrame, fim_rows: pd.DataFrame) -> list[dict]:
     return out
 
 
-def write_case_records(recs: list[dict], profile: str):
-    """Write ``fim.cases.jsonl`` (``fim.<profile>.cases.jsonl`` off the cpu profile) next to
-    the chapter's results (:func:`cadlib.record.results.results_dir`), one JSON object a line."""
-    path = results_dir() / results_name("fim", profile).replace(".json", ".cases.jsonl")
-    path.write_text(
-        "".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in recs)
-    )
-    return path
-
-
 def numbers(
     params: dict,
     seed: int,
@@ -349,7 +338,8 @@ def write_chapter(
 ) -> tuple:
     """Write the chapter's results (:meth:`cadlib.record.session.Chapter.write`, the seed among
     the params; no paper figures: our copy of the companion paper stops in §VI-A, before its
-    evaluation) and its per-case records (:func:`write_case_records`); returns both paths."""
+    evaluation) and its per-case records (:meth:`~cadlib.record.session.Chapter.write_cases`);
+    returns both paths."""
     path = ch.write(
         numbers,
         {},
@@ -358,4 +348,4 @@ def write_chapter(
         device=device,
         extra_params={"seed": ch.seed},
     )
-    return path, write_case_records(case_records(edit_rows, fim_rows), ch.profile)
+    return path, ch.write_cases(case_records(edit_rows, fim_rows))

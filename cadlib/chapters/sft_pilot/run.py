@@ -38,12 +38,11 @@ from cadlib.execution import sandbox_report
 from cadlib.models import load_tokenizer, resolve_device, set_threads
 from cadlib.record.replay import replaying
 from cadlib.record.results import (
+    cases_name,
     committed_path,
     hardware_info,
     load_committed,
     repo_root,
-    results_dir,
-    results_name,
 )
 from cadlib.record.session import Chapter
 from cadlib.resolver import doc_lines
@@ -62,7 +61,6 @@ __all__ = [
     "SEVERAL_LINES",
     "ChapterSetup",
     "case_record",
-    "cases_path",
     "code_lines",
     "committed_cases",
     "evidence_profile",
@@ -78,7 +76,7 @@ __all__ = [
     "setup_chapter",
     "strata_frame",
     "stratum",
-    "write_cases",
+    "case_records",
 ]
 
 
@@ -205,23 +203,10 @@ def case_record(r: CaseResult) -> dict:
     return rec
 
 
-def cases_path(chapter: str = "sft_pilot", profile: str | None = "cpu") -> Path:
-    """``<results dir>/<chapter>[.<profile>].cases.jsonl`` beside the results file."""
-    return results_dir() / results_name(chapter, profile).replace(".json", ".cases.jsonl")
-
-
-def write_cases(
-    systems: Mapping[str, Sequence[CaseResult]],
-    chapter: str = "sft_pilot",
-    profile: str | None = "cpu",
-) -> Path:
-    """Write every attempt of every system to :func:`cases_path`; returns the path."""
-    path = cases_path(chapter, profile)
-    with path.open("w", encoding="utf-8") as f:
-        for results in systems.values():
-            for r in results:
-                f.write(json.dumps(case_record(r), ensure_ascii=False, sort_keys=False) + "\n")
-    return path
+def case_records(systems: Mapping[str, Sequence[CaseResult]]) -> list[dict]:
+    """Every attempt of every system as a per-case record (:func:`case_record`), in order, for
+    :meth:`cadlib.record.session.Chapter.write_cases`."""
+    return [case_record(r) for results in systems.values() for r in results]
 
 
 def read_cases(path: str | Path) -> list[dict]:
@@ -231,7 +216,7 @@ def read_cases(path: str | Path) -> list[dict]:
 
 def committed_cases(profile: str) -> Path:
     """The committed per-case records of ``profile``'s run."""
-    return committed_path(results_name("sft_pilot", profile).replace(".json", ".cases.jsonl"))
+    return committed_path(cases_name("sft_pilot", profile))
 
 
 #: The chapter's evidence profiles, largest first: the cpu chapter shows the largest committed.
