@@ -1,6 +1,7 @@
-"""Chapter 6c's evidence runs recorded outside its notebook, one command with a subcommand
-each (their protocols and measuring code: :mod:`.run_policy_search`, :mod:`.run_every_case`,
-:mod:`.run_flask_sample`)::
+"""Chapter 6c's evidence runs recorded outside its notebook, one subcommand each.
+
+Their protocols and measuring code are :mod:`.run_policy_search`, :mod:`.run_every_case` and
+:mod:`.run_flask_sample`::
 
     python -m cadlib.chapters.kv_reuse.commands policy-search [--out FILE]
     python -m cadlib.chapters.kv_reuse.commands every-case CORPUS [--out FILE]
