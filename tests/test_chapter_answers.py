@@ -10,10 +10,10 @@ import json
 
 import pytest
 
-import cadlib.chapters.kv_reuse as KV
 import cadlib.chapters.llama_cpp as LC
 from cadlib.chapters import ceiling, formats, kernel, losslessness, sft_pilot
 from cadlib.chapters import fim_constraint as fim
+from cadlib.chapters import kv_reuse as KV
 from cadlib.chapters.decoding import chapter as decoding
 from cadlib.chapters.perturbation import text as perturbation
 from cadlib.paths import repo_root
@@ -99,13 +99,13 @@ def test_llama_cpp_answer_says_whether_the_splice_pays_on_llama_cpp():
 
 def test_kv_reuse_answer_reports_shares_agreement_and_the_verdict():
     n = numbers("kv_reuse")
-    text = KV.answer(n)
+    text = KV.text.answer(n)
     assert f"{n['verdict']['threshold']:.1%}" in text
     each = [c["none"]["reused"] / c["none"]["splice"] for c in n["shares"]["SmolLM2"].values()]
     assert f"{min(each):.1%}–{max(each):.1%} with SmolLM2" in text  # per corpus, not pooled
     met = copy.deepcopy(n)
     met["verdict"]["best"] = "first=2"
-    assert "`first=2` meets the threshold" in KV.answer(met)
+    assert "`first=2` meets the threshold" in KV.text.answer(met)
 
 
 @pytest.mark.parametrize("name", ["sft_pilot", "sft_pilot.full"])

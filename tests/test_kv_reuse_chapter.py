@@ -3,8 +3,8 @@ results numbers (every float declared in cadlib.book.rerun_check)."""
 
 import pytest
 
-import cadlib.chapters.kv_reuse as K
 from cadlib.book.rerun_check import undeclared_floats
+from cadlib.chapters import kv_reuse as K
 from cadlib.corpora import EditCase
 from cadlib.decoding.methods import prepare
 
@@ -22,13 +22,13 @@ def inputs(tok):
 
 
 def test_the_threshold_is_declared_with_its_reason():
-    assert 0.9 < K.AGREEMENT_THRESHOLD < 1 and "chapter 6b" in K.THRESHOLD_REASON
-    assert not set(K.DEV) & set(K.TEST)
+    assert 0.9 < K.profiles.AGREEMENT_THRESHOLD < 1 and "chapter 6b" in K.profiles.THRESHOLD_REASON
+    assert not set(K.profiles.DEV) & set(K.profiles.TEST)
 
 
 def test_shares_count_reused_ids_per_policy(inputs, tok):
-    rows = K.reuse_shares(inputs, tok, ("none", "first=1", "all"), "SmolLM2", progress=False)
-    table = K.share_table(rows).set_index(["corpus", "policy"])
+    rows = K.run.reuse_shares(inputs, tok, ("none", "first=1", "all"), "SmolLM2", progress=False)
+    table = K.run.share_table(rows).set_index(["corpus", "policy"])
     for corpus in inputs:
         assert 0 < table.loc[(corpus, "none"), "reused"] <= table.loc[(corpus, "none"), "splice"]
         assert table.loc[(corpus, "first=1"), "reused"] <= table.loc[(corpus, "none"), "reused"]
@@ -36,19 +36,21 @@ def test_shares_count_reused_ids_per_policy(inputs, tok):
 
 
 def test_agreement_of_the_control_is_total_and_numbers_are_declared(model, tok, inputs):
-    rows = K.agreement_rows(model, tok, inputs, ("none", "all"), progress=False)
-    table = K.agreement_table(rows)
+    rows = K.run.agreement_rows(model, tok, inputs, ("none", "all"), progress=False)
+    table = K.run.agreement_table(rows)
     assert set(table.split) == {"dev", "test"}
     control = table[table.policy == "all"]
     assert (control.rate == 1).all() and (control.kl_max < 1e-6).all()
     assert (control.recomputed == 1).all()
-    verdict = K.threshold_verdict(table)
+    verdict = K.run.threshold_verdict(table)
     assert verdict["best"] is not None and set(verdict["rates"]) == {"none", "all"}
-    shares = K.share_table(K.reuse_shares(inputs, tok, ("none", "all"), "SmolLM2", progress=False))
-    numbers = K.kv_numbers(shares, table, verdict)
+    shares = K.run.share_table(
+        K.run.reuse_shares(inputs, tok, ("none", "all"), "SmolLM2", progress=False)
+    )
+    numbers = K.run.numbers(shares, table, verdict)
     record = {"numbers": {**numbers, "runtime_s": 1.5, "timing": {"x": {"decode_s": 0.5}}}}
     assert undeclared_floats("kv_reuse", record) == []
-    assert "Reusable share" in K.run_summary(shares, table, verdict)
+    assert "Reusable share" in K.text.run_summary(shares, table, verdict)
 
 
 def test_the_timed_run_reads_the_fastest_reuse_policy_against_both_baselines():
@@ -77,7 +79,7 @@ def test_the_timed_run_reads_the_fastest_reuse_policy_against_both_baselines():
             }
         },
     )
-    text = K.timing_run_markdown(record)
+    text = K.text_speed.timing_run_markdown(record)
     assert "`reuse none` decodes in 2.00 s, 1.50× as fast as the exact splice" in text
     assert "6.0× autoregressive" in text and "Evidence run `kv_reuse.timing.json`" in text
     assert "not recorded" in text  # no provenance: the caption says so
@@ -87,10 +89,11 @@ def test_the_timed_run_reads_the_fastest_reuse_policy_against_both_baselines():
         "realedits-flask": 500,
         "probeedit": 1300,
     }
-    assert "medians; prompts of at most 500 ids (ProbeEdit 1,300)):" in K.timing_run_markdown(
-        record
+    assert (
+        "medians; prompts of at most 500 ids (ProbeEdit 1,300)):"
+        in K.text_speed.timing_run_markdown(record)
     )
-    table = K.timing_run_table(record)
+    table = K.show.timing_run_table(record)
     assert len(table) == 4 and set(table.method) >= {"reuse none", "Copy-as-Decode"}
 
 
@@ -126,18 +129,25 @@ def test_speed_goals_are_judged_at_the_best_agreeing_policy_and_can_be_met():
             timing={"probeedit": corpus(1.0), "realedits-flask": corpus(2.0)},
         ),
     )
-    assert K.judged_policy(record["numbers"]) == "first=2"  # the highest held-out agreement
-    goals = K.speed_goals(record).set_index(["goal", "corpus"])
-    splice = goals.loc[K.SPEED_GOALS[0][0]]
+    assert (
+        K.run_speed.judged_policy(record["numbers"]) == "first=2"
+    )  # the highest held-out agreement
+    goals = K.run_speed.speed_goals(record).set_index(["goal", "corpus"])
+    splice = goals.loc[K.run_speed.SPEED_GOALS[0][0]]
     assert splice.loc["ProbeEdit", "met"] and not splice.loc["RealEdits-Flask", "met"]  # 4× vs 2×
-    assert goals.loc[(K.SPEED_GOALS[1][0], "RealEdits-Flask"), "at first=2"] == 4.0
-    assert not goals.loc[(K.SPEED_GOALS[2][0], "ProbeEdit"), "met"]  # 100 ids/s at first=2
-    assert goals.loc[(K.SPEED_GOALS[2][0], "ProbeEdit"), "at none"] == 1200.0
-    text = K.speed_goals_markdown(record)
+    assert goals.loc[(K.run_speed.SPEED_GOALS[1][0], "RealEdits-Flask"), "at first=2"] == 4.0
+    assert not goals.loc[
+        (K.run_speed.SPEED_GOALS[2][0], "ProbeEdit"), "met"
+    ]  # 100 ids/s at first=2
+    assert goals.loc[(K.run_speed.SPEED_GOALS[2][0], "ProbeEdit"), "at none"] == 1200.0
+    text = K.text_speed.speed_goals_markdown(record)
     assert "≥ 3× the exact splice: **missed**, met on 1 of 2" in text
     assert "no policy meets the agreement threshold" in text
     record["numbers"]["verdict"]["best"] = "none"
-    assert K.judged_policy(record["numbers"]) == "none" and K.speed_goals(record).met.all()
+    assert (
+        K.run_speed.judged_policy(record["numbers"]) == "none"
+        and K.run_speed.speed_goals(record).met.all()
+    )
 
 
 def test_speed_goals_are_judged_at_the_every_case_policy_when_it_was_timed():
@@ -165,11 +175,13 @@ def test_speed_goals_are_judged_at_the_every_case_policy_when_it_was_timed():
             timing={"probeedit": corpus, "heval-fix-java": corpus},
         ),
     )
-    policy, why = K.speed_policy(record, "first=8,last=64")
+    policy, why = K.text_speed.speed_policy(record, "first=8,last=64")
     assert policy == "first=8,last=64" and "every case of the held-out" in why
-    assert K.speed_policy(record, "first=2")[0] == "none"  # not timed: the run's own choice
-    assert K.speed_policy(record, None)[0] == "none"
-    text = K.speed_goals_markdown(record, "first=8,last=64")
+    assert (
+        K.text_speed.speed_policy(record, "first=2")[0] == "none"
+    )  # not timed: the run's own choice
+    assert K.text_speed.speed_policy(record, None)[0] == "none"
+    text = K.text_speed.speed_goals_markdown(record, "first=8,last=64")
     assert "judged at `first=8,last=64`" in text
     assert (
         "≥ 3× the exact splice: **missed**, met on 0 of 1 corpora (at `first=8,last=64`: "
@@ -177,40 +189,43 @@ def test_speed_goals_are_judged_at_the_every_case_policy_when_it_was_timed():
     )
     assert "≥ 2× prompt lookup: **met**" in text  # 6.0 s / 2.5 s = 2.4×
     record["provenance"] = dict(busy=False)
-    assert K.speed_answer(record, "first=8,last=64") == (
+    assert K.text_speed.speed_answer(record, "first=8,last=64") == (
         "Timed at `first=8,last=64` on a quiet machine (1 case(s) per corpus, 3 repeats), the "
         "speed goals: ≥ 3× the exact splice missed (0 of 1 corpora); ≥ 2× prompt lookup met "
         "(1 of 1 corpora); moonshot: ≥ 1,000 output ids/s missed (0 of 1 corpora). Against "
         "the exact splice: ProbeEdit 1.20× (`none`, which reuses the most: 3.00×)."
     )
     record["provenance"] = None
-    assert "on a machine whose load was not recorded" in K.speed_answer(record)
+    assert "on a machine whose load was not recorded" in K.text_speed.speed_answer(record)
 
 
 def test_free_runs_compare_transcripts_and_count_the_runs_that_reused(model, tok, inputs):
     """The control ('all': every matched id recomputed) reuses nothing and is identical by
     construction; identity is counted apart for the runs that reused prompt entries, and the
     results hold counts only (nothing for a re-run to compare within a tolerance)."""
-    from cadlib.chapters.kv_reuse.free_run import _first_difference
+    from cadlib.chapters.kv_reuse.run import _first_difference
 
     assert _first_difference([1, 2, 3], [1, 2, 3]) is None
     assert _first_difference([1, 2, 3], [1, 5, 3]) == 1 and _first_difference([1, 2], [1]) == 1
-    rows = K.free_run_rows(model, tok, inputs, ("none", "all"), 24, progress=False)
+    rows = K.run.free_run_rows(model, tok, inputs, ("none", "all"), 24, progress=False)
     assert len(rows) == 4 and set(rows.split) == {"dev", "test"}
     control = rows[rows.policy == "all"]
     assert control.identical.all() and (control.reused == 0).all()
     assert (control.first_difference == -1).all()
-    table = K.identity_table(rows).set_index(["split", "policy"])
+    table = K.run.identity_table(rows).set_index(["split", "policy"])
     for split in ("dev", "test"):
         reuse = table.loc[(split, "none")]
         assert reuse.identical_reused <= reuse.reused_any <= reuse.runs == 1
-    shares = K.share_table(K.reuse_shares(inputs, tok, ("none",), "S", progress=False))
-    agreement = K.agreement_table(K.agreement_rows(model, tok, inputs, ("none",), progress=False))
-    numbers = K.kv_numbers(
+    shares = K.run.share_table(K.run.reuse_shares(inputs, tok, ("none",), "S", progress=False))
+    agreement = K.run.agreement_table(
+        K.run.agreement_rows(model, tok, inputs, ("none",), progress=False)
+    )
+    numbers = K.run.numbers(
         shares,
         agreement,
         {"best": None, "threshold": 0.995, "rates": {}},
-        free=K.identity_numbers(K.identity_table(rows)),
+        free_runs=rows,
+        runtime_s=1.5,
     )
     assert numbers["free_runs"]["test"]["all"] == dict(
         runs=1, identical=1, reused_any=0, identical_reused=0
@@ -243,9 +258,9 @@ def test_the_free_run_sentence_reads_the_held_out_runs_that_reused():
             ),
         ]
     )
-    text = K.identity_markdown(table, 48)
+    text = K.text.identity_markdown(table, 48)
     assert "48 at most" in text and "`none` 2 of 4 (and 1 that reused nothing)" in text
-    assert K.identity_markdown(table[table.split == "dev"], 48) == ""
+    assert K.text.identity_markdown(table[table.split == "dev"], 48) == ""
 
 
 def test_the_timing_plot_has_one_row_per_corpus_and_rings_the_judged_policy():
@@ -267,7 +282,7 @@ def test_the_timing_plot_has_one_row_per_corpus_and_rings_the_judged_policy():
         params={"timing_cases": 1},
         numbers={"timing": {"probeedit": corpus, "heval-fix-go": corpus}},
     )
-    fig = K.plot_timing_run(record, "first=8,last=64")
+    fig = K.show.plot_timing_run(record, "first=8,last=64")
     ax = fig.axes[0]
     assert [x.get_text() for x in ax.get_yticklabels()] == ["ProbeEdit", "HEvalFix-Go"]
     ringed = [c.get_label() for c in ax.collections if c.get_linewidths()[0] > 1]

@@ -1,10 +1,12 @@
 """The dev-chosen policy on every case of the held-out HumanEvalFix corpora
-(cadlib.chapters.kv_reuse.every_case): the pooled sentence, its table, and the command's
-refusal of a corpus it does not judge."""
+(cadlib.chapters.kv_reuse.run_every_case and text_every_case): the pooled sentence, its table,
+and the command's refusal of a corpus it does not judge."""
 
 import pytest
 
-from cadlib.chapters.kv_reuse import every_case as E
+from cadlib.chapters.kv_reuse import commands
+from cadlib.chapters.kv_reuse import run_every_case as E
+from cadlib.chapters.kv_reuse import text_every_case as ET
 
 
 def run(corpus: str, policy_agree: dict) -> dict:
@@ -53,13 +55,13 @@ def test_the_sentence_pools_the_corpora_and_names_those_not_recorded():
         run("heval-fix-go", {"none": [True, False], "last=16": [True, True]}),
         run("heval-fix-java", {"none": [False, False], "last=16": [True, False]}),
     ]
-    text = E.every_markdown(runs)
+    text = ET.every_markdown(runs)
     assert text.startswith("On every case of HEvalFix-Go, HEvalFix-Java (2 cases, 4 decisions)")
     assert "agrees with the exact splice on 75.00%" in text and "**does not meet**" in text
     assert "per corpus 50.00%–100.00%" in text and "`none` agrees on 25.0%" in text
     assert "Not yet recorded: HEvalFix-C++, HEvalFix-Rust." in text
     assert "Setting: m with its own tokenizer" in text and "no paper figure" in text
-    assert E.answer_sentence(runs) == (
+    assert ET.answer_sentence(runs) == (
         "On every case of 2 held-out HumanEvalFix corpora (2 cases) it agrees on 75.00%, "
         "recomputing 50% of the copied ids: still short of the threshold."
     )
@@ -71,9 +73,20 @@ def test_the_sentence_pools_the_corpora_and_names_those_not_recorded():
 
 def test_the_command_refuses_a_corpus_it_does_not_judge():
     with pytest.raises(SystemExit):
-        E.main(["probeedit"])
+        commands.main(["every-case", "probeedit"])
     with pytest.raises(SystemExit):
-        E.main(["realedits-flask"])
+        commands.main(["every-case", "realedits-flask"])
+
+
+def test_one_command_names_the_chapters_three_runs():
+    """``python -m cadlib.chapters.kv_reuse.commands`` parses each run's arguments (nothing
+    runs here), writing under ``_build/`` unless told where."""
+    parse = commands.parser().parse_args
+    assert parse(["policy-search"]).out == "_build/kv_reuse.policy.json"
+    every = parse(["every-case", "heval-fix-go", "--out", "x.json"])
+    assert (every.corpus, every.out, every.func) == ("heval-fix-go", "x.json", commands.every_case)
+    assert parse(["flask-sample"]).func is commands.flask_sample
+    assert E.COMMAND == f"{commands.PROG} every-case"
 
 
 def test_several_runs_share_one_load_sentence():
@@ -86,7 +99,7 @@ def test_several_runs_share_one_load_sentence():
     assert (
         "Other processes kept 0.20–0.90 of a core busy on average while the 2 runs "
         "recorded (1 of them on a busy machine)."
-    ) in E.every_markdown(runs)
+    ) in ET.every_markdown(runs)
 
 
 def test_a_pooled_pass_carried_by_cases_that_reuse_nothing_is_said_so():
@@ -96,18 +109,18 @@ def test_a_pooled_pass_carried_by_cases_that_reuse_nothing_is_said_so():
     java["test"]["case"] = ["heval-fix-java/1"] * 8
     for r in (go, java):
         r["protocol"]["threshold"] = 0.85
-    text = E.every_markdown([go, java])
+    text = ET.every_markdown([go, java])
     assert "it meets the 85.0% threshold pooled, but not on HEvalFix-Go" in text
     assert "carried by the 1 cases that reuse nothing" in text
     assert "on the 1 that reuse any id it agrees on 75.00% of 4 decisions" in text
-    assert E.answer_sentence([go, java]).endswith(
+    assert ET.answer_sentence([go, java]).endswith(
         "at the threshold pooled, but only because 1 of those cases reuse nothing; where it "
         "reuses any id, 75.00%."
     )
 
 
 def test_the_committed_runs_judge_the_searchs_choice_on_whole_corpora():
-    from cadlib.chapters.kv_reuse import policy_search
+    from cadlib.chapters.kv_reuse import run_policy_search as policy_search
 
     runs = E.committed_runs()
     assert [r["protocol"]["corpus"] for r in runs] == list(E.CORPORA)

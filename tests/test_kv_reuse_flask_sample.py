@@ -1,11 +1,13 @@
 """The dev-chosen policy on fresh, long RealEdits-Flask edits
-(cadlib.chapters.kv_reuse.flask_sample): which cases it takes, and what its sentences say."""
+(cadlib.chapters.kv_reuse.run_flask_sample and text_flask_sample): which cases it takes, and
+what its sentences say."""
 
 from types import SimpleNamespace
 
 from test_kv_reuse_every_case import run
 
-from cadlib.chapters.kv_reuse import flask_sample as F
+from cadlib.chapters.kv_reuse import run_flask_sample as F
+from cadlib.chapters.kv_reuse import text_flask_sample as FT
 from cadlib.corpora import case_rank
 
 
@@ -44,7 +46,7 @@ def flask_run(agree_chosen, prompts=(1200, 2800, 4700)):
 
 
 def test_the_sentence_gives_prompt_lengths_agreement_and_the_verdict():
-    text = F.sample_markdown(flask_run([True, True]))
+    text = FT.sample_markdown(flask_run([True, True]))
     assert text.startswith(
         "On 1 fresh RealEdits-Flask cases (real commits; prompts of "
         "1,200–4,700 ids, median 2,800: all longer than the 1,000-id cap"
@@ -52,16 +54,16 @@ def test_the_sentence_gives_prompt_lengths_agreement_and_the_verdict():
     assert "`last=16` agrees with the exact splice on 100.00% of 2 decisions" in text
     assert "it meets the 99.5% threshold" in text and "`none` agrees on 50.0%" in text
     assert "Setting: m with its own tokenizer" in text and "Every case reuses some id." in text
-    assert F.answer_sentence(flask_run([True, False])) == (
+    assert FT.answer_sentence(flask_run([True, False])) == (
         "On 1 fresh Flask edits (prompts of median 2,800 ids) it agrees on 50.00%, "
         "recomputing 50%: short of the threshold."
     )
-    text = F.sample_markdown(flask_run([True, True], prompts=(900, 2000)))
+    text = FT.sample_markdown(flask_run([True, True], prompts=(900, 2000)))
     assert "median 1,450" in text and "all longer" not in text  # the mean of the middle two
 
 
 def test_the_committed_sample_is_the_declared_one():
-    from cadlib.chapters.kv_reuse import policy_search
+    from cadlib.chapters.kv_reuse import run_policy_search as policy_search
 
     sample = F.committed_sample()
     assert sample["chosen"] == policy_search.committed()["chosen"]

@@ -1,11 +1,11 @@
-"""Where the reuse copy's decisions flip (cadlib.chapters.kv_reuse.flips): distances since the
+"""Where the reuse copy's decisions flip (cadlib.chapters.kv_reuse.run_flips): distances since the
 last copy, their buckets, the flip table and its sentence."""
 
 import pandas as pd
 import pytest
 
-import cadlib.chapters.kv_reuse as K
-from cadlib.chapters.kv_reuse.flips import BEFORE_ANY_COPY
+from cadlib.chapters import kv_reuse as K
+from cadlib.chapters.kv_reuse.run_flips import BEFORE_ANY_COPY
 
 
 def test_distances_count_ids_since_the_last_copied_id():
@@ -21,7 +21,7 @@ def test_distances_count_ids_since_the_last_copied_id():
         "splice",
         "choice",
     ]
-    assert K.decision_distances(kinds) == [None, 0, 2, 3, 0]
+    assert K.run_flips.decision_distances(kinds) == [None, 0, 2, 3, 0]
 
 
 @pytest.mark.parametrize(
@@ -36,7 +36,7 @@ def test_distances_count_ids_since_the_last_copied_id():
     ],
 )
 def test_buckets(d, bucket):
-    assert K.distance_bucket(d) == bucket
+    assert K.run_flips.distance_bucket(d) == bucket
 
 
 def rows(policy, agree_since):
@@ -65,15 +65,18 @@ def test_the_flip_table_counts_flips_per_kind_and_bucket_and_the_sentence_reads_
             rows("none", [("choice", 0, False)]).assign(split="dev"),
         ]
     )
-    t = K.flip_table(r).set_index(["policy", "kind", "after_copy"])
+    t = K.run_flips.flip_table(r).set_index(["policy", "kind", "after_copy"])
     assert t.loc[("none", "choice", "0 ids"), "flips"] == 1
     assert t.loc[("none", "choice", "0 ids"), "decisions"] == 2
     assert t.loc[("none", "gen", "16+ ids"), "flip_rate"] == 1
-    text = K.flip_markdown(K.flip_table(r), "none", min_decisions=2)
+    text = K.text.flip_markdown(K.run_flips.flip_table(r), "none", min_decisions=2)
     assert "2 of 5 held-out decisions flipped (1 at `choice` decisions, 1 at `gen`" in text
     assert "densest at `choice` decisions 0 ids after a copy: 50.0% of 2" in text
     assert "against 33.3% of 3 elsewhere" in text
-    assert K.flip_markdown(K.flip_table(r), "all") == "Under `all` no held-out decision flipped."
+    assert (
+        K.text.flip_markdown(K.run_flips.flip_table(r), "all")
+        == "Under `all` no held-out decision flipped."
+    )
 
 
 def test_agreement_rows_carry_the_distance_since_the_last_copy(model, tok):
@@ -82,6 +85,6 @@ def test_agreement_rows_carry_the_distance_since_the_last_copy(model, tok):
 
     doc = "def add(a, b):\n    return a - b\n\n\nprint(add(1, 2))\n"
     x = prepare("heval-fix-java", EditCase("t", doc, doc.replace("a - b", "a + b"), "Add."), tok)
-    got = K.case_agreement(model, tok, x, ("none",))
+    got = K.run.case_agreement(model, tok, x, ("none",))
     assert got.since_copy.isna().any() and (got.since_copy.dropna() >= 0).all()
-    assert K.flip_table(K.with_split(got)).decisions.sum() == len(got)
+    assert K.run_flips.flip_table(K.run.with_split(got)).decisions.sum() == len(got)

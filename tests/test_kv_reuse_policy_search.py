@@ -1,12 +1,15 @@
-"""The dev-chosen recompute policy (cadlib.chapters.kv_reuse.policy_search): the rule that picks
-it, the held-out sample it is judged on, the generated sentence's verdict, and the committed
-run's choice being the rule's on its own development rows."""
+"""The dev-chosen recompute policy (cadlib.chapters.kv_reuse.run_policy_search and
+text_policy_search): the rule that picks it, the held-out sample it is judged on, the generated
+sentence's verdict, and the committed run's choice being the rule's on its own development
+rows."""
 
 import pandas as pd
 import pytest
 
-from cadlib.chapters.kv_reuse import AGREEMENT_THRESHOLD, agreement_inputs, agreement_table
-from cadlib.chapters.kv_reuse import policy_search as S
+from cadlib.chapters.kv_reuse import run_policy_search as S
+from cadlib.chapters.kv_reuse import text_policy_search as ST
+from cadlib.chapters.kv_reuse.profiles import AGREEMENT_THRESHOLD
+from cadlib.chapters.kv_reuse.run import agreement_inputs, agreement_table
 from cadlib.models import SMOLLM2, load_tokenizer
 
 
@@ -69,11 +72,11 @@ def report(test_agree: list[bool]) -> dict:
 
 
 def test_the_sentence_says_whether_the_held_out_agreement_meets_the_threshold():
-    assert "does not meet" in S.search_markdown(report([True, False, True]))
-    met = S.search_markdown(report([True] * 3))
+    assert "does not meet" in ST.search_markdown(report([True, False, True]))
+    met = ST.search_markdown(report([True] * 3))
     assert "does not meet" not in met and "meets the 99.5% threshold" in met
-    assert S.answer_sentence(report([True, False])).endswith("still short of it.")
-    assert S.answer_sentence(report([True] * 3)).endswith("meets it.")
+    assert ST.answer_sentence(report([True, False])).endswith("still short of it.")
+    assert ST.answer_sentence(report([True] * 3)).endswith("meets it.")
     t = S.search_table(report([True, False]))
     assert list(t.split) == ["dev", "test"] and t.chosen.all()
     assert t.set_index("split").rate["test"] == pytest.approx(0.5)
@@ -86,8 +89,8 @@ def test_cases_that_reuse_nothing_are_counted_apart():
     r["test"] = {k: v + idle[k] for k, v in r["test"].items()}
     n, some = S.reusing(r, "none")
     assert n == 1 and some.cases == 1 and some.rate == pytest.approx(0.5)
-    assert "1 of those cases reuse no id" in S.search_markdown(r)
-    assert "(50.0% on the 1 cases where it reused any id)" in S.answer_sentence(r)
+    assert "1 of those cases reuse no id" in ST.search_markdown(r)
+    assert "(50.0% on the 1 cases where it reused any id)" in ST.answer_sentence(r)
 
 
 def test_the_held_out_sample_follows_the_agreement_runs_cases(monkeypatch):

@@ -3,10 +3,11 @@ where decisions differ from the exact splice's, by position after a copy and by 
 
 A reused copy's cache entries were computed in the prompt's context, so the natural suspect is
 the decision right after a copy: the model reads the copied entries with its next query. Each
-decision of :func:`cadlib.chapters.kv_reuse.case_agreement` carries ``since_copy``, the ids
+decision of :func:`cadlib.chapters.kv_reuse.run.case_agreement` carries ``since_copy``, the ids
 between the last copied id and the decision (0: the very next id; ``None`` before any copy),
 and its ``kind`` (``choice``: the program's structure, i.e. the next op and a copy's range;
-``gen``: a ``<gen>`` body id). :func:`flip_table` counts the flips per bucket.
+``gen``: a ``<gen>`` body id). :func:`flip_table` counts the flips per bucket (the sentence
+that reads it: :func:`cadlib.chapters.kv_reuse.text.flip_markdown`).
 """
 
 from __future__ import annotations
@@ -19,10 +20,10 @@ from cadlib.decoding.fsm import DECISION_KINDS
 
 __all__ = [
     "DISTANCE_BUCKETS",
+    "BEFORE_ANY_COPY",
     "decision_distances",
     "distance_bucket",
     "flip_table",
-    "flip_markdown",
 ]
 
 #: Buckets of ``since_copy`` (inclusive bounds), in display order.
@@ -71,24 +72,3 @@ def flip_table(rows: pd.DataFrame, split: str = "test") -> pd.DataFrame:
     table["flip_rate"] = table.flips / table.decisions
     table["after_copy"] = pd.Categorical(table.after_copy, order, ordered=True)
     return table.sort_values(["policy", "kind", "after_copy"], kind="stable").reset_index(drop=True)
-
-
-def flip_markdown(table: pd.DataFrame, policy: str, min_decisions: int = 10) -> str:
-    """For ``policy``: its held-out flips by kind, and the kind and distance bucket where they
-    are densest (the highest flip rate among buckets of at least ``min_decisions``
-    decisions) against the rate everywhere else (generated from ``table``)."""
-    t = table[table.policy == policy]
-    if t.empty or t.flips.sum() == 0:
-        return f"Under `{policy}` no held-out decision flipped."
-    by_kind = t.groupby("kind", observed=True).flips.sum()
-    kinds = ", ".join(f"{int(n)} at `{k}` decisions" for k, n in by_kind.items() if n)
-    big = t[t.decisions >= min_decisions]
-    top = (big if not big.empty else t).sort_values("flip_rate", kind="stable").iloc[-1]
-    rest = t.drop(index=top.name)
-    other = rest.flips.sum() / max(1, rest.decisions.sum())
-    return (
-        f"Under `{policy}`, {int(t.flips.sum())} of {int(t.decisions.sum())} held-out "
-        f"decisions flipped ({kinds}). They are densest at `{top.kind}` decisions "
-        f"{top.after_copy} after a copy: {top.flip_rate:.1%} of {int(top.decisions)} flipped "
-        f"there, against {other:.1%} of {int(rest.decisions.sum())} elsewhere."
-    )

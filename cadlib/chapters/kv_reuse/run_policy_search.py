@@ -5,42 +5,44 @@ sample. This run asks whether a policy from a wider grid does, without letting t
 corpora choose it. The protocol, fixed before measuring (:data:`PROTOCOL`):
 
 * **model**: SmolLM2-135M-Instruct on ``transformers`` (fp32, one torch thread), decisions
-  teacher-forced along the oracle program, as in :func:`cadlib.chapters.kv_reuse.case_agreement`;
+  teacher-forced along the oracle program, as in
+  :func:`cadlib.chapters.kv_reuse.run.case_agreement`;
 * **development** (:data:`DEV_CASES`): HumanEvalFix-Py and -JS (6 cases each, prompts up to
   1,000 ids) and ProbeEdit (4, up to 1,300), the seeded subset; every policy of :data:`GRID`;
 * **the rule** (:func:`choose`): the policy that recomputes the least (pooled share of the
   spliced ids) among those whose pooled development agreement meets
-  :data:`cadlib.chapters.kv_reuse.AGREEMENT_THRESHOLD`; if none does, the one with the highest
-  development agreement (ties: the one that recomputes less);
+  :data:`cadlib.chapters.kv_reuse.profiles.AGREEMENT_THRESHOLD`; if none does, the one with the
+  highest development agreement (ties: the one that recomputes less);
 * **test** (:data:`TEST_CASES`): per held-out corpus (HumanEvalFix-Java, -Go, -C++, -Rust,
   RealEdits-Flask), the next 8 cases of the seeded order after the 5 that chapter 6c's
   ``agreement`` run used (prompts up to 1,000 ids): cases no policy decision has seen; the
   chosen policy and ``none``. The verdict is the chosen policy's pooled held-out agreement
   against the threshold. It can fail, and a failure is reported, not re-tuned.
 
-Nothing is timed. Run it with ``python -m cadlib.chapters.kv_reuse.policy_search --out
+Nothing is timed. Run it with ``python -m cadlib.chapters.kv_reuse.commands policy-search --out
 results/kv_reuse.policy.json`` (about 25 minutes on 2 cores); chapter 6c shows the committed run
-(:func:`search_table`, :func:`search_markdown`). Then
-:mod:`cadlib.chapters.kv_reuse.every_case` judges the chosen policy on every case of the
+(:func:`search_table`,
+:func:`cadlib.chapters.kv_reuse.text_policy_search.search_markdown`).
+Then :mod:`cadlib.chapters.kv_reuse.run_every_case` judges the chosen policy on every case of the
 held-out HumanEvalFix corpora.
 """
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 import pandas as pd
 
 from cadlib.models import SMOLLM2
-from cadlib.record.provenance import load_caption, monitor
-from cadlib.record.results import machine_label, read_results_file, run_report, write_run_report
+from cadlib.record.provenance import monitor
+from cadlib.record.results import read_results_file, run_report, write_run_report
 
-from .chapter import AGREEMENT_THRESHOLD, agreement_rows, agreement_table, load_setup, sample_cases
-from .flips import flip_table
+from .profiles import AGREEMENT_THRESHOLD
+from .run import agreement_rows, agreement_table, load_setup, sample_cases, with_split
 
 __all__ = [
     "COMMITTED",
+    "COMMAND",
     "GRID",
     "DEV_CASES",
     "TEST_CASES",
@@ -53,14 +55,12 @@ __all__ = [
     "search_table",
     "per_corpus",
     "reusing",
-    "setting_sentence",
-    "search_markdown",
-    "answer_sentence",
-    "main",
 ]
 
 #: The committed run chapter 6c shows.
 COMMITTED = "kv_reuse.policy.json"
+#: The command that records it (:mod:`cadlib.chapters.kv_reuse.commands`).
+COMMAND = "python -m cadlib.chapters.kv_reuse.commands policy-search"
 #: The recompute policies tried on the development cases (``all``, the control, is not: it
 #: reuses nothing).
 GRID = (
@@ -152,8 +152,6 @@ def _columns(rows: pd.DataFrame) -> dict:
 
 
 def _frame(columns: dict) -> pd.DataFrame:
-    from .chapter import with_split
-
     return with_split(pd.DataFrame(columns))
 
 
@@ -168,7 +166,7 @@ def search_run(out: str | Path, progress: bool = True) -> dict:
     test = agreement_rows(model, tokenizer, test_inputs(tokenizer), policies, progress)
     report = run_report(
         "policy",
-        "python -m cadlib.chapters.kv_reuse.policy_search",
+        COMMAND,
         protocol=PROTOCOL,
         chosen=chosen,
         dev=_columns(dev),
@@ -184,7 +182,7 @@ def committed() -> dict | None:
 
 def search_table(report: dict) -> pd.DataFrame:
     """Per split and policy: cases, decisions, agreement with its interval, KL and the share
-    of spliced ids recomputed (:func:`cadlib.chapters.kv_reuse.agreement_table`), the chosen
+    of spliced ids recomputed (:func:`cadlib.chapters.kv_reuse.run.agreement_table`), the chosen
     policy marked."""
     rows = pd.concat([_frame(report["dev"]), _frame(report["test"])], ignore_index=True)
     table = agreement_table(rows)
@@ -196,11 +194,6 @@ def per_corpus(report: dict) -> pd.DataFrame:
     return agreement_table(_frame(report["test"]), by=("corpus", "policy"))
 
 
-def dev_flips(report: dict) -> pd.DataFrame:
-    """Where the development decisions flip, per policy (:func:`flip_table` of the dev rows)."""
-    return flip_table(_frame(report["dev"]), split="dev")
-
-
 def reusing(report: dict, policy: str) -> tuple[int, pd.Series | None]:
     """On the held-out rows of ``policy``: the cases where it reused no id at all (their
     decisions equal the exact splice's by construction, so they cannot test the mode), and
@@ -210,94 +203,3 @@ def reusing(report: dict, policy: str) -> tuple[int, pd.Series | None]:
     some = rows[rows.reused > 0]
     none = rows.drop_duplicates(["corpus", "case"]).reused.eq(0).sum()
     return int(none), (None if some.empty else agreement_table(some, by=("policy",)).iloc[0])
-
-
-def setting_sentence(report: dict) -> str:
-    """What produced a run's numbers, ending with the machine (for nbval's sanitizer): the
-    model and tokenizer, the engine and threads, how decisions were made, and that the paper
-    has no such figure."""
-    return (
-        f"Setting: {report['protocol']['model']} with its own tokenizer, fp32 on "
-        "transformers, one torch thread, decisions teacher-forced along the oracle program; "
-        "no paper figure (beyond the paper); "
-        f"{machine_label(report['hardware'])}."
-    )
-
-
-def search_markdown(report: dict) -> str:
-    """The chosen policy, its development and held-out agreement against the threshold, and
-    the per-corpus range, generated from the committed run."""
-    t, chosen, thr = search_table(report), report["chosen"], report["protocol"]["threshold"]
-    dev, test = (t[(t.split == s) & (t.policy == chosen)].iloc[0] for s in ("dev", "test"))
-    met_dev = (t[t.split == "dev"].rate >= thr).any()
-    how = (
-        "the one that recomputes least among those meeting it on development"
-        if met_dev
-        else f"no policy of the grid met the {thr:.1%} threshold on development, so the one with "
-        "the highest development agreement"
-    )
-    corpora = per_corpus(report)
-    c = corpora[corpora.policy == chosen]
-    verdict = "meets" if test.rate >= thr else "**does not meet**"
-    idle, some = reusing(report, chosen)
-    stratum = (
-        ""
-        if not idle
-        else (
-            f" {idle} of those cases reuse no id under `{chosen}` (short copies: every id is "
-            "recomputed), so they agree by construction"
-            + (
-                "."
-                if some is None
-                else f"; on the {int(some.cases)} that reuse some, "
-                f"{some.rate:.1%} of {int(some.decisions)} decisions agree."
-            )
-        )
-    )
-    return (
-        f"Of {len(report['protocol']['grid'])} recompute policies tried on "
-        f"{int(dev.cases)} development cases, `{chosen}` was chosen ({how}): "
-        f"{dev.rate:.1%} of {int(dev.decisions)} development decisions agree with the exact "
-        f"splice, recomputing {dev.recomputed:.0%} of the copied ids. On {int(test.cases)} "
-        f"fresh held-out cases it agrees on {test.rate:.1%} of {int(test.decisions)} "
-        f"decisions (95% interval {test.lo:.1%}–{test.hi:.1%}; per corpus "
-        f"{c.rate.min():.1%}–{c.rate.max():.1%}), recomputing {test.recomputed:.0%}: it "
-        f"{verdict} the {thr:.1%} threshold.{stratum} Nothing here is timed. "
-        f"{load_caption(report)} {setting_sentence(report)}"
-    )
-
-
-def answer_sentence(report: dict) -> str:
-    """One sentence for the chapter's **Answer.**: the dev-chosen policy's fresh held-out
-    agreement (and on the cases where it reused anything) and whether it meets the
-    threshold."""
-    t, chosen, thr = search_table(report), report["chosen"], report["protocol"]["threshold"]
-    test = t[(t.split == "test") & (t.policy == chosen)].iloc[0]
-    verdict = "meets it" if test.rate >= thr else "still short of it"
-    idle, some = reusing(report, chosen)
-    stratum = (
-        ""
-        if not idle or some is None
-        else f" ({some.rate:.1%} on the {int(some.cases)} cases where it reused any id)"
-    )
-    return (
-        f"A policy chosen on development cases from a wider grid, `{chosen}` (recomputing "
-        f"{test.recomputed:.0%} of the copied ids), agrees on {test.rate:.1%} of "
-        f"{int(test.decisions)} decisions of {int(test.cases)} fresh held-out cases"
-        f"{stratum}: {verdict}."
-    )
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m cadlib.chapters.kv_reuse.policy_search", description=__doc__.split("\n")[0]
-    )
-    parser.add_argument("--out", default=f"_build/{COMMITTED}", help="the JSON written")
-    args = parser.parse_args(argv)
-    report = search_run(args.out)
-    print(f"wrote {args.out}; chosen {report['chosen']}")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -10,27 +10,25 @@ core), so this run judges a fresh sample, declared here before it ran:
   target fit SmolLM2's 8,192-id context together, no prompt cap otherwise;
 * leaving out every Flask case an earlier run of the chapter used (:func:`used_cases`);
 * the policy search's chosen policy and ``none``, teacher-forced as in
-  :func:`cadlib.chapters.kv_reuse.case_agreement`; nothing timed.
+  :func:`cadlib.chapters.kv_reuse.run.case_agreement`; nothing timed.
 
-Run it with ``python -m cadlib.chapters.kv_reuse.flask_sample --out
+Run it with ``python -m cadlib.chapters.kv_reuse.commands flask-sample --out
 results/kv_reuse.flask-sample.json`` (about half an hour on one core); chapter 6c shows the
-committed run (:func:`sample_markdown`).
+committed run (:func:`cadlib.chapters.kv_reuse.text_flask_sample.sample_markdown`).
 """
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
-from statistics import median
 
-from cadlib.corpora import CORPUS_LABELS, case_rank
+from cadlib.corpora import case_rank
 from cadlib.models import SMOLLM2
-from cadlib.record.provenance import load_caption, monitor
+from cadlib.record.provenance import monitor
 from cadlib.record.results import read_results_file, run_report, write_run_report
 
-from .chapter import AGREEMENT_THRESHOLD, PROFILES, agreement_rows, load_setup, sample_cases
-from .every_case import _verdict
-from .policy_search import TEST_CASES, _columns, committed, setting_sentence
+from .profiles import AGREEMENT_THRESHOLD, PROFILES
+from .run import agreement_rows, load_setup, sample_cases
+from .run_policy_search import TEST_CASES, _columns, committed
 
 __all__ = [
     "CORPUS",
@@ -43,9 +41,6 @@ __all__ = [
     "sample_inputs",
     "sample_run",
     "committed_sample",
-    "sample_markdown",
-    "answer_sentence",
-    "main",
 ]
 
 CORPUS = "realedits-flask"
@@ -55,7 +50,8 @@ CASES = 24
 SEED = 0
 #: SmolLM2's context: a case's prompt and target ids together must fit it.
 CONTEXT = 8192
-COMMAND = "python -m cadlib.chapters.kv_reuse.flask_sample"
+#: The command that records it (:mod:`cadlib.chapters.kv_reuse.commands`).
+COMMAND = "python -m cadlib.chapters.kv_reuse.commands flask-sample"
 #: The committed run chapter 6c shows.
 RESULTS = "kv_reuse.flask-sample.json"
 
@@ -123,59 +119,3 @@ def sample_run(out: str | Path, progress: bool = True) -> dict:
 def committed_sample() -> dict | None:
     """The committed run (``results/kv_reuse.flask-sample.json``), or ``None``."""
     return read_results_file(RESULTS)
-
-
-def sample_markdown(run: dict) -> str:
-    """The verdict on the fresh Flask sample: its prompt lengths, the chosen policy's agreement
-    with its interval against the threshold, the cases that reuse nothing and the agreement
-    on the others, ``none`` beside it."""
-    v = _verdict([run])
-    r, some, thr = v["r"], v["some"], v["thr"]
-    prompts = sorted(run["prompt_ids"])
-    cap = max(PROFILES["agreement"]["max_prompt"][CORPUS], TEST_CASES[CORPUS][2])
-    longer = (
-        f": all longer than the {cap:,}-id cap of the Flask cases above" if prompts[0] > cap else ""
-    )
-    verdict = ("meets" if v["meets"] else "**does not meet**") + f" the {thr:.1%} threshold"
-    stratum = (
-        f" {v['idle']} cases reuse nothing; on the {int(some.cases)} that reuse any id, "
-        f"{some.rate:.2%} of {int(some.decisions)} decisions agree."
-        if some is not None and v["idle"]
-        else " Every case reuses some id."
-    )
-    return (
-        f"On {int(r.cases)} fresh {CORPUS_LABELS[CORPUS]} cases (real commits; prompts of "
-        f"{prompts[0]:,}–{prompts[-1]:,} ids, median {median(prompts):,.0f}{longer}), "
-        f"`{v['chosen']}` agrees with the exact splice "
-        f"on {r.rate:.2%} of {int(r.decisions)} decisions (95% interval {r.lo:.2%}–"
-        f"{r.hi:.2%}), recomputing {r.recomputed:.0%} of the copied ids: it {verdict}."
-        f"{stratum} `none` agrees on {v['base'].rate:.1%}, recomputing "
-        f"{v['base'].recomputed:.0%}. Nothing here is timed. {load_caption(run)} "
-        f"{setting_sentence(run)}"
-    )
-
-
-def answer_sentence(run: dict) -> str:
-    """One sentence for the chapter's **Answer.**: the chosen policy on the fresh Flask
-    sample, against the threshold."""
-    v = _verdict([run])
-    r = v["r"]
-    return (
-        f"On {int(r.cases)} fresh Flask edits (prompts of median "
-        f"{median(run['prompt_ids']):,.0f} ids) it agrees on {r.rate:.2%}, "
-        f"recomputing {r.recomputed:.0%}: {'meeting' if v['meets'] else 'short of'} the "
-        f"threshold."
-    )
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog=COMMAND, description=__doc__.split("\n")[0])
-    parser.add_argument("--out", default=f"_build/{RESULTS}", help="the JSON written")
-    args = parser.parse_args(argv)
-    report = sample_run(args.out)
-    print(f"wrote {args.out}; policy {report['chosen']} and none on {CASES} fresh Flask cases")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

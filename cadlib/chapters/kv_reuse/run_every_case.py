@@ -1,34 +1,35 @@
 """The dev-chosen recompute policy on every case of the held-out HumanEvalFix corpora (issue 32).
 
-:mod:`cadlib.chapters.kv_reuse.policy_search` judges its chosen policy on a sample of eight
+:mod:`cadlib.chapters.kv_reuse.run_policy_search` judges its chosen policy on a sample of eight
 fresh cases per held-out corpus. This run judges it, with ``none`` beside it, on **every** case
 of each held-out HumanEvalFix corpus (:data:`CORPORA`, no prompt cap), teacher-forced as in
-:func:`cadlib.chapters.kv_reuse.case_agreement`; one results file per corpus
+:func:`cadlib.chapters.kv_reuse.run.case_agreement`; one results file per corpus
 (:func:`results_name`), so that corpora can run in separate processes. Nothing is timed.
 
 RealEdits-Flask, the fifth held-out corpus, is left to the search's sample: its edit prompts
 are about ten times longer than HumanEvalFix's (a median near 2,800 SmolLM2 ids, some beyond
 the model's 8,192-id context), so every case would take many hours on 2 cores.
 
-Run one corpus with ``python -m cadlib.chapters.kv_reuse.every_case heval-fix-go --out
+Run one corpus with ``python -m cadlib.chapters.kv_reuse.commands every-case heval-fix-go --out
 results/kv_reuse.every-heval-fix-go.json`` (about 20 minutes on one core); chapter 6c shows the
-committed runs (:func:`every_markdown`, :func:`every_table`).
+committed runs (:func:`every_table`,
+:func:`cadlib.chapters.kv_reuse.text_every_case.every_markdown`).
 """
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 import pandas as pd
 
 from cadlib.corpora import CORPUS_LABELS
 from cadlib.models import SMOLLM2
-from cadlib.record.provenance import load_caption, monitor
+from cadlib.record.provenance import monitor
 from cadlib.record.results import read_results_file, run_report, write_run_report
 
-from .chapter import AGREEMENT_THRESHOLD, agreement_rows, agreement_table, load_setup, sample_cases
-from .policy_search import _columns, _frame, committed, reusing, setting_sentence
+from .profiles import AGREEMENT_THRESHOLD
+from .run import agreement_rows, agreement_table, load_setup, sample_cases
+from .run_policy_search import _columns, _frame, committed, reusing
 
 __all__ = [
     "CORPORA",
@@ -38,16 +39,13 @@ __all__ = [
     "committed_runs",
     "pooled_report",
     "every_table",
-    "every_markdown",
     "accepted_policy",
-    "answer_sentence",
-    "main",
 ]
 
 #: The held-out corpora judged case by case, declared before any of them ran.
 CORPORA = ("heval-fix-go", "heval-fix-java", "heval-fix-cpp", "heval-fix-rust")
-#: The command that records one corpus.
-COMMAND = "python -m cadlib.chapters.kv_reuse.every_case"
+#: The command that records one corpus (:mod:`cadlib.chapters.kv_reuse.commands`).
+COMMAND = "python -m cadlib.chapters.kv_reuse.commands every-case"
 
 
 def results_name(corpus: str) -> str:
@@ -94,7 +92,7 @@ def committed_runs() -> list[dict]:
 
 
 def pooled_report(runs: list[dict]) -> dict:
-    """The runs as one report (their rows concatenated), for :func:`reusing`."""
+    """The runs as one report (their rows concatenated), for :func:`.run_policy_search.reusing`."""
     columns = {k: [v for r in runs for v in r["test"][k]] for k in runs[0]["test"]}
     return dict(runs[0], test=columns)
 
@@ -110,19 +108,6 @@ def every_table(runs: list[dict], pooled: bool = True) -> pd.DataFrame:
         return per
     both = agreement_table(rows, by=("policy",)).assign(corpus="all")
     return pd.concat([per, both], ignore_index=True)
-
-
-def _load_sentence(runs: list[dict]) -> str:
-    """The load the runs were recorded under, in one sentence (a run's own caption when there
-    is one run or one lacks provenance)."""
-    if len(runs) == 1 or not all(x.get("provenance") for x in runs):
-        return " ".join(dict.fromkeys(load_caption(x) for x in runs))
-    means = [x["provenance"]["load"]["other_cores"]["mean"] for x in runs]
-    busy = sum(bool(x["provenance"]["busy"]) for x in runs)
-    return (
-        f"Other processes kept {min(means):.2f}–{max(means):.2f} of a core busy on average "
-        f"while the {len(runs)} runs recorded ({busy} of them on a busy machine)."
-    )
 
 
 def _verdict(runs: list[dict]) -> dict:
@@ -154,88 +139,9 @@ def accepted_policy(runs: list[dict]) -> str | None:
     """The chosen policy when every corpus of :data:`CORPORA` is recorded and it meets the
     threshold pooled over them (the policy chapter 6c's speed goals are judged at), else
     ``None``. Pooled is the rule declared before the runs; the per-corpus misses and the cases
-    that carry it are :func:`every_markdown`'s to say."""
+    that carry it are :func:`.text_every_case.every_markdown`'s to say."""
     recorded = {x["protocol"]["corpus"] for x in runs}
     if not runs or recorded != set(CORPORA):
         return None
     v = _verdict(runs)
     return v["chosen"] if v["meets"] else None
-
-
-def every_markdown(runs: list[dict]) -> str:
-    """The verdict over every case of the corpora run: the chosen policy's pooled agreement
-    against the threshold, the per-corpus range and the corpora below it, the cases that reuse
-    nothing (which agree by construction) and the agreement on the others, ``none`` beside it;
-    the corpora not yet recorded named. Rates near the threshold get two decimals, so that a
-    miss never reads as the threshold itself."""
-    v = _verdict(runs)
-    r, some, thr = v["r"], v["some"], v["thr"]
-    labels = ", ".join(CORPUS_LABELS.get(x["protocol"]["corpus"], "?") for x in runs)
-    missing = [
-        CORPUS_LABELS.get(c, c) for c in CORPORA if c not in {x["protocol"]["corpus"] for x in runs}
-    ]
-    if not v["meets"]:
-        verdict = f"it **does not meet** the {thr:.1%} threshold"
-    else:
-        verdict = f"it meets the {thr:.1%} threshold pooled"
-        if v["below"]:
-            verdict += f", but not on {', '.join(v['below'])}"
-    if v["carried"]:
-        verdict += (
-            f". That is carried by the {v['idle']} cases that reuse nothing (short "
-            "copies: every id recomputed, so they agree by construction): on the "
-            f"{int(some.cases)} that reuse any id it agrees on {some.rate:.2%} of "
-            f"{int(some.decisions)} decisions, below the threshold"
-        )
-    elif some is not None:
-        verdict += (
-            f" ({v['idle']} cases reuse nothing; on the {int(some.cases)} that reuse "
-            f"any id, {some.rate:.2%} of {int(some.decisions)} decisions)"
-        )
-    return (
-        f"On every case of {labels} ({int(r.cases)} cases, {int(r.decisions)} decisions), "
-        f"`{v['chosen']}` agrees with the exact splice on {r.rate:.2%} (95% interval "
-        f"{r.lo:.2%}–{r.hi:.2%}; per corpus {v['per'].rate.min():.2%}–"
-        f"{v['per'].rate.max():.2%}), recomputing {r.recomputed:.0%} of the copied ids: "
-        f"{verdict}. `none` agrees on {v['base'].rate:.1%}, recomputing "
-        f"{v['base'].recomputed:.0%}."
-        + (f" Not yet recorded: {', '.join(missing)}." if missing else "")
-        + f" Nothing here is timed. {_load_sentence(runs)} {setting_sentence(runs[0])}"
-    )
-
-
-def answer_sentence(runs: list[dict]) -> str:
-    """One sentence for the chapter's **Answer.**: the chosen policy over every case of the
-    corpora recorded, against the threshold, and on the cases where it reuses anything when
-    those carry the verdict."""
-    v = _verdict(runs)
-    r, some = v["r"], v["some"]
-    n = len(runs)
-    head = (
-        f"On every case of {n} held-out HumanEvalFix {'corpus' if n == 1 else 'corpora'} "
-        f"({int(r.cases)} cases) it agrees on {r.rate:.2%}, recomputing "
-        f"{r.recomputed:.0%} of the copied ids"
-    )
-    if not v["meets"]:
-        return f"{head}: still short of the threshold."
-    if v["carried"]:
-        return (
-            f"{head}: at the threshold pooled, but only because {v['idle']} of those cases "
-            f"reuse nothing; where it reuses any id, {some.rate:.2%}."
-        )
-    return f"{head}: meeting the threshold."
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog=COMMAND, description=__doc__.split("\n")[0])
-    parser.add_argument("corpus", choices=CORPORA, help="the held-out corpus to run")
-    parser.add_argument("--out", default=None, help="the JSON written (default: _build/...)")
-    args = parser.parse_args(argv)
-    out = args.out or f"_build/{results_name(args.corpus)}"
-    report = every_case_run(out, args.corpus)
-    print(f"wrote {out}; policy {report['chosen']} and none on every case of {args.corpus}")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

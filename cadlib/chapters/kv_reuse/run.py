@@ -1,6 +1,16 @@
-"""Chapter 6c's profiles, setup and cases, the reusable share, the agreement with exact
-decoding and the results numbers (the package docstring, :mod:`cadlib.chapters.kv_reuse`, says
-what the chapter measures)."""
+"""Chapter 6c's run: its setup and cases, the reusable share, the agreement with exact decoding,
+the free runs, and :func:`numbers`, the results file's ``numbers`` (the package docstring,
+:mod:`cadlib.chapters.kv_reuse`, says what the chapter measures).
+
+Free runs (issue 32): does a model decoding on its own write the same program with the reuse
+copy as with the exact splice? Teacher-forced agreement (:func:`case_agreement`) scores every
+decision on its own, along the oracle program. In a free run (the model's own masked greedy
+decisions, no oracle) one flipped decision changes everything after it, so a free run is the
+test a user sees. Each case of the agreement sample is decoded twice per policy, exact and
+reuse, with the same budget, and the transcripts are compared id for id. A run whose program
+copies nothing reuses nothing and is identical by construction; the table counts those apart
+(``reused``), so identity is read on the runs that reused prompt entries.
+"""
 
 from __future__ import annotations
 
@@ -9,18 +19,13 @@ import pandas as pd
 import torch
 from tqdm import tqdm
 
-from cadlib.corpora import CORPUS_LABELS, load_corpus, seeded_subset
+from cadlib.corpora import load_corpus, seeded_subset
 from cadlib.costs.accounting import copy_sources
 from cadlib.decoding.decoder import CopyDecoder
 from cadlib.decoding.fsm import transcript
-from cadlib.decoding.methods import (
-    METHODS,
-    prepare,
-)
+from cadlib.decoding.methods import METHODS, prepare
 from cadlib.metrics import wilson_ci
 from cadlib.models import (
-    QWEN2_SMOKE,
-    SMOLLM2,
     load_model,
     load_tokenizer,
     quiet_transformers,
@@ -28,22 +33,12 @@ from cadlib.models import (
     set_threads,
 )
 from cadlib.record import style
-from cadlib.record.replay import replayed_run_note
 from cadlib.record.results import setting_label
 
-from .flips import decision_distances
+from .profiles import AGREEMENT_THRESHOLD, POLICIES, TEST
+from .run_flips import decision_distances
 
 __all__ = [
-    "EVIDENCE_PROFILE",
-    "EVIDENCE_COMMAND",
-    "evidence_note",
-    "PROFILES",
-    "answer",
-    "DEV",
-    "TEST",
-    "POLICIES",
-    "AGREEMENT_THRESHOLD",
-    "THRESHOLD_REASON",
     "load_setup",
     "agreement_inputs",
     "sample_cases",
@@ -52,129 +47,15 @@ __all__ = [
     "masked_log_probs",
     "case_agreement",
     "agreement_rows",
-    "agreement_table",
     "with_split",
+    "agreement_table",
     "threshold_verdict",
-    "plot_tradeoff",
+    "free_run_rows",
+    "identity_table",
+    "identity_numbers",
     "timing_table",
-    "kv_numbers",
-    "run_summary",
+    "numbers",
 ]
-
-#: Development corpora (policies are chosen here) and the held-out test corpora.
-DEV = ("heval-fix-py", "heval-fix-js", "probeedit")
-TEST = ("heval-fix-java", "heval-fix-go", "heval-fix-cpp", "heval-fix-rust", "realedits-flask")
-#: Recompute policies (:func:`cadlib.decoding.kv_reuse.parse_policy`), from reusing the most to the
-#: control ``all`` (every id computed: the exact splice, up to float rounding).
-#: ``first=4,last=32`` and ``first=8,last=64`` were added after a development run
-#: (HEvalFix-Py/JS, 3 cases each) put both at the threshold there, recomputing about two
-#: thirds and five sixths of the copied ids: the upper end of the trade-off.
-POLICIES = (
-    "none",
-    "first=1",
-    "first=2",
-    "last=16",
-    "first=2,last=16",
-    "first=4,last=32",
-    "first=8,last=64",
-    "all",
-)
-
-#: Declared before measuring: the share of decisions whose greedy choice must equal the exact
-#: splice's on the held-out corpora (pooled point estimate) for the mode to be acceptable.
-AGREEMENT_THRESHOLD = 0.995
-THRESHOLD_REASON = (
-    "the greedy agreement of two exact engines with each other: transformers vs llama.cpp on "
-    "the same GGUF, 99.47 % of 937 decisions in chapter 6b (results/llama_cpp.json), rounded "
-    "to 99.5 %; an approximation that disagrees more often than two exact engines do is "
-    "distinguishable from engine noise"
-)
-
-_EVERY = (*DEV, *TEST)
-PROFILES = {
-    # A few minutes on 2 cores (one torch thread): shares on 40 cases per corpus with both
-    # tokenizers; agreement on one short case per HumanEvalFix / Flask corpus (ProbeEdit's
-    # prompts, ~1,000 ids, are too long for this profile), three policies.
-    "cpu": dict(
-        model=SMOLLM2,
-        share_cases=40,
-        agreement_cases={c: 1 for c in _EVERY if c != "probeedit"},
-        max_prompt=500,
-        policies=("none", "first=2", "first=2,last=16"),
-        timing_cases=0,
-        repeats=0,
-        timing_policies=(),
-        free_run_tokens=48,
-    ),
-    # The larger run (quiet machine, ~1 hour on 2 cores): shares on every case,
-    # agreement on 3 cases per corpus and every policy, and the interleaved timing of chapter
-    # 6's four methods and reuse at four policies on the first agreement case per corpus.
-    "full": dict(
-        model=SMOLLM2,
-        share_cases=None,
-        agreement_cases={c: 3 for c in _EVERY},
-        max_prompt={**{c: 1200 for c in _EVERY}, "probeedit": 1300},
-        policies=POLICIES,
-        timing_cases=1,
-        repeats=3,
-        timing_policies=("none", "first=2", "first=2,last=16", "first=8,last=64"),
-        free_run_tokens=96,
-    ),
-    # Speed only (quiet machine, ~30 minutes on 2 cores): the cpu profile's shares and
-    # agreement plus one ProbeEdit case, and the interleaved timing on the first case of each
-    # corpus (make record CHAPTER=06c_kv_reuse PROFILE=timing). It also times first=8,last=64,
-    # the policy the policy search chose on development cases (policy_search.py), so that the
-    # speed goals can be judged at the policy that meets the threshold on every held-out case.
-    "timing": dict(
-        model=SMOLLM2,
-        share_cases=40,
-        agreement_cases={c: 1 for c in _EVERY},
-        max_prompt={**{c: 500 for c in _EVERY}, "probeedit": 1300},
-        policies=("none", "first=2", "first=2,last=16"),
-        timing_cases=1,
-        repeats=3,
-        timing_policies=("none", "first=2", "first=2,last=16", "first=8,last=64"),
-        free_run_tokens=48,
-    ),
-    # The agreement evidence (no timing; ~30 min on 2 cores): shares on every case, five
-    # held-out cases per test corpus and two per development corpus for agreement and free
-    # runs, prompts up to 1,000 ids (ProbeEdit 1,300), the cpu profile's policies
-    # (make record CHAPTER=06c_kv_reuse PROFILE=agreement).
-    "agreement": dict(
-        model=SMOLLM2,
-        share_cases=None,
-        agreement_cases={**{c: 2 for c in DEV}, **{c: 5 for c in TEST}},
-        max_prompt={**{c: 1000 for c in _EVERY}, "probeedit": 1300},
-        policies=("none", "first=2", "first=2,last=16"),
-        timing_cases=0,
-        repeats=0,
-        timing_policies=(),
-        free_run_tokens=48,
-    ),
-    # CI's check of the code path: a tiny random Qwen2 (its decisions mean nothing).
-    "smoke": dict(
-        model=QWEN2_SMOKE,
-        share_cases=3,
-        agreement_cases={"heval-fix-py": 1, "heval-fix-java": 1},
-        max_prompt=500,
-        policies=("none", "first=1", "all"),
-        timing_cases=1,
-        repeats=1,
-        timing_policies=("none",),
-        free_run_tokens=8,
-    ),
-}
-
-#: The profile the book's chapter 6c shows (its evidence run, committed with its records).
-EVIDENCE_PROFILE = "agreement"
-#: The command that recorded it.
-EVIDENCE_COMMAND = "make record CHAPTER=06c_kv_reuse PROFILE=agreement"
-
-
-def evidence_note() -> str:
-    """The sentence chapter 6c shows when it is its evidence run
-    (:func:`cadlib.record.replay.replayed_run_note`)."""
-    return replayed_run_note("kv_reuse", EVIDENCE_PROFILE, EVIDENCE_COMMAND)
 
 
 # --------------------------------------------------------------------------------------------
@@ -301,7 +182,7 @@ def _decisions(model, tokenizer, x, **kw) -> tuple[list, object]:
 def case_agreement(model, tokenizer, x, policies=POLICIES) -> pd.DataFrame:
     """One row per (policy, decision) of case ``x``: ``kind`` (``gen`` for a body id, else
     ``choice``), ``since_copy`` (ids since the last copied id, ``None`` before any copy:
-    :func:`cadlib.chapters.kv_reuse.flips.decision_distances`), ``agree`` (same masked greedy
+    :func:`cadlib.chapters.kv_reuse.run_flips.decision_distances`), ``agree`` (same masked greedy
     choice as the exact splice) and ``kl`` (KL(exact || reuse) of the masked distributions,
     nats), plus the case's spliced and reused ids under that policy."""
     exact, exact_res = _decisions(model, tokenizer, x)
@@ -338,7 +219,7 @@ def agreement_rows(
     model, tokenizer, inputs: dict, policies=POLICIES, progress: bool = True
 ) -> pd.DataFrame:
     """:func:`case_agreement` of every case of ``inputs`` (``{corpus: [CaseInputs]}``), with
-    ``split`` = ``dev`` or ``test`` (:data:`DEV`, :data:`TEST`)."""
+    ``split`` = ``dev`` or ``test`` (:data:`cadlib.chapters.kv_reuse.profiles.DEV`, ``TEST``)."""
     frames = []
     for name, xs in inputs.items():
         for x in tqdm(xs, desc=f"agreement {name}", disable=not progress):
@@ -349,7 +230,7 @@ def agreement_rows(
 
 
 def with_split(rows: pd.DataFrame) -> pd.DataFrame:
-    """``rows`` with ``split``: ``test`` for a held-out corpus (:data:`TEST`), else ``dev``."""
+    """``rows`` with ``split``: ``test`` for a held-out corpus (``profiles.TEST``), else ``dev``."""
     return rows.assign(split=np.where(rows.corpus.isin(TEST), "test", "dev"))
 
 
@@ -394,39 +275,101 @@ def threshold_verdict(table: pd.DataFrame, threshold: float = AGREEMENT_THRESHOL
     )
 
 
-def plot_tradeoff(table: pd.DataFrame, threshold: float = AGREEMENT_THRESHOLD, title: str = ""):
-    """Agreement (with its interval) against the share of spliced ids recomputed, one point
-    per policy, one panel per split; the declared threshold as a line. Returns the figure."""
-    import matplotlib.pyplot as plt  # lazy: only figures need matplotlib
+# --------------------------------------------------------------------------------------------
+# Free runs: the same output?
+# --------------------------------------------------------------------------------------------
 
-    splits = list(dict.fromkeys(table.split))
-    fig, axes = plt.subplots(1, len(splits), figsize=(4.5 * len(splits), 3.6), squeeze=False)
-    for ax, split in zip(axes[0], splits, strict=True):
-        t = table[table.split == split]
-        ax.errorbar(t.recomputed, t.rate, yerr=[t.rate - t.lo, t.hi - t.rate], fmt="o", capsize=3)
-        for k, (_, r) in enumerate(t.sort_values("recomputed", kind="stable").iterrows()):
-            ax.annotate(
-                r.policy,
-                (r.recomputed, r.rate),
-                fontsize=7,
-                textcoords="offset points",
-                xytext=(4, -10 if k % 2 == 0 else 6),
-            )  # alternate: neighbours apart
-        ax.axhline(threshold, ls="--", lw=1, color="grey", label=f"threshold {threshold:.1%}")
-        ax.legend(loc="lower right", fontsize=7)
-        ax.set(
-            xlabel="share of spliced ids recomputed",
-            ylabel="decision agreement",
-            title=f"{split} ({t.cases.max()} cases)",
+
+def _first_difference(a, b) -> int | None:
+    """The first index where two id sequences differ (the shorter one's length if one is a
+    prefix of the other), or ``None`` when they are equal."""
+    for k, (x, y) in enumerate(zip(a, b, strict=False)):
+        if x != y:
+            return k
+    return None if len(a) == len(b) else min(len(a), len(b))
+
+
+def free_run_rows(
+    model, tokenizer, inputs: dict, policies, max_new_tokens: int, progress: bool = True
+) -> pd.DataFrame:
+    """One row per (case, policy) of ``inputs`` (``{corpus: [CaseInputs]}``): the exact and the
+    reuse free run (``max_new_tokens`` decisions each) of the edit prompt, ``identical`` (the
+    same transcript ids), ``first_difference`` (its index, -1 when identical), the exact run's
+    ``ids`` and ``spliced`` ids, the ids the reuse run took from the prompt (``reused``), and
+    ``split`` (``dev`` / ``test``, as the agreement sample)."""
+    rows = []
+    for corpus, xs in inputs.items():
+        for x in tqdm(xs, desc=f"free runs {corpus}", disable=not progress):
+            exact = CopyDecoder(model, tokenizer, max_new_tokens=max_new_tokens).decode(
+                x.case.doc, prompt_ids=x.edit_prompt
+            )
+            for policy in policies:
+                res = CopyDecoder(
+                    model,
+                    tokenizer,
+                    max_new_tokens=max_new_tokens,
+                    copy_kv="reuse",
+                    recompute=policy,
+                ).decode(x.case.doc, prompt_ids=x.edit_prompt)
+                diff = _first_difference(exact.transcript.ids, res.transcript.ids)
+                rows.append(
+                    dict(
+                        corpus=corpus,
+                        case=x.case.id,
+                        policy=policy,
+                        identical=diff is None,
+                        first_difference=-1 if diff is None else diff,
+                        ids=len(exact.transcript.ids),
+                        spliced=exact.n_spliced,
+                        reused=int(res.trace.info.get("reused_ids", 0)),
+                    )
+                )
+    return with_split(pd.DataFrame(rows))
+
+
+def identity_table(rows: pd.DataFrame) -> pd.DataFrame:
+    """Per split and policy: runs, identical runs, the runs that reused prompt entries and how
+    many of those were identical (the ones that test the mode), and the median position of the
+    first differing id among the runs that differ."""
+    out = []
+    for (split, policy), g in rows.groupby(["split", "policy"], sort=False):
+        used = g[g.reused > 0]
+        differ = g[~g.identical]
+        out.append(
+            dict(
+                split=split,
+                policy=policy,
+                runs=len(g),
+                identical=int(g.identical.sum()),
+                reused_any=len(used),
+                identical_reused=int(used.identical.sum()),
+                first_difference_median=(
+                    float(differ.first_difference.median()) if len(differ) else None
+                ),
+            )
         )
-    if title:
-        fig.suptitle(title, fontsize=9)
-    fig.tight_layout()
-    return fig
+    return pd.DataFrame(out)
+
+
+def identity_numbers(table: pd.DataFrame) -> dict:
+    """The results file's ``free_runs``: the counts of :func:`identity_table` per split and
+    policy (counts only: what a re-run must reproduce exactly)."""
+    return {
+        split: {
+            r.policy: dict(
+                runs=int(r.runs),
+                identical=int(r.identical),
+                reused_any=int(r.reused_any),
+                identical_reused=int(r.identical_reused),
+            )
+            for r in g.itertuples()
+        }
+        for split, g in table.groupby("split", sort=False)
+    }
 
 
 # --------------------------------------------------------------------------------------------
-# Numbers and the summary
+# Numbers
 # --------------------------------------------------------------------------------------------
 
 
@@ -443,20 +386,23 @@ def timing_table(timing: pd.DataFrame) -> pd.DataFrame:
     return med.reset_index()
 
 
-def kv_numbers(
+def numbers(
     shares: pd.DataFrame,
     agreement: pd.DataFrame,
     verdict: dict,
     timing: pd.DataFrame | None = None,
-    free: dict | None = None,
+    free_runs: pd.DataFrame | None = None,
+    runtime_s: float | None = None,
 ) -> dict:
     """The results file's ``numbers``: shares per tokenizer / corpus / policy (counts and
-    their ratio), agreement per split / policy (counts, rates, KL), the verdict, the free
-    runs' identity counts (``free``: :func:`cadlib.chapters.kv_reuse.free_run.identity_numbers`)
-    when made, and the median timings per mode when timed."""
+    their ratio, :func:`share_table`), agreement per split / policy (counts, rates, KL,
+    :func:`agreement_table`), the verdict, the free runs' identity counts (``free_runs``: the
+    rows of :func:`free_run_rows`, counted by :func:`identity_numbers`) when made, the median
+    timings per mode (``timing``: the rows of :func:`cadlib.chapters.kv_reuse.run_speed.time_modes`)
+    when timed, and the notebook's ``runtime_s``."""
     out = {"shares": {}, "agreement": {}, "verdict": verdict}
-    if free is not None:
-        out["free_runs"] = free
+    if free_runs is not None:
+        out["free_runs"] = identity_numbers(identity_table(free_runs))
     for r in shares.itertuples():
         out["shares"].setdefault(r.tokenizer, {}).setdefault(r.corpus, {})[r.policy] = dict(
             cases=int(r.cases),
@@ -486,79 +432,6 @@ def kv_numbers(
                 gold_ids_per_s=float(r.gold_ids_per_s),
                 vs_exact_splice=float(r.vs_exact_splice),
             )
+    if runtime_s is not None:
+        out["runtime_s"] = runtime_s
     return out
-
-
-def run_summary(shares: pd.DataFrame, agreement: pd.DataFrame, verdict: dict) -> str:
-    """Markdown of the chapter's findings (what the conclusion cites: computed, never typed)."""
-    none = shares[shares.policy == "none"]
-    share = "; ".join(
-        f"{CORPUS_LABELS.get(r.corpus, r.corpus)} ({r.tokenizer}) {r.share_reused:.1%}"
-        for r in none.itertuples()
-    )
-    test = agreement[agreement.split == "test"].set_index("policy")
-    parts = [f"**Reusable share** of the spliced ids (policy `none`): {share}."]
-    if len(test):
-        rates = ", ".join(
-            f"`{p}` {r.rate:.1%} (n = {r.decisions}, {r.recomputed:.0%} of copied ids recomputed)"
-            for p, r in test.iterrows()
-        )
-        parts.append(f"**Held-out agreement** with the exact splice: {rates}.")
-    best = verdict["best"]
-    thr = f"{verdict['threshold']:.1%}"
-    if best:
-        parts.append(
-            f"The declared threshold ({thr}) is met on the held-out corpora by "
-            f"`{best}`, the policy that recomputes least among those that meet it."
-        )
-    else:
-        control = (
-            ""
-            if "all" not in verdict["rates"]
-            else f" (the control `all`, which reuses nothing: {verdict['rates']['all']:.1%}); "
-            "the reuse mode stays opt-in, never the default"
-        )
-        parts.append(
-            f"No policy meets the declared threshold ({thr}) on the held-out corpora{control}."
-        )
-    return "\n\n".join(parts)
-
-
-def answer(numbers: dict) -> str:
-    """The chapter's question answered with its own numbers (the opening's **Answer.**): the
-    reusable share of the spliced ids (policy ``none``), as the range over the corpora
-    measured per tokenizer (a pooled share would be carried by the corpora with the longest
-    copies), the held-out agreement of each policy and the verdict against the threshold
-    (``numbers`` of :func:`kv_numbers`)."""
-    shares = []
-    for tok, corpora in numbers["shares"].items():
-        each = [
-            c["none"]["reused"] / c["none"]["splice"]
-            for c in corpora.values()
-            if "none" in c and c["none"]["splice"]
-        ]
-        if each:
-            shares.append(f"{min(each):.1%}–{max(each):.1%} with {tok}")
-    test, verdict = numbers["agreement"].get("test", {}), numbers["verdict"]
-    rates = ", ".join(f"`{p}` {r['rate']:.1%}" for p, r in test.items())
-    out = [
-        f"Most of each copy is reusable: on each corpus measured, the prompt's cache "
-        f"entries can stand in for {' and '.join(shares)} of the spliced ids."
-    ]
-    if rates:
-        out.append(
-            f"The decisions that follow are another matter: on the held-out corpora "
-            f"the reuse decoder's greedy decisions agree with the exact splice's at "
-            f"{rates} of positions."
-        )
-    if verdict["best"]:
-        out.append(
-            f"`{verdict['best']}` meets the threshold declared before measuring "
-            f"({verdict['threshold']:.1%})."
-        )
-    else:
-        out.append(
-            f"No policy meets the threshold declared before measuring "
-            f"({verdict['threshold']:.1%}), so the reuse mode stays opt-in."
-        )
-    return " ".join(out)

@@ -1,0 +1,131 @@
+"""Chapter 6c's profiles and what it declares before measuring: the development and held-out
+corpora, the recompute policies, the acceptance threshold (with its reason) and the commands
+that record its committed runs. Torch-free, so the book's pages can read them."""
+
+from __future__ import annotations
+
+from cadlib.models import QWEN2_SMOKE, SMOLLM2
+
+__all__ = [
+    "DEV",
+    "TEST",
+    "POLICIES",
+    "AGREEMENT_THRESHOLD",
+    "THRESHOLD_REASON",
+    "PROFILES",
+    "EVIDENCE_PROFILE",
+    "EVIDENCE_COMMAND",
+    "TIMING_COMMAND",
+]
+
+#: Development corpora (policies are chosen here) and the held-out test corpora.
+DEV = ("heval-fix-py", "heval-fix-js", "probeedit")
+TEST = ("heval-fix-java", "heval-fix-go", "heval-fix-cpp", "heval-fix-rust", "realedits-flask")
+#: Recompute policies (:func:`cadlib.decoding.kv_reuse.parse_policy`), from reusing the most to the
+#: control ``all`` (every id computed: the exact splice, up to float rounding).
+#: ``first=4,last=32`` and ``first=8,last=64`` were added after a development run
+#: (HEvalFix-Py/JS, 3 cases each) put both at the threshold there, recomputing about two
+#: thirds and five sixths of the copied ids: the upper end of the trade-off.
+POLICIES = (
+    "none",
+    "first=1",
+    "first=2",
+    "last=16",
+    "first=2,last=16",
+    "first=4,last=32",
+    "first=8,last=64",
+    "all",
+)
+
+#: Declared before measuring: the share of decisions whose greedy choice must equal the exact
+#: splice's on the held-out corpora (pooled point estimate) for the mode to be acceptable.
+AGREEMENT_THRESHOLD = 0.995
+THRESHOLD_REASON = (
+    "the greedy agreement of two exact engines with each other: transformers vs llama.cpp on "
+    "the same GGUF, 99.47 % of 937 decisions in chapter 6b (results/llama_cpp.json), rounded "
+    "to 99.5 %; an approximation that disagrees more often than two exact engines do is "
+    "distinguishable from engine noise"
+)
+
+_EVERY = (*DEV, *TEST)
+PROFILES = {
+    # A few minutes on 2 cores (one torch thread): shares on 40 cases per corpus with both
+    # tokenizers; agreement on one short case per HumanEvalFix / Flask corpus (ProbeEdit's
+    # prompts, ~1,000 ids, are too long for this profile), three policies.
+    "cpu": dict(
+        model=SMOLLM2,
+        share_cases=40,
+        agreement_cases={c: 1 for c in _EVERY if c != "probeedit"},
+        max_prompt=500,
+        policies=("none", "first=2", "first=2,last=16"),
+        timing_cases=0,
+        repeats=0,
+        timing_policies=(),
+        free_run_tokens=48,
+    ),
+    # The larger run (quiet machine, ~1 hour on 2 cores): shares on every case,
+    # agreement on 3 cases per corpus and every policy, and the interleaved timing of chapter
+    # 6's four methods and reuse at four policies on the first agreement case per corpus.
+    "full": dict(
+        model=SMOLLM2,
+        share_cases=None,
+        agreement_cases={c: 3 for c in _EVERY},
+        max_prompt={**{c: 1200 for c in _EVERY}, "probeedit": 1300},
+        policies=POLICIES,
+        timing_cases=1,
+        repeats=3,
+        timing_policies=("none", "first=2", "first=2,last=16", "first=8,last=64"),
+        free_run_tokens=96,
+    ),
+    # Speed only (quiet machine, ~30 minutes on 2 cores): the cpu profile's shares and
+    # agreement plus one ProbeEdit case, and the interleaved timing on the first case of each
+    # corpus (make record CHAPTER=06c_kv_reuse PROFILE=timing). It also times first=8,last=64,
+    # the policy the policy search chose on development cases (policy_search.py), so that the
+    # speed goals can be judged at the policy that meets the threshold on every held-out case.
+    "timing": dict(
+        model=SMOLLM2,
+        share_cases=40,
+        agreement_cases={c: 1 for c in _EVERY},
+        max_prompt={**{c: 500 for c in _EVERY}, "probeedit": 1300},
+        policies=("none", "first=2", "first=2,last=16"),
+        timing_cases=1,
+        repeats=3,
+        timing_policies=("none", "first=2", "first=2,last=16", "first=8,last=64"),
+        free_run_tokens=48,
+    ),
+    # The agreement evidence (no timing; ~30 min on 2 cores): shares on every case, five
+    # held-out cases per test corpus and two per development corpus for agreement and free
+    # runs, prompts up to 1,000 ids (ProbeEdit 1,300), the cpu profile's policies
+    # (make record CHAPTER=06c_kv_reuse PROFILE=agreement).
+    "agreement": dict(
+        model=SMOLLM2,
+        share_cases=None,
+        agreement_cases={**{c: 2 for c in DEV}, **{c: 5 for c in TEST}},
+        max_prompt={**{c: 1000 for c in _EVERY}, "probeedit": 1300},
+        policies=("none", "first=2", "first=2,last=16"),
+        timing_cases=0,
+        repeats=0,
+        timing_policies=(),
+        free_run_tokens=48,
+    ),
+    # CI's check of the code path: a tiny random Qwen2 (its decisions mean nothing).
+    "smoke": dict(
+        model=QWEN2_SMOKE,
+        share_cases=3,
+        agreement_cases={"heval-fix-py": 1, "heval-fix-java": 1},
+        max_prompt=500,
+        policies=("none", "first=1", "all"),
+        timing_cases=1,
+        repeats=1,
+        timing_policies=("none",),
+        free_run_tokens=8,
+    ),
+}
+
+#: The profile the book's chapter 6c shows (its evidence run, committed with its records).
+EVIDENCE_PROFILE = "agreement"
+#: The command that recorded it.
+EVIDENCE_COMMAND = "make record CHAPTER=06c_kv_reuse PROFILE=agreement"
+#: The command that records the chapter's timed run (a quiet machine; ``results/
+#: kv_reuse.timing.json``, its records under ``results/records/kv_reuse.timing/``).
+TIMING_COMMAND = "make record CHAPTER=06c_kv_reuse PROFILE=timing"
