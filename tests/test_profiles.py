@@ -9,7 +9,7 @@ from cadlib.book.paper_settings import PAPER_SETTINGS, UNPUBLISHED
 from cadlib.chapters import ceiling, kernel
 from cadlib.chapters import llama_cpp as llama
 from cadlib.chapters import sft_pilot as sft
-from cadlib.chapters.decoding import measure as decoding
+from cadlib.chapters.decoding import profiles as decoding
 from cadlib.chapters.fim_constraint import experiments as fim
 from cadlib.chapters.perturbation import noise as perturb
 from cadlib.models import STAND_INS, TINY_SHAPES, check_available, resolve_dtype

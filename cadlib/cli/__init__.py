@@ -107,7 +107,7 @@ def profile_models(profile: str) -> dict[str, list[str]]:
     from cadlib.chapters import kernel
     from cadlib.chapters import llama_cpp as llama
     from cadlib.chapters import sft_pilot as sft
-    from cadlib.chapters.decoding import measure as decoding
+    from cadlib.chapters.decoding import profiles as decoding
     from cadlib.chapters.fim_constraint import experiments as fim
 
     out = {}
