@@ -13,7 +13,7 @@ The paper compares an output with its gold in three ways, and the tables differ 
   never interchangeable with :func:`equal_up_to_one_newline` (``"a\\n\\n"`` vs ``"a"``).
 
 A column named ``em_trimmed`` means :func:`equal_stripped` in
-:mod:`cadlib.endpoint_noise` and :mod:`cadlib.chapters.decoding.measure`, but
+:mod:`cadlib.endpoint_noise` and :mod:`cadlib.chapters.decoding.run_free`, but
 :func:`equal_up_to_one_newline` in :mod:`cadlib.chapters.fim_constraint.run_edits` (its chapter
 compares bodies whose one trailing newline the resolver strips); the column names are kept because
 the results files use them.

@@ -10,11 +10,11 @@ import json
 
 import pytest
 
+import cadlib.chapters.decoding as decoding
 import cadlib.chapters.llama_cpp as LC
 from cadlib.chapters import ceiling, formats, kernel, losslessness, sft_pilot
 from cadlib.chapters import fim_constraint as fim
 from cadlib.chapters import kv_reuse as KV
-from cadlib.chapters.decoding import chapter as decoding
 from cadlib.chapters.perturbation import text as perturbation
 from cadlib.paths import repo_root
 
@@ -77,14 +77,14 @@ def test_perturbation_answer_follows_the_noise_levels():
 @pytest.mark.parametrize("name", ["decoding", "decoding.full"])
 def test_decoding_answer_ranks_copy_as_decode_against_prompt_lookup(name):
     n = numbers(name)
-    text = decoding.answer(n, "here")
+    text = decoding.text.answer(n, "here")
     cad, pld = (n["speed"][f"pooled/{m}"] for m in ("Copy-as-Decode", "prompt lookup"))
     assert f"{cad['speedup']:.2f}×" in text and f"{pld['speedup']:.2f}×" in text
     slow = copy.deepcopy(n)
     for key, row in slow["speed"].items():
         if key.startswith("pooled/Copy-as-Decode"):
             row["speedup"] = 0.5
-    assert "slower than prompt lookup" in decoding.answer(slow, "here")
+    assert "slower than prompt lookup" in decoding.text.answer(slow, "here")
 
 
 def test_llama_cpp_answer_says_whether_the_splice_pays_on_llama_cpp():

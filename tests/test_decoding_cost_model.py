@@ -9,12 +9,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from cadlib.chapters.decoding import measure as D
+from cadlib.chapters import decoding as D
 from cadlib.corpora import EditCase, load_corpus
 from cadlib.costs import accounting as A
 from cadlib.costs import cost_model as CM
 from cadlib.costs import forward_grid as FG
 from cadlib.decoding.methods import timed_sample
+from cadlib.record.session import Chapter
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -126,10 +127,10 @@ def test_predicted_speedups_and_goals(tok):
     assert (sp.lo <= sp.median_speedup + 1e-12).all() and (sp.median_speedup <= sp.hi + 1e-12).all()
     summary = A.forwards_summary(rows, best, seed=0)
     bounds = pd.Series({"realized_over_bnd_exact": 0.9, "drafts_over_bnd_exact": 1.4})
-    goals = CM.goals(summary, sp, None, bounds)
+    goals = D.run_goals.judge_goals(summary, sp, None, bounds)
     assert set(goals.corpus) == {"probeedit", "timed"}
     assert set(goals.set) == {"development"}
-    text = CM.goals_markdown(goals, "toy")
+    text = D.text_goals.goals_markdown(goals, "toy")
     assert text.count("\n* ") == len(goals) and "development set:" in text
     with pytest.raises(ValueError, match="predicted_s"):
         CM.predicted_speedups(rows.drop(columns="predicted_s"), best)
@@ -177,7 +178,7 @@ def test_case_records_and_their_file(tok, tmp_path, monkeypatch):
             )
         ]
     )
-    recs = D.case_records(rows, best, measured, free, timed_setting="K=10 n=2")
+    recs = D.run.records_from_rows(rows, best, measured, free, timed_setting="K=10 n=2")
     by = {(r["method"], r.get("setting")): r for r in recs}
     assert by[("autoregressive", None)]["measured_s"] == pytest.approx(1.05)
     assert "measured_s" not in by[("prompt lookup", "K=5 n=1")]
@@ -187,8 +188,9 @@ def test_case_records_and_their_file(tok, tmp_path, monkeypatch):
     assert not any(r["method"] == A.BOUND for r in recs)
     recorded = {r.get("setting") for r in recs if r["method"] == "Copy-as-Decode"}
     assert recorded == {"m=0", "m=4", "m=0 +headers", "m=0 +PLD +headers", "m=0 +cursor +headers"}
-    assert not recorded & set(D.UNRECORDED)
-    path = D.write_case_records(recs, "smoke")
+    assert not recorded & set(D.run.UNRECORDED)
+    ch = Chapter("decoding", {"profile": "smoke"}, seed=0, device="cpu", rec=None, started=0.0)
+    path = D.run.write_cases(ch, recs)
     assert path.name == "decoding.smoke.cases.jsonl"
     assert [json.loads(line) for line in path.read_text().splitlines()] == recs
 
@@ -215,12 +217,12 @@ def test_a_goal_is_judged_on_the_quantity_it_names():
     )
     speedups = pd.DataFrame(columns=["corpus", "method", "setting", "pooled_speedup"])
     bounds = pd.Series({"realized_over_bnd_exact": 0.785, "drafts_over_bnd_exact": 1.44})
-    goals = CM.goals(summary, speedups, None, bounds).set_index("goal")
-    row = goals.loc[CM.BOUND_GOAL]
-    assert row.ours == pytest.approx(0.785) and row.outcome == CM.MISSED and not row.met
-    assert "plain" in CM.BOUND_GOAL
+    goals = D.run_goals.judge_goals(summary, speedups, None, bounds).set_index("goal")
+    row = goals.loc[D.run_goals.BOUND_GOAL]
+    assert row.ours == pytest.approx(0.785) and row.outcome == D.run_goals.MISSED and not row.met
+    assert "plain" in D.run_goals.BOUND_GOAL
     with pytest.raises(ValueError, match="realized_over_bnd_exact"):
-        CM.bound_ratio(pd.Series({"drafts_over_bnd_exact": 1.44}))
+        D.run_goals.bound_ratio(pd.Series({"drafts_over_bnd_exact": 1.44}))
 
 
 def test_a_predicted_goal_within_the_models_error_is_undecided_and_sets_are_declared():
@@ -247,15 +249,15 @@ def test_a_predicted_goal_within_the_models_error_is_undecided_and_sets_are_decl
             ),
         ]
     )
-    goals = CM.goals(summary, speedups, None, None, model_error_pct=19.4)
+    goals = D.run_goals.judge_goals(summary, speedups, None, None, model_error_pct=19.4)
     pred = goals[goals.goal.str.contains("predicted")].set_index("corpus")
-    assert pred.loc["heval-fix-py", "outcome"] == CM.UNDECIDED  # 1.07x, inside 19.4 %
-    assert pred.loc["heval-fix-rust", "outcome"] == CM.MET  # 1.67x, outside it
+    assert pred.loc["heval-fix-py", "outcome"] == D.run_goals.UNDECIDED  # 1.07x, inside 19.4 %
+    assert pred.loc["heval-fix-rust", "outcome"] == D.run_goals.MET  # 1.67x, outside it
     assert not pred.loc["heval-fix-py", "met"]
     assert dict(zip(goals.corpus, goals.set, strict=True)) == {
         "heval-fix-py": "development",
         "heval-fix-rust": "test",
     }
-    assert not set(CM.DEVELOPMENT_CORPORA) & set(CM.TEST_CORPORA)
+    assert not set(D.run_goals.DEVELOPMENT_CORPORA) & set(D.run_goals.TEST_CORPORA)
     with pytest.raises(ValueError, match="neither"):
-        CM.corpus_set("unknown")
+        D.run_goals.corpus_set("unknown")

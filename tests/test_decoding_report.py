@@ -1,4 +1,4 @@
-"""Chapter 6's run and report (cadlib.chapters.decoding.chapter and .report): the setup label,
+"""Chapter 6's run, tables and text (cadlib.chapters.decoding): the setup label,
 the timed sample's tables, the timed run priced on its grid, the accounting of every case and
 its tables, the free-run, boundary and agreement tables, and the results numbers, on toy data
 and the tiny model."""
@@ -11,9 +11,7 @@ import pandas as pd
 import pytest
 
 from cadlib.cases import Corpus, EditCase
-from cadlib.chapters.decoding import chapter as C
-from cadlib.chapters.decoding import measure as D
-from cadlib.chapters.decoding import report as R
+from cadlib.chapters import decoding as D
 from cadlib.costs import accounting as A
 from cadlib.costs import cost_model as CM
 from cadlib.decoding.fsm import transcript
@@ -65,29 +63,29 @@ def test_measurement_label_names_the_gpu_or_the_cpu_and_its_threads():
     info = {"dtype": "float32", "attn_implementation": "sdpa"}
     hw = {"cpu": "Some CPU", "gpu": "Some GPU", "cores": 2}
     cpu_hw = {"cpu": "Some CPU", "cores": 2}
-    assert C.measurement_label("m", info, cpu_hw, "cpu", 1, "cpu") == (
+    assert D.run.measurement_label("m", info, cpu_hw, "cpu", 1, "cpu") == (
         "model m (float32, sdpa attention, cpu); profile cpu; "
         "machine: Some CPU, 2 cores, 1 torch thread"
     )
-    assert "Some CPU, 2 cores, 2 torch threads" in C.measurement_label(
+    assert "Some CPU, 2 cores, 2 torch threads" in D.run.measurement_label(
         "m", info, cpu_hw, "cpu", 2, "cpu"
     )
-    assert C.measurement_label("m", info, hw, "cuda", 8, "paper").endswith(
+    assert D.run.measurement_label("m", info, hw, "cuda", 8, "paper").endswith(
         "profile paper; machine: Some GPU, Some CPU, 2 cores"
     )
 
 
 def test_timed_cases_table_and_the_transcript_as_runs(tok):
     timed = [prepare("toy", case, tok) for case in CASES]
-    table = R.timed_cases_table(timed, tok)
+    table = D.show.timed_cases_table(timed, tok)
     assert list(table.case) == ["toy/0", "toy/1"] and table.timed.all()
     assert list(table.gold_ids) == [len(x.target) - 1 for x in timed]
     assert list(table.doc_lines) == [7, 5]
     tr = transcript(timed[0].program, DOC, tok)
-    runs = C.transcript_runs(timed[0], tok)
+    runs = D.show.transcript_runs(timed[0], tok)
     assert runs.ids.sum() == len(tr) and "".join(runs.text) == tr.text(tok)
     assert (runs.kind != runs.kind.shift()).all()  # runs are maximal
-    counts = C.transcript_counts(timed[0], tok)
+    counts = D.show.transcript_counts(timed[0], tok)
     assert counts.startswith(f"toy/0: {len(tr)} ids: {{'choice': {tr.count('choice')}, ")
 
 
@@ -95,11 +93,11 @@ def test_load_cases_takes_the_profiles_corpora_and_their_subsets(tok):
     params = dict(
         timing_cases={"heval-fix-py": 2}, timing_max_ids=None, free_run_cases={"heval-fix-py": 1}
     )
-    corpus, timed, free = C.load_cases(params, None, tok, seed=0)
+    corpus, timed, free = D.run.load_cases(params, None, tok, seed=0)
     assert list(corpus) == ["heval-fix-py"] and len(corpus["heval-fix-py"]) == 164
     assert len(timed) == 2 and len(free) == 1
     assert {x.corpus for x in [*timed, *free]} == {"heval-fix-py"}
-    again = C.load_cases(params, ["heval-fix-py"], tok, seed=0)[1]
+    again = D.run.load_cases(params, ["heval-fix-py"], tok, seed=0)[1]
     assert [x.case.id for x in again] == [x.case.id for x in timed]
 
 
@@ -128,22 +126,22 @@ def _free_runs(parsed=(True, True, True)):
 
 
 def test_free_run_summary_pools_and_fails_on_a_program_that_did_not_parse():
-    summary = C.free_run_summary(_free_runs())
+    summary = D.run_free.free_run_summary(_free_runs())
     assert list(summary.index) == ["a", "b", "pooled"]
     assert summary.loc["pooled", "cases"] == 3 and summary.loc["a", "EM (byte-exact)"] == 0.5
     assert summary.loc["pooled", "budget closed"] == pytest.approx(1 / 3)
     assert summary.loc["pooled", "realized copy fraction"] == pytest.approx(0.5 / 3)
     with pytest.raises(AssertionError, match="parse or resolve"):
-        C.free_run_summary(_free_runs(parsed=(True, False, True)))
-    shown = R.free_run_programs(_free_runs())
+        D.run_free.free_run_summary(_free_runs(parsed=(True, False, True)))
+    shown = D.show.free_run_programs(_free_runs())
     assert list(shown.columns) == ["corpus", "case", "ops", "copies", "decisions", "em", "program"]
     assert (shown.program.str.len() == 90).all() and shown.program[0].startswith("<program>⏎x")
 
 
 def test_agreement_boundary_and_effect_lines():
     forced = {"p/1": SimpleNamespace(agreement=0.12345), "p/2": SimpleNamespace(agreement=1.0)}
-    assert C.teacher_forced_agreement(forced) == {"p/1": 0.12345, "p/2": 1.0}
-    assert R.agreement_line(forced).endswith("decisions: {'p/1': 0.123, 'p/2': 1.0}")
+    assert D.run_timing.teacher_forced_agreement(forced) == {"p/1": 0.12345, "p/2": 1.0}
+    assert D.show.agreement_line(forced).endswith("decisions: {'p/1': 0.123, 'p/2': 1.0}")
     bt = pd.DataFrame(
         [
             dict(
@@ -161,7 +159,7 @@ def test_agreement_boundary_and_effect_lines():
             )
         ]
     )
-    pct = R.boundary_percent_table(bt).iloc[0]
+    pct = D.show.boundary_percent_table(bt).iloc[0]
     assert pct["copy windows canonical, naive %"] == 25.0
     assert pct["gen windows canonical, naive %"] == 33.3
     assert pct["whole transcript canonical, ours %"] == 100.0
@@ -173,7 +171,7 @@ def test_agreement_boundary_and_effect_lines():
             top1_agree=[True, False, False],
         )
     )
-    assert R.effect_line(eff) == (
+    assert D.show.effect_line(eff) == (
         "3 boundaries, 2 with different preceding ids; FSM choice "
         "agrees at 2/3, top-1 agrees at 1/3"
     )
@@ -181,21 +179,46 @@ def test_agreement_boundary_and_effect_lines():
 
 def test_every_case_accounting_and_its_tables(tok):
     corpora = {"toy": Corpus("toy", "generated:v1", CASES)}
-    every = C.account_every_case(
+    every = D.run_accounting.account_every_case(
         {}, tok, CM.CostGrid(synthetic_grid()), seed=0, corpora=corpora, progress=False
     )
     assert every.sources == {"toy": "generated"}
     assert every.best.to_dict() == A.best_prompt_lookup(every.rows).to_dict()
     assert "predicted_s" in every.rows and set(every.predicted.corpus) == {"toy", "pooled"}
-    assert R.accounting_report(every).splitlines() == [
+    assert D.show.accounting_report(every).splitlines() == [
         "sources: {'toy': 'generated'}",
         f"best prompt-lookup setting per corpus: {{'toy': '{every.best['toy']}'}}",
     ]
-    assert "median_ratio" not in R.accounting_table(every)
-    comp = R.composition_table(every.summary)
+    assert "median_ratio" not in D.show.accounting_table(every)
+    comp = D.show.composition_table(every.summary)
     assert ("prompt lookup", "best setting per corpus") in comp.index
     assert comp.loc[("autoregressive", ""), "toy"] == 1.0
     assert list(comp.columns) == ["toy", "pooled"]
+
+
+def test_accounting_summary_and_the_forwards_figure(tok):
+    corpora = {"toy": CASES, "toy2": [EditCase("t2/0", GOLD, DOC, "Undo.")]}
+    rows = A.corpus_forwards(corpora, tok, grid=[(5, 1), (40, 3)], progress=False)
+    best = A.best_prompt_lookup(rows)
+    summary = A.forwards_summary(rows, best, seed=0)
+    text = D.text.accounting_summary(summary, best)
+    lines = text.splitlines()[2:]
+    assert [line.split("**")[1] for line in lines] == ["toy", "toy2", "pooled"]
+    for line, (corpus, g) in zip(lines, summary.groupby("corpus", sort=False), strict=True):
+        by = g.set_index(["method", "setting"]).pooled_fpt
+        cad, pl = by[("Copy-as-Decode", "m=0")], by[("prompt lookup", best.get(corpus, "best"))]
+        assert f"{cad:.3f}" in line and f"{pl:.3f}" in line
+        assert f"**{'Copy-as-Decode' if cad < pl else 'prompt lookup'}** needs fewer" in line
+    fig = D.show.plot_forwards_per_case(rows, best, title="toy")
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert labels == [
+        "autoregressive",
+        "prompt lookup (best setting per corpus)",
+        "Copy-as-Decode m=0",
+        "Copy-as-Decode m=4",
+        *(f"Copy-as-Decode {c}" for c in A.COMPOSITIONS),
+    ]
+    fig.clf()
 
 
 def test_wall_and_forwards_tables():
@@ -219,23 +242,25 @@ def test_wall_and_forwards_tables():
             )
         ]
     )
-    wall = R.wall_table(speed).iloc[0]
+    wall = D.show.wall_table(speed).iloc[0]
     assert wall.decode_s == "1.23 [1.00–1.50]" and wall.speedup == "2.00× [1.50–2.25]"
-    assert R.forwards_table(speed).free_share[0] == 0.612
-    assert R.forwards_table(speed).cases[0] == 2 and wall.cases == 2  # each row's n
-    assert "median over 3 repeats" in R.wall_caption({"repeats": 3}, "lbl")
+    assert D.show.forwards_table(speed).free_share[0] == 0.612
+    assert D.show.forwards_table(speed).cases[0] == 2 and wall.cases == 2  # each row's n
+    assert "median over 3 repeats" in D.show.wall_caption({"repeats": 3}, "lbl")
 
 
 @pytest.fixture(scope="module")
 def run(model, tok):
     """The chapter on the tiny model and the toy cases, end to end (seconds)."""
     timed = [prepare("toy", case, tok) for case in CASES]
-    timing = C.time_methods(model, tok, timed, PARAMS)
+    timing = D.run_timing.time_methods(model, tok, timed, PARAMS)
     corpora = {"toy": Corpus("toy", "generated", CASES)}
-    every = C.account_every_case(PARAMS, tok, timing.grid, seed=0, corpora=corpora, progress=False)
-    fr = D.free_run(model, tok, timed[:1], PARAMS["max_new_tokens"], progress=False)
-    masks = R.mask_costs(model, tok, PARAMS)
-    bt = R.boundary_table(corpora, tok)
+    every = D.run_accounting.account_every_case(
+        PARAMS, tok, timing.grid, seed=0, corpora=corpora, progress=False
+    )
+    fr = D.run_free.free_run(model, tok, timed[:1], PARAMS["max_new_tokens"], progress=False)
+    masks = D.run_costs.mask_costs(model, tok, PARAMS)
+    bt = D.run.boundary_table(corpora, tok)
     eff = boundary_effect(model, tok, timed[:1])
     return SimpleNamespace(timing=timing, every=every, fr=fr, masks=masks, bt=bt, eff=eff)
 
@@ -254,13 +279,15 @@ def test_time_methods_prices_the_timed_runs_on_its_grid(run, tok):
     assert (timing.validation.forwards == timing.validation.predicted_forwards).all()
     assert list(timing.bounds.corpus) == ["toy", "pooled"]
     assert timing.bounds.drafts_over_bnd_exact.notna().all()
-    again = C.timed_run(timing.inputs, timing.rows, timing.forced, timing.grid, tok, PARAMS)
+    again = D.run_timing.timed_run(
+        timing.inputs, timing.rows, timing.forced, timing.grid, tok, PARAMS
+    )
     pd.testing.assert_frame_equal(again.validation, timing.validation)
     pd.testing.assert_frame_equal(again.bounds, timing.bounds)
 
 
 def test_speedup_figure_draws_every_method_and_the_bound(run):
-    fig = R.plot_speedups(run.timing, "toy label")
+    fig = D.show.plot_speedups(run.timing, "toy label")
     ax = fig.axes[0]
     assert [t.get_text() for t in ax.get_xticklabels()] == ["toy", "pooled"]
     assert len(ax.patches) == len(TIMED) * 2
@@ -278,10 +305,14 @@ def test_a_missed_speed_goal_is_explained_by_forwards_and_ids_fed(run):
             dict(goal="faster than best prompt lookup (predicted)", corpus="toy", outcome="met"),
         ]
     )
-    assert R.speed_gaps_markdown(goals, every, timing.grid) == ""  # only speed goals count
+    assert (
+        D.text_goals.speed_gaps_markdown(goals, every, timing.grid) == ""
+    )  # only speed goals count
     undecided = goals.assign(outcome="undecided")  # within the model's error: not explained
-    assert R.speed_gaps_markdown(undecided, every, timing.grid) == ""
-    md = R.speed_gaps_markdown(goals.assign(outcome="missed"), every, timing.grid, n=8, context=16)
+    assert D.text_goals.speed_gaps_markdown(undecided, every, timing.grid) == ""
+    md = D.text_goals.speed_gaps_markdown(
+        goals.assign(outcome="missed"), every, timing.grid, n=8, context=16
+    )
     lines = md.splitlines()
     assert len(lines) == 4 and lines[2].startswith("* toy: Copy-as-Decode (m=0")
     rows = every.rows[
@@ -309,8 +340,10 @@ def test_a_missed_forwards_goal_is_explained_case_by_case(run):
             dict(goal="faster than best prompt lookup (predicted)", corpus="toy", outcome="missed"),
         ]
     )
-    assert R.forward_gaps_markdown(met, every) == ""  # only a missed forwards goal counts
-    md = R.forward_gaps_markdown(met.assign(outcome="missed"), every)
+    assert (
+        D.text_goals.forward_gaps_markdown(met, every) == ""
+    )  # only a missed forwards goal counts
+    md = D.text_goals.forward_gaps_markdown(met.assign(outcome="missed"), every)
     line = md.splitlines()[2]
     setting = CM.best_copy_as_decode(every.summary, "toy").setting
     rows = every.rows[every.rows.corpus == "toy"]
@@ -348,17 +381,19 @@ def test_what_weighs_more_in_a_missed_goal_follows_the_grid(run, fixed, per_id, 
     goals = pd.DataFrame(
         [dict(goal="faster than best prompt lookup (predicted)", corpus="toy", outcome="missed")]
     )
-    md = R.speed_gaps_markdown(goals, run.every, _LinearGrid(fixed, per_id), n=8, context=16)
+    md = D.text_goals.speed_gaps_markdown(
+        goals, run.every, _LinearGrid(fixed, per_id), n=8, context=16
+    )
     assert f"Priced so, {verdict}" in md.splitlines()[-1]
 
 
 def test_goals_numbers_records_and_results_file(run, tmp_path, monkeypatch):
     timing, every = run.timing, run.every
-    goals = C.goals(timing, every)
+    goals = D.run_goals.goals(timing, every)
     pooled = timing.bounds.set_index("corpus").loc["pooled"]
     plain = pooled.realized_over_bnd_exact  # the quantity the goal names, never +drafts
     assert goals.iloc[-1].corpus == "timed" and goals.iloc[-1].ours == pytest.approx(plain)
-    numbers = C.decoding_numbers(timing, every, run.fr, run.masks, run.bt, run.eff, 1.5)
+    numbers = D.run.numbers(timing, every, run.fr, run.masks, run.bt, run.eff, 1.5)
     assert list(numbers) == [
         "speed",
         "timed_cases",
@@ -379,11 +414,13 @@ def test_goals_numbers_records_and_results_file(run, tmp_path, monkeypatch):
     assert numbers["timed_cases"] == {"toy/0": "toy", "toy/1": "toy"}
     assert numbers["free_run"][-1]["corpus"] == "pooled"
     assert numbers["free_run_closed_by_budget"] + numbers["free_run_ended_by_model"] == len(run.fr)
-    assert numbers["teacher_forced_agreement"] == C.teacher_forced_agreement(timing.forced)
+    assert numbers["teacher_forced_agreement"] == D.run_timing.teacher_forced_agreement(
+        timing.forced
+    )
     assert numbers["boundary_effect"]["boundaries"] == len(run.eff)
     assert numbers["accounting"]["best_prompt_lookup"] == every.best.to_dict()
     assert list(numbers["accounting"]["setting_grid"]) == list(A.setting_grid(every.rows).index)
-    assert len(numbers["fixed_costs"]) == len(D.fixed_costs(timing.forced))
+    assert len(numbers["fixed_costs"]) == len(D.run_costs.fixed_costs(timing.forced))
     assert numbers["runtime_s"] == 1.5
     json.dumps(strict_json(numbers), allow_nan=False)
 
@@ -391,13 +428,13 @@ def test_goals_numbers_records_and_results_file(run, tmp_path, monkeypatch):
     ch = Chapter(
         "decoding", {**PARAMS, "profile": "smoke"}, seed=0, device="cpu", rec=None, started=0.0
     )
-    path = C.write_decoding_results(ch, numbers, "toy label", "cpu")
+    path = D.run.write_results(ch, numbers, "toy label", "cpu")
     assert path.name == "decoding.smoke.json"
     written = json.loads(path.read_text())
     assert written["params"]["label"] == "toy label" and written["model"] == "tiny-random"
     assert written["numbers"]["timed_cases"] == numbers["timed_cases"]
-    assert written["paper"] == json.loads(json.dumps(strict_json(D.paper_numbers())))
-    recs = C.case_records(every, timing, run.fr, PARAMS)
+    assert written["paper"] == json.loads(json.dumps(strict_json(D.run.paper_numbers())))
+    recs = D.run.case_records(every, timing, run.fr, PARAMS)
     timed = [r for r in recs if "measured_s" in r]
     assert {(r["case"], r["method"]) for r in timed} == {
         (c, m) for c in ("toy/0", "toy/1") for m in METHODS
@@ -407,9 +444,23 @@ def test_goals_numbers_records_and_results_file(run, tmp_path, monkeypatch):
     assert recs[-1]["method"] == "free run (FSM, greedy)"
 
 
+def test_the_timed_run_alone_gives_the_gpu_checks_numbers(run):
+    numbers = D.run.numbers(run.timing)  # cadlib.cli.gpu_check: no accounting, no free run
+    assert list(numbers) == ["speed", "timed_cases", "cost_model", "fixed_costs"]
+    assert list(numbers["cost_model"]) == [
+        "grid",
+        "validation",
+        "validation_summary",
+        "timed_bounds",
+    ]
+    full = D.run.numbers(run.timing, run.every, run.fr, run.masks, run.bt, run.eff, 1.5)
+    assert all(numbers[k] == full[k] for k in ("speed", "timed_cases", "fixed_costs"))
+    json.dumps(strict_json(numbers), allow_nan=False)
+
+
 def test_empty_boundary_effect_and_budget_counts(run):
     empty = run.eff.iloc[:0]
-    numbers = C.decoding_numbers(run.timing, run.every, _free_runs(), run.masks, run.bt, empty, 0.0)
+    numbers = D.run.numbers(run.timing, run.every, _free_runs(), run.masks, run.bt, empty, 0.0)
     assert numbers["free_run_closed_by_budget"] == 1 and numbers["free_run_ended_by_model"] == 2
     assert numbers["boundary_effect"]["max_kl"] is None
     assert numbers["boundary_effect"]["kl_differing"] == []
@@ -417,7 +468,7 @@ def test_empty_boundary_effect_and_budget_counts(run):
 
 
 def test_a_committed_full_run_is_shown_from_its_file(tmp_path, monkeypatch):
-    committed = C.load_full()
+    committed = D.run.load_full()
     if committed is None:
         pytest.skip("no full run committed")
     speed = {
@@ -440,30 +491,32 @@ def test_a_committed_full_run_is_shown_from_its_file(tmp_path, monkeypatch):
     full = {"profile": "full", "params": {"label": "L", "repeats": 2}, "numbers": numbers}
     monkeypatch.setenv("CADLIB_ROOT", str(tmp_path))  # no committed results/ there
     monkeypatch.setenv("CADLIB_RESULTS_DIR", str(tmp_path / "runs"))
-    assert C.load_full() is None
+    assert D.run.load_full() is None
     (tmp_path / "runs").mkdir(exist_ok=True)
     (tmp_path / "runs" / "decoding.full.json").write_text(json.dumps(full))
-    assert C.load_full() is None  # a re-run's file is not the committed evidence
+    assert D.run.load_full() is None  # a re-run's file is not the committed evidence
     (tmp_path / "results").mkdir(exist_ok=True)
     (tmp_path / "results" / "decoding.full.json").write_text(json.dumps(full))
-    got = C.load_full()
-    md = R.full_run_markdown(got)
+    got = D.run.load_full()
+    md = D.text.full_run_markdown(got)
     assert "3 timed cases: probeedit 2, heval-fix-py 1" in md and "25 minutes" in md
-    assert C.FULL in md and "**met**" in md
-    table = R.full_run_wall_table(got)
+    assert D.run.FULL in md and "**met**" in md
+    table = D.show.full_run_wall_table(got)
     row = table.set_index(["corpus", "method"]).loc[tuple(key.split("/"))]
     assert row.cases == 2  # the timed cases of the corpus (not the file's own count)
     assert row.speedup == "3.00× [2.90–3.10]" and row.forwards_per_token == 0.123
     # the evidence section: beside a smaller run, the full run's text and table; in the full
     # run itself, only that it is the run (no second copy of its numbers); a command if none
-    text, shown = R.evidence_outputs(got, "cpu")
+    cpu, full_profile = {"profile": "cpu"}, {"profile": "full"}
+    text, shown = D.text.evidence_markdown(got, cpu), D.show.evidence_table(got, cpu)
     assert text.startswith(md) and "Evidence run `decoding.full.json`" in text
     assert shown.equals(table)
-    text, shown = R.evidence_outputs(got, "full")
-    assert shown is None and text.startswith("This chapter is the `full` run")
+    text = D.text.evidence_markdown(got, full_profile)
+    assert D.show.evidence_table(got, full_profile) is None
+    assert text.startswith("This chapter is the `full` run")
     assert "Evidence run `decoding.full.json`" in text and "timed cases" not in text
-    text, shown = R.evidence_outputs(None, "cpu")
-    assert shown is None and C.FULL in text
+    text = D.text.evidence_markdown(None, cpu)
+    assert D.show.evidence_table(None, cpu) is None and D.run.FULL in text
 
 
 def _validation(ar, cad):
@@ -480,35 +533,35 @@ def _validation(ar, cad):
 def test_dominance_is_read_from_the_run_not_asserted():
     """One long case that takes most of the autoregressive time is said to dominate, with the
     pooled speedup without its corpus; a sample of equal cases is not."""
-    one_long = R.dominance_markdown(_validation([1, 1, 8], [1, 1, 1]), "toy")
+    one_long = D.text.dominance_markdown(_validation([1, 1, 8], [1, 1, 1]), "toy")
     assert "(long/2) takes 80%" in one_long and "so long dominates" in one_long
     assert "Copy-as-Decode 3.33× with it, 1.00× without it" in one_long
-    two = R.dominance_markdown(_validation([1, 1, 1], [0.5, 0.5, 0.5]), "toy")
+    two = D.text.dominance_markdown(_validation([1, 1, 1], [0.5, 0.5, 0.5]), "toy")
     assert "short (2 of 3 timed cases) 67%, so short dominates" in two  # a corpus, not a case
     three = _validation([1, 1, 1], [0.5, 0.5, 0.5]).assign(
         corpus=lambda f: f.case.map({"short/0": "a", "short/1": "b", "long/2": "c"})
     )
-    assert "does not dominate" in R.dominance_markdown(three, "toy")
+    assert "does not dominate" in D.text.dominance_markdown(three, "toy")
 
 
 def test_the_full_runs_goals_are_rejudged_under_the_current_rules():
-    full = C.load_full()
+    full = D.run.load_full()
     if full is None:
         pytest.skip("no full run committed")
-    goals = C.goals_from_numbers(full["numbers"]).set_index("goal")
+    goals = D.run_goals.goals_from_numbers(full["numbers"]).set_index("goal")
     pooled = pd.DataFrame(full["numbers"]["cost_model"]["timed_bounds"]).set_index("corpus")
-    assert goals.loc[CM.BOUND_GOAL, "ours"] == pytest.approx(
+    assert goals.loc[D.run_goals.BOUND_GOAL, "ours"] == pytest.approx(
         pooled.loc["pooled", "realized_over_bnd_exact"]
     )
     assert set(goals.set) == {"development", "test"}
-    text = R.full_run_markdown(full)
-    assert CM.BOUND_GOAL in text and "Test set" in text and "dominate" in text
-    table = R.full_run_wall_table(full)
+    text = D.text.full_run_markdown(full)
+    assert D.run_goals.BOUND_GOAL in text and "Test set" in text and "dominate" in text
+    table = D.show.full_run_wall_table(full)
     per = pd.Series(full["numbers"]["timed_cases"]).value_counts()
     assert (table[table.corpus == "pooled"].cases == per.sum()).all()
 
 
-# ----- the speed table and the run summary (chapters.decoding.measure) ---------------------
+# ----- the speed table and the run summary (decoding.run_timing, decoding.text) ------------
 
 
 def _speed_rows():
@@ -528,7 +581,7 @@ def _speed_rows():
 
 
 def test_speed_table_ratios():
-    table = D.speed_table(_speed_rows()).set_index(["corpus", "method"])
+    table = D.run_timing.speed_table(_speed_rows()).set_index(["corpus", "method"])
     assert table.loc[("c", "Copy-as-Decode"), "forward_ratio"] == 5.0
     assert table.loc[("c", "Copy-as-Decode"), "speedup"] == 5.5  # median of 10/2, 11/2, 12/2
     assert table.loc[("c", "prompt lookup"), "free_share"] == 0.7
@@ -536,7 +589,7 @@ def test_speed_table_ratios():
 
 
 def test_run_summary_cites_each_corpus_then_pooled():
-    speed = D.speed_table(_speed_rows())
+    speed = D.run_timing.speed_table(_speed_rows())
     bounds = pd.DataFrame(
         [dict(corpus="c", bnd_exact_grid=6.0, bnd_fsm_grid=4.5, realized_over_bnd_exact=0.9)]
     )
@@ -548,7 +601,7 @@ def test_run_summary_cites_each_corpus_then_pooled():
             top1_agree=[True, False, False],
         )
     )
-    text = D.run_summary(speed, bounds, "tiny, cpu", effect)
+    text = D.text.run_summary(speed, bounds, "tiny, cpu", effect)
     lines = [x for x in text.splitlines() if x.startswith("* ")]
     assert [x.split("**")[1] for x in lines] == ["c", "pooled"]
     assert "(autoregressive forwards / its forwards) 5.00× for Copy-as-Decode" in lines[0]
@@ -558,4 +611,4 @@ def test_run_summary_cites_each_corpus_then_pooled():
     assert text.startswith("*This run (tiny, cpu)")
     assert "(2 of 3)" in text and "from 0.050 to 3.000, 1 below 0.1" in text
     assert "FSM's masked choice agreed at 2 of 3" in text
-    assert "nats" not in D.run_summary(speed, None, "x")
+    assert "nats" not in D.text.run_summary(speed, None, "x")

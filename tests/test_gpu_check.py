@@ -8,7 +8,7 @@ import torch
 
 from cadlib.book.rerun_check import undeclared_floats
 from cadlib.chapters import kernel as K
-from cadlib.chapters.decoding import measure as D
+from cadlib.chapters.decoding import profiles as D
 from cadlib.cli import gpu_check
 from cadlib.decoding.methods import TIMED
 

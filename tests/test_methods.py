@@ -5,7 +5,7 @@ refuses a method that misses the gold."""
 import pytest
 
 from cadlib.cases import EditCase
-from cadlib.chapters.decoding import measure as decoding
+from cadlib.chapters import decoding
 from cadlib.decoding.decoder import CopyDecoder, Trace
 from cadlib.decoding.methods import (
     METHODS,
@@ -62,7 +62,7 @@ def test_copy_as_decode_reports_a_missed_gold(model, tok, x):
     assert not run.reproduced and run.result.text == DOC
     params = dict(repeats=1, warmup=0, min_span=0, pld_num_tokens=8, pld_max_ngram=2)
     with pytest.raises(RuntimeError, match="Copy-as-Decode did not reproduce the gold of add"):
-        decoding.time_on_gold(model, tok, [wrong], params, progress=False)
+        decoding.run_timing.time_on_gold(model, tok, [wrong], params, progress=False)
 
 
 def test_names_select_methods_and_loops_plug_in(x):

@@ -10,7 +10,7 @@ from cadlib.chapters import ceiling, kernel
 from cadlib.chapters import llama_cpp as llama
 from cadlib.chapters import perturbation as perturb
 from cadlib.chapters import sft_pilot as sft
-from cadlib.chapters.decoding import measure as decoding
+from cadlib.chapters.decoding import profiles as decoding
 from cadlib.chapters.fim_constraint import profiles as fim
 from cadlib.models import STAND_INS, TINY_SHAPES, check_available, resolve_dtype
 

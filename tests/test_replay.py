@@ -10,9 +10,7 @@ import pandas as pd
 import pytest
 from test_decoding_report import CASES, PARAMS
 
-from cadlib.chapters.decoding import chapter as C
-from cadlib.chapters.decoding import measure as D
-from cadlib.chapters.decoding import report as R
+from cadlib.chapters import decoding as D
 from cadlib.decoding.decoder import ForwardRecord, Trace
 from cadlib.decoding.fsm import Transcript
 from cadlib.decoding.methods import prepare
@@ -142,15 +140,17 @@ def test_a_replayed_timing_is_the_recorded_one(dirs, monkeypatch, model, tok, on
     equals the measured run's, and nothing is timed."""
     timed = [prepare("toy", case, tok) for case in CASES]
     rec = Recorder("toy", "cpu")
-    measured_run = C.time_methods(model, tok, timed, PARAMS, record=rec)
+    measured_run = D.run_timing.time_methods(model, tok, timed, PARAMS, record=rec)
     monkeypatch.setenv(REPLAY_ENV, str(dirs / "written" / "records"))
-    monkeypatch.setattr(C, "measure_timing", lambda *a: pytest.fail("timed under replay"))
-    replayed = C.time_methods(model, tok, timed, PARAMS, record=rec)
+    monkeypatch.setattr(
+        D.run_timing, "measure_timing", lambda *a: pytest.fail("timed under replay")
+    )
+    replayed = D.run_timing.time_methods(model, tok, timed, PARAMS, record=rec)
     pd.testing.assert_frame_equal(replayed.speed, measured_run.speed)
     pd.testing.assert_frame_equal(replayed.validation, measured_run.validation)
-    fixed = D.fixed_costs(measured_run.forced)
-    pd.testing.assert_frame_equal(D.fixed_costs(replayed.forced), fixed)
-    assert R.agreement_line(replayed.forced) == R.agreement_line(measured_run.forced)
+    fixed = D.run_costs.fixed_costs(measured_run.forced)
+    pd.testing.assert_frame_equal(D.run_costs.fixed_costs(replayed.forced), fixed)
+    assert D.show.agreement_line(replayed.forced) == D.show.agreement_line(measured_run.forced)
 
 
 def test_no_committed_record_names_a_module_path():

@@ -17,8 +17,7 @@ import pytest
 import torch
 
 from cadlib.book.rerun_check import compare_records
-from cadlib.chapters.decoding import chapter as C
-from cadlib.chapters.decoding import measure as D
+from cadlib.chapters import decoding as D
 from cadlib.decoding.token_boundaries import boundary_effect
 from cadlib.paths import repo_root
 from cadlib.record.params import choose
@@ -34,18 +33,18 @@ def committed() -> dict:
 @pytest.fixture(scope="module")
 def rerun(committed) -> dict:
     """The committed record with ``numbers.boundary_effect`` re-computed on two threads."""
-    params = choose(D.PROFILES, committed["profile"])
+    params = choose(D.profiles.PROFILES, committed["profile"])
     assert params["threads"] == 1, "the committed run is the one-thread run"
     threads = torch.get_num_threads()
     try:
-        setup = C.load_setup(params, "cpu")
+        setup = D.run.load_setup(params, "cpu")
         torch.set_num_threads(2)
-        _, timed, _ = C.load_cases(params, None, setup.tokenizer, seed=0)
+        _, timed, _ = D.run.load_cases(params, None, setup.tokenizer, seed=0)
         effect = boundary_effect(setup.model, setup.tokenizer, timed[: params["effect_cases"]])
     finally:
         torch.set_num_threads(threads)
     record = copy.deepcopy(committed)
-    record["numbers"]["boundary_effect"] = C.boundary_effect_numbers(effect)
+    record["numbers"]["boundary_effect"] = D.run.boundary_effect_numbers(effect)
     return record
 
 

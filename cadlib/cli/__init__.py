@@ -106,7 +106,7 @@ def profile_models(profile: str) -> dict[str, list[str]]:
     # chapter modules import transformers (seconds): only this command needs them
     from cadlib.chapters import kernel
     from cadlib.chapters import llama_cpp as llama
-    from cadlib.chapters.decoding import measure as decoding
+    from cadlib.chapters.decoding import profiles as decoding
     from cadlib.chapters.fim_constraint import profiles as fim
     from cadlib.chapters.sft_pilot import profiles as sft
 

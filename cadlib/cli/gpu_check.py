@@ -11,7 +11,7 @@ the two measurements a GPU changes most, and writes them as evidence runs that c
 - chapter 6's forced-oracle timing (autoregressive, prompt lookup, Copy-as-Decode and its
   drafts along the gold) of a small stratified sample with the 7B shape and the Qwen2.5 BPE
   (forced decoding needs no trained weights), with its forward-cost grid
-  (:data:`cadlib.chapters.decoding.measure.PROFILES` ``gpu``) -> ``results/decoding.gpu.json``.
+  (:data:`cadlib.chapters.decoding.profiles.PROFILES` ``gpu``) -> ``results/decoding.gpu.json``.
 
 ``--profile smoke`` runs the same code on the chapters' toy smoke models on a CPU in seconds
 (``tests/test_gpu_check.py``), so the command cannot rot between GPU sessions.
@@ -26,13 +26,12 @@ from pathlib import Path
 
 import torch
 
+from cadlib.chapters import decoding
 from cadlib.chapters import kernel as K
-from cadlib.chapters.decoding import chapter as C
-from cadlib.chapters.decoding import measure as D
 from cadlib.models import load_model, resolve_device, set_threads
 from cadlib.record import session
 
-__all__ = ["CHECK_PROFILES", "run_kernel", "run_decoding", "decoding_gpu_numbers", "main"]
+__all__ = ["CHECK_PROFILES", "run_kernel", "run_decoding", "main"]
 
 #: The profiles the check runs at: `gpu` (the evidence run) or `smoke` (its CPU test in CI),
 #: each the chapters' own profile of that name (kernel and decoding `PROFILES`).
@@ -54,28 +53,16 @@ def run_kernel(profile: str, device: str, seed: int = 0) -> Path:
     return K.write_kernel_results(ch, bench, check, device=str(resolve_device(device)))
 
 
-def decoding_gpu_numbers(timing: C.TimedRun) -> dict:
-    """The ``numbers`` of ``results/decoding.gpu.json``: the timed speed table, the timed
-    cases, the forward-cost grid with its validation and bounds, and the fixed costs."""
-    return {
-        "speed": C.speed_numbers(timing.speed),
-        "timed_cases": {x.case.id: x.corpus for x in timing.inputs},
-        "cost_model": {
-            "grid": timing.grid.table,
-            "validation": timing.validation,
-            "timed_bounds": timing.bounds,
-        },
-        "fixed_costs": D.fixed_costs(timing.forced),
-    }
-
-
 def run_decoding(profile: str, device: str, seed: int = 0) -> Path:
-    """Chapter 6's forced-oracle timing of the four methods at ``profile``; the results path."""
-    ch = session.start("decoding", D.PROFILES, profile, seed=seed, device=device)
-    setup = C.load_setup(ch.P, device)
-    _, timed, _ = C.load_cases(ch.P, None, setup.tokenizer, seed)
-    timing = C.time_methods(setup.model, setup.tokenizer, timed, ch.P)
-    return C.write_decoding_results(ch, decoding_gpu_numbers(timing), setup.label, setup.device)
+    """Chapter 6's forced-oracle timing of the four methods at ``profile`` (the timed run's
+    numbers alone: :func:`cadlib.chapters.decoding.run.numbers` of the timing); the results
+    path."""
+    run_names = {"profile": profile, "seed": seed, "device": device}
+    ch = session.start(decoding.CARD, decoding.profiles.PROFILES, run_names)
+    setup = decoding.run.load_setup(ch.P, ch.device)
+    _, timed, _ = decoding.run.load_cases(ch.P, None, setup.tokenizer, ch.seed)
+    timing = decoding.run_timing.time_methods(setup.model, setup.tokenizer, timed, ch.P)
+    return decoding.run.write_results(ch, decoding.run.numbers(timing), setup.label, setup.device)
 
 
 def main(argv: list[str] | None = None) -> int:

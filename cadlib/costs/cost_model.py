@@ -19,8 +19,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from cadlib.decoding.methods import COPY_AS_DECODE, DRAFTED
-from cadlib.record.style import PALETTE
+from cadlib.decoding.methods import DRAFTED
 
 from .accounting import BOUND, Accounting, bootstrap_median, headline_rows
 
@@ -30,20 +29,7 @@ __all__ = [
     "validation_summary",
     "predicted_speedups",
     "timed_bounds",
-    "plot_validation",
     "best_copy_as_decode",
-    "goals",
-    "goals_markdown",
-    "outcome_line",
-    "bound_ratio",
-    "corpus_set",
-    "DEVELOPMENT_CORPORA",
-    "TEST_CORPORA",
-    "GOAL_CORPORA",
-    "BOUND_GOAL",
-    "MET",
-    "MISSED",
-    "UNDECIDED",
 ]
 
 
@@ -113,10 +99,11 @@ def validation(measured: pd.DataFrame, predicted: pd.DataFrame) -> pd.DataFrame:
     """Per timed case and method: measured decode seconds (median over repeats), the sum of
     the measured forwards alone, the prediction, and the errors in % ((pred - meas) / meas).
 
-    ``measured``: :func:`cadlib.chapters.decoding.measure.time_on_gold` rows (``decode_s``,
-    ``forward_s``); ``predicted``: accounting rows of the same cases with ``predicted_s`` (method
-    and setting of the timed runs: autoregressive, prompt lookup at the timed setting,
-    Copy-as-Decode m=0).
+    ``measured``: one row per timed run (case, method, repeat) with ``decode_s`` and
+    ``forward_s`` (chapter 6's timed sample, :mod:`cadlib.chapters.decoding.run_timing`);
+    ``predicted``: accounting rows of the same cases with ``predicted_s`` (method and setting
+    of the timed runs: autoregressive, prompt lookup at the timed setting, Copy-as-Decode
+    m=0).
     """
     med = (
         measured.groupby(["corpus", "case", "method"], sort=False)
@@ -230,234 +217,11 @@ def timed_bounds(measured: pd.DataFrame, acc: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def plot_validation(val: pd.DataFrame, title: str | None = None):
-    """Predicted vs measured decode seconds per timed case and method (log-log, the diagonal
-    drawn) beside the error in % per method. Returns the figure."""
-    import matplotlib.pyplot as plt  # lazy: only figures need matplotlib
-
-    fig, (ax, bx) = plt.subplots(1, 2, figsize=(10, 4))
-    for method, g in val.groupby("method", sort=False):
-        color = PALETTE.get(method)
-        ax.scatter(g.measured_s, g.predicted_s, label=method, s=22, color=color)
-        bx.scatter([method] * len(g), g.error_pct, s=22, color=color)
-    both = val[["measured_s", "predicted_s"]]
-    lo, hi = both.min().min(), both.max().max()
-    ax.plot([lo, hi], [lo, hi], color="grey", lw=0.8, ls=":")
-    ax.set(
-        xscale="log",
-        yscale="log",
-        xlabel="measured decode s (median of repeats)",
-        ylabel="predicted s (Σ grid cost of its forwards)",
-    )
-    ax.legend(fontsize=7)
-    bx.axhline(0, color="grey", lw=0.8)
-    bx.set(ylabel="error % (predicted − measured) / measured")
-    bx.tick_params(axis="x", labelsize=7)
-    if title:
-        fig.suptitle(title, fontsize=9)
-    fig.tight_layout()
-    return fig
-
-
 def best_copy_as_decode(summary: pd.DataFrame, corpus: str) -> pd.Series:
     """The row of ``summary`` (:func:`cadlib.costs.accounting.forwards_summary`) of the best
     Copy-as-Decode variant on ``corpus``: the fewest pooled forwards per gold id (the variant
-    the goals compare, and the one their explanations decompose)."""
+    chapter 6's goals compare, and the one their explanations decompose)."""
     rows = summary[(summary.corpus == corpus) & (summary.method == "Copy-as-Decode")]
     if rows.empty:
         raise ValueError(f"no Copy-as-Decode row for corpus {corpus!r} in the summary")
     return rows.sort_values("pooled_fpt").iloc[0]
-
-
-#: The development set: the corpora the book's choices were made on, so a goal met there is
-#: labelled as such. The drafts' rules were designed by looking at HumanEvalFix-Python cases,
-#: their body setting was tried on the headline corpora, and the timed setting (sample, caps,
-#: grid) was built and run on these three.
-DEVELOPMENT_CORPORA = ("heval-fix-py", "heval-fix-js", "probeedit")
-#: The test set: corpora nothing was designed or tuned on (the four other HumanEvalFix
-#: languages and real Flask commits). Only the accounting covers them (no timed runs), so a
-#: goal that needs the clock is reported on the development set only.
-TEST_CORPORA = (
-    "heval-fix-java",
-    "heval-fix-go",
-    "heval-fix-cpp",
-    "heval-fix-rust",
-    "realedits-flask",
-)
-#: Corpora named by issue 17's goals (development first, then test).
-GOAL_CORPORA = DEVELOPMENT_CORPORA + TEST_CORPORA
-#: A goal's outcomes: met, missed, or undecided (its margin lies within the error of the
-#: cost model that predicts it).
-MET, MISSED, UNDECIDED = "met", "missed", "undecided"
-#: The goal on the bound, named once: it is judged on plain Copy-as-Decode, the mechanism
-#: ``bnd_exact`` bounds (drafts speed up ``<gen>`` bodies, which the bound charges one step per
-#: id, so the drafted decoder can exceed it: it is shown beside the goal, not judged by it).
-BOUND_GOAL = "pooled realized (plain Copy-as-Decode) ≥ 0.8 × bnd_exact (same grid)"
-
-
-def corpus_set(corpus: str) -> str:
-    """``"development"`` or ``"test"`` for a goal corpus (:data:`DEVELOPMENT_CORPORA`)."""
-    if corpus in DEVELOPMENT_CORPORA or corpus == "timed":
-        return "development"
-    if corpus in TEST_CORPORA:
-        return "test"
-    raise ValueError(f"corpus {corpus!r} is in neither the development nor the test set")
-
-
-def bound_ratio(pooled_bounds: pd.Series) -> float:
-    """The quantity the bound goal names: pooled realized speedup of plain Copy-as-Decode over
-    ``bnd_exact`` on the same grid (``realized_over_bnd_exact`` of
-    :func:`timed_bounds`' pooled row), never the drafted decoder's."""
-    if "realized_over_bnd_exact" not in pooled_bounds:
-        raise ValueError("the pooled bounds row needs realized_over_bnd_exact")
-    return float(pooled_bounds["realized_over_bnd_exact"])
-
-
-def _outcome(margin: float, error_pct: float | None) -> str:
-    """Met / missed by ``margin`` (ours over the target, > 1: met), or undecided when the
-    margin lies within the model's relative error ``error_pct`` (None: not a predicted goal)."""
-    if error_pct is not None and abs(margin - 1) <= error_pct / 100:
-        return UNDECIDED
-    return MET if margin > 1 else MISSED
-
-
-def goals(
-    summary: pd.DataFrame,
-    speedups: pd.DataFrame,
-    speed: pd.DataFrame | None,
-    bounds: pd.Series | None,
-    model_error_pct: float | None = None,
-) -> pd.DataFrame:
-    """Issue 17's goals, each with the figure, the target, its set (development or test) and
-    its outcome (met, missed or undecided); ``met`` is true only for a met goal.
-
-    ``summary``: :func:`cadlib.costs.accounting.forwards_summary`; ``speedups``:
-    :func:`predicted_speedups`; ``speed``: :func:`cadlib.chapters.decoding.measure.speed_table` of
-    the timed sample (measured; ``None``: not timed); ``bounds``: the pooled row of
-    :func:`timed_bounds` from the same grid (``None``: not timed); ``model_error_pct``: the
-    cost model's largest error against the clock (:func:`validation_summary`, all methods),
-    within which a predicted goal is undecided. Every goal is judged on the quantity it names:
-    the forwards and predicted goals on the best Copy-as-Decode variant (fewest pooled
-    forwards per corpus), the measured goal on the faster decoder as built, the bound goal on
-    plain Copy-as-Decode (:func:`bound_ratio`)."""
-    rows = []
-    for corpus in [c for c in GOAL_CORPORA if c in set(summary.corpus)]:
-        s, part = summary[summary.corpus == corpus], corpus_set(corpus)
-        cad = best_copy_as_decode(summary, corpus)
-        pld = s[s.method == "prompt lookup"].iloc[0]
-        rows.append(
-            dict(
-                goal="fewer forwards than best prompt lookup",
-                corpus=corpus,
-                set=part,
-                ours=cad.pooled_fpt,
-                rival=pld.pooled_fpt,
-                target="ours < rival",
-                outcome=_outcome(pld.pooled_fpt / cad.pooled_fpt, None),
-                note=f"CaD {cad.setting} vs PLD {pld.setting} (forwards / gold id)",
-            )
-        )
-        need = 2.0 if corpus == "probeedit" else 1.0
-        target = f"ours / rival > {need:g}" if need > 1 else "ours > rival"
-        p = speedups[speedups.corpus == corpus].set_index(["method", "setting"]).pooled_speedup
-        cad_p, pld_p = p.get(("Copy-as-Decode", cad.setting)), p.get(("prompt lookup", "best"))
-        if cad_p is not None and pld_p is not None:
-            band = (
-                ""
-                if model_error_pct is None
-                else f"; undecided band ±{model_error_pct:.1f} %, the cost model's largest error"
-            )
-            rows.append(
-                dict(
-                    goal="faster than best prompt lookup (predicted)",
-                    corpus=corpus,
-                    set=part,
-                    ours=cad_p,
-                    rival=pld_p,
-                    target=target,
-                    outcome=_outcome(cad_p / (need * pld_p), model_error_pct),
-                    note=f"pooled predicted speedup over AR, CaD {cad.setting}{band}",
-                )
-            )
-        if speed is not None and corpus in set(speed.corpus):
-            by = speed[speed.corpus == corpus].set_index("method").speedup
-            best = max((m for m in COPY_AS_DECODE if m in by), key=by.get)
-            rows.append(
-                dict(
-                    goal="faster than prompt lookup (measured, timed sample)",
-                    corpus=corpus,
-                    set=part,
-                    ours=by[best],
-                    rival=by["prompt lookup"],
-                    target=target,
-                    outcome=_outcome(by[best] / (need * by["prompt lookup"]), None),
-                    note=f"the faster decoder as built: {best}; PLD at the timed setting",
-                )
-            )
-    if bounds is not None:
-        ratio = bound_ratio(bounds)
-        drafts = bounds.get("drafts_over_bnd_exact")
-        shown = (
-            ""
-            if drafts is None or pd.isna(drafts)
-            else (
-                f"; +drafts reaches {drafts:.2f} × a bound that charges its bodies one step per id"
-            )
-        )
-        rows.append(
-            dict(
-                goal=BOUND_GOAL,
-                corpus="timed",
-                set="development",
-                ours=ratio,
-                rival=0.8,
-                target="ours ≥ 0.8",
-                outcome=MET if ratio >= 0.8 else MISSED,
-                note=f"plain CaD / bound priced on grid{shown}",
-            )
-        )
-    out = pd.DataFrame(rows)
-    if len(out):
-        out["met"] = out.outcome == MET
-    return out
-
-
-def goals_markdown(table: pd.DataFrame, label: str) -> str:
-    """The goals as a Markdown list, development set first, each met, missed or undecided
-    and by how much (ours / rival), then the count per outcome and set."""
-    lines = [f"*Issue 17's goals, this run ({label}):*", ""]
-    for part in ("development", "test"):
-        sub = table[table.set == part]
-        if sub.empty:
-            continue
-        lines.append(f"*{part.capitalize()} set* ({_SET_NOTE[part]}):")
-        lines.append("")
-        for r in sub.itertuples():
-            ratio = r.ours / r.rival if r.rival else float("nan")
-            lines.append(
-                f"* {r.goal}, {r.corpus}: **{r.outcome}** — ours {r.ours:.3f} vs "
-                f"{r.rival:.3f} (ratio {ratio:.2f}; target {r.target}; {r.note})"
-            )
-        lines.append("")
-    lines.append(outcome_line(table))
-    return "\n".join(lines)
-
-
-_SET_NOTE = {
-    "development": "the corpora the drafts and the timed setting were designed on; the only "
-    "ones timed, so the measured and bound goals are development-set only",
-    "test": "corpora nothing was designed or tuned on; counted and priced, not timed",
-}
-
-
-def outcome_line(table: pd.DataFrame) -> str:
-    """How many goals are met, missed and undecided, per set."""
-    parts = []
-    for part in ("development", "test"):
-        sub = table[table.set == part]
-        if len(sub):
-            counts = ", ".join(
-                f"{int((sub.outcome == o).sum())} {o}" for o in (MET, MISSED, UNDECIDED)
-            )
-            parts.append(f"{part} set: {counts} (of {len(sub)})")
-    return "Goals, " + "; ".join(parts) + "."

@@ -1,5 +1,5 @@
 """Every method on every case of a corpus: the per-case table, the best prompt-lookup setting
-per corpus, medians with bootstrap intervals, the setting grid and its figure."""
+per corpus, medians with bootstrap intervals and the setting grid."""
 
 from __future__ import annotations
 
@@ -32,8 +32,6 @@ __all__ = [
     "forwards_summary",
     "bootstrap_median",
     "setting_grid",
-    "plot_forwards",
-    "run_summary",
 ]
 
 
@@ -184,43 +182,3 @@ def setting_grid(rows: pd.DataFrame) -> pd.DataFrame:
     tot = pld.groupby(["setting", "corpus"], sort=False)[["forwards", "T"]].sum()
     grid = (tot.forwards / tot["T"]).unstack("corpus")
     return grid.loc[[f"K={k} n={n}" for k, n in PLD_GRID if f"K={k} n={n}" in grid.index]]
-
-
-def plot_forwards(rows: pd.DataFrame, best: pd.Series | None = None, title: str | None = None):
-    """Per case, decode forwards per gold id (log scale) of the headline methods, one box per
-    corpus and method with every case drawn as a dot. Returns the figure."""
-    import matplotlib.pyplot as plt  # lazy: only figures need matplotlib
-    import seaborn as sns
-
-    head = headline_rows(rows, best)
-    suffix = head.setting.map(lambda s: f" {s}" if s else "")
-    suffix = suffix.where(head.method != "prompt lookup", " (best setting per corpus)")
-    head = head.assign(label=head.method + suffix)
-    fig, ax = plt.subplots(figsize=(9, 4))
-    kw = dict(data=head, x="corpus", y="forwards_per_token", hue="label", ax=ax)
-    sns.boxplot(**kw, showfliers=False, fill=False, linewidth=1)
-    sns.stripplot(**kw, dodge=True, size=1.6, alpha=0.45, legend=False)
-    ax.set(yscale="log", xlabel="", ylabel="decode forwards per gold id (per case)")
-    ax.legend(fontsize=7, loc="lower left", frameon=True)
-    if title:
-        ax.set_title(title, fontsize=9)
-    return fig
-
-
-def run_summary(summary: pd.DataFrame, best: pd.Series, min_span: int = 0) -> str:
-    """Markdown of the accounting's headline per corpus: pooled forwards per gold id of the
-    best prompt-lookup setting vs Copy-as-Decode at ``min_span``, and which needs fewer (what
-    the chapter's conclusion cites: it is computed, never typed)."""
-    lines = []
-    for corpus, g in summary.groupby("corpus", sort=False):
-        by = g.set_index(["method", "setting"]).pooled_fpt
-        cad = by[("Copy-as-Decode", f"m={min_span}")]
-        pld_setting = best.get(corpus, "best")
-        pld = by[("prompt lookup", pld_setting)]
-        fewer = "Copy-as-Decode" if cad < pld else "prompt lookup"
-        lines.append(
-            f"* **{corpus}** ({int(g.cases.iloc[0])} cases): Copy-as-Decode (m={min_span}) "
-            f"{cad:.3f} forwards per gold id vs prompt lookup ({pld_setting}) {pld:.3f}: "
-            f"**{fewer}** needs fewer ({max(cad, pld) / min(cad, pld):.2f}×)."
-        )
-    return "**Forwards on every case** (exact, no model):\n\n" + "\n".join(lines)
