@@ -190,7 +190,7 @@ def test_case_records_and_their_file(tok, tmp_path, monkeypatch):
     assert recorded == {"m=0", "m=4", "m=0 +headers", "m=0 +PLD +headers", "m=0 +cursor +headers"}
     assert not recorded & set(D.run.UNRECORDED)
     ch = Chapter("decoding", {"profile": "smoke"}, seed=0, device="cpu", rec=None, started=0.0)
-    path = D.run.write_cases(ch, recs)
+    path = ch.write_cases(recs)
     assert path.name == "decoding.smoke.cases.jsonl"
     assert [json.loads(line) for line in path.read_text().splitlines()] == recs
 

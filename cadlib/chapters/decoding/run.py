@@ -7,13 +7,12 @@ forward-cost grid measured around it: :class:`~.run_timing.TimedRun`), :mod:`.ru
 untrained model decoding freely), :mod:`.run_costs` (Appendix H's fixed costs and the FSM's
 mask cost) and :mod:`.run_goals` (issue 17's goals, judged on the run); tokenization at splice
 boundaries is :mod:`cadlib.decoding.token_boundaries`. :func:`numbers` builds the results
-file's ``numbers`` from them, :func:`write_results` and :func:`write_cases` write the file and
+file's ``numbers`` from them, :func:`write_results` and ``ch.write_cases`` write the file and
 its case records.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import NamedTuple
 
@@ -42,7 +41,7 @@ from cadlib.models import (
 )
 from cadlib.models.tokenizer import qwen25_tokenizer
 from cadlib.record import style
-from cadlib.record.results import hardware_info, load_committed, results_dir, setting_label
+from cadlib.record.results import hardware_info, load_committed, setting_label
 from cadlib.record.session import Chapter
 
 from .run_accounting import EveryCase
@@ -67,7 +66,6 @@ __all__ = [
     "UNRECORDED",
     "records_from_rows",
     "case_records",
-    "write_cases",
 ]
 
 
@@ -363,16 +361,3 @@ def case_records(
     """:func:`records_from_rows` of this run (timed runs at
     :func:`~.run_timing.timed_setting`)."""
     return records_from_rows(every.rows, every.best, timing.rows, fr, timed_setting(params))
-
-
-def write_cases(ch: Chapter, records: list[dict]) -> Path:
-    """Write ``records`` (:func:`case_records`) one JSON object per line, compact, to
-    ``results/decoding.cases.jsonl`` (``decoding.<profile>.cases.jsonl`` for another profile
-    than ``cpu``, in :func:`cadlib.record.results.results_dir`); return the path."""
-    profile = ch.profile
-    name = "decoding.cases.jsonl" if profile == "cpu" else f"decoding.{profile}.cases.jsonl"
-    path = results_dir() / name
-    with path.open("w") as f:
-        for rec in records:
-            f.write(json.dumps(rec, separators=(",", ":"), ensure_ascii=False) + "\n")
-    return path
