@@ -6,11 +6,11 @@ import pytest
 
 from cadlib import paper
 from cadlib.cases import EditCase
-from cadlib.chapters import portability as K
+from cadlib.chapters.losslessness import run_portability as K
 from cadlib.chapters.ceiling import appendix_estimates as E
 from cadlib.chapters.perturbation import prose as PP
 from cadlib.costs.spans import line_cover
-from cadlib.models.tokenizer import qwen25_tokenizer
+from cadlib.models.tokenizer import QWEN36, qwen25_tokenizer, reference_agreement
 
 DOC = "def f(x):\n    y = x + 1\n    return y\n"
 GOLD = "def f(x):\n    y = x + 2\n    return y\n"
@@ -28,9 +28,9 @@ def test_qwen25_short_literals_are_single_tokens_and_gen_close_has_three_ids():
 
 
 def test_qwen36_loads_offline_and_transcripts_round_trip():
-    toks, missing = K.load([K.QWEN36])
+    toks, missing = K.load([QWEN36])
     assert not missing
-    check = K.transcript_check(CASES, toks[K.QWEN36])
+    check = K.transcript_check(CASES, toks[QWEN36])
     assert check["accepted"] == check["round_trip"] == len(CASES)
 
 
@@ -89,7 +89,7 @@ def _vocab_loaded(name):
 
 def test_deepseek_coder_splits_the_three_literals_the_paper_names():
     tok = _vocab_loaded("deepseek-coder")
-    agree, n = K.reference_agreement("deepseek-coder", tok)
+    agree, n = reference_agreement("deepseek-coder", tok)
     assert agree >= n - 1  # the conversion matches llama.cpp's expected ids
     n_ids = K.literal_counts(K.literal_table(tok))["n_ids"]
     assert all(n_ids[lit] == 2 for lit in paper.APPENDIX_K["deepseek_two_id_literals"])

@@ -1,4 +1,6 @@
-"""Pipeline losslessness checks (paper §4.3, Table 4, Appendix I).
+"""Chapter 1's measurements: oracle round trips, the escape under adversarial input, the
+literal audit, the byte-exact edge cases and Table 4 (paper §4.3, Table 4, Appendix I), and
+:func:`numbers`, the chapter's results dict.
 
 Oracle programs are resolved through the deployment code path and compared with the gold
 under three equalities: byte-exact, the paper's "byte-exact up to a single trailing newline"
@@ -23,8 +25,6 @@ from cadlib.oracle import oracle_program
 from cadlib.resolver import resolve
 
 __all__ = [
-    "PROFILES",
-    "answer",
     "EDGE_CASES",
     "round_trip_table",
     "round_trip_summary",
@@ -36,38 +36,8 @@ __all__ = [
     "paper_escape_round_trips",
     "edge_case_table",
     "table4",
+    "numbers",
 ]
-
-
-#: Chapter parameters (the checks are cheap: both profiles run everything).
-PROFILES = {
-    "cpu": {
-        "corpora": [
-            "heval-fix-py",
-            "heval-fix-js",
-            "probeedit",
-            "heval-fix-java",
-            "heval-fix-go",
-            "heval-fix-cpp",
-            "heval-fix-rust",
-        ],
-        "n_fuzz": 10_000,
-        "noise_trials": 5,
-    },
-    "paper": {
-        "corpora": [
-            "heval-fix-py",
-            "heval-fix-js",
-            "probeedit",
-            "heval-fix-java",
-            "heval-fix-go",
-            "heval-fix-cpp",
-            "heval-fix-rust",
-        ],
-        "n_fuzz": 10_000,
-        "noise_trials": 5,
-    },
-}
 
 
 #: (doc, gold) pairs for the byte-exact edge cases the paper's convention does not cover.
@@ -271,24 +241,26 @@ def table4(loaded: dict, trials: int = 5, seed: int = 0) -> pd.DataFrame:
     )
 
 
-def answer(numbers: dict) -> str:
-    """The chapter's question answered with its own numbers (the opening's **Answer.**):
-    ``numbers`` as written to ``results/losslessness.json``."""
-    rt = numbers["round_trip"]
-    corpora = {k: v for k, v in rt.items() if not k.startswith("pooled")}
-    n = sum(v["cases"] for v in corpora.values())
-    exact = sum(v["byte-exact"] for v in corpora.values())
-    fuzz = numbers["escape_fuzz"]
-    lossless = exact == n and fuzz["round_trip"] == fuzz["n"]
-    verdict = "**Yes.**" if lossless else "**No.**"
-    blame = (
-        "so an exact-match failure of a model is a span-selection failure, never the mechanism's"
-        if lossless
-        else "so a model's exact-match failures cannot all be blamed on span selection"
-    )
-    return (
-        f"{verdict} Resolved through the deployment code path, the oracle programs "
-        f"reproduce the gold byte for byte in {exact:,} of {n:,} cases over {len(corpora)} "
-        f"corpora, and the reserved-literal escape round-trips {fuzz['round_trip']:,} of "
-        f"{fuzz['n']:,} adversarial strings: {blame}."
-    )
+def numbers(
+    summary: pd.DataFrame,
+    fuzz: dict,
+    tokenizer: Tokenizer,
+    portability: dict,
+    portability_missing: dict,
+    t4: pd.DataFrame,
+) -> dict:
+    """The ``numbers`` of ``results/losslessness.json``: the round-trip counts of
+    :func:`round_trip_summary` (without the paper's column), the escape fuzz of
+    :func:`escape_fuzz`, the :func:`literal_audit` under ``tokenizer``, whether every edge case
+    is byte-exact, Appendix K's per-tokenizer records
+    (:func:`~cadlib.chapters.losslessness.run_portability.record`) and the tokenizers that did
+    not load, and Table 4 (:func:`table4`)."""
+    return {
+        "round_trip": summary.drop(columns="paper").to_dict(orient="index"),
+        "escape_fuzz": fuzz,
+        "literal_audit": literal_audit(tokenizer).to_dict(orient="records"),
+        "edge_cases_byte_exact": bool(edge_case_table(EDGE_CASES)["ours byte-exact"].all()),
+        "portability": portability,
+        "portability_not_loaded": portability_missing,
+        "table4": {f"{a} / {b}": v for (a, b), v in t4.astype(int).to_dict(orient="index").items()},
+    }
