@@ -6,8 +6,9 @@ import pytest
 
 from cadlib import paper
 from cadlib.cases import EditCase
+from cadlib.chapters.ceiling import run_estimates as E
+from cadlib.chapters.ceiling import text as ceiling_text
 from cadlib.chapters.losslessness import run_portability as K
-from cadlib.chapters.ceiling import appendix_estimates as E
 from cadlib.chapters.perturbation import prose as PP
 from cadlib.costs.spans import line_cover
 from cadlib.models.tokenizer import QWEN36, qwen25_tokenizer, reference_agreement
@@ -66,7 +67,7 @@ def test_pointer_table_orders_the_decoders(stats):
     row = table.iloc[0]
     assert row["span pointer"] >= row["Copy-as-Decode"]  # N/s(N) >= 0 per op
     assert math.isclose(row["paper advantage per op"], paper.APPENDIX_L["pointer_advantage_per_op"])
-    assert "0.15" in E.pointer_finding(table, "c")
+    assert "0.15" in ceiling_text.pointer_finding(table, "c")
 
 
 def test_op_stats_rejects_mismatched_covers():

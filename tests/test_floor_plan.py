@@ -103,7 +103,7 @@ def test_no_chapter_imports_another():
 def test_rooms_follow_the_design_page():
     assert room("cadlib.grammar") == room("cadlib.cli") == "top"
     assert room("cadlib.decoding.decoder.CopyDecoder") == "decoding"
-    assert room("cadlib.chapters.kernel.fixed_costs") == "chapters.kernel"
+    assert room("cadlib.chapters.kernel.run_fixed_costs") == "chapters.kernel"
     assert room("cadlib.chapters") == room("cadlib.chapters.cards") == "chapters"
 
 

@@ -1,6 +1,8 @@
 """cadlib.paper is the one home of the paper's figures."""
 
+import importlib
 import json
+import pkgutil
 
 from cadlib import paper, probeedit
 from cadlib.chapters import ceiling, formats, kernel, losslessness
@@ -9,11 +11,20 @@ from cadlib.chapters.perturbation import noise as perturb
 from cadlib.paths import repo_root
 
 
+def modules_of(package) -> list:
+    """Every module of a chapter package (its role files), imported."""
+    return [
+        importlib.import_module(f"{package.__name__}.{m.name}")
+        for m in pkgutil.iter_modules(package.__path__)
+    ]
+
+
 def test_no_chapter_keeps_a_second_name_for_a_paper_constant():
     # one home: a module attribute that *is* one of paper's tables is an alias (PAPER_TABLE7,
     # a table derived from paper.TABLE7, is not)
     tables = {id(v): k for k, v in vars(paper).items() if k.isupper() and isinstance(v, dict)}
-    for module in (ceiling, kernel, formats, losslessness, sft, perturb, probeedit):
+    packaged = [m for chapter in (ceiling, kernel, losslessness) for m in modules_of(chapter)]
+    for module in (*packaged, formats, sft, perturb, probeedit):
         aliases = [k for k, v in vars(module).items() if k.isupper() and id(v) in tables]
         assert not aliases, f"{module.__name__}: {aliases}"
     assert list(sft.PAPER_TABLE7["py"].values()) == list(paper.TABLE7["py"])
