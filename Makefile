@@ -47,10 +47,10 @@ $(VENV)/.installed: pyproject.toml $(LOCK) $(LLAMA_LOCK)
 
 # Appendix K (chapter 1): DeepSeek-Coder's and Llama 3's vocabularies, the vocabulary-only GGUF
 # files llama.cpp ships in the PyPI sdist of llama-cpp-python (pinned by version and sha256 in
-# cadlib.chapters.portability; downloaded with pip, never built or installed), converted once into the
+# cadlib.models.tokenizer; downloaded with pip, never built or installed), converted once into the
 # cadlib cache.
 vocab: install
-	$(BIN)/python -m cadlib.chapters.portability fetch
+	$(BIN)/python -m cadlib.chapters.losslessness.commands fetch
 
 # Re-resolve requirements.lock from pyproject.toml (newest releases that fit; torch pinned above).
 lock:

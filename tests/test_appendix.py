@@ -6,11 +6,12 @@ import pytest
 
 from cadlib import paper
 from cadlib.cases import EditCase
-from cadlib.chapters import portability as K
-from cadlib.chapters.ceiling import appendix_estimates as E
+from cadlib.chapters.ceiling import run_estimates as E
+from cadlib.chapters.ceiling import text as ceiling_text
+from cadlib.chapters.losslessness import run_portability as K
 from cadlib.chapters.perturbation.run import anchor_counts
 from cadlib.costs.spans import line_cover
-from cadlib.models.tokenizer import qwen25_tokenizer
+from cadlib.models.tokenizer import QWEN36, qwen25_tokenizer, reference_agreement
 
 DOC = "def f(x):\n    y = x + 1\n    return y\n"
 GOLD = "def f(x):\n    y = x + 2\n    return y\n"
@@ -28,9 +29,9 @@ def test_qwen25_short_literals_are_single_tokens_and_gen_close_has_three_ids():
 
 
 def test_qwen36_loads_offline_and_transcripts_round_trip():
-    toks, missing = K.load([K.QWEN36])
+    toks, missing = K.load([QWEN36])
     assert not missing
-    check = K.transcript_check(CASES, toks[K.QWEN36])
+    check = K.transcript_check(CASES, toks[QWEN36])
     assert check["accepted"] == check["round_trip"] == len(CASES)
 
 
@@ -66,7 +67,7 @@ def test_pointer_table_orders_the_decoders(stats):
     row = table.iloc[0]
     assert row["span pointer"] >= row["Copy-as-Decode"]  # N/s(N) >= 0 per op
     assert math.isclose(row["paper advantage per op"], paper.APPENDIX_L["pointer_advantage_per_op"])
-    assert "0.15" in E.pointer_finding(table, "c")
+    assert "0.15" in ceiling_text.pointer_finding(table, "c")
 
 
 def test_op_stats_rejects_mismatched_covers():
@@ -89,7 +90,7 @@ def _vocab_loaded(name):
 
 def test_deepseek_coder_splits_the_three_literals_the_paper_names():
     tok = _vocab_loaded("deepseek-coder")
-    agree, n = K.reference_agreement("deepseek-coder", tok)
+    agree, n = reference_agreement("deepseek-coder", tok)
     assert agree >= n - 1  # the conversion matches llama.cpp's expected ids
     n_ids = K.literal_counts(K.literal_table(tok))["n_ids"]
     assert all(n_ids[lit] == 2 for lit in paper.APPENDIX_K["deepseek_two_id_literals"])

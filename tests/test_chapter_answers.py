@@ -32,26 +32,26 @@ def sentences(text: str) -> int:
 
 def test_losslessness_answer_counts_every_case_and_flips_on_a_failure():
     n = numbers("losslessness")
-    text = losslessness.answer(n)
+    text = losslessness.text.answer(n)
     assert text.startswith("**Yes.**") and f"{n['escape_fuzz']['n']:,}" in text
     broken = copy.deepcopy(n)
     broken["round_trip"]["probeedit"]["byte-exact"] -= 1
-    assert losslessness.answer(broken).startswith("**No.**")
+    assert losslessness.text.answer(broken).startswith("**No.**")
 
 
 def test_kernel_answer_states_the_primary_curve_and_the_splice_check():
     n = numbers("kernel")
     c = n["curves"][n["primary"]]
-    text = kernel.answer(n, "CPU, profile cpu")
+    text = kernel.text.answer(n, "CPU, profile cpu")
     assert n["primary"] in text and f"{c['s'][-1]:.1f}×" in text and "exactly" in text
     failed = copy.deepcopy(n)
     failed["splice_check"]["passed"] = False
-    assert "failed" in kernel.answer(failed, "CPU")
+    assert "failed" in kernel.text.answer(failed, "CPU")
 
 
 def test_ceiling_answer_gives_the_line_fraction_and_both_bounds():
     n = numbers("ceiling")
-    text = ceiling.answer(n)
+    text = ceiling.text.answer(n)
     assert f"{100 * n['line']['heval-fix-py']['f_line']:.1f}%" in text
     ref = n["bounds_paper_reference_curve"]["line"]["probeedit"]["bnd_exact"]
     assert f"{ref:.1f}×" in text and text.startswith("Most of it")

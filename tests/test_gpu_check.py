@@ -14,7 +14,7 @@ from cadlib.decoding.methods import TIMED
 
 
 def test_the_gpu_profiles_time_the_papers_shapes_in_bf16_eager():
-    kernel, paper = K.PROFILES["gpu"], K.PROFILES["paper"]
+    kernel, paper = K.profiles.PROFILES["gpu"], K.profiles.PROFILES["paper"]
     assert kernel["models"] == paper["models"] == ("qwen2.5-1.5b-random", "qwen2.5-7b-random")
     assert (kernel["dtype"], kernel["attn_implementation"]) == ("bfloat16", "eager")
     assert max(kernel["N_grid"]) == 512 and kernel["P"] == paper["P"]
@@ -79,11 +79,11 @@ def test_chapter_2_shows_the_gpu_curves_beside_the_papers_a100_points():
             "qwen2.5-1.5b-random": {"N": [1, 8], "s": [1.0, 7.7]},
         }
     )
-    table = K.gpu_evidence(record).set_index(["shape (random init)", "N"])
+    table = K.show.gpu_evidence(record).set_index(["shape (random init)", "N"])
     assert table.loc[("qwen2.5-7b-random", 512), "s(N) paper, A100"] == 90.5
     assert table.loc[("qwen2.5-7b-random", 512), "ours / paper"] == 2.0
     assert table.loc[("qwen2.5-1.5b-random", 8), "ours / paper"] == pytest.approx(1.1)
     assert pd.isna(table.loc[("qwen2.5-1.5b-random", 512), "s(N) ours"])  # not measured there
-    text = K.gpu_evidence_markdown(record)
+    text = K.text.gpu_evidence_markdown(record)
     assert "NVIDIA H200" in text and "a quiet machine" in text
-    assert "**a busy machine**" in K.gpu_evidence_markdown(gpu_record({}, busy=True))
+    assert "**a busy machine**" in K.text.gpu_evidence_markdown(gpu_record({}, busy=True))

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from cadlib import paper
 from cadlib.chapters import kernel as K
-from cadlib.chapters.kernel import tables as kernel_tables
-from cadlib.chapters.kernel.splice_check import _layer_keys
+from cadlib.chapters.kernel import text as kernel_text
+from cadlib.chapters.kernel.run_splice_check import _layer_keys
 from cadlib.costs import kernel_timing as KT
 from cadlib.costs import speedup_curve as SC
 from cadlib.decoding.engines import TransformersEngine
@@ -142,7 +142,7 @@ def test_measure_speedup_rejects_bad_grids(tiny_eager):
 
 
 def test_fixed_costs_report_every_cost(tiny_eager):
-    fc = K.measure_fixed_costs(
+    fc = K.run_fixed_costs.measure_fixed_costs(
         tiny_eager, P=8, trials=2, mask_reps=20, forward_reps=2, forced_lens=(3, 4, 5)
     )
     for key in ("c_mask_ms", "c_sync_ms", "c_forced_ms", "tau_ms"):
@@ -159,7 +159,7 @@ def test_fixed_costs_report_every_cost(tiny_eager):
 def test_splice_equals_autoregressive_steps(tiny):
     """Paper App. H "Position-encoding correctness": N tokens in one forward give the logits
     of N single-token steps (fp32, atol = rtol = 1e-4) and advance positions by exactly N."""
-    r = K.check_splice_equals_ar(tiny, P=16, N=12, seed=1)
+    r = K.run_splice_check.check_splice_equals_ar(tiny, P=16, N=12, seed=1)
     assert r["passed"], r
     assert r["len_before"] == 16 and r["len_after_ar"] == r["len_after_splice"] == 28
     assert r["max_abs_logit_diff"] < 1e-4 and r["max_abs_key_diff"] < 1e-4
@@ -167,7 +167,7 @@ def test_splice_equals_autoregressive_steps(tiny):
 
 def test_shifted_positions_are_caught(tiny):
     """Negative control: a splice at the wrong positions must fail the check."""
-    r = K.check_splice_equals_ar(tiny, P=16, N=12, seed=1, position_offset=1)
+    r = K.run_splice_check.check_splice_equals_ar(tiny, P=16, N=12, seed=1, position_offset=1)
     assert not r["passed"] and not r["keys_allclose"]
 
 
@@ -176,19 +176,22 @@ def test_shifted_positions_are_caught(tiny):
 
 def test_minimum_span_matches_table_17_definition():
     N, s = [1, 2, 4, 8], [0.95, 1.2, 2.9, 6.1]
-    assert K.minimum_span(N, s, 1.0) == 2 and K.minimum_span(N, s, 1.5) == 4
-    assert K.minimum_span(N, s, 10.0) is None
+    assert (
+        K.run_fixed_costs.minimum_span(N, s, 1.0) == 2
+        and K.run_fixed_costs.minimum_span(N, s, 1.5) == 4
+    )
+    assert K.run_fixed_costs.minimum_span(N, s, 10.0) is None
     # s(1) > 1 is timer noise (the same forward on both paths): N = 1 is never m*
-    assert K.minimum_span([1, 2, 4], [1.01, 1.3, 2.8], 1.0) == 2
-    assert K.minimum_span([1, 2, 4], [1.01, 1.3, 2.8], 1.0, min_n=1) == 1
+    assert K.run_fixed_costs.minimum_span([1, 2, 4], [1.01, 1.3, 2.8], 1.0) == 2
+    assert K.run_fixed_costs.minimum_span([1, 2, 4], [1.01, 1.3, 2.8], 1.0, min_n=1) == 1
     # N tau > N tau / s + c: with tau = 1 and c = 1: N=2 gives 2 - 2/1.2 = 0.33 < 1; N=4 pays
-    assert K.minimum_span_with_overhead(N, s, tau_ms=1.0, c_ms=1.0) == 4
-    assert K.minimum_span_with_overhead(N, s, tau_ms=1.0, c_ms=100.0) is None
+    assert K.run_fixed_costs.minimum_span_with_overhead(N, s, tau_ms=1.0, c_ms=1.0) == 4
+    assert K.run_fixed_costs.minimum_span_with_overhead(N, s, tau_ms=1.0, c_ms=100.0) is None
     fixed = {
         k: {"median": v}
         for k, v in dict(c_forced_ms=0.8, c_mask_ms=0.1, c_sync_ms=0.1, tau_ms=1.0).items()
     }
-    m = K.m_star({"N": N, "s": s}, fixed)
+    m = K.run_fixed_costs.m_star({"N": N, "s": s}, fixed)
     assert m == dict(strict=2, safe=4, with_overhead=4, overhead_c_ms=1.0, tau_ms=1.0)
 
 
@@ -227,7 +230,7 @@ def _fake_bench():
         return dict(
             curve=curve,
             fixed_costs=fixed,
-            m_star=K.m_star(curve, fixed),
+            m_star=K.run_fixed_costs.m_star(curve, fixed),
             cache_log=[],
             cache_always_restored=True,
         )
@@ -240,8 +243,8 @@ def _fake_bench():
 
 def test_results_round_trip_through_load_curve(tmp_path, monkeypatch):
     monkeypatch.setenv("CADLIB_ROOT", str(tmp_path))
-    ch = chapter_session.start("kernel", K.PROFILES, "cpu")
-    path = K.write_kernel_results(ch, _fake_bench(), {"passed": True}, device="cpu")
+    ch = chapter_session.start(K.CARD, K.profiles.PROFILES, {"profile": "cpu"})
+    path = K.run.write_results(ch, K.run.numbers(_fake_bench(), {"passed": True}), device="cpu")
     record = json.loads(path.read_text())
     assert record["chapter"] == "kernel" and record["numbers"]["primary"] == "big"
     assert record["numbers"]["splice_check"] == {"passed": True}
@@ -301,22 +304,22 @@ def test_interpolation_stays_within_the_measured_range(s_values, n):
 
 
 def test_profiles_follow_the_paper_and_fit_the_cpu():
-    paper = choose(K.PROFILES, "paper")
+    paper = choose(K.profiles.PROFILES, "paper")
     assert paper["P"] == 1024 and paper["dtype"] == "bfloat16"
-    assert paper["attn_implementation"] == "eager" and list(paper["N_grid"]) == list(KT.N_GRID)
-    assert K.trials_for(paper, "qwen2.5-1.5b-random") == 7
-    assert K.trials_for(paper, "qwen2.5-7b-random") == 5
+    assert paper["attn_implementation"] == "eager" and list(paper["N_grid"]) == list(SC.N_GRID)
+    assert K.run.trials_for(paper, "qwen2.5-1.5b-random") == 7
+    assert K.run.trials_for(paper, "qwen2.5-7b-random") == 5
     with pytest.raises(ValueError, match="pass trials=<int>"):
-        K.trials_for(paper, "smollm2-135m-instruct")
-    cpu = choose(K.PROFILES, "cpu", trials=2)
-    assert max(cpu["N_grid"]) <= 512 and K.trials_for(cpu, "anything") == 2
+        K.run.trials_for(paper, "smollm2-135m-instruct")
+    cpu = choose(K.profiles.PROFILES, "cpu", trials=2)
+    assert max(cpu["N_grid"]) <= 512 and K.run.trials_for(cpu, "anything") == 2
     assert cpu["check_model"] in cpu["models"]
-    assert KT.N_GRID == (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
+    assert SC.N_GRID == (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
 
 
 def test_benchmark_models_end_to_end_on_tiny(tiny_eager):
     params = choose(
-        K.PROFILES,
+        K.profiles.PROFILES,
         "cpu",
         models=("tiny-random",),
         P=8,
@@ -325,7 +328,7 @@ def test_benchmark_models_end_to_end_on_tiny(tiny_eager):
         mask_reps=5,
         forward_reps=1,
     )
-    bench = K.benchmark_models(
+    bench = K.run.benchmark_models(
         params, device="cpu", loaded={"tiny-random": tiny_eager}, progress=False
     )
     entry = bench["tiny-random"]
@@ -334,12 +337,15 @@ def test_benchmark_models_end_to_end_on_tiny(tiny_eager):
     assert meta["random_init"] and meta["attn_implementation"] == "eager"
     assert meta["shape"]["num_hidden_layers"] == 2 and meta["device"] == "cpu"
     assert "tiny-random" in SC.curve_label(meta) and "random-init" in SC.curve_label(meta)
-    assert list(K.curve_table(bench).index.get_level_values("N")) == [1, 2, 4]
-    assert set(K.m_star_table(bench).index) >= {"tiny-random", "paper:qwen2.5-7b (paper, A100)"}
+    assert list(K.show.curve_table(bench).index.get_level_values("N")) == [1, 2, 4]
+    assert set(K.show.m_star_table(bench).index) >= {
+        "tiny-random",
+        "paper:qwen2.5-7b (paper, A100)",
+    }
     # the shared AR run, then (min_tokens = 8 > N) separate AR runs and PP per N, first samples
-    assert len(K.cache_log_table(bench, trial=0)) == 1 + 3 + 3
-    assert "c_mask" in K.fixed_cost_table(bench).index
-    fig = style.plot_speedup(K.kernel_numbers(bench)["curves"])
+    assert len(K.show.cache_log_table(bench, trial=0)) == 1 + 3 + 3
+    assert "c_mask" in K.show.fixed_cost_table(bench).index
+    fig = style.plot_speedup(K.run.numbers(bench)["curves"])
     assert fig.axes[0].get_xscale() == "log" and fig.axes[0].get_yscale() == "log"
 
 
@@ -351,10 +357,10 @@ def test_curve_label_names_the_cpu_threads(threads, where):
 
 
 def test_run_summary_cites_every_curve():
-    numbers = K.kernel_numbers(_fake_bench())
+    numbers = K.run.numbers(_fake_bench())
     for costs in numbers["fixed_costs"].values():
         costs["c_forced_over_tau"] = 1.0  # measure_fixed_costs adds it
-    text = K.run_summary(numbers, "CPU, profile cpu")
+    text = K.text.run_summary(numbers, "CPU, profile cpu")
     assert text.startswith("**This run** (CPU, profile cpu):")
     big = next(x for x in text.splitlines() if x.startswith("* **big**"))
     assert "s(8) = 7.0×, s(8) = 7.0× (max 7.0×)" in big
@@ -365,19 +371,19 @@ def test_run_summary_cites_every_curve():
 def test_timing_sanity_names_each_model_and_flags_a_disturbed_run(monkeypatch):
     bench = {"quiet": {"curve": "q"}, "noisy": {"curve": "n"}}
     warn = lambda c: ["s(1) = 1.9"] if c == "n" else []  # noqa: E731
-    monkeypatch.setattr(kernel_tables, "timing_warnings", warn)
-    text = K.timing_sanity(bench)
+    monkeypatch.setattr(kernel_text, "timing_warnings", warn)
+    text = K.text.timing_sanity(bench)
     assert "**quiet**: no sign of interference" in text
     assert "**noisy**: s(1) = 1.9" in text and "This run was disturbed" in text
-    monkeypatch.setattr(kernel_tables, "timing_warnings", lambda c: [])
-    assert "disturbed" not in K.timing_sanity(bench)
+    monkeypatch.setattr(kernel_text, "timing_warnings", lambda c: [])
+    assert "disturbed" not in K.text.timing_sanity(bench)
 
 
 def test_splice_check_table_shows_check_beside_control():
-    check = {k: True for k in K.SPLICE_CHECK_FIELDS} | {"max_abs_logit_diff": 0.0}
+    check = {k: True for k in K.show.SPLICE_CHECK_FIELDS} | {"max_abs_logit_diff": 0.0}
     control = check | {"passed": False}
-    table = K.splice_check_table(check, control, "m")
-    assert list(table.index) == list(K.SPLICE_CHECK_FIELDS)
+    table = K.show.splice_check_table(check, control, "m")
+    assert list(table.index) == list(K.show.SPLICE_CHECK_FIELDS)
     assert table.loc["passed"].tolist() == ["True", "False"]
     assert "max_abs_logit_diff" not in table.index  # timings and floats are not shown
 
@@ -392,7 +398,7 @@ def test_speedup_overview_has_a_row_per_curve_and_per_paper_point():
         "meta": {"device": "cpu"},
     }
     paper = {"p": {"N": [8, 512], "s": [6.8, 90.5]}}
-    table = K.speedup_overview({"curves": {"m": curve}}, paper)
+    table = K.show.speedup_overview({"curves": {"m": curve}}, paper)
     assert table.loc["m", "s(8)"] == 7.0 and table.loc["m", "s best(8)"] == 7.5
     assert table.loc["m", "PP ms/token at max N"] == round(45.0 / 8, 3)
     assert table.loc["p (A100)", "s(512)"] == 90.5

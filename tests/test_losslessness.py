@@ -1,4 +1,4 @@
-from cadlib.chapters import losslessness as L
+from cadlib.chapters.losslessness import run as L
 from cadlib.corpora import EditCase
 
 

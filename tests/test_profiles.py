@@ -15,8 +15,8 @@ from cadlib.chapters.fim_constraint import profiles as fim
 from cadlib.models import STAND_INS, TINY_SHAPES, check_available, resolve_dtype
 
 CHAPTERS = {
-    "kernel": kernel.PROFILES,
-    "ceiling": ceiling.PROFILES,
+    "kernel": kernel.profiles.PROFILES,
+    "ceiling": ceiling.profiles.PROFILES,
     "perturbation": perturb.profiles.PROFILES,
     "decoding": decoding.PROFILES,
     "sft_pilot": sft.profiles.PROFILES,
@@ -124,4 +124,4 @@ def test_smoke_runs_chain_from_chapter_7_to_8_under_build():
     )
     assert fim.PROFILES["smoke"]["checkpoint"] == path.as_posix()
     assert path.as_posix().startswith("_build/")
-    assert kernel.trials_for(kernel.PROFILES["smoke"], "qwen2-tiny-random") >= 1
+    assert kernel.run.trials_for(kernel.profiles.PROFILES["smoke"], "qwen2-tiny-random") >= 1

@@ -112,7 +112,7 @@ def profile_models(profile: str) -> dict[str, list[str]]:
 
     out = {}
     for chapter, profiles in (
-        ("kernel", kernel.PROFILES),
+        ("kernel", kernel.profiles.PROFILES),
         ("decoding", decoding.PROFILES),
         ("llama_cpp", llama.profiles.PROFILES),
         ("sft_pilot", sft.PROFILES),

@@ -6,8 +6,8 @@ the two measurements a GPU changes most, and writes them as evidence runs that c
 6 and the summary show beside the paper's A100 figures:
 
 - chapter 2's kernel: s(N) and the fixed costs at the Qwen2.5-1.5B and 7B shapes (random
-  init, bf16, eager, N up to 512; :data:`cadlib.chapters.kernel.PROFILES` ``gpu``), with the splice
-  check on the 1.5B shape -> ``results/kernel.gpu.json``;
+  init, bf16, eager, N up to 512; :data:`cadlib.chapters.kernel.profiles.PROFILES` ``gpu``),
+  with the splice check on the 1.5B shape -> ``results/kernel.gpu.json``;
 - chapter 6's forced-oracle timing (autoregressive, prompt lookup, Copy-as-Decode and its
   drafts along the gold) of a small stratified sample with the 7B shape and the Qwen2.5 BPE
   (forced decoding needs no trained weights), with its forward-cost grid
@@ -40,17 +40,22 @@ CHECK_PROFILES = ("gpu", "smoke")
 
 def run_kernel(profile: str, device: str, seed: int = 0) -> Path:
     """Chapter 2's splice check, s(N) sweep and fixed costs at ``profile``; the results path."""
-    ch = session.start("kernel", K.PROFILES, profile, seed=seed, device=device)
+    ch = session.start(
+        K.CARD, K.profiles.PROFILES, {"profile": profile, "seed": seed, "device": device}
+    )
     params = ch.P
     set_threads(params["threads"])
     attn = params["attn_implementation"]
     check_net = load_model(
         params["check_model"], device=device, dtype="float32", attn_implementation=attn, seed=seed
     )
-    check = K.check_splice_equals_ar(check_net, P=params["check_P"], N=params["check_N"], seed=seed)
+    check = K.run_splice_check.check_splice_equals_ar(
+        check_net, P=params["check_P"], N=params["check_N"], seed=seed
+    )
     del check_net
-    bench = K.benchmark_models(params, device=device, seed=seed)
-    return K.write_kernel_results(ch, bench, check, device=str(resolve_device(device)))
+    bench = K.run.benchmark_models(params, device=device, seed=seed)
+    numbers = K.run.numbers(bench, check)
+    return K.run.write_results(ch, numbers, device=str(resolve_device(device)))
 
 
 def run_decoding(profile: str, device: str, seed: int = 0) -> Path:

@@ -13,7 +13,7 @@ label of the engine that ran it (chapter 6b); :func:`timing_warnings` flags a ru
 other processes.
 
 The two timers (:func:`time_ar`, :func:`time_pp`) are shared with chapter 2's fixed costs
-(:mod:`cadlib.chapters.kernel.fixed_costs`) and chapter 6's forward-cost grid
+(:mod:`cadlib.chapters.kernel.run_fixed_costs`) and chapter 6's forward-cost grid
 (:mod:`cadlib.costs.forward_grid`), so every kernel number is timed the same way.
 """
 
@@ -29,10 +29,10 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
+from cadlib.costs.speedup_curve import N_GRID
 from cadlib.decoding.engines import Engine, Session, as_engine
 
 __all__ = [
-    "N_GRID",
     "random_ids",
     "random_feed",
     "prefill_context",
@@ -44,9 +44,6 @@ __all__ = [
     "measure_speedup",
     "engine_curve",
 ]
-
-#: Span lengths of the paper's sweep (Table 1): 10 points, 1 ... 512.
-N_GRID = tuple(2**k for k in range(10))
 
 
 def random_ids(vocab_size: int, n: int, seed: int, device="cpu") -> torch.Tensor:

@@ -66,8 +66,8 @@ def line_cover(
 def summarize_line_cover(covers: Sequence[CaseSpans]) -> dict:
     """Table 2's columns for a list of case covers: n, T, T_copy, T_gen, f_line, K and the
     mean / p50 / p95 copy-span length (numpy's default, linearly interpolated percentiles
-    over all K spans; :func:`cadlib.chapters.ceiling.percentile_variants` explores the
-    alternatives)."""
+    over all K spans; :func:`cadlib.chapters.ceiling.run_percentiles.percentile_variants`
+    explores the alternatives)."""
     spans = np.array([n for c in covers for n in c.spans], dtype=float)
     T = sum(c.T for c in covers)
     T_copy = int(spans.sum())

@@ -1,8 +1,9 @@
 """The speedup curve ``s(N)``: load it, interpolate it log-linearly, label it (paper §4.1-4.2).
 
 ``s(N) = T_AR(N) / T_PP(N)`` is measured by :mod:`cadlib.chapters.kernel` at a few span lengths
-``N``; every bound of the ceiling and decoding chapters (``bnd_m8``, ``bnd_exact``, ...)
-reads it between those points. This module is the one home of that reading:
+``N`` (the paper's :data:`N_GRID`, or its first points); every bound of the ceiling and decoding
+chapters (``bnd_m8``, ``bnd_exact``, ...) reads it between those points. This module is the
+one home of that reading:
 
 * :func:`load_curve` — one curve from a kernel results file (a measured model or the
   paper's published points) **(API)**;
@@ -28,12 +29,16 @@ import numpy as np
 from cadlib.record.results import load_results
 
 __all__ = [
+    "N_GRID",
     "check_curve",
     "interpolate_loglinear",
     "speedup_at",
     "load_curve",
     "curve_label",
 ]
+
+#: Span lengths of the paper's sweep (Table 1): 10 points, 1 ... 512.
+N_GRID = tuple(2**k for k in range(10))
 
 
 def check_curve(N: Sequence[float], s: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:

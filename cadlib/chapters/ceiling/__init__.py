@@ -1,4 +1,5 @@
-"""Copy ceilings and speedup bounds (paper §3 "Copy ceiling", §4.2, Table 2, Appendices D/N).
+"""Chapter 3, the copy ceiling: copy ceilings and speedup bounds (paper §3 "Copy ceiling",
+§4.2, Table 2, Appendices D, L, M, N).
 
 Two covers of each gold output by its input document, both data properties (no model run):
 
@@ -25,30 +26,18 @@ Curves are plain arrays ``(N, s)`` here, so a curve measured anywhere (our CPU r
 run, or the paper's published points) can be passed in; :mod:`cadlib.costs.speedup_curve` reads
 them from ``results/kernel.json`` and does the interpolation.
 
-The package is split along these seams: :mod:`.covers` (the corpora and their token-level
-covers), :mod:`.percentiles` (the p50 / p95 investigation), :mod:`.chapter` (profiles, the chapter's
-run :func:`analyse` and ``results/ceiling.json``), :mod:`.tables`, :mod:`.plots` and
-:mod:`.prose` (what the chapter shows and says); the package's public names (``__all__``) are
-importable from ``cadlib.chapters.ceiling``. The span statistics it bounds live in
-:mod:`cadlib.costs.spans`, the three bounds, curve coverage and the paper's reconstructed curve
-in :mod:`cadlib.costs.bounds` (chapter 6 prices its cases with them too).
+The roles: :mod:`.profiles` (``PROFILES``), :mod:`.run` (the chapter's run :func:`.run.analyse`,
+``numbers`` and ``results/ceiling.json``), :mod:`.run_covers` (the token-level covers),
+:mod:`.run_percentiles` (the p50 / p95 investigation), :mod:`.run_estimates` (Appendices L and
+M), :mod:`.show` (tables), :mod:`.show_figures` (figures) and :mod:`.text` (the Answer, the
+findings, the conclusion). The span statistics it bounds live in :mod:`cadlib.costs.spans`, the
+three bounds, curve coverage and the paper's reconstructed curve in :mod:`cadlib.costs.bounds`
+(chapter 6 prices its cases with them too).
 """
 
-from __future__ import annotations
+from cadlib.record.card import lazy_roles
 
-from . import chapter, covers, percentiles, plots, prose, tables
-from .chapter import *  # noqa: F403
-from .covers import *  # noqa: F403
-from .percentiles import *  # noqa: F403
-from .plots import *  # noqa: F403
-from .prose import *  # noqa: F403
-from .tables import *  # noqa: F403
+from .card import CARD
 
-__all__ = [
-    *chapter.__all__,
-    *covers.__all__,
-    *percentiles.__all__,
-    *plots.__all__,
-    *prose.__all__,
-    *tables.__all__,
-]
+__all__ = ["CARD"]
+__getattr__ = lazy_roles(__name__)

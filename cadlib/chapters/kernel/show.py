@@ -1,18 +1,20 @@
-"""The kernel chapter's tables and its figure: curves, fixed costs, m*, cache log, splice check.
+"""Chapter 2's tables: curves, fixed costs, m*, cache log, splice check, and the GPU check's
+s(N) beside the paper's A100 figures.
 
-Each takes the ``bench`` of :func:`cadlib.chapters.kernel.benchmark_models` (or the ``numbers`` of
-:func:`cadlib.chapters.kernel.kernel_numbers`) and returns a pandas DataFrame, a Markdown string or
-a matplotlib figure, with the paper's figures beside ours where it has them.
+Each takes the ``bench`` of :func:`.run.benchmark_models` (or the ``numbers`` of
+:func:`.run.numbers`) and returns a pandas DataFrame, with the paper's figures beside ours
+where it has them; the figure of s(N) is :func:`cadlib.record.style.plot_speedup`.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 
 import pandas as pd
 
 from cadlib import paper as _paper
-from cadlib.costs.kernel_timing import timing_warnings
+from cadlib.record.results import find_results_file
 
 __all__ = [
     "curve_table",
@@ -21,8 +23,9 @@ __all__ = [
     "cache_log_table",
     "SPLICE_CHECK_FIELDS",
     "splice_check_table",
-    "timing_sanity",
     "speedup_overview",
+    "GPU_PAIRS",
+    "gpu_evidence",
 ]
 
 
@@ -106,7 +109,8 @@ def cache_log_table(bench: Mapping, trial: int | None = None):
     return log
 
 
-#: The fields of :func:`check_splice_equals_ar` that the chapter shows (no timings).
+#: The fields of :func:`.run_splice_check.check_splice_equals_ar` that the chapter shows (no
+#: timings).
 SPLICE_CHECK_FIELDS = (
     "passed",
     "argmax_equal",
@@ -132,25 +136,6 @@ def splice_check_table(check: Mapping, control: Mapping, model: str):
             "control: positions shifted by 1": {k: str(control[k]) for k in SPLICE_CHECK_FIELDS},
         }
     )
-
-
-def timing_sanity(bench: Mapping) -> str:
-    """Markdown: per model, the :func:`timing_warnings` of its curve, and what to do when a
-    run was disturbed."""
-    found = {name: timing_warnings(entry["curve"]) for name, entry in bench.items()}
-    lines = [
-        f"* **{name}**: "
-        + ("; ".join(w) if w else "no sign of interference (s(1) ≈ 1, steady decode step)")
-        for name, w in found.items()
-    ]
-    if any(found.values()):
-        lines.append(
-            "\n**This run was disturbed** (on a shared machine other jobs slow the many "
-            "short decode steps far more than one long forward, which inflates s(N)). "
-            "Read the `s best` column (fastest AR over fastest PP), or rerun on a quiet "
-            "machine."
-        )
-    return "**Timing sanity.**\n\n" + "\n".join(lines)
 
 
 def speedup_overview(numbers: Mapping, paper: Mapping | None = None):
@@ -179,3 +164,35 @@ def speedup_overview(numbers: Mapping, paper: Mapping | None = None):
     for name, c in paper.items():
         rows[name + " (A100)"] = {"s(8)": c["s"][0], "s(512)": c["s"][1], "device": "A100 (paper)"}
     return pd.DataFrame(rows).T
+
+
+#: The GPU check's shapes beside the paper's A100 curves of the same shapes (§4.1).
+GPU_PAIRS = {"qwen2.5-1.5b-random": "paper:qwen2.5-1.5b", "qwen2.5-7b-random": "paper:qwen2.5-7b"}
+
+
+def gpu_evidence(record: Mapping | None = None):
+    """s(N) of the committed GPU check (``results/kernel.gpu.json``, ``make gpu-check``) at
+    the paper's two N beside the paper's A100 figures, one row per shape and N; ``None`` when
+    no GPU run is committed."""
+    if record is None:
+        path = find_results_file("kernel.gpu.json")
+        if not path.exists():
+            return None
+        record = json.loads(path.read_text())
+    rows = []
+    for name, paper_name in GPU_PAIRS.items():
+        curve, paper = record["numbers"]["curves"].get(name), _paper.KERNEL_CURVES[paper_name]
+        if curve is None:
+            continue
+        ours = dict(zip(curve["N"], curve["s"], strict=True))
+        for n, theirs in zip(paper["N"], paper["s"], strict=True):
+            rows.append(
+                {
+                    "shape (random init)": name,
+                    "N": n,
+                    "s(N) ours": ours.get(n),
+                    "s(N) paper, A100": theirs,
+                    "ours / paper": ours[n] / theirs if n in ours else None,
+                }
+            )
+    return pd.DataFrame(rows)

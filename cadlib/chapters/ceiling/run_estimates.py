@@ -19,7 +19,7 @@ measured by the kernel chapter). Per case, with ``G`` gen ops, ``K`` copy ops of
 The speedup is ``T / cost``. ``c = 0`` and ``g = 0`` give Table 2's ``bnd_exact``. The paper
 states the formula, not every constant it used (whether ``c`` enters Appendix M's figures is
 not said), so :data:`READINGS` spells out the readings tried, and the chapter shows which, if
-any, gives the paper's figures.
+any, gives the paper's figures (:func:`.text.pointer_finding`, :func:`.text.composition_finding`).
 """
 
 from __future__ import annotations
@@ -45,11 +45,7 @@ __all__ = [
     "composition_speedup",
     "composition_table",
     "pointer_table",
-    "pointer_finding",
-    "composition_finding",
 ]
-
-_L, _M = _paper.APPENDIX_L, _paper.APPENDIX_M
 
 
 @dataclass(frozen=True)
@@ -122,7 +118,7 @@ def composition_speedup(
 def composition_table(
     stats: Mapping[str, OpStats],
     curves: Mapping[str, tuple],
-    s_spec: float = _M["s_spec"],
+    s_spec: float = _paper.APPENDIX_M["s_spec"],
     readings: Mapping[str, tuple] = READINGS,
 ) -> pd.DataFrame:
     """Appendix M: per corpus, curve and reading, the predicted speedup over full
@@ -143,8 +139,8 @@ def composition_table(
                         "with": with_,
                         "gain": with_ / without,
                         "s_spec -> inf": composition_speedup(st, N, s, float("inf"), g, c),
-                        "paper without": _M["without"].get(name),
-                        "paper with": _M["with"].get(name),
+                        "paper without": _paper.APPENDIX_M["without"].get(name),
+                        "paper with": _paper.APPENDIX_M["with"].get(name),
                     }
                 )
     return pd.DataFrame(rows)
@@ -155,8 +151,11 @@ def pointer_table(stats: Mapping[str, OpStats], curves: Mapping[str, tuple]) -> 
     ``N_k / s(N_k)``, since both pay 3 fixed forwards) and its median, the share of
     Copy-as-Decode's whole cost that the pointer saves, and the speedups over full
     regeneration of Copy-as-Decode, a span-level and a token-level pointer."""
-    p, fixed = _L["pointer_forwards_per_op"], _L["cad_fixed_forwards_per_op"]
-    g = _M["gen_fixed_steps"]
+    p, fixed = (
+        _paper.APPENDIX_L["pointer_forwards_per_op"],
+        _paper.APPENDIX_L["cad_fixed_forwards_per_op"],
+    )
+    g = _paper.APPENDIX_M["gen_fixed_steps"]
     rows = []
     for name, st in stats.items():
         for curve, (N, s) in curves.items():
@@ -174,85 +173,7 @@ def pointer_table(stats: Mapping[str, OpStats], curves: Mapping[str, tuple]) -> 
                     "Copy-as-Decode": st.T / cad,
                     "span pointer": st.T / (base + p * st.K),
                     "token pointer": st.T / (base + sum(st.spans)),
-                    "paper advantage per op": _L["pointer_advantage_per_op"],
+                    "paper advantage per op": _paper.APPENDIX_L["pointer_advantage_per_op"],
                 }
             )
     return pd.DataFrame(rows)
-
-
-def _x(v: float) -> str:
-    return f"{v:.2f}"
-
-
-def pointer_finding(table: pd.DataFrame, curve: str) -> str:
-    """What :func:`pointer_table` says on ``curve``, against the paper's 0.15, generated."""
-    part = table[table.curve == curve].to_dict("records")
-    means = ", ".join(f"{r['corpus']} {_x(r['advantage per op (mean)'])}" for r in part)
-    meds = ", ".join(f"{r['corpus']} {_x(r['advantage per op (median)'])}" for r in part)
-    shares = ", ".join(f"{r['corpus']} {_x(r['advantage share of cost'])}" for r in part)
-    paper = _L["pointer_advantage_per_op"]
-    near = [
-        r["corpus"]
-        for r in part
-        if min(
-            abs(r["advantage per op (mean)"] - paper), abs(r["advantage per op (median)"] - paper)
-        )
-        < 0.05
-    ]
-    close = (
-        f"Only {', '.join(near)} comes within 0.05 of it."
-        if near
-        else "Neither the means nor the medians come within 0.05 of it on any corpus."
-    )
-    ordered = all(r["span pointer"] > r["Copy-as-Decode"] > r["token pointer"] for r in part)
-    order = (
-        "The ordering the paper draws holds on every corpus: the span pointer is cheaper "
-        "than Copy-as-Decode, and both are cheaper than a token-level pointer, which costs "
-        "about as much as full regeneration."
-        if ordered
-        else "The paper's ordering (span pointer < Copy-as-Decode < token pointer in cost) does "
-        "not hold on every corpus here; see the table."
-    )
-    return (
-        f"On {curve}, a copy op's splice costs on average {means} forward-pass equivalents "
-        f"(medians {meds}). Both decoders pay the same three fixed forwards per copy op, so "
-        f"this mean *is* the pointer's advantage per op in the paper's own formula; the paper "
-        f"prints {paper}. {close} One reading gives a figure of that size: the share of "
-        f"Copy-as-Decode's whole cost that the pointer saves, {shares}; that is a fraction of a "
-        f"corpus's cost, not forwards per op, so it is a guess at what the paper computed, "
-        f"one of the few readings tried (its Appendix L is not in our copy). {order}"
-    )
-
-
-def composition_finding(table: pd.DataFrame, curve: str) -> str:
-    """Which reading of :func:`composition_table` (if any) gives Appendix M's figures."""
-    part = table[(table.curve == curve) & table["paper with"].notna()]
-    lines, hits = [], []
-    for reading, rows in part.groupby("reading", sort=False):
-        rows = rows.to_dict("records")
-        cells = "; ".join(
-            f"{r['corpus']} {_x(r['without'])} → {_x(r['with'])} (paper "
-            f"{r['paper without']} → {r['paper with']})"
-            for r in rows
-        )
-        lines.append(f"- {reading}: {cells}")
-        if all(
-            abs(r["without"] - r["paper without"]) < 0.05
-            and abs(r["with"] - r["paper with"]) < 0.05
-            for r in rows
-        ):
-            hits.append(reading)
-    verdict = (
-        f"The reading {', '.join(hits)} reproduces the paper's figures."
-        if hits
-        else "No reading reproduces the paper's pairs; the paper's HEvalFix-JS figure without "
-        "speculation exceeds its own bnd_exact for that corpus (Table 2), which no cost "
-        "that adds fixed forwards to bnd_exact's can do, so its figures cannot come "
-        "from Table 2's curve and spans alone."
-    )
-    return (
-        f"On {curve} (without → with speculation at s_spec = {_M['s_spec']}):\n\n"
-        + "\n".join(lines)
-        + "\n\n"
-        + verdict
-    )

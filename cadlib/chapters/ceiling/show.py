@@ -1,9 +1,12 @@
-"""The ceiling chapter's tables, ours beside the paper's (Table 2, §4.2, App. D, J).
+"""Chapter 3's tables, ours beside the paper's (Table 2, §4.2, App. D, J); its figures are
+:mod:`.show_figures`.
 
 :func:`side_by_side` is the layout of every comparison: rows ``(corpus, "ours" | "paper")``.
-The other functions take the :class:`~cadlib.chapters.ceiling.CeilingRun` of
-:func:`~cadlib.chapters.ceiling.analyse` and return the DataFrame the chapter shows, corpora
-labelled with :data:`~cadlib.chapters.ceiling.CORPUS_LABELS` and in the run's row order.
+Most other functions take the :class:`.run.CeilingRun` of :func:`.run.analyse` and return the
+DataFrame the chapter shows, corpora labelled with :data:`cadlib.corpora.CORPUS_LABELS` and in
+the run's row order; :func:`corpora_report` lists the corpora loaded and those that were not,
+and :func:`percentile_table` / :func:`percentile_matches` lay out the percentile investigation
+(:func:`.run_percentiles.percentile_variants`) beside the paper's row.
 """
 
 from __future__ import annotations
@@ -13,29 +16,41 @@ from collections.abc import Mapping
 import pandas as pd
 
 from cadlib import paper as _paper
+from cadlib.corpora import CORPUS_LABELS
 from cadlib.costs.bounds import bound_uniform, curve_coverage
 
-from .chapter import CeilingRun, short_spans
-from .covers import CORPUS_LABELS
+from .run import CeilingRun, short_spans
 
 __all__ = [
+    "corpora_report",
     "side_by_side",
     "TABLE2_COLUMNS",
     "BOUND_COLUMNS",
     "table2",
     "short_span_table",
     "token_level_table",
-    "token_level_f",
     "paper_bnd_m8_check",
     "bounds_table",
     "measured_curve_table",
     "coverage_table",
     "m8_bounds_table",
+    "percentile_table",
+    "percentile_matches",
 ]
 
 #: Table 2's columns, and the bound columns of the bound tables.
 TABLE2_COLUMNS = ("n", "T", "T_copy", "T_gen", "f_line", "K", "mean", "p50", "p95")
 BOUND_COLUMNS = ("s_m8", "s_mean", "bnd_m8", "bnd_mean", "bnd_exact")
+
+
+def corpora_report(run: CeilingRun) -> str:
+    """One line per corpus: its case count and source, or why it could not be loaded."""
+    lines = [
+        f"{name:>15}: {len(corpus):>3} cases from {corpus.source.split(':')[0]}"
+        for name, corpus in run.corpora.items()
+    ]
+    lines += [f"{name:>15}: NOT AVAILABLE ({why})" for name, why in run.unavailable.items()]
+    return "\n".join(lines)
 
 
 def side_by_side(
@@ -67,12 +82,6 @@ def short_span_table(run: CeilingRun, threshold: int = 8) -> pd.DataFrame:
     return short.rename(index=CORPUS_LABELS).rename(
         columns={"spans": "share of spans N<8", "tokens": "share of copied tokens"}
     )
-
-
-def token_level_f(run: CeilingRun) -> dict:
-    """Corpus -> ``{m: f_tok}`` of the token-level covers (as :func:`token_level_finding`
-    reads them)."""
-    return {name: dict(zip(t.m, t.f_tok, strict=True)) for name, t in run.token_tables.items()}
 
 
 def token_level_table(run: CeilingRun) -> pd.DataFrame:
@@ -139,3 +148,40 @@ def m8_bounds_table(run: CeilingRun) -> pd.DataFrame:
     m8 = bvm[bvm.m == 8].set_index(["corpus", "curve"])[["line_exact", "token_m", "token_exact"]]
     m8["paper token_m (m=8)"] = [_paper.TOKEN_LEVEL["m8_bnd"].get(c) for c, _ in m8.index]
     return m8.rename(index=CORPUS_LABELS, level=0)
+
+
+_STATS = ("K", "mean", "p50", "p95")
+
+
+def percentile_table(variants: pd.DataFrame, paper: Mapping = _paper.TABLE2) -> pd.DataFrame:
+    """:func:`.run_percentiles.percentile_variants` wide: one row per (family, variant,
+    method), columns ``"<corpus> <K|mean|p50|p95>"``, and a last row
+    ``("paper", "Table 2", "")``."""
+    corpora = list(dict.fromkeys(variants.corpus))
+    wide = variants.pivot_table(
+        index=["family", "variant", "method"],
+        columns="corpus",
+        values=["p50", "p95", "K", "mean"],
+        sort=False,
+    )
+    wide.columns = [f"{corpus} {stat}" for stat, corpus in wide.columns]
+    wide = wide[[f"{c} {s}" for c in corpora for s in _STATS]]
+    paper_row = {f"{c} {s}": paper[c][s] for c in corpora for s in _STATS}
+    wide.loc[("paper", "Table 2", ""), :] = pd.Series(paper_row)
+    return wide
+
+
+def percentile_matches(wide: pd.DataFrame, paper: Mapping = _paper.TABLE2) -> str:
+    """Two lines: the variants of :func:`percentile_table` whose p50, and whose p95, rounded,
+    equal the paper's on every corpus of the table (or ``none``)."""
+    corpora = list(dict.fromkeys(c.rsplit(" ", 1)[0] for c in wide.columns))
+    hits = wide.drop(index=("paper", "Table 2", ""))
+
+    def matches(row, stat):
+        return all(round(row[f"{c} {stat}"]) == paper[c][stat] for c in corpora)
+
+    return "\n".join(
+        f"variants matching the paper's {stat} on both corpora: "
+        + str([" / ".join(i) for i, r in hits.iterrows() if matches(r, stat)] or "none")
+        for stat in ("p50", "p95")
+    )

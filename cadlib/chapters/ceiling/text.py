@@ -1,8 +1,11 @@
-"""Prose generated from the ceiling chapter's results (notebooks/03_ceiling.ipynb).
+"""Chapter 3's generated prose (notebooks/03_ceiling.ipynb): the Answer, the findings and the
+conclusion, and the readings of Appendices L and M (:func:`pointer_finding`,
+:func:`composition_finding`).
 
 Every number the chapter's text states about its own results comes from these functions, so
 the markdown types none (tests/test_prose_numbers.py). Each takes fields as written to
-``results/ceiling.json``; the paper's figures come from :mod:`cadlib.paper`.
+``results/ceiling.json`` (or the run's own tables); the paper's figures come from
+:mod:`cadlib.paper`.
 """
 
 from __future__ import annotations
@@ -12,10 +15,10 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 
 from cadlib import paper as _paper
+from cadlib.corpora import CORPUS_LABELS
 from cadlib.costs.bounds import bound_uniform
 
-from .covers import CORPUS_LABELS
-from .percentiles import SPAN_VARIANTS
+from .run_percentiles import SPAN_VARIANTS
 
 __all__ = [
     "answer",
@@ -25,6 +28,8 @@ __all__ = [
     "reference_curve_finding",
     "token_bound_finding",
     "conclusion",
+    "pointer_finding",
+    "composition_finding",
 ]
 
 
@@ -53,9 +58,10 @@ def _short(name: str) -> str:
 
 
 def percentile_finding(variants, paper: Mapping = _paper.TABLE2) -> str:
-    """The finding of the p50 / p95 investigation, from :func:`percentile_variants`'s rows
-    (a frame or its records): which span formations give our percentiles, what the others and
-    the other definitions give, and the one partial match with the paper's p95."""
+    """The finding of the p50 / p95 investigation, from the rows of
+    :func:`.run_percentiles.percentile_variants` (a frame or its records): which span formations
+    give our percentiles, what the others and the other definitions give, and the one partial
+    match with the paper's p95."""
     v = pd.DataFrame(variants)
     if v.empty:
         return "**Finding.** None: neither HEvalFix corpus was available to this run."
@@ -206,7 +212,8 @@ def reference_curve_finding(
     ours: Mapping, without_s2: Mapping, paper: Mapping = _paper.TABLE2
 ) -> str:
     """Our spans under the paper's reconstructed curve against its bnd_exact, with and without
-    the assumed s(2) point (``ours`` / ``without_s2``: corpus -> :func:`line_bounds`)."""
+    the assumed s(2) point (``ours`` / ``without_s2``: corpus ->
+    :func:`~cadlib.costs.bounds.line_bounds`)."""
     py, js = "heval-fix-py", "heval-fix-js"
 
     def b(d, c):
@@ -257,8 +264,9 @@ def token_bound_finding(
 
 
 def _curve_points() -> str:
-    """What the reconstructed 7B curve is made of (:func:`paper_reference_curve`): quoted,
-    assumed and implied points, counted from the paper module."""
+    """What the reconstructed 7B curve is made of
+    (:func:`~cadlib.costs.bounds.paper_reference_curve`): quoted, assumed and implied points,
+    counted from the paper module."""
     quoted, assumed = len(_paper.S_7B_POINTS), len(_paper.S_7B_ASSUMED)
     implied = len(_paper.TABLE2)
     return (
@@ -371,4 +379,84 @@ def answer(
         "the rest must be generated. Composed with the paper's reconstructed 7B A100 "
         f"curve, that bounds the speedup (bnd_exact) at {bnd_ref}; with the CPU curve "
         f"measured in chapter 2 at {bnd_ours}."
+    )
+
+
+def _x(v: float) -> str:
+    return f"{v:.2f}"
+
+
+def pointer_finding(table: pd.DataFrame, curve: str) -> str:
+    """What :func:`.run_estimates.pointer_table` says on ``curve``, against the paper's 0.15,
+    generated."""
+    part = table[table.curve == curve].to_dict("records")
+    means = ", ".join(f"{r['corpus']} {_x(r['advantage per op (mean)'])}" for r in part)
+    meds = ", ".join(f"{r['corpus']} {_x(r['advantage per op (median)'])}" for r in part)
+    shares = ", ".join(f"{r['corpus']} {_x(r['advantage share of cost'])}" for r in part)
+    paper = _paper.APPENDIX_L["pointer_advantage_per_op"]
+    near = [
+        r["corpus"]
+        for r in part
+        if min(
+            abs(r["advantage per op (mean)"] - paper), abs(r["advantage per op (median)"] - paper)
+        )
+        < 0.05
+    ]
+    close = (
+        f"Only {', '.join(near)} comes within 0.05 of it."
+        if near
+        else "Neither the means nor the medians come within 0.05 of it on any corpus."
+    )
+    ordered = all(r["span pointer"] > r["Copy-as-Decode"] > r["token pointer"] for r in part)
+    order = (
+        "The ordering the paper draws holds on every corpus: the span pointer is cheaper "
+        "than Copy-as-Decode, and both are cheaper than a token-level pointer, which costs "
+        "about as much as full regeneration."
+        if ordered
+        else "The paper's ordering (span pointer < Copy-as-Decode < token pointer in cost) does "
+        "not hold on every corpus here; see the table."
+    )
+    return (
+        f"On {curve}, a copy op's splice costs on average {means} forward-pass equivalents "
+        f"(medians {meds}). Both decoders pay the same three fixed forwards per copy op, so "
+        f"this mean *is* the pointer's advantage per op in the paper's own formula; the paper "
+        f"prints {paper}. {close} One reading gives a figure of that size: the share of "
+        f"Copy-as-Decode's whole cost that the pointer saves, {shares}; that is a fraction of a "
+        f"corpus's cost, not forwards per op, so it is a guess at what the paper computed, "
+        f"one of the few readings tried (its Appendix L is not in our copy). {order}"
+    )
+
+
+def composition_finding(table: pd.DataFrame, curve: str) -> str:
+    """Which reading of :func:`.run_estimates.composition_table` (if any) gives Appendix M's
+    figures."""
+    part = table[(table.curve == curve) & table["paper with"].notna()]
+    lines, hits = [], []
+    for reading, rows in part.groupby("reading", sort=False):
+        rows = rows.to_dict("records")
+        cells = "; ".join(
+            f"{r['corpus']} {_x(r['without'])} → {_x(r['with'])} (paper "
+            f"{r['paper without']} → {r['paper with']})"
+            for r in rows
+        )
+        lines.append(f"- {reading}: {cells}")
+        if all(
+            abs(r["without"] - r["paper without"]) < 0.05
+            and abs(r["with"] - r["paper with"]) < 0.05
+            for r in rows
+        ):
+            hits.append(reading)
+    verdict = (
+        f"The reading {', '.join(hits)} reproduces the paper's figures."
+        if hits
+        else "No reading reproduces the paper's pairs; the paper's HEvalFix-JS figure without "
+        "speculation exceeds its own bnd_exact for that corpus (Table 2), which no cost "
+        "that adds fixed forwards to bnd_exact's can do, so its figures cannot come "
+        "from Table 2's curve and spans alone."
+    )
+    return (
+        f"On {curve} (without → with speculation at s_spec = {_paper.APPENDIX_M['s_spec']}):\n\n"
+        + "\n".join(lines)
+        + "\n\n"
+        + verdict
     )

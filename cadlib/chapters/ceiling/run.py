@@ -1,13 +1,14 @@
-"""The ceiling chapter's run (notebooks/03_ceiling.ipynb): profiles, every cover and bound of
-every corpus, and ``results/ceiling.json``.
+"""Chapter 3's run (notebooks/03_ceiling.ipynb): every cover and bound of every corpus, and
+``results/ceiling.json``.
 
 :func:`analyse` loads the corpora and computes, once, everything the chapter shows: the
-line-level covers (Table 2), the percentile investigation, the token-level covers for every
-minimum span, the bounds under the paper's reconstructed 7B curve and under a measured curve
-from a kernel results file, the bounds as a function of ``m``, and the Appendix L / M
-estimates. The notebook only displays parts of the returned :class:`CeilingRun`
-(:mod:`.tables`, :mod:`.plots`, :mod:`.prose`); :func:`ceiling_numbers` is the ``numbers`` of
-its results file, which the chapter's generated prose reads.
+line-level covers (Table 2), the percentile investigation (:mod:`.run_percentiles`), the
+token-level covers for every minimum span (:mod:`.run_covers`), the bounds under the paper's
+reconstructed 7B curve and under a measured curve from a kernel results file, the bounds as a
+function of ``m``, and the Appendix L / M estimates (:mod:`.run_estimates`). The notebook only
+displays parts of the returned :class:`CeilingRun` (:mod:`.show`, :mod:`.show_figures`,
+:mod:`.text`); :func:`numbers` is the ``numbers`` of its results file, which the chapter's
+generated prose reads.
 """
 
 from __future__ import annotations
@@ -21,52 +22,27 @@ import pandas as pd
 
 from cadlib import paper as _paper
 from cadlib.cases import EditCase
-from cadlib.chapters.ceiling import appendix_estimates as _appendix
 from cadlib.corpora import load_corpora
 from cadlib.costs.bounds import bounds_vs_m, line_bounds, paper_reference_curve
 from cadlib.costs.spans import line_cover, summarize_line_cover
 from cadlib.costs.speedup_curve import curve_label, load_curve
 from cadlib.models.tokenizer import Tokenizer
 from cadlib.paths import repo_root
-from cadlib.record.session import Chapter
 
-from .covers import pool_token_tables, short_span_share, token_cover_table
-from .percentiles import percentile_variants
-from .prose import percentile_finding
+from . import run_estimates as _estimates
+from .run_covers import pool_token_tables, short_span_share, token_cover_table
+from .run_percentiles import percentile_variants
 
 __all__ = [
-    "PROFILES",
     "REFERENCE_CURVE",
     "CeilingRun",
     "analyse",
     "measured_curve",
-    "corpora_report",
     "short_spans",
-    "ceiling_numbers",
+    "token_level_f",
+    "numbers",
     "paper_figures",
-    "write_ceiling_results",
 ]
-
-#: Everything here is a data property, so both profiles do the same (full) work.
-PROFILES = {
-    "cpu": {
-        "corpora": ("probeedit", "heval-fix-py", "heval-fix-js"),
-        # extensions: the other HumanEvalPack languages and real Flask commits (ch. 3 only)
-        "extra_corpora": (
-            "heval-fix-java",
-            "heval-fix-go",
-            "heval-fix-cpp",
-            "heval-fix-rust",
-            "realedits-flask",
-        ),
-        "min_spans": (1, 2, 4, 8, 16, 32),
-        "tokenizer": "qwen2.5",
-        "kernel_curve": "results/kernel.json",
-        "kernel_model": None,
-    },
-}
-# the paper profile reads the s(N) curve the kernel chapter measured in its paper profile
-PROFILES["paper"] = dict(PROFILES["cpu"], kernel_curve="results/kernel.paper.json")
 
 #: The name of the paper's reconstructed 7B curve in :attr:`CeilingRun.curves`.
 REFERENCE_CURVE = "paper 7B (reconstructed)"
@@ -82,7 +58,7 @@ class CeilingRun:
     Attributes
     ----------
     params : dict
-        The chosen profile (:func:`cadlib.record.params.choose` of :data:`PROFILES`).
+        The chosen profile (:func:`cadlib.record.params.choose` of :data:`.profiles.PROFILES`).
     tokenizer : Tokenizer
         Counts every token of the chapter.
     corpora, unavailable : dict
@@ -94,9 +70,9 @@ class CeilingRun:
         Line-level covers (:func:`cadlib.costs.spans.line_cover`), their Table 2 summaries and the
         flat list of copy-span lengths.
     variants : pandas.DataFrame
-        :func:`~cadlib.chapters.ceiling.percentile_variants` of HEvalFix-Py / JS.
+        :func:`.run_percentiles.percentile_variants` of HEvalFix-Py / JS.
     token_tables : dict of pandas.DataFrame
-        :func:`~cadlib.chapters.ceiling.token_cover_table` per corpus, in ``order``.
+        :func:`.run_covers.token_cover_table` per corpus, in ``order``.
     reference, reference_bounds, reference_bounds_without_s2
         The paper's reconstructed 7B curve and the line-level bounds under it, with and
         without its assumed ``s(2)`` point.
@@ -107,7 +83,7 @@ class CeilingRun:
         Name -> ``(N, s)`` arrays: the reconstructed curve, and the measured one if any.
     bounds_vs_m, pointer, composition : pandas.DataFrame
         :func:`~cadlib.costs.bounds.bounds_vs_m` for every corpus and curve; Appendix L and M
-        (:mod:`cadlib.chapters.ceiling.appendix_estimates`) on the paper's corpora.
+        (:mod:`.run_estimates`) on the paper's corpora.
     """
 
     params: dict
@@ -184,8 +160,8 @@ def analyse(params: Mapping, tokenizer: Tokenizer) -> CeilingRun:
         ],
         ignore_index=True,
     )
-    op_stats = {name: _appendix.op_stats(loaded[name], covers[name]) for name in paper_set}
-    op_stats["pooled"] = _appendix.pool([op_stats[name] for name in paper_set])
+    op_stats = {name: _estimates.op_stats(loaded[name], covers[name]) for name in paper_set}
+    op_stats["pooled"] = _estimates.pool([op_stats[name] for name in paper_set])
     return CeilingRun(
         params=p,
         tokenizer=tok,
@@ -210,34 +186,27 @@ def analyse(params: Mapping, tokenizer: Tokenizer) -> CeilingRun:
         else {},
         curves=curves,
         bounds_vs_m=bvm,
-        pointer=_appendix.pointer_table(op_stats, curves),
-        composition=_appendix.composition_table(op_stats, curves),
+        pointer=_estimates.pointer_table(op_stats, curves),
+        composition=_estimates.composition_table(op_stats, curves),
     )
-
-
-def corpora_report(run: CeilingRun) -> str:
-    """One line per corpus: its case count and source, or why it could not be loaded."""
-    lines = [
-        f"{name:>15}: {len(corpus):>3} cases from {corpus.source.split(':')[0]}"
-        for name, corpus in run.corpora.items()
-    ]
-    lines += [f"{name:>15}: NOT AVAILABLE ({why})" for name, why in run.unavailable.items()]
-    return "\n".join(lines)
 
 
 def _rounded(d: Mapping) -> dict:
     return {k: (round(v, 6) if isinstance(v, float) else v) for k, v in d.items()}
 
 
-def ceiling_numbers(run: CeilingRun) -> dict:
+def numbers(run: CeilingRun, percentile_finding: str) -> dict:
     """The ``numbers`` of ``results/ceiling.json`` (floats rounded to 6 places), which the
-    summary page and the chapter's generated prose (:mod:`.prose`) read."""
+    summary page and the chapter's generated prose (:mod:`.text`) read;
+    ``percentile_finding`` is the finding of the percentile investigation
+    (:func:`.text.percentile_finding` of ``run.variants``), kept with the numbers it reads.
+    """
     order, m = run.order, run.measured
     return {
         "corpora_unavailable": run.unavailable,
         "line": {name: _rounded(run.summary[name]) for name in order},
         "percentile_variants": run.variants.round(4).to_dict(orient="records"),
-        "percentile_finding": percentile_finding(run.variants),  # the chapter's generated text
+        "percentile_finding": percentile_finding,  # the chapter's generated text
         "short_spans_below_8": {name: _rounded(short) for name, short in short_spans(run).items()},
         "token_level_f": {
             name: {int(r.m): round(r.f_tok, 6) for r in table.itertuples()}
@@ -259,8 +228,14 @@ def ceiling_numbers(run: CeilingRun) -> dict:
 
 
 def short_spans(run: CeilingRun, threshold: int = 8) -> dict:
-    """:func:`~cadlib.chapters.ceiling.short_span_share` of every corpus, in table order."""
+    """:func:`.run_covers.short_span_share` of every corpus, in table order."""
     return {name: short_span_share(run.spans[name], threshold) for name in run.order}
+
+
+def token_level_f(run: CeilingRun) -> dict:
+    """Corpus -> ``{m: f_tok}`` of the token-level covers (as :func:`.text.token_level_finding`
+    reads them)."""
+    return {name: dict(zip(t.m, t.f_tok, strict=True)) for name, t in run.token_tables.items()}
 
 
 def paper_figures() -> dict:
@@ -273,9 +248,3 @@ def paper_figures() -> dict:
         "appendix_l": _paper.APPENDIX_L,
         "appendix_m": _paper.APPENDIX_M,
     }
-
-
-def write_ceiling_results(ch: Chapter, run: CeilingRun, numbers: Mapping | None = None) -> Path:
-    """Write ``results/ceiling.json`` (via :meth:`cadlib.record.session.Chapter.write`)."""
-    numbers = ceiling_numbers(run) if numbers is None else numbers
-    return ch.write(dict(numbers), paper_figures(), model=None, tokenizer=run.tokenizer.name)

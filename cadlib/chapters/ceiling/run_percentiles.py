@@ -2,8 +2,8 @@
 
 :func:`percentile_variants` recomputes p50 / p95 under every percentile definition numpy
 offers, other span populations and other ways of forming the span list
-(:data:`SPAN_VARIANTS`); :func:`percentile_table` lays them out beside the paper's row and
-:func:`percentile_matches` names the variants that give the paper's figures.
+(:data:`SPAN_VARIANTS`); :func:`.show.percentile_table` lays them out beside the paper's row
+and :func:`.show.percentile_matches` names the variants that give the paper's figures.
 """
 
 from __future__ import annotations
@@ -14,13 +14,12 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from cadlib import paper as _paper
 from cadlib.cases import EditCase
 from cadlib.costs.spans import as_tokenizer as _tok
 from cadlib.models.tokenizer import Tokenizer
 from cadlib.resolver import doc_lines
 
-__all__ = ["SPAN_VARIANTS", "percentile_variants", "percentile_table", "percentile_matches"]
+__all__ = ["SPAN_VARIANTS", "percentile_variants"]
 
 
 def _blocks(a: list[str], b: list[str], autojunk: bool = False):
@@ -138,39 +137,3 @@ def percentile_variants(
             spans = [n for s in spans_per_case for n in s]
             add("3 span formation", variant, "linear", spans, spans)
     return pd.DataFrame(rows)
-
-
-_STATS = ("K", "mean", "p50", "p95")
-
-
-def percentile_table(variants: pd.DataFrame, paper: Mapping = _paper.TABLE2) -> pd.DataFrame:
-    """:func:`percentile_variants` wide: one row per (family, variant, method), columns
-    ``"<corpus> <K|mean|p50|p95>"``, and a last row ``("paper", "Table 2", "")``."""
-    corpora = list(dict.fromkeys(variants.corpus))
-    wide = variants.pivot_table(
-        index=["family", "variant", "method"],
-        columns="corpus",
-        values=["p50", "p95", "K", "mean"],
-        sort=False,
-    )
-    wide.columns = [f"{corpus} {stat}" for stat, corpus in wide.columns]
-    wide = wide[[f"{c} {s}" for c in corpora for s in _STATS]]
-    paper_row = {f"{c} {s}": paper[c][s] for c in corpora for s in _STATS}
-    wide.loc[("paper", "Table 2", ""), :] = pd.Series(paper_row)
-    return wide
-
-
-def percentile_matches(wide: pd.DataFrame, paper: Mapping = _paper.TABLE2) -> str:
-    """Two lines: the variants of :func:`percentile_table` whose p50, and whose p95, rounded,
-    equal the paper's on every corpus of the table (or ``none``)."""
-    corpora = list(dict.fromkeys(c.rsplit(" ", 1)[0] for c in wide.columns))
-    hits = wide.drop(index=("paper", "Table 2", ""))
-
-    def matches(row, stat):
-        return all(round(row[f"{c} {stat}"]) == paper[c][stat] for c in corpora)
-
-    return "\n".join(
-        f"variants matching the paper's {stat} on both corpora: "
-        + str([" / ".join(i) for i, r in hits.iterrows() if matches(r, stat)] or "none")
-        for stat in ("p50", "p95")
-    )

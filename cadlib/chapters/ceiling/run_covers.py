@@ -15,13 +15,11 @@ import pandas as pd
 from tqdm import tqdm
 
 from cadlib.cases import EditCase
-from cadlib.corpora import CORPUS_LABELS
 from cadlib.costs.spans import as_tokenizer as _tok
 from cadlib.models.tokenizer import Tokenizer
 from cadlib.oracle import greedy_cover, longest_matches
 
 __all__ = [
-    "CORPUS_LABELS",
     "short_span_share",
     "token_cover_table",
     "pool_token_tables",

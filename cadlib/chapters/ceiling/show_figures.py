@@ -1,9 +1,8 @@
-"""The ceiling chapter's figures: span-length histograms, token-level cover against ``m``, and
-the bounds against ``m`` (paper §4.2, App. D, J).
+"""Chapter 3's figures: span-length histograms, token-level cover against ``m``, and the bounds
+against ``m`` (paper §4.2, App. D, J).
 
-Each takes the :class:`~cadlib.chapters.ceiling.CeilingRun` of
-:func:`~cadlib.chapters.ceiling.analyse` and returns the matplotlib figure (a notebook shows it at
-the end of the cell).
+Each takes the :class:`.run.CeilingRun` of :func:`.run.analyse` and returns the matplotlib
+figure (a notebook shows it at the end of the cell).
 """
 
 from __future__ import annotations
@@ -11,10 +10,10 @@ from __future__ import annotations
 import numpy as np
 
 from cadlib import paper as _paper
+from cadlib.corpora import CORPUS_LABELS
 from cadlib.record.style import finish_axes
 
-from .chapter import CeilingRun
-from .covers import CORPUS_LABELS
+from .run import CeilingRun
 
 __all__ = ["plot_span_histograms", "plot_token_cover", "plot_bounds_vs_m"]
 
