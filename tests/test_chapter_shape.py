@@ -122,4 +122,21 @@ def test_each_notebook_opens_one_chapter_package_from_its_parameters(card):
     assert chapters == {package}, f"{card.notebook} imports chapters {sorted(chapters)}"
     assert re.search(r"session\.start\(\w+\.CARD, \w+\.profiles\.PROFILES, globals\(\)", code)
     assert not re.search(r"\bnumbers\[[^\]]+\]\s*=|\bnumbers\.update\(|\bnumbers\s*=\s*\{", code)
-    assert not re.search(r"\bprofile=profile\b", code), "pass P, not profile beside it"
+    beside = re.search(r"[(,]\s*(ch\.)?P\s*,[^()]*\bprofile(=profile)?\s*[,)]", code)
+    assert not beside, f"pass P, not profile beside it: {beside.group(0)}"
+
+
+def test_cards_profiles_and_headlines_import_no_torch():
+    """What the pages and ``cad check-models`` read of every chapter (its card, profiles and
+    headlines) loads without torch: a fresh interpreter imports them all and has not loaded it."""
+    import subprocess
+    import sys
+
+    roles = [
+        f"cadlib.chapters.{c}.{r}" for c in CHAPTERS for r in ("card", "profiles", "headlines")
+    ]
+    code = f"import sys, importlib; [importlib.import_module(m) for m in {roles!r}]; " + (
+        "print(sorted(m for m in ('torch', 'transformers') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

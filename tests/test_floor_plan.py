@@ -137,3 +137,26 @@ def test_every_cadlib_name_the_makefile_and_docs_run_exists():
                 if not hasattr(module, name) and importlib.util.find_spec(f"{mod}.{name}") is None:
                     missing.append(f"{path.name}: from {mod} import {name}")
     assert not missing, missing
+
+
+def test_the_record_floor_reads_no_chapter_and_no_page():
+    """``cadlib.record`` is what every chapter and wing runs and writes with: it imports no
+    chapter and no page (the pages read it, never the other way)."""
+    found = {
+        (module_name(path)[0], name)
+        for path in (PACKAGE / "record").rglob("*.py")
+        for name in imported(path)
+        if room(name) in ("book", "chapters") or room(name).startswith("chapters.")
+    }
+    assert found == set(), sorted(found)
+
+
+def test_no_formatter_escape_remains():
+    """``ruff format`` sets every line (``make lint`` checks it); nothing opts out of it."""
+    marked = [
+        str(p.relative_to(PACKAGE.parent))
+        for folder in (PACKAGE, PACKAGE.parent / "tests")
+        for p in folder.rglob("*.py")
+        if "# fmt" + ": skip" in p.read_text()  # spelled apart, so this file does not match
+    ]
+    assert marked == []

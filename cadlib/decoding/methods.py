@@ -47,7 +47,6 @@ __all__ = [
     "DRAFTED_SETTING",
     "TIMED",
     "COPY_AS_DECODE",
-    "TIMED_PLD",
     "CaseInputs",
     "prepare",
     "timed_sample",
@@ -71,12 +70,6 @@ DRAFTED, DRAFTED_SETTING = "Copy-as-Decode +drafts", "m=0 +cursor +headers"
 TIMED = (*METHODS, DRAFTED)
 #: The Copy-as-Decode decoders among them (a goal takes the faster one as built).
 COPY_AS_DECODE = ("Copy-as-Decode", DRAFTED)
-#: The prompt-lookup setting ``(K, n)`` of the timed runs (``pld_num_tokens``, ``pld_max_ngram``):
-#: the rival at its best, the setting of :data:`cadlib.costs.accounting.PLD_GRID` with the fewest
-#: forwards on each of the accounted corpora (and the fewest predicted seconds; chapter 6 §2b
-#: prints the best per corpus of each run). It was K=10 n=2 (``transformers``' default n-gram
-#: size) until the accounting showed that setting behind K=40 n=3 on every corpus.
-TIMED_PLD = (40, 3)
 
 
 # --------------------------------------------------------------------------------------------

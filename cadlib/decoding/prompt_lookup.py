@@ -14,12 +14,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 __all__ = [
+    "TIMED_PLD",
     "first_occurrences",
     "ngram_index",
     "lookup_draft",
     "NgramIndex",
     "cursor_lookup",
 ]
+
+#: The prompt-lookup setting ``(K, n)`` of the timed runs (``pld_num_tokens``, ``pld_max_ngram``):
+#: the rival at its best, the setting of :data:`cadlib.costs.accounting.PLD_GRID` with the fewest
+#: forwards on each of the accounted corpora (and the fewest predicted seconds; chapter 6 §2b
+#: prints the best per corpus of each run). It was K=10 n=2 (``transformers``' default n-gram
+#: size) until the accounting showed that setting behind K=40 n=3 on every corpus.
+TIMED_PLD = (40, 3)
 
 
 def first_occurrences(seq: Sequence[int], n: int) -> dict[tuple, int]:

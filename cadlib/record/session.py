@@ -94,33 +94,29 @@ RUN_NAMES = ("profile", "seed", "device", "resume")
 
 
 def start(
-    card: Card | str,
+    card: Card,
     profiles: Mapping[str, Mapping],
-    namespace: Mapping | str,
+    namespace: Mapping,
     *,
     choose: Callable[..., dict] | None = None,
-    **legacy,
 ) -> Chapter:
     """Start the chapter of ``card`` from its notebook's parameters cell: ``namespace`` is the
     notebook's ``globals()``, whose ``profile``, ``seed``, ``device`` and ``resume``
     (:data:`RUN_NAMES`) start the run and whose names that are keys of ``profiles`` override
     the profile's values where they are not ``None`` (:func:`cadlib.record.params.choose`,
-    which also rejects an unknown profile or a mistyped papermill ``-p`` name). A chapter whose
-    card ``records`` gets its :class:`~cadlib.record.replay.Recorder` (``resume``: records
-    already written are read back).
+    which also rejects an unknown profile or a mistyped papermill ``-p`` name). Only values a
+    parameters cell can hold are read (literals: ``None``, numbers, strings and containers of
+    them), so a cell re-run in a live kernel never passes a loaded model in as ``model``. A
+    chapter whose card ``records`` gets its :class:`~cadlib.record.replay.Recorder`
+    (``resume``: records already written are read back).
 
     ``choose``: a chapter's own chooser, called as ``choose(profile, **overrides)``, where the
     chapter normalizes overrides or checks values beyond ``params.choose`` (chapter 7's);
     it must choose from the same ``profiles``.
-
-    (Transitional: ``start(name, profiles, profile, seed=..., record=..., **overrides)``, the
-    form of the notebooks not yet moved to their chapter package, is still accepted.)
     """
     started = time.perf_counter()
-    if isinstance(card, str):
-        return _start_named(card, profiles, namespace, started, choose=choose, **legacy)
-    keys = set().union(*(set(p) for p in profiles.values()))
-    overrides = {k: v for k, v in namespace.items() if k in keys and k not in RUN_NAMES}
+    keys = set().union(*(set(p) for p in profiles.values())) - set(RUN_NAMES)
+    overrides = {k: v for k, v in namespace.items() if k in keys and _is_parameter(v)}
     profile = namespace["profile"]
     if choose is None:
         P = _params.choose(profiles, profile, **overrides)
@@ -139,23 +135,12 @@ def start(
     )
 
 
-def _start_named(
-    name: str,
-    profiles: Mapping[str, Mapping],
-    profile: str,
-    started: float,
-    *,
-    seed: int = 0,
-    device: str = "auto",
-    record: bool = False,
-    resume: bool = False,
-    choose: Callable[..., dict] | None = None,
-    **overrides,
-) -> Chapter:
-    if choose is None:
-        P = _params.choose(profiles, profile, **overrides)
-    else:
-        _params.check_choice("profile", profile, profiles)
-        P = choose(profile, **overrides)
-    rec = Recorder(name, profile, resume=resume) if record else None
-    return Chapter(name=name, P=P, seed=seed, device=device, rec=rec, started=started)
+def _is_parameter(value) -> bool:
+    """Whether ``value`` is what a papermill parameters cell can assign: a literal."""
+    if value is None or isinstance(value, bool | int | float | str):
+        return True
+    if isinstance(value, list | tuple | set | frozenset):
+        return all(_is_parameter(v) for v in value)
+    if isinstance(value, dict):
+        return all(_is_parameter(k) and _is_parameter(v) for k, v in value.items())
+    return False

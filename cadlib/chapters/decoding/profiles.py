@@ -5,7 +5,7 @@ path)."""
 
 from __future__ import annotations
 
-from cadlib.decoding.methods import TIMED_PLD
+from cadlib.decoding.prompt_lookup import TIMED_PLD
 
 __all__ = ["ACCOUNTED", "PROFILES"]
 

@@ -27,10 +27,10 @@ from cadlib.decoding import token_boundaries
 from cadlib.decoding.methods import (
     DRAFTED,
     DRAFTED_SETTING,
-    TIMED_PLD,
     prepare,
     timed_sample,
 )
+from cadlib.decoding.prompt_lookup import TIMED_PLD
 from cadlib.models import (
     load_model,
     load_tokenizer,

@@ -12,10 +12,10 @@ from cadlib.decoding.decoder import CopyDecoder
 from cadlib.decoding.methods import (
     METHODS,
     TIMED,
-    TIMED_PLD,
     CopyAsDecode,
     make_methods,
 )
+from cadlib.decoding.prompt_lookup import TIMED_PLD
 from cadlib.record.results import read_results_file
 
 from .profiles import TEST

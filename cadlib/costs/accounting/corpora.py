@@ -176,7 +176,7 @@ def forwards_summary(
 
 def setting_grid(rows: pd.DataFrame) -> pd.DataFrame:
     """Pooled decode forwards per gold id of every prompt-lookup setting, per corpus (rows:
-    ``K=.. n=..``; the book's timed runs use :data:`cadlib.decoding.methods.TIMED_PLD`):
+    ``K=.. n=..``; the book's timed runs use :data:`cadlib.decoding.prompt_lookup.TIMED_PLD`):
     how much the rival's best depends on its setting."""
     pld = rows[rows.method == "prompt lookup"]
     tot = pld.groupby(["setting", "corpus"], sort=False)[["forwards", "T"]].sum()
