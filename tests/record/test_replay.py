@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from test_decoding_report import CASES, PARAMS
+from chapters.test_decoding_report import CASES, PARAMS
 
 from cadlib.chapters import decoding as D
 from cadlib.decoding.decoder import ForwardRecord, Trace

@@ -3,7 +3,7 @@ text_stdlib, show_stdlib, run_evidence): the sample's Markdown, the committed ru
 the cost figure's data."""
 
 import pandas as pd
-from test_fim_stdlib import SOURCES
+from fim.test_fim_stdlib import SOURCES
 
 from cadlib.chapters import fim_constraint as FX
 from cadlib.fim import stdlib as S

@@ -46,7 +46,7 @@ def test_the_hf_build_of_qwen25_gives_the_same_ids_on_ordinary_text():
     from cadlib.models.tokenizer import QWEN25_SPECIAL, qwen25_hf_tokenizer
 
     hf, ours = qwen25_hf_tokenizer(), qwen25_tokenizer()
-    source = (Path(__file__).parent.parent / "cadlib" / "decoding" / "decoder.py").read_text()
+    source = (Path(__file__).parents[2] / "cadlib" / "decoding" / "decoder.py").read_text()
     rng = random.Random(0)
     for _ in range(200):
         start = rng.randrange(len(source))

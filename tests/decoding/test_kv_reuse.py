@@ -3,7 +3,7 @@ re-rotation, the decoder's reuse forwards, and the accounting's prediction of th
 
 import pytest
 import torch
-from test_accounting import DOC, GOLD, predicted, traced
+from costs.test_accounting import DOC, GOLD, predicted, traced
 
 from cadlib.corpora import EditCase, load_corpus
 from cadlib.costs import accounting as A

@@ -5,9 +5,9 @@ output byte for byte and exactly the forwards the accounting predicts for the co
 
 import pytest
 import torch
+from costs.test_accounting import observed, predicted
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_accounting import observed, predicted
 
 from cadlib.corpora import EditCase, load_corpus
 from cadlib.costs import accounting as A

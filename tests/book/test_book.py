@@ -22,7 +22,7 @@ import yaml
 
 PlaywrightTimeout = pytest.importorskip("playwright.sync_api").TimeoutError
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 HTML = ROOT / "_build" / "html"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARGS = [
