@@ -160,3 +160,36 @@ def test_no_formatter_escape_remains():
         if "# fmt" + ": skip" in p.read_text()  # spelled apart, so this file does not match
     ]
     assert marked == []
+
+
+def _module_imports(module: str, path: Path, is_package: bool, known: set[str]) -> set[str]:
+    """The ``cadlib`` modules ``module``'s top-level statements import (a name imported from a
+    package counts as that package unless it is a submodule)."""
+    found = set()
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                package = module.split(".") if is_package else module.split(".")[:-1]
+                package = package[: len(package) - (node.level - 1)]
+                base = ".".join(package + ([node.module] if node.module else []))
+            found |= {
+                f"{base}.{a.name}" if f"{base}.{a.name}" in known else base for a in node.names
+            }
+        elif isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+    return {m for m in found if m in known and m != module}
+
+
+def test_no_import_circle():
+    """Issue 48: no two ``cadlib`` modules import each other, directly or round a circle, at
+    module level (``tokenizers`` and ``models.tokenizer`` once did)."""
+    import graphlib
+
+    paths = {module_name(p): p for p in PACKAGE.rglob("*.py")}
+    known = {name for name, _ in paths}
+    graph = {
+        name: _module_imports(name, path, is_package, known)
+        for (name, is_package), path in paths.items()
+    }
+    graphlib.TopologicalSorter(graph).prepare()  # raises CycleError naming the circle

@@ -78,7 +78,8 @@ PROFILES = {
         sweep_files=3,
     ),
     # CI's check of the paper path (make test-smoke): the local stand-in for a hub model
-    # and the checkpoint chapter 7's smoke run wrote (cadlib.chapters.sft_pilot.SMOKE_CHECKPOINTS).
+    # and the checkpoint chapter 7's smoke run wrote
+    # (cadlib.chapters.sft_pilot.profiles.SMOKE_CHECKPOINTS).
     "smoke": dict(
         model="qwen2-smoke",
         checkpoint="_build/smoke/checkpoints/sft-qwen2-smoke-py-s0",

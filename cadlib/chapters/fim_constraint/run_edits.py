@@ -56,7 +56,7 @@ class GenBodyMask(IncrementalMask):
     the program valid.
 
     A :class:`~cadlib.decoding.processors.MaskProcessor` (through
-    :class:`~cadlib.fim.mask.IncrementalMask`) whose ids are the body's ids so far (no
+    :class:`~cadlib.fim.logits.IncrementalMask`) whose ids are the body's ids so far (no
     prompt): the decoder's body hook calls it on one row, ``(body ids, scores (V,))``.
 
     Parameters

@@ -16,7 +16,9 @@ TOLERANCES: list[tuple[str, R.Tolerance]] = [
     ("numbers.agreement.*", R.DECISION_RATIO),  # rates and intervals of greedy decisions
     (
         "numbers.verdict.threshold",
-        R.Tolerance("exact", "the acceptance threshold declared in cadlib.chapters.kv_reuse"),
+        R.Tolerance(
+            "exact", "the acceptance threshold declared in cadlib.chapters.kv_reuse.profiles"
+        ),
     ),
     ("numbers.verdict.rates.*", R.DECISION_RATIO),
     ("numbers.timing*", R.TIMING),

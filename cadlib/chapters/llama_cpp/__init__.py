@@ -6,7 +6,7 @@ llama.cpp with the file as shipped (Q4_1) and converted to F16 weights
 
 * the kernel curve ``s(N) = T_AR(N) / T_PP(N)`` (:func:`.run.kernel_curves`: chapter 2's timer,
   :mod:`cadlib.costs.kernel_timing`, which runs on any engine);
-* three methods along each case's gold (as chapter 6, :mod:`cadlib.chapters.decoding.measure`,
+* three methods along each case's gold (as chapter 6, :mod:`cadlib.chapters.decoding.run_timing`,
   with the same code: :mod:`cadlib.decoding.methods` runs on any engine), timed interleaved by
   :func:`cadlib.costs.method_timing.time_methods`: autoregressive, prompt lookup with each
   engine's own n-gram drafter (on llama.cpp the binding's ``LlamaPromptLookupDecoding``,

@@ -52,8 +52,8 @@ def _same_ids(port: str, paper_ids) -> Callable[[dict], float]:
 
 def _common_single(names) -> Callable[[dict], float]:
     """Literals that are one token under every tokenizer of ``names`` (as
-    ``cadlib.chapters.portability.single_token_everywhere``, without importing it: it needs
-    torch)."""
+    ``cadlib.chapters.losslessness.run_portability.single_token_everywhere``, without importing
+    it: it needs torch)."""
 
     def count(numbers):
         per = [numbers["portability"][n]["literals"]["n_ids"] for n in names]
