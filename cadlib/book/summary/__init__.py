@@ -19,7 +19,8 @@ its public API; the verdict names live in :mod:`cadlib.book.verdicts`):
                :func:`setting_table`, :func:`chapter_runtimes`
 ``render``     the page: :func:`plot_ratios`, :func:`headline_html`, :func:`setting_html`,
                :func:`beyond_markdown`
-``forward_costs``  one SmolLM2 forward timed by several chapters, side by side
+``forward_costs``
+               one SmolLM2 forward timed by several chapters, side by side
 """
 
 from .headlines import all_headlines, beyond_the_paper
