@@ -14,6 +14,7 @@ from cadlib import models  # torch-free: its loading half is imported when first
 from cadlib.decoding.cpu_threads import default_threads, passive_openmp
 from cadlib.decoding.kv_reuse import COPY_KV_MODES, check_copy_kv
 from cadlib.grammar import ProgramSyntaxError, parse_program
+from cadlib.models import ENGINE_KINDS, GGUF_TYPES
 from cadlib.resolver import ResolveError, resolve
 
 from .common import (
@@ -26,16 +27,7 @@ from .common import (
     write_output,
 )
 
-__all__ = ["ENGINES", "GGUF_TYPES", "EDIT_HELP", "add_edit_command"]
-
-#: The engines ``cad edit --engine`` accepts: :data:`cadlib.decoding.engines.ENGINE_KINDS`
-#: (not imported here: the engines import torch, which ``cad edit --help`` and the other
-#: commands do not need; a test checks the two agree).
-ENGINES = ("transformers", "llama.cpp")
-
-#: ``cad edit --gguf-type``: :data:`cadlib.decoding.engines.GGUF_TYPES` (not imported here, as
-#: above; a test checks the two agree).
-GGUF_TYPES = ("f16", "f32")
+__all__ = ["EDIT_HELP", "add_edit_command"]
 
 EDIT_HELP = """\
 Edit DOC with Copy-as-Decode: the model writes an edit program (copy line ranges of DOC,
@@ -331,13 +323,13 @@ def add_edit_command(sub, epilog: str) -> None:
     )
     p.add_argument(
         "--engine",
-        choices=ENGINES,
+        choices=ENGINE_KINDS,
         default="transformers",
         help="what runs the model (default: transformers)",
     )
     p.add_argument(
         "--gguf-type",
-        choices=GGUF_TYPES,
+        choices=sorted(GGUF_TYPES),
         help="llama.cpp: run the GGUF file converted to these weights (once, cached; "
         "on a CPU they make copy splices several times faster and one-id steps "
         "slower than the packaged Q4_1 file: chapter 6b)",

@@ -11,6 +11,8 @@ import socket
 from pathlib import Path
 
 __all__ = [
+    "ENGINE_KINDS",
+    "GGUF_TYPES",
     "SMOLLM2",
     "QWEN25_SHAPES",
     "MODEL_NAMES",
@@ -30,6 +32,14 @@ __all__ = [
 
 
 SMOLLM2 = "smollm2-135m-instruct"
+
+#: The engines a model runs on (:func:`cadlib.decoding.engines.load_engine`; ``cad edit
+#: --engine``), named here, without torch, so the shell's checks need no engine imported.
+ENGINE_KINDS = ("transformers", "llama.cpp")
+
+#: The weight types llama.cpp rewrites a GGUF file into (``cad edit --gguf-type``;
+#: :func:`cadlib.decoding.engines.converted_gguf`): our name -> llama.cpp's ftype constant.
+GGUF_TYPES = {"f16": "LLAMA_FTYPE_MOSTLY_F16", "f32": "LLAMA_FTYPE_ALL_F32"}
 
 
 TINY = "tiny-random"

@@ -12,7 +12,6 @@ import sys
 import pytest
 
 from cadlib import cli, models
-from cadlib.cli import edit as cli_edit
 from cadlib.cli import main
 from cadlib.grammar import parse_program
 from cadlib.resolver import resolve
@@ -85,13 +84,6 @@ def test_edit_help_and_tokens_import_no_torch(doc):
         [sys.executable, "-c", code, str(doc)], capture_output=True, text=True, check=True
     )
     assert out.stdout.strip() == "False"
-
-
-def test_engines_and_gguf_types_are_the_engines():
-    from cadlib.decoding import engines
-
-    assert cli_edit.ENGINES == engines.ENGINE_KINDS
-    assert cli_edit.GGUF_TYPES == tuple(sorted(engines.GGUF_TYPES))
 
 
 @pytest.mark.parametrize(

@@ -18,13 +18,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cadlib.models import SMOLLM2, STAND_INS, gguf_in, load_model, set_threads, smollm2_gguf_path
+from cadlib.models import (
+    ENGINE_KINDS,
+    SMOLLM2,
+    STAND_INS,
+    gguf_in,
+    load_model,
+    set_threads,
+    smollm2_gguf_path,
+)
 
 from .base import Engine, Session
 from .gguf_export import stand_in_gguf
 from .hf import TransformersEngine, TransformersSession
 from .llamacpp import (
-    GGUF_TYPES,
     LlamaCppEngine,
     LlamaCppSession,
     converted_gguf,
@@ -33,14 +40,12 @@ from .llamacpp import (
 )
 
 __all__ = [
-    "ENGINE_KINDS",
     "Engine",
     "Session",
     "TransformersEngine",
     "TransformersSession",
     "LlamaCppEngine",
     "LlamaCppSession",
-    "GGUF_TYPES",
     "converted_gguf",
     "as_engine",
     "load_engine",
@@ -49,9 +54,6 @@ __all__ = [
     "import_llama_cpp",
     "vocab_mismatches",
 ]
-
-#: The engines :func:`load_engine` knows.
-ENGINE_KINDS = ("transformers", "llama.cpp")
 
 
 def as_engine(model_or_engine) -> Engine:

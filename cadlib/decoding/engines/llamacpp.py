@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from cadlib.models import cache_dir, smollm2_gguf_path
+from cadlib.models import GGUF_TYPES, cache_dir, smollm2_gguf_path
 from cadlib.vocab import token_bytes
 
 from .base import Engine, Session
@@ -31,7 +31,6 @@ from .base import Engine, Session
 __all__ = [
     "LlamaCppEngine",
     "LlamaCppSession",
-    "GGUF_TYPES",
     "DRAFT_MAX_IDS",
     "converted_gguf",
     "gguf_piece",
@@ -40,7 +39,6 @@ __all__ = [
 ]
 
 #: Weight types :func:`converted_gguf` writes, as llama.cpp names its file types.
-GGUF_TYPES = {"f16": "LLAMA_FTYPE_MOSTLY_F16", "f32": "LLAMA_FTYPE_ALL_F32"}
 
 #: The draft policy per llama.cpp engine (its :attr:`Engine.draft_max_ids` by engine name):
 #: the caps the committed run of :mod:`cadlib.costs.draft_policy` chose on its development
@@ -63,8 +61,8 @@ def import_llama_cpp():
 
 
 def converted_gguf(path: str | Path, gguf_type: str) -> Path:
-    """``path`` rewritten with its weights in ``gguf_type`` (:data:`GGUF_TYPES`) by llama.cpp's
-    own ``llama_model_quantize``, cached beside the other generated models
+    """``path`` rewritten with its weights in ``gguf_type`` (:data:`cadlib.models.GGUF_TYPES`) by
+    llama.cpp's own ``llama_model_quantize``, cached beside the other generated models
     (``$CADLIB_CACHE``).
 
     Why: on a CPU, llama.cpp multiplies a batch of many ids far faster with float weights
