@@ -5,19 +5,19 @@ import pytest
 from cadlib.record.params import check_choice, check_injected_parameters, choose
 from cadlib.record.results import load_results, write_results
 
-PROFILES = {"cpu": {"n": 2, "model": "small"}, "paper": {"n": 9, "model": "big"}}
+TOY_PROFILES = {"cpu": {"n": 2, "model": "small"}, "paper": {"n": 9, "model": "big"}}
 
 
 def test_choose_applies_non_none_overrides():
-    chosen = choose(PROFILES, "paper", n=None, model="x")
+    chosen = choose(TOY_PROFILES, "paper", n=None, model="x")
     assert chosen == {"n": 9, "model": "x", "profile": "paper"}
 
 
 def test_unknown_profile_and_parameter_list_valid_ones():
     with pytest.raises(ValueError, match="'cpu', 'paper'"):
-        choose(PROFILES, "gpu")
+        choose(TOY_PROFILES, "gpu")
     with pytest.raises(ValueError, match="valid: model, n"):
-        choose(PROFILES, "cpu", epochs=3)
+        choose(TOY_PROFILES, "cpu", epochs=3)
     with pytest.raises(ValueError, match="unknown device 'tpu'"):
         check_choice("device", "tpu", ["auto", "cpu", "cuda"])
 
@@ -53,9 +53,9 @@ def test_choose_checks_the_kernel_history(monkeypatch):
     shell = SimpleNamespace(user_ns={"In": history})
     monkeypatch.setattr(IPython, "get_ipython", lambda: shell)
     with pytest.raises(ValueError, match="n_fuz"):
-        choose(PROFILES, "cpu")
+        choose(TOY_PROFILES, "cpu")
     history[2] = "# Parameters\nn_fuzz = 10\n"
-    assert choose(PROFILES, "cpu")["n"] == 2
+    assert choose(TOY_PROFILES, "cpu")["n"] == 2
 
 
 @pytest.mark.slow

@@ -9,7 +9,7 @@ from cadlib.record import session
 from cadlib.record.card import Card
 from cadlib.record.replay import Recorder
 
-PROFILES = {"cpu": {"n": 2, "corpora": ("a",)}, "paper": {"n": 9, "corpora": ("a", "b")}}
+TOY_PROFILES = {"cpu": {"n": 2, "corpora": ("a",)}, "paper": {"n": 9, "corpora": ("a", "b")}}
 
 
 def _card(name: str, records: bool = False) -> Card:
@@ -18,7 +18,7 @@ def _card(name: str, records: bool = False) -> Card:
 
 def test_start_picks_the_profile_and_its_overrides():
     ns = {"profile": "paper", "seed": 3, "device": "cpu", "n": None, "corpora": ("b",)}
-    ch = session.start(_card("losslessness"), PROFILES, ns)
+    ch = session.start(_card("losslessness"), TOY_PROFILES, ns)
     assert ch.P == {"n": 9, "corpora": ("b",), "profile": "paper"}
     assert ch.profile == "paper" and ch.seed == 3 and ch.device == "cpu" and ch.rec is None
     assert ch.name == "losslessness" and ch.elapsed() >= 0
@@ -26,7 +26,7 @@ def test_start_picks_the_profile_and_its_overrides():
 
 def test_start_rejects_an_unknown_profile():
     with pytest.raises(ValueError, match="unknown profile 'gpu'; valid: 'cpu', 'paper'"):
-        session.start(_card("losslessness"), PROFILES, {"profile": "gpu"})
+        session.start(_card("losslessness"), TOY_PROFILES, {"profile": "gpu"})
 
 
 def test_a_chapter_s_own_chooser_is_used_after_the_profile_check():
@@ -34,17 +34,17 @@ def test_a_chapter_s_own_chooser_is_used_after_the_profile_check():
 
     def own(profile, **overrides):
         calls.append((profile, overrides))
-        return {**PROFILES[profile], "profile": profile, "normalized": True}
+        return {**TOY_PROFILES[profile], "profile": profile, "normalized": True}
 
-    ch = session.start(_card("sft_pilot"), PROFILES, {"profile": "cpu", "n": 5}, choose=own)
+    ch = session.start(_card("sft_pilot"), TOY_PROFILES, {"profile": "cpu", "n": 5}, choose=own)
     assert ch.P["normalized"] and calls == [("cpu", {"n": 5})]
     with pytest.raises(ValueError, match="unknown profile"):
-        session.start(_card("sft_pilot"), PROFILES, {"profile": "gpu"}, choose=own)
+        session.start(_card("sft_pilot"), TOY_PROFILES, {"profile": "gpu"}, choose=own)
 
 
 def test_record_chapters_get_a_recorder():
     ch = session.start(
-        _card("kernel", records=True), PROFILES, {"profile": "paper", "resume": True}
+        _card("kernel", records=True), TOY_PROFILES, {"profile": "paper", "resume": True}
     )
     assert isinstance(ch.rec, Recorder)
     assert (ch.rec.chapter, ch.rec.profile, ch.rec.resume) == ("kernel", "paper", True)
@@ -55,14 +55,14 @@ def test_record_chapters_get_a_recorder():
 )
 def test_write_writes_to_the_results_dir_with_the_params(tmp_path, monkeypatch, profile, name):
     monkeypatch.setenv("CADLIB_RESULTS_DIR", str(tmp_path))
-    ch = session.start(_card("formats"), PROFILES, {"profile": profile, "n": 4})
+    ch = session.start(_card("formats"), TOY_PROFILES, {"profile": profile, "n": 4})
     path = ch.write({"x": 1.5}, {"x": 2}, model=None, tokenizer="qwen2.5", extra_params={"seed": 7})
     assert path == tmp_path / name
     record = json.loads(path.read_text())
     assert record["chapter"] == "formats" and record["profile"] == profile
     assert record["params"] == {
         "n": 4,
-        "corpora": list(PROFILES[profile]["corpora"]),
+        "corpora": list(TOY_PROFILES[profile]["corpora"]),
         "profile": profile,
         "seed": 7,
     }
@@ -77,14 +77,14 @@ def test_start_reads_the_parameters_cell_from_the_namespace():
     not profile keys (imports, helpers) are ignored."""
     card = Card("kernel", "2", "02_kernel", "t", "q?", records=True)
     ns = {"profile": "paper", "seed": 3, "device": "cpu", "n": 4, "corpora": None, "json": json}
-    ch = session.start(card, PROFILES, ns)
+    ch = session.start(card, TOY_PROFILES, ns)
     assert ch.P == {"n": 4, "corpora": ("a", "b"), "profile": "paper"}
     assert (ch.seed, ch.device, ch.name) == (3, "cpu", "kernel")
     assert isinstance(ch.rec, Recorder) and not ch.rec.resume
     plain = Card("formats", "4", "04_formats", "t", "q?")
-    assert session.start(plain, PROFILES, {"profile": "cpu"}).rec is None
+    assert session.start(plain, TOY_PROFILES, {"profile": "cpu"}).rec is None
     with pytest.raises(ValueError, match="unknown profile 'gpu'"):
-        session.start(card, PROFILES, {"profile": "gpu"})
+        session.start(card, TOY_PROFILES, {"profile": "gpu"})
 
 
 def test_the_registry_lists_every_chapter_once_with_its_notebook():
@@ -102,7 +102,7 @@ def test_the_registry_lists_every_chapter_once_with_its_notebook():
 
 def test_case_records_are_one_compact_json_object_a_line_beside_the_results(tmp_path, monkeypatch):
     monkeypatch.setenv("CADLIB_RESULTS_DIR", str(tmp_path))
-    ch = session.start(_card("kernel"), PROFILES, {"profile": "paper"})
+    ch = session.start(_card("kernel"), TOY_PROFILES, {"profile": "paper"})
     path = ch.write_cases([{"case": "Python/0", "text": "é", "n": 1}, {"case": "b"}])
     assert path == tmp_path / "kernel.paper.cases.jsonl"
     assert (
@@ -113,5 +113,5 @@ def test_case_records_are_one_compact_json_object_a_line_beside_the_results(tmp_
 def test_start_reads_only_literals_so_a_rerun_cell_never_passes_a_loaded_object():
     loaded = object()  # what a later cell may have bound to a parameter's name
     ns = {"profile": "cpu", "n": loaded, "corpora": ["x", ("y", 1)]}
-    ch = session.start(_card("kernel"), PROFILES, ns)
+    ch = session.start(_card("kernel"), TOY_PROFILES, ns)
     assert ch.P["n"] == 2 and ch.P["corpora"] == ["x", ("y", 1)]
