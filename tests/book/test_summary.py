@@ -382,3 +382,17 @@ def test_chapter_runtimes_time_the_recorded_runs_not_their_replays():
             assert row.measured == round(span / 60, 1)
         assert row["cpu profile"] > 0
     assert table["cpu profile"].sum() > 10  # the committed cpu runs took minutes, not seconds
+
+
+def test_every_chapter_beyond_the_paper_is_listed_as_such(monkeypatch):
+    """A chapter whose card names no section of the paper (6b, 6c, 8) appears in the summary's
+    "beyond the paper" list, with its own entries or, without any, its question (issue 49)."""
+    from cadlib.chapters import cards
+
+    beyond = {card.notebook for card in cards() if not card.paper}
+    assert beyond  # 6b, 6c and 8 today
+    assert beyond <= {stem for stem, _ in S.beyond_the_paper()}
+    monkeypatch.setattr(headlines, "chapter_values", lambda role, attribute: {})
+    listed = dict(S.beyond_the_paper())
+    assert set(listed) == beyond  # a chapter with a paper section and no entry is not listed
+    assert all(text.startswith("the whole chapter: ") for text in listed.values())
