@@ -45,3 +45,19 @@ def test_the_html_table_fits_the_column_and_keeps_every_row():
     t = t.assign(source="x", attention="eager", recorded="2026-12-03")
     html = FC.forward_cost_html(t)
     assert 'class="cad-fit' in html and html.count("<tr>") == 3 and ">40.0<" in html
+
+
+def test_each_row_reads_the_run_its_chapter_shows_not_the_cpu_profile():
+    """Chapter 6 shows its ``full`` run: the one-forward check reads that one (issue 49)."""
+    from cadlib.chapters import shown_results
+
+    shown = shown_results()
+    t = FC.one_id_forward_table()
+    for r in t.itertuples():
+        chapter = {"2": "kernel", "6": "decoding", "6b": "llama_cpp"}[r.chapter.split()[0]]
+        assert r.run == shown[chapter]
+    cpu = FC.one_id_forward_table({"decoding": "decoding.json"})
+    if "6 (decoding)" in set(t.chapter) and shown["decoding"] != "decoding.json":
+        full_ms = t.set_index("chapter").loc["6 (decoding)", "one_id_forward_ms"]
+        cpu_ms = cpu.set_index("chapter").loc["6 (decoding)", "one_id_forward_ms"]
+        assert full_ms != cpu_ms  # another run, read from its own records

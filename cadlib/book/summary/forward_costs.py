@@ -5,7 +5,8 @@ Chapters 2, 6 and 6b each time SmolLM2-135M-Instruct's one-id forward on the CPU
 harness: chapter 2's fixed costs (``tau`` at context ``P``), chapter 6's forward-cost grid
 (interpolated at the same context) and chapter 6b's ``transformers`` engine (one autoregressive
 step of its s(N) sweep at its ``kernel_P``); each chapter's ``headlines.one_id_forward`` reads
-its row from its results. :func:`one_id_forward_table` puts them side by side
+its row from the results of the run the chapter shows (chapter 6's ``full`` run, not its cpu
+profile). :func:`one_id_forward_table` puts them side by side
 with what differs between the harnesses (attention, torch threads) and the load each run
 recorded (:mod:`cadlib.record.provenance`); :func:`forward_cost_reading` says whether they agree.
 """
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from cadlib.chapters import chapter_values
+from cadlib.chapters import chapter_values, shown_results
 from cadlib.record.provenance import load_label
 from cadlib.record.results import read_results_file, results_name
 
@@ -53,18 +54,22 @@ def forward_row(
     )
 
 
-def one_id_forward_table() -> pd.DataFrame:
-    """One row per chapter that timed SmolLM2's one-id forward (committed cpu runs; each
-    chapter's ``headlines.one_id_forward``, in book order): its context, milliseconds,
-    attention, torch threads, recorded load and date. The first row's context is handed to the
-    later chapters (chapter 6 reads its grid at chapter 2's context, so the two compare at the
-    same length)."""
+def one_id_forward_table(shown: dict[str, str] | None = None) -> pd.DataFrame:
+    """One row per chapter that timed SmolLM2's one-id forward (each chapter's
+    ``headlines.one_id_forward``, in book order), read from the run the chapter shows
+    (``shown``: ``{chapter: results file name}``, default
+    :func:`cadlib.chapters.shown_results`, so chapter 6's row is its ``full`` run, not the cpu
+    one): the results file, context, milliseconds, attention, torch threads, recorded load and
+    date. The first row's context is handed to the later chapters (chapter 6 reads its grid at
+    chapter 2's context, so the two compare at the same length)."""
+    shown = shown_results() if shown is None else shown
     rows, context = [], None
     for chapter, reader in chapter_values("headlines", "one_id_forward").items():
-        record = read_results_file(results_name(chapter))
+        name = shown.get(chapter, results_name(chapter))
+        record = read_results_file(name)
         row = reader(record, context or _DEFAULT_CONTEXT) if record else None
         if row:
-            rows.append(row)
+            rows.append({**row, "run": name})
             context = context or row["context"]
     return pd.DataFrame(rows)
 
@@ -106,8 +111,11 @@ def forward_cost_html(table: pd.DataFrame) -> str:
     view = table.assign(one_id_forward_ms=table.one_id_forward_ms.round(1)).rename(
         columns={"one_id_forward_ms": "ms", "torch_threads": "threads"}
     )
+    if "run" in view:  # the results file beside its chapter
+        view = view[["chapter", "run", *(c for c in view.columns if c not in ("chapter", "run"))]]
     widths = {
         "chapter": 12,
+        "run": 16,
         "source": 24,
         "context": 8,
         "ms": 7,

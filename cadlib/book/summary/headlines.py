@@ -9,7 +9,7 @@ headlines modules import :mod:`cadlib.book`.
 
 from __future__ import annotations
 
-from cadlib.chapters import card_of, chapter_values
+from cadlib.chapters import cards, chapter_values
 
 from .spec import Headline
 
@@ -23,9 +23,14 @@ def all_headlines() -> tuple[Headline, ...]:
 
 def beyond_the_paper() -> tuple[tuple[str, str], ...]:
     """``(notebook stem, what it adds)`` for every entry of each chapter's
-    ``headlines.BEYOND_THE_PAPER``, in book order (shown on the summary page)."""
-    return tuple(
-        (card_of(name).notebook, text)
-        for name, texts in chapter_values("headlines", "BEYOND_THE_PAPER").items()
-        for text in texts
-    )
+    ``headlines.BEYOND_THE_PAPER``, in book order (shown on the summary page). A chapter that
+    re-derives nothing of the paper (its card names no section) and declares no entry is listed
+    with its question, so no chapter beyond the paper is missing from the list."""
+    declared = chapter_values("headlines", "BEYOND_THE_PAPER")
+    rows = []
+    for card in cards():
+        texts = declared.get(card.name, ())
+        if not texts and not card.paper:
+            texts = (f"the whole chapter: {card.question[:1].lower()}{card.question[1:]}",)
+        rows.extend((card.notebook, text) for text in texts)
+    return tuple(rows)

@@ -26,6 +26,17 @@ _UDIFF = V.not_comparable(
 )
 
 
+def _pooled_subset(unstated: str) -> V.Tolerance:
+    """Why a pooled round-trip EM of Table 3 is not comparable: the paper pools 97 cases it does
+    not identify, we pool all 482, and the paper leaves ``unstated`` unstated besides. The same
+    reason for every format, whatever its EM: an EM of 1.00 on all cases says nothing of the
+    paper's subset either."""
+    return V.not_comparable(
+        f"all 482 cases against the paper's 97 unidentified ones, and {unstated} the paper "
+        "does not state (formats chapter)"
+    )
+
+
 def _udiff(corpus: str, tolerance: V.Tolerance) -> Headline:
     """Table 3's unified-diff token overhead for one corpus, as the paper prints it."""
     printed = _T3[corpus]["unified-diff"]["delta_printed"]
@@ -60,6 +71,7 @@ HEADLINES: tuple[Headline, ...] = (
         "Table 3",
         _T3["pooled"]["unified-diff"]["rt_em"],
         "table3.pooled.unified-diff.rt_em",
+        tolerance=_pooled_subset("diff settings"),
         paper_key="table3.pooled.unified-diff.rt_em",
         n="table3.pooled.unified-diff.n",
     ),
@@ -69,11 +81,7 @@ HEADLINES: tuple[Headline, ...] = (
         "Table 3",
         _T3["pooled"]["search-replace"]["rt_em"],
         "table3.pooled.search-replace.rt_em",
-        tolerance=V.not_comparable(
-            "all 482 cases against the paper's 97 unidentified ones, "
-            "and an anchor rule the paper does not state (formats "
-            "chapter)"
-        ),
+        tolerance=_pooled_subset("an anchor rule"),
         paper_key="table3.pooled.search-replace.rt_em",
         n="table3.pooled.search-replace.n",
     ),
