@@ -20,7 +20,6 @@ ISSUE = re.compile(r"\bissue\s*[-#]?\s*\d+", re.IGNORECASE)
 STILL_NAME_AN_ISSUE = {
     "notebooks/06_decoding.ipynb": "its goals section is titled after the issue that set them",
     "notebooks/06c_kv_reuse.ipynb": "its introduction cites the issue of the reuse mode",
-    "book/serving.ipynb": "its thread default cites the issue that set it",
 }
 
 
