@@ -111,15 +111,17 @@ def test_kv_reuse_answer_reports_shares_agreement_and_the_verdict():
 @pytest.mark.parametrize("name", ["sft_pilot", "sft_pilot.full"])
 def test_sft_answer_is_the_declared_test(name):
     n = numbers(name)
-    text = sft_pilot.text.answer(n)
+    profile = name.partition(".")[2] or "cpu"
+    records = sft_pilot.run.read_cases(sft_pilot.run.committed_cases(profile))
+    text = sft_pilot.text.answer(n, records)
     span = next(
         c
         for c in n["comparisons"]
         if c["metric"] == "span_em" and c["system_b"] == "FSM-constrained (untrained)"
     )
-    learned = span["significant"] and span["a"] > span["b"]
-    assert text.startswith("**Yes**" if learned else "**No**")
-    assert f"{span['a']}/{span['n']}" in text
+    # neither committed run selects spans on multi-line documents: the Answer leads with them
+    assert text.startswith("**No** on multi-line documents")
+    assert f"Pooled, the declared test gives {span['a']}/{span['n']}" in text
 
 
 @pytest.mark.parametrize("name", ["fim", "fim.large"])
