@@ -16,6 +16,7 @@ from cadlib.chapters import ceiling, formats, kernel, losslessness, sft_pilot
 from cadlib.chapters import fim_constraint as fim
 from cadlib.chapters import kv_reuse as KV
 from cadlib.chapters.perturbation import text as perturbation
+from cadlib.fim.completion import ENDS
 from cadlib.paths import repo_root
 
 
@@ -130,5 +131,41 @@ def test_fim_answer_gives_the_primary_metric_with_and_without_the_constraint(nam
     text = fim.text.answer(n, "here")
     base, cons = n["fim"]["unconstrained"], n["fim"]["FIM-constrained"]
     primary = fim.run.PRIMARY
-    assert f"from {base[primary]}/{base['n']} to {cons[primary]}/{cons['n']}" in text
-    assert text.startswith("Yes")
+    assert (
+        f"{cons[primary]}/{cons['n']} FIM completions ({base[primary]}/{base['n']} without)" in text
+    )
+    assert f"parse in {cons['parses']}/{cons['n']}" in text
+    # the primary metric leads; the recognizer's agreement follows it
+    assert not text.startswith("**Yes**") and text.index("FIM") < text.index("recognizer agreed")
+
+
+def _fim_arm(n: int, ended: int, closed: int) -> dict:
+    end = dict(zip(ENDS, (ended, 0, closed, 0), strict=True))
+    return {
+        "n": n,
+        fim.run.PRIMARY: ended,
+        "parses": ended + closed,
+        "budget_closed": closed,
+        **end,
+    }
+
+
+def test_fim_answer_is_no_yes_when_agreement_is_exact_but_few_fill_ins_end():
+    exact = {"edits": 100, "disagreements": 0}
+    few = {
+        "differential": exact,
+        "fim": {"unconstrained": _fim_arm(50, 5, 40), "FIM-constrained": _fim_arm(50, 3, 47)},
+        "localized_edit": {
+            "M / unconstrained": _fim_arm(10, 2, 8),
+            "M / FIM-constrained": _fim_arm(10, 1, 9),
+        },
+    }
+    text = fim.text.answer(few, "toy")
+    assert text.startswith("**Only the fill-ins the model ends**") and "Yes" not in text
+    assert "3/50 FIM completions (5/50 without)" in text and "closed 47/50 and 9/10" in text
+    every = copy.deepcopy(few)
+    for arm in (every["fim"]["FIM-constrained"], every["localized_edit"]["M / FIM-constrained"]):
+        arm.update(_fim_arm(arm["n"], arm["n"], 0))
+    assert fim.text.answer(every, "toy").startswith("**Yes**")
+    every["differential"] = {"edits": 100, "disagreements": 1}
+    assert fim.text.answer(every, "toy").startswith("**No**")
