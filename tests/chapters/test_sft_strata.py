@@ -50,7 +50,7 @@ def test_one_line_hits_are_not_read_as_span_selection():
     md = sft.text.strata_markdown(
         _records(0), DOCS, trained=TRAINED, untrained=UNTRAINED, label="toy"
     )
-    assert "4/4 of them (4 identity outputs)" in md and "0/6 (0/6 without identity" in md
+    assert md.index("0/6 (0/6 without identity") < md.index("4/4 (4 identity outputs)")
     assert "learned the format and to stop" in md
     assert "no evidence that it selects spans in multi-line functions" in md
     table = sft.show.strata_table(_records(0), DOCS).set_index(["system", "stratum"])
@@ -100,8 +100,9 @@ def test_the_untested_span_selection_gap_is_no_longer_claimed():
     )
     assert "remaining gap to full EM is span selection" not in text
     assert "not tested here" in text and "*By stratum:* toy" in text
-    # a pooled No is not qualified with "though": the strata repeat the comparison
-    assert "**No**" in text and "though" not in text and "strata below show" in text
+    # with strata, they lead and the declared test follows, labelled pooled, without a verdict
+    assert text.index("*By stratum:* toy") < text.index("Pooled over all documents")
+    assert "**No**" not in text and "**Yes**" not in text
     yes = [{**c, "significant": True} for c in comps]
     text = sft.text.conclusion(
         {"loc": [A(True), A(False)]},
@@ -111,7 +112,7 @@ def test_the_untested_span_selection_gap_is_no_longer_claimed():
         localized="loc",
         strata="*By stratum:* toy",
     )
-    assert "**Yes**" in text and "pooled over all documents" in text
+    assert "**Yes**" not in text and "Pooled over all documents" in text
 
 
 def test_the_full_runs_conclusion_is_regenerated_with_its_strata():
@@ -120,3 +121,32 @@ def test_the_full_runs_conclusion_is_regenerated_with_its_strata():
         pytest.skip("no full run committed")
     assert "*By stratum (profile full):*" in text
     assert "remaining gap to full EM is span selection" not in text
+
+
+def _numbers(pooled_significant: bool) -> dict:
+    """Table 6 and the declared pooled test of :func:`_records`' two systems."""
+    t6 = {
+        TRAINED: {"n": 10, "em": 0, "identity": 4},
+        UNTRAINED: {"n": 10, "em": 0, "identity": 0},
+    }
+    span = {"system_a": TRAINED, "system_b": UNTRAINED, "metric": "span_em", "a": 4, "b": 0}
+    span.update(n=10, p=0.0625, p_holm=0.01 if pooled_significant else 0.2)
+    return {"table6": t6, "comparisons": [{**span, "significant": pooled_significant}]}
+
+
+def test_a_pooled_pass_that_fails_on_multi_line_documents_is_no():
+    text = sft.text.answer(_numbers(True), _records(0), DOCS)
+    assert text.startswith("**No** on multi-line documents: there span-only EM is 0/6")
+    assert "Yes" not in text and "carried by the one-line documents" in text
+    assert text.index("0/6") < text.index("4/4") < text.index("4/10")  # multi-line first
+
+
+def test_the_answer_says_yes_only_when_the_multi_line_stratum_does_too():
+    text = sft.text.answer(_numbers(True), _records(6), DOCS)
+    assert text.startswith("**Yes**, on multi-line documents too") and "carried" not in text
+    assert sft.text.answer(_numbers(False), _records(6), DOCS).startswith(
+        "**Not by the declared test**"
+    )
+    one_line_only = {k: v for k, v in DOCS.items() if k.startswith("one")}
+    records = [r for r in _records(0) if r["id"] in one_line_only]
+    assert sft.text.answer(_numbers(True), records, one_line_only).startswith("**Not tested**")

@@ -52,7 +52,8 @@ from cadlib.models import (
 )
 from cadlib.paths import repo_root
 from cadlib.record import style
-from cadlib.record.results import hardware_info, setting_label
+from cadlib.record.replay import replaying
+from cadlib.record.results import hardware_info, load_committed, setting_label
 from cadlib.record.session import Chapter
 
 from .run_costs import edit_cost_table, generation_cost, per_step_table, stage_table
@@ -148,8 +149,10 @@ def run_label(params: dict, info: dict, hw: dict, n_ids: int, seed: int) -> str:
 
 def setting(model, tokenizer, device: str, params: dict, seed: int) -> tuple:
     """``(model_info, hardware_info, label)`` of the loaded model on ``device``
-    (:func:`run_label` at ``params["profile"]``)."""
-    info, hw = model_info(model), hardware_info(device)
+    (:func:`run_label` at ``params["profile"]``). Under replay the machine is the recorded
+    run's (its committed results file), the one that timed what the replayed tables show."""
+    record = load_committed("fim", params["profile"]) if replaying() else None
+    info, hw = model_info(model), record["hardware"] if record else hardware_info(device)
     return info, hw, run_label(params, info, hw, len(tokenizer), seed)
 
 

@@ -36,49 +36,72 @@ __all__ = [
 ]
 
 
-def answer(numbers: dict, where: str) -> str:
-    """The chapter's question answered with its own numbers (the opening's **Answer.**):
-    agreement with CPython, the primary metric (ended by the model and parses) without and
-    with the constraint for each model's ``<gen>`` bodies and for FIM completion, and the
-    mask's median cost beside the forward's."""
-    d = numbers["differential"]
-    s = numbers.get("stdlib_differential") or {}
-    exact = d["disagreements"] == 0 and not s.get("uncategorized")
-    std = (
-        f" and left {s['uncategorized']} unexplained disagreements over {s['cuts']} "
-        "standard-library cuts"
-        if s
-        else ""
-    )
-
-    def pair(rows: dict, label: str) -> str:
-        base, cons = rows[f"{label}unconstrained"], rows[f"{label}FIM-constrained"]
-        return f"from {base[PRIMARY]}/{base['n']} to {cons[PRIMARY]}/{cons['n']}"
-
+def _arms(numbers: dict) -> list[tuple[str, dict, dict]]:
+    """``(what, unconstrained, constrained)``: FIM completion, then each model's bodies."""
+    arms = [("FIM completions", numbers["fim"]["unconstrained"], numbers["fim"]["FIM-constrained"])]
     edits = numbers["localized_edit"]
-    models = list(dict.fromkeys(k.rsplit(" / ", 1)[0] for k in edits))
-    bodies = " and ".join(f"{pair(edits, m + ' / ')} ({m})" for m in models)
+    for m in dict.fromkeys(k.rsplit(" / ", 1)[0] for k in edits):
+        base, cons = edits[f"{m} / unconstrained"], edits[f"{m} / FIM-constrained"]
+        arms.append((f"`<gen>` bodies of {m}", base, cons))
+    return arms
+
+
+def _verdict(exact: bool, arms: list) -> str:
+    """**Yes** only when the recognizer is exact and the model ended every constrained fill-in
+    and it parses; a fill-in the budget closed is not kept valid, it is cut."""
+    if exact and all(c[PRIMARY] == c["n"] for _, _, c in arms):
+        return "**Yes**"
+    if exact and all(c[PRIMARY] == c[ENDS[0]] for _, _, c in arms):
+        return "**Only the fill-ins the model ends**"
+    return "**No**"
+
+
+def _cost(numbers: dict) -> str:
+    """The whole-vocabulary mask's median cost per body token beside the forward's, per
+    model, or nothing when the run timed none."""
     costs = [
         c
         for k, c in numbers.get("localized_edit_cost_ms", {}).items()
         if k.endswith("FIM-constrained") and c.get("mask ms (median)") is not None
     ]
-    cost = (
-        ""
-        if not costs
-        else " Its mask over the whole vocabulary costs a median of "
-        + " / ".join(f"{c['mask ms (median)']:.1f}" for c in costs)
-        + " ms per generated token, beside a forward of "
-        + " / ".join(f"{c['forward ms (median)']:.0f}" for c in costs)
-        + " ms."
-    )
+    if not costs:
+        return ""
+    mask = " / ".join(f"{c['mask ms (median)']:.1f}" for c in costs)
+    forward = " / ".join(f"{c['forward ms (median)']:.0f}" for c in costs)
     return (
-        f"{'Yes' if exact else 'Not always'}, as far as syntax goes: the recognizer agreed "
-        f"with `ast.parse` on {d['edits'] - d['disagreements']} of {d['edits']} perturbed "
-        f"HumanEval middles{std}. With the constraint, the `<gen>` bodies that the model "
-        f"ended and that parse go {bodies}, and FIM completions {pair(numbers['fim'], '')} "
-        f"({where}): the constraint blocks invalid text but cannot make the model "
-        f"finish.{cost}"
+        f" Its mask costs a median of {mask} ms per generated token, beside a {forward} ms forward."
+    )
+
+
+def answer(numbers: dict, where: str) -> str:
+    """The opening's **Answer.**, on the primary metric (the model ended the fill-in and it
+    parses) with and without the constraint, FIM completion first; then the fill-ins the token
+    budget closed (where the constraint loses); then the recognizer's agreement with CPython
+    and the mask's median cost beside the forward's."""
+    d, s = numbers["differential"], numbers.get("stdlib_differential") or {}
+    exact = d["disagreements"] == 0 and not s.get("uncategorized")
+    arms = _arms(numbers)
+    ended = "; ".join(
+        f"{c[PRIMARY]}/{c['n']} {what} ({b[PRIMARY]}/{b['n']} without)" for what, b, c in arms
+    )
+
+    def closed(i: int) -> str:
+        cells = [f"{arm[i]['budget_closed']}/{arm[i]['n']}" for arm in arms]
+        return ", ".join(cells[:-1]) + f" and {cells[-1]}" if len(cells) > 1 else cells[0]
+
+    fim = arms[0][2]
+    std = ""
+    if s:
+        std = (
+            f"; {s['uncategorized']} unexplained disagreements in {s['cuts']} standard-library cuts"
+        )
+    return (
+        f"{_verdict(exact, arms)}: with the constraint, the model ended a fill-in that parses "
+        f"in {ended} ({where}). The token budget, not the model, closed {closed(2)} of them "
+        f"with the constraint against {closed(1)} without; counted with them, "
+        f"constrained FIM completions parse in {fim['parses']}/{fim['n']}. The recognizer "
+        f"agreed with `ast.parse` on {d['edits'] - d['disagreements']} of {d['edits']} "
+        f"perturbed HumanEval middles{std}.{_cost(numbers)}"
     )
 
 

@@ -35,6 +35,7 @@ import pandas as pd
 from cadlib import paper as _paper
 from cadlib.corpora import SPLIT_CORPORA, load_corpus, seeded_subset
 from cadlib.execution import sandbox_report
+from cadlib.metrics import ALPHA, mcnemar_exact
 from cadlib.models import load_tokenizer, resolve_device, set_threads
 from cadlib.record.replay import replaying
 from cadlib.record.results import (
@@ -76,6 +77,7 @@ __all__ = [
     "setup_chapter",
     "strata_frame",
     "stratum",
+    "stratum_counts",
     "case_records",
 ]
 
@@ -160,6 +162,41 @@ def strata_frame(records: Sequence[Mapping], docs: Mapping[str, str]) -> pd.Data
         raise ValueError(f"no document for case ids {missing[:3]}: pass the corpus' documents")
     frame = pd.DataFrame(rows)
     return frame.assign(stratum=[stratum(docs[i]) for i in frame["id"]])
+
+
+def stratum_counts(
+    records: Sequence[Mapping], docs: Mapping[str, str], trained: str, untrained: str
+) -> dict:
+    """Span-only EM of ``trained`` and ``untrained`` per stratum, paired on the same cases:
+    ``one`` and ``multi`` each hold ``n``, hits ``a`` (trained) and ``b`` (untrained), the
+    trained hits that are identity outputs and the trained hits without identity outputs
+    (``kept`` of ``n_kept``); ``multi`` adds McNemar's exact ``p`` (unadjusted) and
+    ``evidence``: span selection on multi-line documents, ``p <= ALPHA`` and ``a > b``."""
+    frame = strata_frame(records, docs)
+    a, b = (frame[frame.system == s].set_index("id") for s in (trained, untrained))
+    if a.empty or b.empty:
+        raise ValueError(f"the records lack {trained!r} or {untrained!r}")
+    b = b.reindex(a.index)
+    out = {}
+    for key, part in (("one", ONE_LINE), ("multi", SEVERAL_LINES)):
+        on = a.stratum == part
+        hit, ident = a[on].span_em.astype(bool), a[on].identity.astype(bool)
+        out[key] = {
+            "n": int(on.sum()),
+            "a": int(hit.sum()),
+            "b": int(b[on].span_em.astype(bool).sum()),
+            "identity": int(ident.sum()),
+            "identity_hits": int((hit & ident).sum()),
+            "kept": int((hit & ~ident).sum()),
+            "n_kept": int((~ident).sum()),
+        }
+    on = a.stratum == SEVERAL_LINES
+    p = mcnemar_exact(list(a[on].span_em.astype(bool)), list(b[on].span_em.astype(bool)))["p"]
+    multi = out["multi"]
+    multi.update(p=p, evidence=bool(multi["n"]) and p <= ALPHA and multi["a"] > multi["b"])
+    out["closed"] = tuple(int(x.budget_closed.fillna(False).astype(bool).sum()) for x in (a, b))
+    out["n"] = len(a)
+    return out
 
 
 #: The fields of one per-case record, in file order.

@@ -1,11 +1,11 @@
 """Chapter 7's generated prose: every sentence whose words depend on the outcome.
 
-The conclusion (:func:`conclusion`) is Markdown generated from the paired tests of
-:mod:`cadlib.chapters.sft_pilot.run_paired`: it says whether span selection was learned only
-when the Holm-adjusted paired test says so, and labels every number with the run's setting.
-The strata's reading (:func:`strata_markdown`) is generated from the per-case records, never
-typed: "evidence" of span selection on multi-line documents is claimed only when McNemar's
-test on that stratum says so. Beside them: the opening's **Answer.** (:func:`answer`), the three
+The opening's **Answer.** (:func:`answer`) and the strata's reading (:func:`strata_markdown`)
+are generated from the per-case records, multi-line documents first: one-line documents leave
+no span to choose, so **Yes** is said only when McNemar's test on the multi-line stratum and the
+declared pooled test (Holm) both say so. The conclusion (:func:`conclusion`) leads with the
+strata and gives the paired tests of :mod:`cadlib.chapters.sft_pilot.run_paired` after them,
+every number labelled with the run's setting. Beside them: the three
 findings' answers, the decision-budget note, the training-time estimate, and the evidence run's
 conclusion as the cpu chapter shows it (regenerated from its committed records).
 """
@@ -18,7 +18,7 @@ import pandas as pd
 
 from cadlib.cases import EditCase
 from cadlib.decoding.fsm import transcript
-from cadlib.metrics import ALPHA, format_p, mcnemar_exact
+from cadlib.metrics import ALPHA, format_p
 from cadlib.record.results import results_name
 
 from .run import (
@@ -30,7 +30,7 @@ from .run import (
     held_out_docs,
     profile_record,
     read_cases,
-    strata_frame,
+    stratum_counts,
 )
 from .run_examples import target_program
 from .run_paired import DECLARED, pilot_findings
@@ -50,7 +50,6 @@ __all__ = [
     "regenerated_conclusion",
     "run_conclusion",
     "run_findings",
-    "run_strata_markdown",
     "strata_markdown",
 ]
 
@@ -78,16 +77,6 @@ def _count(c: dict, side: str) -> str:
     return f"{c[side]}/{c['n']}"
 
 
-def _strata_pointer(learned: bool, has_strata: bool) -> str:
-    """The sentence leading from the pooled answer to the strata: a pooled **Yes** may be
-    carried by one stratum; a **No** is read stratum by stratum too."""
-    if not has_strata:
-        return ""
-    if learned:
-        return " That is pooled over all documents; the strata say where it comes from."
-    return " The strata below show the same comparison on one-line and multi-line documents."
-
-
 def conclusion(
     systems: Mapping[str, Sequence[CaseResult]],
     comparisons: Sequence[dict],
@@ -105,10 +94,10 @@ def conclusion(
 
     ``trained`` and ``untrained`` name the SFT and untrained FSM systems (same decoder);
     ``prompt_level`` the untrained prompt-level CRP system, ``localized`` the SFT model in
-    localized-edit mode. The first sentence answers "did the model learn to select spans?":
-    yes only when span-only EM of ``trained`` beats ``untrained`` significantly (Holm).
-    ``strata`` (:func:`strata_markdown`) follows that answer: what
-    the one-line and multi-line documents show apart, which the pooled test does not.
+    localized-edit mode. ``strata`` (:func:`strata_markdown`: the one-line and multi-line
+    documents apart) leads and carries the verdict; the declared pooled test (span-only EM of
+    ``trained`` against ``untrained``, Holm) follows it, labelled as pooled. Without strata the
+    pooled test answers **Yes** only when it is significant.
     """
     span = _find(comparisons, trained, untrained, "span_em")
     iou = _find(comparisons, trained, untrained, "span_iou")
@@ -119,16 +108,17 @@ def conclusion(
             f"comparisons lack {trained!r} vs {untrained!r} on span_em, span_iou, "
             "identity or em: run compare() on that pair first"
         )
-    learned = span["significant"] and span["a"] > span["b"]
-    out = [f"*{label}.*" if label else ""]
-    answer = "**Yes**" if learned else "**No**"
-    out.append(
-        f"{answer}, by the test declared for it: span-only EM (every op and copy range equal to "
-        f"the oracle's, whatever the `<gen>` text) is {_count(span, 'a')} for {trained} against "
-        f"{_count(span, 'b')} for {untrained} on the same held-out cases ({_pv(span)})."
-        + _strata_pointer(learned, bool(strata))
+    out = [f"*{label}.*" if label else "", strata]
+    declared = (
+        f"span-only EM (every op and copy range equal to the oracle's, whatever the `<gen>` "
+        f"text) is {_count(span, 'a')} for {trained} against {_count(span, 'b')} for "
+        f"{untrained} on the same held-out cases ({_pv(span)})."
     )
-    out.append(strata)
+    if strata:  # the strata carry the verdict; the pooled test follows, labelled
+        out.append(f"Pooled over all documents, by the test declared for it, {declared}")
+    else:
+        learned = span["significant"] and span["a"] > span["b"]
+        out.append(f"{'**Yes**' if learned else '**No**'}, by the test declared for it: {declared}")
     moved = iou["ci"][0] > 0 or iou["ci"][1] < 0
     out.append(
         f"Mean per-op span IoU goes from {iou['b']:.2f} to {iou['a']:.2f} (paired bootstrap "
@@ -206,28 +196,57 @@ def run_conclusion(
     )
 
 
+def _verdict(learned: bool, multi: Mapping) -> str:
+    """The Answer's first words: **Yes** only when the declared pooled test and the multi-line
+    stratum both say so; one-line documents leave no span to choose."""
+    if not multi["n"]:
+        return "**Not tested** on multi-line documents: this run has none"
+    if multi["evidence"]:
+        return "**Yes**, on multi-line documents too" if learned else "**Not by the declared test**"
+    return "**No** on multi-line documents"
+
+
 def answer(
-    numbers: Mapping, trained: str | None = None, untrained: str = "FSM-constrained (untrained)"
+    numbers: Mapping,
+    records: Sequence[Mapping],
+    docs: Mapping[str, str] | None = None,
+    trained: str | None = None,
+    untrained: str = FSM_UNTRAINED,
 ) -> str:
-    """The chapter's question answered with its own numbers (the opening's **Answer.**): the
-    declared test (span-only EM of the trained model against the untrained one under the same
-    FSM decoder, McNemar exact, Holm), exact match and identity outputs beside it. ``trained``
-    defaults to the first SFT+FSM system of Table 6 (``numbers`` of the results file)."""
+    """The opening's **Answer.**, multi-line documents first: span-only EM of the trained model
+    against the untrained one under the same FSM decoder per stratum (``records``: the run's
+    per-case records; ``docs``: :func:`.run.held_out_docs`), then the declared pooled test
+    (McNemar exact, Holm) labelled with what carries it, exact match and identity outputs.
+    ``trained`` defaults to the first SFT+FSM system of Table 6 (``numbers``)."""
     t6, comparisons = numbers["table6"], numbers["comparisons"]
     trained = trained or next(s for s in t6 if s.startswith("SFT+FSM"))
     span = _find(comparisons, trained, untrained, "span_em")
     if span is None:
         raise ValueError(f"no span_em comparison of {trained!r} with {untrained!r}")
+    strata = stratum_counts(records, held_out_docs() if docs is None else docs, trained, untrained)
+    one, multi = strata["one"], strata["multi"]
     learned = span["significant"] and span["a"] > span["b"]
     a, b = t6[trained], t6[untrained]
-    return (
-        f"**{'Yes' if learned else 'No'}**, by the test declared for it: span-only EM is "
-        f"{_count(span, 'a')} for {trained} against {_count(span, 'b')} untrained on the "
-        f"same held-out cases ({_pv(span)}). Exact match is {a['em']}/{a['n']} against "
-        f"{b['em']}/{b['n']}, and {a['identity']}/{a['n']} trained outputs return the input "
-        f"unchanged ({b['identity']}/{b['n']} untrained): the conclusion below reads the "
-        "rest of the paired tests."
+    out = [_verdict(learned, multi)]
+    if multi["n"]:
+        out[0] += (
+            f": there span-only EM is {multi['a']}/{multi['n']} for {trained} against "
+            f"{multi['b']}/{multi['n']} untrained (McNemar exact p = {format_p(multi['p'])}), "
+            f"{multi['kept']}/{multi['n_kept']} without identity outputs."
+        )
+    if one["n"]:
+        out.append(
+            f"On the {one['n']} one-line documents, where no span is left to choose, it scores "
+            f"{one['a']}/{one['n']} against {one['b']}/{one['n']}."
+        )
+    carried = ", carried by the one-line documents" if learned and not multi["evidence"] else ""
+    out.append(
+        f"Pooled, the declared test gives {_count(span, 'a')} against {_count(span, 'b')} "
+        f"({_pv(span)}){carried}. Exact match is {a['em']}/{a['n']} against "
+        f"{b['em']}/{b['n']}; {a['identity']}/{a['n']} trained outputs return the input "
+        f"unchanged ({b['identity']}/{b['n']} untrained)."
     )
+    return " ".join(out)
 
 
 def strata_markdown(
@@ -238,63 +257,34 @@ def strata_markdown(
     untrained: str,
     label: str = "",
 ) -> str:
-    """What the strata show, as Markdown generated from the records: span-only EM of
-    ``trained`` and ``untrained`` per stratum (and ``trained``'s without identity outputs),
-    how many runs of each the decision budget closed, and McNemar's exact test of span-only EM
-    on the multi-line stratum (unadjusted, at :data:`cadlib.metrics.ALPHA`):
-    "evidence" of span selection on multi-line documents is claimed only when that test says so."""
-    frame = strata_frame(records, docs)
-    a, b = (frame[frame.system == s].set_index("id") for s in (trained, untrained))
-    if a.empty or b.empty:
-        raise ValueError(f"the records lack {trained!r} or {untrained!r}")
-    b = b.reindex(a.index)
-
-    def em(g, part):
-        g = g[g.stratum == part]
-        return int(g.span_em.sum()), len(g)
-
-    (a1, n1), (a2, n2) = em(a, ONE_LINE), em(a, SEVERAL_LINES)
-    (b1, _), (b2, _) = em(b, ONE_LINE), em(b, SEVERAL_LINES)
-    multi = a.stratum == SEVERAL_LINES
-    kept = a[multi & ~a.identity.astype(bool)]
-    test = mcnemar_exact(list(a[multi].span_em.astype(bool)), list(b[multi].span_em.astype(bool)))
-    closed_a = int(a.budget_closed.fillna(False).astype(bool).sum())
-    closed_b = int(b.budget_closed.fillna(False).astype(bool).sum())
-    one_id = int(a[a.stratum == ONE_LINE].identity.astype(bool).sum())
-    evidence = test["p"] <= ALPHA and a2 > b2
+    """What the strata show, as Markdown generated from the records
+    (:func:`.run.stratum_counts`), multi-line documents first: span-only EM of ``trained``
+    and ``untrained`` per stratum (and ``trained``'s without identity outputs), how many runs
+    of each the decision budget closed, and McNemar's exact test of span-only EM on the
+    multi-line stratum (unadjusted, at :data:`cadlib.metrics.ALPHA`): "evidence" of span
+    selection on multi-line documents is claimed only when that test says so."""
+    s = stratum_counts(records, docs, trained, untrained)
+    one, multi, (closed_a, closed_b) = s["one"], s["multi"], s["closed"]
     reading = []
     if closed_a < closed_b:
         reading.append("learned the format and to stop")
-    if n1 and a1 > b1:
-        reading.append(
-            "gets the program right on one-line functions, where no span is left to choose"
-        )
+    if one["n"] and one["a"] > one["b"]:
+        reading.append("gets one-line functions right, where no span is left to choose")
     reading.append(
         "selects spans in multi-line functions"
-        if evidence
+        if multi["evidence"]
         else "no evidence that it selects spans in multi-line functions"
     )
     head = f"*By stratum ({label}):*" if label else "*By stratum:*"
     return (
-        f"{head} of the {len(a)} held-out documents, {n1} have {ONE_LINE}: there the only "
-        f"program besides the identity rewrites that line and copies the rest, so span-only "
-        f"EM needs no choice of span. {trained} scores span-only EM on {a1}/{n1} of them "
-        f"({one_id} identity outputs) against {b1}/{n1} untrained; on the {n2} documents of "
-        f"{SEVERAL_LINES}, {a2}/{n2} ({int(kept.span_em.sum())}/{len(kept)} without identity "
-        f"outputs) against {b2}/{n2} untrained (McNemar exact p = {format_p(test['p'])}, "
-        f"unadjusted). The decision budget closed {closed_a}/{len(a)} trained runs and "
-        f"{closed_b}/{len(b)} untrained ones. Read together: the trained model "
-        + "; ".join(reading)
-        + "."
-    )
-
-
-def run_strata_markdown(ours: Mapping[str, Sequence[CaseResult]], trained: str, label: str) -> str:
-    """:func:`strata_markdown` of this run's attempts: ``trained`` against the untrained FSM
-    system on the held-out documents."""
-    records = [case_record(r) for results in ours.values() for r in results]
-    return strata_markdown(
-        records, held_out_docs(), trained=trained, untrained=FSM_UNTRAINED, label=label
+        f"{head} on the {multi['n']} documents of {SEVERAL_LINES}, {trained} scores span-only "
+        f"EM on {multi['a']}/{multi['n']} ({multi['kept']}/{multi['n_kept']} without identity "
+        f"outputs) against {multi['b']}/{multi['n']} untrained (McNemar exact p = "
+        f"{format_p(multi['p'])}, unadjusted); on the {one['n']} of {ONE_LINE}, where the "
+        f"only program besides the identity rewrites that line, {one['a']}/{one['n']} "
+        f"({one['identity']} identity outputs) against {one['b']}/{one['n']}. The decision "
+        f"budget closed {closed_a}/{s['n']} trained runs and {closed_b}/{s['n']} untrained "
+        "ones. Read together: the trained model " + "; ".join(reading) + "."
     )
 
 
