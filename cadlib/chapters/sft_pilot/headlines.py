@@ -122,14 +122,6 @@ TOLERANCES: list[tuple[str, R.Tolerance]] = [
     ("numbers.table6.*", R.DECISION_RATIO),
     ("numbers.comparisons.*", R.DECISION_RATIO),  # paired tests over those decisions
     ("numbers.expected_speedup.*", R.COMMITTED_CURVE),
-    (
-        "numbers.conclusion",
-        R.Tolerance(
-            "ignore",
-            "generated prose, regenerated under the chapter's current rules from the "
-            "records and paired tests compared above",
-        ),
-    ),
 ]
 
 #: The ``paper`` profile's settings beside the paper's (:mod:`cadlib.book.paper_settings`).
