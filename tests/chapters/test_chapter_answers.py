@@ -76,16 +76,22 @@ def test_perturbation_answer_follows_the_noise_levels():
 
 
 @pytest.mark.parametrize("name", ["decoding", "decoding.full"])
-def test_decoding_answer_ranks_copy_as_decode_against_prompt_lookup(name):
+def test_decoding_answer_leads_with_the_median_case_and_says_where_it_loses(name):
     n = numbers(name)
     text = decoding.text.answer(n, "here")
+    assert text.startswith("By the median case of each corpus")
+    fix = [r for r in n["accounting"]["strata"] if r["corpus"].startswith("heval-fix-")]
+    slower, cases = (sum(r[k] for r in fix) for k in ("slower_than_ar", "cases"))
+    assert f"slower than autoregressive decoding on {slower} of {cases} HumanEvalFix cases" in text
     cad, pld = (n["speed"][f"pooled/{m}"] for m in ("Copy-as-Decode", "prompt lookup"))
-    assert f"{cad['speedup']:.2f}×" in text and f"{pld['speedup']:.2f}×" in text
-    slow = copy.deepcopy(n)
-    for key, row in slow["speed"].items():
-        if key.startswith("pooled/Copy-as-Decode"):
-            row["speedup"] = 0.5
-    assert "slower than prompt lookup" in decoding.text.answer(slow, "here")
+    pooled = f"{cad['speedup']:.2f}× (prompt lookup {pld['speedup']:.2f}×) is a ratio of sums"
+    assert text.index("Where it loses") < text.index(pooled)  # pooled after, with its carrier
+    won = copy.deepcopy(n)
+    for row in won["cost_model"]["predicted_speedups"]:
+        if row["method"] == "Copy-as-Decode":
+            row["median_speedup"] = 1e3
+    k = len(n["accounting"]["strata"])
+    assert f"beats prompt lookup on {k} of {k} corpora" in decoding.text.answer(won, "here")
 
 
 def test_llama_cpp_answer_says_whether_the_splice_pays_on_llama_cpp():

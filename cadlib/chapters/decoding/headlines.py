@@ -5,8 +5,6 @@ forward for the summary's comparison across chapters."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from cadlib import paper as P
 from cadlib.book import rerun_check as R
 from cadlib.book import verdicts as V
@@ -21,20 +19,32 @@ from cadlib.book.summary.spec import (
     percent_headline,
     row_value,
 )
+from cadlib.corpora import CORPUS_LABELS
 
 __all__ = [
     "BEYOND_THE_PAPER",
+    "CARRIER",
     "COVERAGE",
     "HEADLINES",
+    "RANKED",
+    "REVERSES",
     "PAPER_HARDWARE",
     "PAPER_SETTINGS",
     "TOLERANCES",
+    "carrier_share",
     "one_id_forward",
+    "pooled_label_problems",
 ]
 
 _FSM_ROW = "FSM-constrained (untrained)"
 _FSM_PARSE_RATE = in_percent(P.TABLE6[_FSM_ROW]["parsed"] / P.TABLE6[_FSM_ROW]["n"])
 _DRAFTED = "m=0 +cursor +headers"  # the drafted decoder chapter 6 times (CopyDecoder drafts)
+_PREDICTED = "cost_model.predicted_speedups"
+#: The corpus that carries chapter 6's pooled ratios of sums over every case (the largest share
+#: of the predicted autoregressive time; :func:`pooled_label_problems` checks it).
+CARRIER = "realedits-flask"
+#: What a pooled row's label says when it ranks two methods otherwise than the median case.
+REVERSES = "reverses the median case's ranking against"
 
 
 def _timed_cases(numbers: dict) -> int:
@@ -42,59 +52,215 @@ def _timed_cases(numbers: dict) -> int:
     return len(numbers["timed_cases"])
 
 
-def _accounted(
-    table: str, column: str, method: str, setting: str, invert: bool = False
-) -> Callable[[dict], float]:
-    """``column`` of chapter 6's every-case accounting (``accounting.summary``) or predicted
-    speedups (``cost_model.predicted_speedups``), pooled over every accounted corpus, for one
-    method and setting (``invert``: 1 / the value, e.g. forwards per gold id -> forwards saved)."""
+def _every_case(numbers: dict) -> int:
+    """The accounted cases of chapter 6 (every case of every corpus)."""
+    return sum(r["cases"] for r in numbers["accounting"]["strata"])
+
+
+def _predicted(column: str, method: str, setting: str):
+    """``column`` (``median_speedup`` or ``pooled_speedup``) of chapter 6's predicted speedups
+    over every case of every corpus (``cost_model.predicted_speedups``' pooled row) for one
+    method and setting."""
 
     def get(numbers):
-        rows = lookup(numbers, table)
-        value = next(
+        return next(
             r[column]
-            for r in rows
+            for r in lookup(numbers, _PREDICTED)
             if r["corpus"] == "pooled" and r["method"] == method and r["setting"] == setting
         )
-        return 1 / value if invert else value
 
     return get
 
 
-def _every_case_rows() -> tuple[Headline, ...]:
-    """Chapter 6's forwards and predicted speedups counted on every case of every accounted
-    corpus (no model, so no timing noise and no small sample), pooled."""
-    acc, pred = "accounting.summary", "cost_model.predicted_speedups"
-    rows = []
-    for name, method, setting in (
-        ("Copy-as-Decode", "Copy-as-Decode", "m=0"),
-        ("Copy-as-Decode with drafts", "Copy-as-Decode", _DRAFTED),
-        ("prompt lookup (best setting)", "prompt lookup", "best"),
-    ):
-        n = _accounted(acc, "cases", method, setting)
-        rows += [
-            Headline(
-                "decoding",
-                f"forced-oracle {name}: forwards saved vs AR, every case (pooled)",
-                "§2.4",
-                None,
-                _accounted(acc, "pooled_fpt", method, setting, invert=True),
-                "×",
-                V.beyond(),
-                n=n,
+def _corpora_won(setting: str):
+    """On how many corpora Copy-as-Decode at ``setting`` has a higher median-case predicted
+    speedup than prompt lookup's."""
+
+    def get(numbers):
+        rows = [r for r in lookup(numbers, _PREDICTED) if r["corpus"] != "pooled"]
+        median = {(r["corpus"], r["method"], r["setting"]): r["median_speedup"] for r in rows}
+        corpora = dict.fromkeys(r["corpus"] for r in rows)
+        return sum(
+            median[(c, "Copy-as-Decode", setting)] > median[(c, "prompt lookup", "best")]
+            for c in corpora
+        )
+
+    return get
+
+
+def _corpora(numbers: dict) -> int:
+    """The accounted corpora of chapter 6."""
+    return len(numbers["accounting"]["strata"])
+
+
+def _humanevalfix(column: str):
+    """``column`` of chapter 6's strata summed over the HumanEvalFix languages."""
+
+    def get(numbers):
+        rows = numbers["accounting"]["strata"]
+        return sum(r[column] for r in rows if r["corpus"].startswith("heval-fix-"))
+
+    return get
+
+
+def carrier_share(numbers: dict) -> float:
+    """:data:`CARRIER`'s share of the predicted autoregressive time over every case."""
+    rows = numbers["accounting"]["strata"]
+    total = sum(r["ar_predicted_s"] for r in rows)
+    return next(r["ar_predicted_s"] for r in rows if r["corpus"] == CARRIER) / total
+
+
+def _timed_median(method: str):
+    """The median timed case's measured speedup of ``method`` over autoregressive decoding
+    (``cost_model.validation``: per case, the median over repeats)."""
+
+    def get(numbers):
+        by = {}
+        for r in numbers["cost_model"]["validation"]:
+            by.setdefault(r["case"], {})[r["method"]] = r["measured_s"]
+        ratios = sorted(t["autoregressive"] / t[method] for t in by.values() if method in t)
+        mid = len(ratios) // 2
+        return ratios[mid] if len(ratios) % 2 else (ratios[mid - 1] + ratios[mid]) / 2
+
+    return get
+
+
+#: The methods the summary ranks: their label name, method and setting.
+_RANKED = (
+    ("Copy-as-Decode", "Copy-as-Decode", "m=0"),
+    ("Copy-as-Decode with drafts", "Copy-as-Decode", _DRAFTED),
+    ("prompt lookup", "prompt lookup", "best"),
+)
+#: Declared reversals: the pooled row of each method names the methods it ranks otherwise
+#: than the median case does (checked on the committed run by :func:`pooled_label_problems`).
+_REVERSED = {"Copy-as-Decode": ("prompt lookup",), "prompt lookup": ("Copy-as-Decode",)}
+_POOLED = ("Copy-as-Decode", "prompt lookup")  # the pair the summary shows pooled
+
+
+def _name(name: str) -> str:
+    """A method as a label names it (Copy-as-Decode is forced-oracle; prompt lookup leads
+    its labels, which the coverage map matches)."""
+    return "prompt lookup (fastest setting)" if name == "prompt lookup" else f"forced-oracle {name}"
+
+
+def _median_row(name: str, method: str, setting: str) -> Headline:
+    return Headline(
+        "decoding",
+        f"{_name(name)}: predicted speedup over AR, median case of every case",
+        "Table 9" if method == "prompt lookup" else "§4.6",
+        None,
+        _predicted("median_speedup", method, setting),
+        "×",
+        V.beyond(),
+        n=_every_case,
+    )
+
+
+def _pooled_row(name: str, method: str, setting: str) -> Headline:
+    reversed_ = "".join(f"; {REVERSES} {other}" for other in _REVERSED.get(name, ()))
+    return Headline(
+        "decoding",
+        f"{_name(name)}: predicted speedup over AR, every case pooled (ratio of sums carried "
+        f"by {CORPUS_LABELS[CARRIER]}{reversed_})",
+        "Table 9" if method == "prompt lookup" else "§4.6",
+        None,
+        _predicted("pooled_speedup", method, setting),
+        "×",
+        V.beyond(),
+        n=_every_case,
+    )
+
+
+#: Each ranked method's (median-case row, pooled row or None): what
+#: :func:`pooled_label_problems` compares.
+RANKED: dict[str, tuple[Headline, Headline | None]] = {
+    name: (_median_row(name, m, s), _pooled_row(name, m, s) if name in _POOLED else None)
+    for name, m, s in _RANKED
+}
+
+
+def pooled_label_problems(
+    numbers: dict, ranked: dict[str, tuple[Headline, Headline | None]] = RANKED
+) -> list[str]:
+    """What is wrong with the pooled rows' labels on ``numbers``: a pooled row that ranks two
+    methods otherwise than their median-case rows without its label saying so (``REVERSES
+    <other>``), or says so where it does not, and a label that does not name the corpus with
+    the largest share of the predicted autoregressive time as its carrier."""
+    problems = []
+    pooled = {k: (m, p) for k, (m, p) in ranked.items() if p is not None}
+    for a, (ma, pa) in pooled.items():
+        for b, (mb, pb) in pooled.items():
+            if a == b:
+                continue
+            flips = (pa.ours(numbers) > pb.ours(numbers)) != (ma.ours(numbers) > mb.ours(numbers))
+            says = f"{REVERSES} {b}" in pa.label
+            if flips != says:
+                problems.append(f"{pa.label}: {'says' if says else 'hides'} a reversal vs {b}")
+    rows = numbers["accounting"]["strata"]
+    heaviest = max(rows, key=lambda r: r["ar_predicted_s"])["corpus"]
+    for _, p in pooled.values():
+        if f"carried by {CORPUS_LABELS.get(heaviest, heaviest)}" not in p.label:
+            problems.append(f"{p.label}: not carried by {heaviest}")
+    return problems
+
+
+def _rows() -> tuple[Headline, ...]:
+    """Chapter 6's speed rows: the median case first (predicted on every case, then on the
+    clock), the corpora each decoder wins and where it loses, then the pooled ratios of sums
+    labelled with what carries them."""
+    medians = tuple(m for m, _ in RANKED.values())
+    wins = tuple(
+        Headline(
+            "decoding",
+            f"corpora where the median case of {_name(name)} is predicted faster than prompt "
+            "lookup's",
+            "Table 9",
+            None,
+            _corpora_won(setting),
+            "corpora",
+            V.beyond(),
+            n=_corpora,
+        )
+        for name, _, setting in _RANKED[:2]
+    )
+    slower = Headline(
+        "decoding",
+        "HumanEvalFix cases (6 languages, the same tasks) where forced-oracle Copy-as-Decode is "
+        "predicted slower than AR",
+        "§4.6",
+        None,
+        _humanevalfix("slower_than_ar"),
+        "cases",
+        V.beyond(),
+        n=_humanevalfix("cases"),
+    )
+    timed = tuple(
+        Headline(
+            "decoding",
+            f"{_name(name).replace('fastest', 'timed')}: wall-clock speedup over AR, median "
+            "timed case",
+            "Table 9" if method == "prompt lookup" else "§4.6",
+            None,
+            _timed_median(
+                {"m=0": "Copy-as-Decode", _DRAFTED: "Copy-as-Decode +drafts"}.get(setting, method)
             ),
-            Headline(
-                "decoding",
-                f"forced-oracle {name}: predicted speedup over AR, every case (pooled)",
-                "§4.6",
-                None,
-                _accounted(pred, "pooled_speedup", method, setting),
-                "×",
-                V.beyond(),
-                n=n,
-            ),
-        ]
-    return tuple(rows)
+            "×",
+            V.beyond(),
+            n=_timed_cases,
+        )
+        for name, method, setting in _RANKED
+    )
+    pooled = tuple(p for _, p in RANKED.values() if p is not None)
+    share = percent_headline(
+        "decoding",
+        f"{CORPUS_LABELS[CARRIER]}'s share of the pooled predicted AR time (every case)",
+        "§4.6",
+        None,
+        carrier_share,
+        V.beyond(),
+        n=_every_case,
+    )
+    return (*medians, *wins, slower, *timed, *pooled, share)
 
 
 #: The summary's rows (§2.3-2.4, §4.6, App. H, App. M, Table 9).
@@ -117,38 +283,7 @@ HEADLINES: tuple[Headline, ...] = (
         V.beyond(),
         n=row_value("free_run", "corpus", "pooled", "cases"),
     ),
-    *_every_case_rows(),
-    Headline(
-        "decoding",
-        "forced-oracle Copy-as-Decode: wall-clock speedup, timed sample "
-        "(pooled; led by its longest case, chapter 6 §1)",
-        "§4.6",
-        None,
-        "speed.pooled/Copy-as-Decode.speedup",
-        "×",
-        V.beyond(),
-        n=_timed_cases,
-    ),
-    Headline(
-        "decoding",
-        "forced-oracle Copy-as-Decode with drafts: wall-clock speedup, timed sample (pooled)",
-        "App. M",
-        None,
-        "speed.pooled/Copy-as-Decode +drafts.speedup",
-        "×",
-        V.beyond(),
-        n=_timed_cases,
-    ),
-    Headline(
-        "decoding",
-        "prompt lookup on the same outputs: wall-clock speedup, timed sample (pooled)",
-        "Table 9",
-        None,
-        "speed.pooled/prompt lookup.speedup",
-        "×",
-        V.beyond(),
-        n=_timed_cases,
-    ),
+    *_rows(),
     Headline(
         "decoding",
         "c_mask (decoder): FSM work per masked step",
@@ -175,6 +310,8 @@ TOLERANCES: list[tuple[str, R.Tolerance]] = [
     ("numbers.goals.*", R.TIMING),  # mixes forward counts with predicted/measured speed
     ("numbers.boundary_effect.*kl*", R.MODEL_FLOAT),  # KL divergences between two forwards
     ("numbers.speed.*.forward*", R.COUNT_RATIO),
+    ("numbers.accounting.strata.*ar_predicted_s", R.TIMING),  # priced on the grid
+    ("numbers.accounting.strata.*slower*", R.TIMING),  # predicted seconds compared
     ("numbers.accounting.*", R.COUNT_RATIO),
     ("numbers.free_run.*", R.DECISION_RATIO),
     ("numbers.teacher_forced_agreement.*", R.DECISION_RATIO),

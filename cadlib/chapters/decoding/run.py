@@ -44,7 +44,7 @@ from cadlib.record import style
 from cadlib.record.results import hardware_info, load_committed, setting_label
 from cadlib.record.session import Chapter
 
-from .run_accounting import EveryCase
+from .run_accounting import EveryCase, strata
 from .run_costs import fixed_costs
 from .run_free import free_run_summary
 from .run_goals import goals
@@ -221,7 +221,8 @@ def numbers(
     """The ``numbers`` of ``results/decoding.json``: speeds of the timed sample, the cost
     model (grid, validation, bounds, predicted speedups), the goals, the free run, the
     teacher-forced agreement, fixed and mask costs, the boundary counts and their effect, and
-    the accounting of every case.
+    the accounting of every case (with its :func:`~.run_accounting.strata`: where plain
+    Copy-as-Decode loses, per corpus).
 
     Given ``timing`` alone (the GPU check, :mod:`cadlib.cli.gpu_check`, which neither accounts
     every case nor decodes freely): the timed sample's speeds and cases, the cost model's grid,
@@ -254,6 +255,7 @@ def numbers(
             "summary": _records(every.summary),
             "best_prompt_lookup": every.best.to_dict(),
             "setting_grid": {s: row.to_dict() for s, row in A.setting_grid(every.rows).iterrows()},
+            "strata": _records(strata(every.rows)),
         },
         "runtime_s": runtime_s,
     }

@@ -10,7 +10,7 @@ import pandas as pd
 from cadlib.costs import cost_model as CM
 from cadlib.decoding.methods import COPY_AS_DECODE
 
-from .run_accounting import EveryCase
+from .run_accounting import DEVELOPMENT_CORPORA, EveryCase
 from .run_timing import TimedRun
 
 __all__ = [
@@ -31,11 +31,6 @@ __all__ = [
 ]
 
 
-#: The development set: the corpora the book's choices were made on, so a goal met there is
-#: labelled as such. The drafts' rules were designed by looking at HumanEvalFix-Python cases,
-#: their body setting was tried on the headline corpora, and the timed setting (sample, caps,
-#: grid) was built and run on these three.
-DEVELOPMENT_CORPORA = ("heval-fix-py", "heval-fix-js", "probeedit")
 #: The test set: corpora nothing was designed or tuned on (the four other HumanEvalFix
 #: languages and real Flask commits). Only the accounting covers them (no timed runs), so a
 #: goal that needs the clock is reported on the development set only.

@@ -7,16 +7,21 @@ from __future__ import annotations
 
 import pandas as pd
 
-from cadlib.decoding.methods import DRAFTED
+from cadlib.corpora import CORPUS_LABELS
+from cadlib.decoding.methods import DRAFTED, DRAFTED_SETTING
 from cadlib.record.provenance import evidence_caption
 from cadlib.record.replay import replayed_run_note
 
 from .run import FULL
+from .run_accounting import DEVELOPMENT_DATA, family, task
 from .run_goals import goals_from_numbers
 from .text_goals import goals_markdown
 
 __all__ = [
     "answer",
+    "predicted_sentence",
+    "losses_sentence",
+    "timed_sentence",
     "run_summary",
     "accounting_summary",
     "dominance_markdown",
@@ -26,45 +31,140 @@ __all__ = [
 
 
 def answer(numbers: dict, where: str) -> str:
-    """The chapter's question answered with its own numbers (the opening's **Answer.**): the
-    pooled timed sample's wall-clock speedups over autoregressive decoding, the bound from the
-    same forward-cost grid, and the free run (``numbers`` of
-    :func:`cadlib.chapters.decoding.run.numbers`)."""
-    speed = numbers["speed"]
-    cad, pld = speed["pooled/Copy-as-Decode"], speed["pooled/prompt lookup"]
-    drafted = speed.get(f"pooled/{DRAFTED}")
-    bound = next(
-        (b for b in numbers["cost_model"]["timed_bounds"] if b["corpus"] == "pooled"), None
-    )
-    free = next((r for r in numbers["free_run"] if r["corpus"] == "pooled"), None)
-    with_drafts = f" ({drafted['speedup']:.2f}× with its drafts)" if drafted else ""
-    if cad["speedup"] > pld["speedup"]:
-        rank = "faster than prompt lookup even without its drafts"
-    elif drafted and drafted["speedup"] > pld["speedup"]:
-        rank = "faster than prompt lookup only with its drafts"
-    else:
-        rank = "slower than prompt lookup"
-    out = [
-        f"On the timed sample ({cad['cases']} cases, {cad['T']:,} output ids; {where}), "
-        f"forced-oracle Copy-as-Decode produces the same output {cad['speedup']:.2f}× faster "
-        f"than autoregressive decoding{with_drafts}, against {pld['speedup']:.2f}× for "
-        f"prompt lookup: {rank}."
-    ]
-    if bound is not None:
+    """The chapter's question answered per stratum (the opening's **Answer.**, from ``numbers``
+    of :func:`cadlib.chapters.decoding.run.numbers`): the median case's predicted speedup per
+    corpus family beside prompt lookup's (:func:`predicted_sentence`), where plain
+    Copy-as-Decode loses (:func:`losses_sentence`), the timed sample's median case per corpus
+    and its pooled figure labelled with what carries it (:func:`timed_sentence`), and the share
+    of the bound it realizes per timed corpus."""
+    out = [predicted_sentence(numbers), losses_sentence(numbers), timed_sentence(numbers, where)]
+    bounds = [b for b in numbers["cost_model"]["timed_bounds"] if b["corpus"] != "pooled"]
+    if bounds:
+        share = _span([b["realized_over_bnd_exact"] for b in bounds], "{:.0%}")
         out.append(
-            f"The paper's bound bnd_exact, from the forward costs of the same run, is "
-            f"{bound['bnd_exact_grid']:.2f}×: the plain decoder realizes "
-            f"{bound['realized_over_bnd_exact']:.0%} of it, because every op also costs "
-            "decision forwards that the bound does not charge."
-        )
-    if free is not None:
-        out.append(
-            f"Decoding freely, the untrained model's programs parse in "
-            f"{free['parse rate']:.0%} and resolve strictly in "
-            f"{free['strict-resolve rate']:.0%} of {free['cases']} runs (by construction "
-            f"of the FSM), with exact match in {free['EM (byte-exact)']:.0%}."
+            f"Per timed corpus it realizes {share} of the paper's bound bnd_exact on the same "
+            "forward costs, as each op also costs decision forwards the bound does not charge."
         )
     return " ".join(out)
+
+
+def _span(values, fmt: str = "{:.2f}×") -> str:
+    """``lo–hi`` of ``values`` in ``fmt``, or one figure when they print alike."""
+    lo, hi = fmt.format(min(values)), fmt.format(max(values))
+    return lo if lo == hi else f"{lo.rstrip('×%')}–{hi}"
+
+
+def _families(corpora) -> dict[str, list[str]]:
+    """``corpora`` grouped by family (:func:`.run_accounting.family`), in order."""
+    out: dict[str, list[str]] = {}
+    for corpus in corpora:
+        out.setdefault(family(corpus), []).append(corpus)
+    return out
+
+
+def _tag(corpora: list[str]) -> str:
+    """``"development data; "`` for a corpus the book's choices were made on."""
+    return "development data; " if corpora[0] in DEVELOPMENT_DATA else ""
+
+
+def _medians(numbers: dict, method: str, setting: str) -> dict[str, float]:
+    """The median case's predicted speedup over autoregressive decoding, per corpus."""
+    return {
+        r["corpus"]: r["median_speedup"]
+        for r in numbers["cost_model"]["predicted_speedups"]
+        if r["method"] == method and r["setting"] == setting and r["corpus"] != "pooled"
+    }
+
+
+def predicted_sentence(numbers: dict) -> str:
+    """Per corpus family, the median case's predicted speedup of plain Copy-as-Decode and of
+    prompt lookup (its fastest setting), and on how many corpora each decoder beats it."""
+    cad, pld = (
+        _medians(numbers, "Copy-as-Decode", "m=0"),
+        _medians(numbers, "prompt lookup", "best"),
+    )
+    drafted = _medians(numbers, "Copy-as-Decode", DRAFTED_SETTING)
+    parts = []
+    for name, cs in _families(cad).items():
+        note = f"{len(cs)} languages; " if len(cs) > 1 else _tag(cs)
+        ours, rival = _span([cad[c] for c in cs]), _span([pld[c] for c in cs])
+        parts.append(f"{ours} on {name} ({note}prompt lookup {rival})")
+    wins = sum(cad[c] > pld[c] for c in cad)
+    drafted_wins = sum(drafted[c] > pld[c] for c in drafted)
+    return (
+        "By the median case of each corpus, forced-oracle Copy-as-Decode's predicted speedup "
+        f"over autoregressive decoding is {_and(parts)}: it beats prompt lookup on {wins} of "
+        f"{len(cad)} corpora, and on {drafted_wins} with its drafts."
+    )
+
+
+def losses_sentence(numbers: dict) -> str:
+    """Where plain Copy-as-Decode loses to autoregressive decoding, per corpus family: the
+    cases predicted slower and those that need more forwards (``numbers.accounting.strata``);
+    for a family of translations, how many of its tasks lose in at least one language and its
+    worst corpus."""
+    rows = numbers["accounting"]["strata"]
+    if not any(r["slower_than_ar"] or r["more_forwards_than_ar"] for r in rows):
+        return "It is predicted faster than autoregressive decoding on every case of every corpus."
+    parts, more = [], []
+    for name, cs in _families([r["corpus"] for r in rows]).items():
+        fam = [r for r in rows if r["corpus"] in cs]
+        slower, cases = sum(r["slower_than_ar"] for r in fam), sum(r["cases"] for r in fam)
+        text = f"{slower} of {cases} {name} cases"
+        if len(cs) > 1:  # translations of the same tasks: count the tasks too
+            tasks = {task(c) for r in fam for c in r["slower_cases"]}
+            worst = max(fam, key=lambda r: r["slower_than_ar"])
+            text += (
+                f" (in {len(tasks)} of the {max(r['cases'] for r in fam)} tasks its languages "
+                f"share; {CORPUS_LABELS.get(worst['corpus'], worst['corpus'])} "
+                f"{worst['slower_than_ar']} of {worst['cases']})"
+            )
+        parts.append(text)
+        more.append(str(sum(r["more_forwards_than_ar"] for r in fam)))
+    return (
+        f"Where it loses: it is predicted slower than autoregressive decoding on {_and(parts)}, "
+        f"and needs more forwards on {_and(more)} of them."
+    )
+
+
+def _and(parts: list[str]) -> str:
+    """``a, b and c``."""
+    return ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1]
+
+
+def _carrier(validation: pd.DataFrame) -> tuple[str, int, int, float]:
+    """The corpus with the largest share of the timed sample's autoregressive time: its name,
+    its timed cases, all timed cases and its share (what carries a pooled ratio of sums)."""
+    ar = validation[validation.method == "autoregressive"]
+    by = ar.groupby("corpus").measured_s.sum().sort_values(ascending=False)
+    corpus = by.index[0]
+    return corpus, int((ar.corpus == corpus).sum()), len(ar), float(by.iloc[0] / by.sum())
+
+
+def timed_sentence(numbers: dict, where: str) -> str:
+    """The timed sample on the clock: per corpus the median case's measured speedup of plain
+    Copy-as-Decode beside prompt lookup's, how many timed cases ran slower than
+    autoregressive decoding, then the pooled ratio of sums labelled with the corpus that
+    carries it (its share of the autoregressive time)."""
+    val = pd.DataFrame(numbers["cost_model"]["validation"])
+    wide = val.pivot_table(index=["corpus", "case"], columns="method", values="measured_s")
+    speed = wide.drop(columns="autoregressive").rdiv(wide.autoregressive, axis=0)
+    med = speed.groupby(level="corpus").median().reindex(list(dict.fromkeys(val.corpus)))
+    cad, pld = med["Copy-as-Decode"], med["prompt lookup"]
+    names = [CORPUS_LABELS.get(c, c) for c in med.index]
+    slower = int((speed["Copy-as-Decode"] < 1).sum())
+    pooled = numbers["speed"]
+    carrier, n_in, n, share = _carrier(val)
+    ours = _and([f"{v:.2f}× on {c}" for v, c in zip(cad, names, strict=True)])
+    return (
+        f"On the clock ({where}; {n} timed cases) the median case's speedup is {ours} (prompt "
+        f"lookup {', '.join(f'{v:.2f}×' for v in pld)}), and {slower} of the {n} cases ran "
+        "slower than autoregressive decoding. Pooled over them, "
+        f"{pooled['pooled/Copy-as-Decode']['speedup']:.2f}× (prompt lookup "
+        f"{pooled['pooled/prompt lookup']['speedup']:.2f}×) is a ratio of sums carried by "
+        f"{CORPUS_LABELS.get(carrier, carrier)}'s {n_in} case{'s' * (n_in != 1)} "
+        f"({share:.0%} of the autoregressive time)."
+    )
 
 
 def run_summary(
@@ -138,16 +238,15 @@ def accounting_summary(summary: pd.DataFrame, best: pd.Series, min_span: int = 0
 
 def dominance_markdown(validation: pd.DataFrame, label: str) -> str:
     """How much of the timed sample's autoregressive time its longest case and its heaviest
-    corpus take, and the pooled wall-clock speedup of each timed method with and without that
-    corpus, from the per-case measurements (:func:`cadlib.costs.cost_model.validation`). The pooled
-    speedup is a ratio of sums, so long cases weigh in it by their length; this says how
-    much, rather than assuming the stratified sample keeps it small."""
+    corpus take (:func:`_carrier`), and the pooled wall-clock speedup of each timed method with
+    and without that corpus, from the per-case measurements
+    (:func:`cadlib.costs.cost_model.validation`). The pooled speedup is a ratio of sums, so long
+    cases weigh in it by their length; this says how much, rather than assuming the stratified
+    sample keeps it small."""
     ar = validation[validation.method == "autoregressive"].set_index("case")
     total = ar.measured_s.sum()
     top = ar.measured_s.idxmax()
-    by_corpus = ar.groupby("corpus").measured_s.sum().sort_values(ascending=False)
-    corpus, share = by_corpus.index[0], by_corpus.iloc[0] / total
-    n_in = int((ar.corpus == corpus).sum())
+    corpus, n_in, n, share = _carrier(validation)
     rest = ar.index[ar.corpus != corpus]
     per = []
     for method in [
@@ -161,14 +260,10 @@ def dominance_markdown(validation: pd.DataFrame, label: str) -> str:
         per.append(f"{method} {with_all:.2f}× with it, {without:.2f}× without it")
     verb = "dominates" if share > 0.5 else "does not dominate"
     return (
-        f"*Does one corpus or one long case dominate the pooled wall clock? ({label})* Of "
-        f"the sample's autoregressive decode time, the longest timed case ({top}) takes "
-        f"{ar.measured_s[top] / total:.0%}, and {corpus} ({n_in} of {ar.index.size} "
-        f"timed cases) {share:.0%}, so {corpus} {verb} the pooled ratio of sums. Pooled "
-        f"wall-clock speedup over autoregressive decoding, per-case measurements, with and "
-        f"without {corpus}: " + "; ".join(per) + ". The per-corpus rows (with their case "
-        "counts) are the figures to quote; the every-case accounting of §2 prices every "
-        "case of every corpus."
+        f"*What carries the pooled wall clock? ({label})* The longest timed case ({top}) takes "
+        f"{ar.measured_s[top] / total:.0%} of the autoregressive time, {corpus} ({n_in} of {n} "
+        f"cases) {share:.0%}, so {corpus} {verb} the pooled ratio of sums. Pooled speedup "
+        f"with and without {corpus}: " + "; ".join(per) + "."
     )
 
 

@@ -60,8 +60,9 @@ def speed_gaps_markdown(
 ) -> str:
     """Why a speed goal was missed (``""`` when none was): per corpus of a missed speed goal,
     the forwards and the ids fed (after the prompt) per gold id of the best Copy-as-Decode
-    variant (:func:`cadlib.costs.cost_model.best_copy_as_decode`) and of the best prompt lookup,
-    counted on every case, and the share of each one's time that its ids fed account for.
+    variant (:func:`cadlib.costs.cost_model.best_copy_as_decode`) and of the fastest prompt
+    lookup (:func:`.run_accounting.fastest_prompt_lookup`), counted on every case, and the
+    share of each one's time that its ids fed account for.
 
     The shares price a forward of ``k`` ids at ``context`` on the line through this run's
     grid costs of 1 and ``n`` ids (a fixed cost per forward plus a cost per id); the verdict
@@ -78,7 +79,7 @@ def speed_gaps_markdown(
         rows = every.rows[every.rows.corpus == corpus]
         setting = CM.best_copy_as_decode(every.summary, corpus).setting
         per = {}
-        for method, how in (("Copy-as-Decode", setting), ("prompt lookup", every.best[corpus])):
+        for method, how in (("Copy-as-Decode", setting), ("prompt lookup", every.fastest[corpus])):
             r = rows[(rows.method == method) & (rows.setting == how)]
             T = r["T"].sum()
             fw, ids = r.forwards.sum() / T, (r.ids_fed - r.prompt).sum() / T
