@@ -17,7 +17,7 @@ __all__ = ["goals_markdown", "outcome_line", "speed_gaps_markdown", "forward_gap
 def goals_markdown(table: pd.DataFrame, label: str) -> str:
     """The goals as a Markdown list, development set first, each met, missed or undecided
     and by how much (ours / rival), then the count per outcome and set."""
-    lines = [f"*Issue 17's goals, this run ({label}):*", ""]
+    lines = [f"*The chapter's goals, this run ({label}):*", ""]
     for part in ("development", "test"):
         sub = table[table.set == part]
         if sub.empty:
