@@ -110,9 +110,42 @@ def test_kv_reuse_answer_reports_shares_agreement_and_the_verdict():
     assert f"{n['verdict']['threshold']:.1%}" in text
     each = [c["none"]["reused"] / c["none"]["splice"] for c in n["shares"]["SmolLM2"].values()]
     assert f"{min(each):.1%}–{max(each):.1%} with SmolLM2" in text  # per corpus, not pooled
+    assert text.startswith("No recompute policy meets")  # every held-out rate is below
     met = copy.deepcopy(n)
-    met["verdict"]["best"] = "first=2"
-    assert "`first=2` meets the threshold" in KV.text.answer(met)
+    met["agreement"]["test"]["first=2"]["rate"] = 0.999
+    assert KV.text.answer(met).startswith("`first=2` meets the 99.5% agreement threshold")
+
+
+def test_kv_reuse_answer_reads_agreement_where_the_policy_reuses_prompt_entries():
+    """Recounted from the committed every-case runs: the cases where the chosen policy reuses
+    any prompt entry, their agreement and those with a flipped decision; the cases that reuse
+    nothing (agreement by construction) never carry the verdict, so the Answer says no policy
+    meets the threshold, and would say one does on a constructed pass."""
+    n = numbers("kv_reuse.agreement")
+    every = KV.run_every_case.committed_runs()
+    chosen = every[0]["chosen"]
+    rows = [
+        r
+        for run in every
+        for r in zip(*(run["test"][k] for k in ("case", "policy", "agree", "reused")), strict=True)
+        if r[1] == chosen
+    ]
+    used = [r for r in rows if r[3] > 0]
+    cases = {r[0] for r in used}
+    flipped = {r[0] for r in used if not r[2]}
+    rate = sum(r[2] for r in used) / len(used)
+    text = KV.text.answer(n, every=every)
+    assert (
+        f"reuses prompt entries in {len(cases)} of {len({r[0] for r in rows})} cases and agrees "
+        f"there on {rate:.2%}, {len(flipped)} of them with a flipped decision"
+    ) in text
+    assert rate < KV.profiles.AGREEMENT_THRESHOLD and text.startswith("No recompute policy meets")
+    passing = copy.deepcopy(every)
+    for run in passing:
+        run["test"]["agree"] = [True] * len(run["test"]["agree"])
+    assert KV.text.answer(n, every=passing).startswith(f"`{chosen}` meets the 99.5% agreement")
+    flask = copy.deepcopy(KV.run_flask_sample.committed_sample())  # 96.40%: a failed check
+    assert KV.text.answer(n, every=passing, flask=flask).startswith("No recompute policy meets")
 
 
 @pytest.mark.parametrize("name", ["sft_pilot", "sft_pilot.full"])

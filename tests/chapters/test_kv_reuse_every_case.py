@@ -56,17 +56,24 @@ def test_the_sentence_pools_the_corpora_and_names_those_not_recorded():
         run("heval-fix-java", {"none": [False, False], "last=16": [True, False]}),
     ]
     text = ET.every_markdown(runs)
-    assert text.startswith("On every case of HEvalFix-Go, HEvalFix-Java (2 cases, 4 decisions)")
-    assert "agrees with the exact splice on 75.00%" in text and "**does not meet**" in text
-    assert "per corpus 50.00%–100.00%" in text and "`none` agrees on 25.0%" in text
+    assert text.startswith(
+        "On every case of HEvalFix-Go, HEvalFix-Java (one family: 1 task in 2 languages), "
+        "`last=16` recomputes 50% of the copied ids and reuses prompt entries in 2 of 2 cases."
+    )
+    assert "agrees with the exact splice on 75.00% of 4 decisions" in text
+    assert "per language 50.00%–100.00%), and 1 of the 2 cases have a flipped decision" in text
+    assert "**does not meet** the 99.5% threshold (below it in HEvalFix-Java)." in text
+    assert "`none` (recomputing 50%) agrees on 25.0%" in text
     assert "Not yet recorded: HEvalFix-C++, HEvalFix-Rust." in text
     assert "Setting: m with its own tokenizer" in text and "no paper figure" in text
     assert ET.answer_sentence(runs) == (
-        "On every case of 2 held-out HumanEvalFix corpora (2 cases) it agrees on 75.00%, "
-        "recomputing 50% of the copied ids: still short of the threshold."
+        "On every case of 2 held-out HumanEvalFix languages (1 task), it reuses prompt entries "
+        "in 2 of 2 cases and agrees there on 75.00%, 1 of them with a flipped decision: it "
+        "**does not meet** the 99.5% threshold (below it in HEvalFix-Java)."
     )
     t = E.every_table(runs).set_index(["corpus", "policy"])
     assert t.loc[("all", "last=16"), "decisions"] == 4
+    assert t.loc[("all", "last=16"), "flipped"] == 1
     assert t.loc[("HEvalFix-Java", "none"), "rate"] == 0
     assert "all" not in set(E.every_table(runs, pooled=False).corpus)
 
@@ -102,21 +109,40 @@ def test_several_runs_share_one_load_sentence():
     ) in ET.every_markdown(runs)
 
 
-def test_a_pooled_pass_carried_by_cases_that_reuse_nothing_is_said_so():
-    go = run("heval-fix-go", {"none": [True] * 4, "last=16": [True, True, True, False]})
+def idle_pair(last16_go: list[bool]) -> list[dict]:
+    """Go's case reuses prompt entries under ``last=16``; Java's reuses none (every id
+    recomputed: agreement by construction); threshold 85%."""
+    go = run("heval-fix-go", {"none": [True] * 4, "last=16": last16_go})
     java = run("heval-fix-java", {"none": [True] * 4, "last=16": [True] * 4})
-    java["test"]["reused"] = [0] * 8  # every id recomputed: agreement by construction
-    java["test"]["case"] = ["heval-fix-java/1"] * 8
+    java["test"]["reused"] = [5] * 4 + [0] * 4
     for r in (go, java):
         r["protocol"]["threshold"] = 0.85
-    text = ET.every_markdown([go, java])
-    assert "it meets the 85.0% threshold pooled, but not on HEvalFix-Go" in text
-    assert "carried by the 1 cases that reuse nothing" in text
-    assert "on the 1 that reuse any id it agrees on 75.00% of 4 decisions" in text
-    assert ET.answer_sentence([go, java]).endswith(
-        "at the threshold pooled, but only because 1 of those cases reuse nothing; where it "
-        "reuses any id, 75.00%."
+    return [go, java]
+
+
+def test_cases_that_reuse_nothing_never_carry_a_pass():
+    """Pooled with the case that reuses nothing, 7 of 8 decisions agree (87.5% >= 85%); where
+    ``last=16`` reuses prompt entries, 3 of 4 (75%): it does not meet the threshold."""
+    runs = idle_pair([True, True, True, False])
+    text = ET.every_markdown(runs)
+    assert "reuses prompt entries in 1 of 2 cases" in text
+    assert "on 75.00% of 4 decisions" in text and "**does not meet** the 85.0% threshold" in text
+    assert "The other 1 recompute every copied id and agree by construction." in text
+    assert ET.answer_sentence(runs).endswith(
+        "**does not meet** the 85.0% threshold (below it in HEvalFix-Go)."
     )
+    assert E.accepted_policy(runs) is None
+
+
+def test_the_sentence_can_say_a_policy_meets_the_threshold():
+    runs = idle_pair([True] * 4)
+    text = ET.every_markdown(runs)
+    assert "it meets the 85.0% threshold." in text and "does not meet" not in text
+    assert ET.answer_sentence(runs).endswith(
+        "0 of them with a flipped decision: it meets the 85.0% threshold."
+    )  # not "in every language": Java's case reused nothing, so Java is untested
+    both = [run(c, {"none": [True], "last=16": [True]}) for c in ("heval-fix-go", "heval-fix-java")]
+    assert "it meets the 99.5% threshold in every language." in ET.every_markdown(both)
 
 
 def test_the_committed_runs_judge_the_searchs_choice_on_whole_corpora():
@@ -130,7 +156,7 @@ def test_the_committed_runs_judge_the_searchs_choice_on_whole_corpora():
         assert len(set(r["test"]["case"])) == 164  # every HumanEvalFix case of the corpus
 
 
-def test_the_accepted_policy_needs_every_corpus_and_a_pooled_pass():
+def test_the_accepted_policy_needs_every_corpus_and_a_pass_where_it_reuses():
     def all_corpora(agree_chosen):
         return [run(c, {"none": [False], "last=16": [agree_chosen]}) for c in E.CORPORA]
 

@@ -51,12 +51,16 @@ def test_the_sentence_gives_prompt_lengths_agreement_and_the_verdict():
         "On 1 fresh RealEdits-Flask cases (real commits; prompts of "
         "1,200–4,700 ids, median 2,800: all longer than the 1,000-id cap"
     )
-    assert "`last=16` agrees with the exact splice on 100.00% of 2 decisions" in text
-    assert "it meets the 99.5% threshold" in text and "`none` agrees on 50.0%" in text
-    assert "Setting: m with its own tokenizer" in text and "Every case reuses some id." in text
+    assert "`last=16` recomputes 50% of the copied ids and reuses prompt entries in 1 of 1" in text
+    assert "agrees with the exact splice on 100.00% of 2 decisions" in text
+    assert (
+        "it meets the 99.5% threshold." in text
+        and "`none` (recomputing 50%) agrees on 50.0%" in text
+    )
+    assert "Setting: m with its own tokenizer" in text and "agree by construction" not in text
     assert FT.answer_sentence(flask_run([True, False])) == (
-        "On 1 fresh Flask edits (prompts of median 2,800 ids) it agrees on 50.00%, "
-        "recomputing 50%: short of the threshold."
+        "On 1 fresh Flask edits (prompts of median 2,800 ids) it agrees on 50.00% where it "
+        "reuses prompt entries (1 cases, 1 with a flipped decision): short of the threshold."
     )
     text = FT.sample_markdown(flask_run([True, True], prompts=(900, 2000)))
     assert "median 1,450" in text and "all longer" not in text  # the mean of the middle two

@@ -19,7 +19,7 @@ import pandas as pd
 import torch
 from tqdm import tqdm
 
-from cadlib.corpora import load_corpus, seeded_subset
+from cadlib.corpora import CORPUS_LABELS, load_corpus, seeded_subset
 from cadlib.costs.accounting import copy_sources
 from cadlib.decoding.decoder import CopyDecoder
 from cadlib.decoding.fsm import transcript
@@ -49,6 +49,8 @@ __all__ = [
     "agreement_rows",
     "with_split",
     "agreement_table",
+    "reusing_table",
+    "judge",
     "threshold_verdict",
     "free_run_rows",
     "identity_table",
@@ -259,6 +261,46 @@ def agreement_table(rows: pd.DataFrame, by=("split", "policy")) -> pd.DataFrame:
             )
         )
     return pd.DataFrame(out)
+
+
+def reusing_table(rows: pd.DataFrame, by=("split", "policy")) -> pd.DataFrame:
+    """:func:`agreement_table` over the cases that reuse any prompt entry (``cases``), with
+    ``idle`` (the cases that reuse none: every copied id recomputed, so they agree by
+    construction and cannot test the mode), ``flipped`` (reusing cases with at least one
+    flipped decision) and ``recomputed`` over every case (what the policy costs). A group
+    where no case reuses has ``cases`` 0 and no rate."""
+    by = list(by)
+    case = rows.groupby(list(dict.fromkeys([*by, "corpus", "case"])), sort=False).agg(
+        reused=("reused", "first"), agree=("agree", "all")
+    )
+    case = case.reset_index().assign(
+        idle=lambda c: c.reused.eq(0), flipped=lambda c: c.reused.gt(0) & ~c.agree
+    )
+    out = case.groupby(by, sort=False)[["idle", "flipped"]].sum().reset_index()
+    out = out.merge(agreement_table(rows, by)[[*by, "recomputed"]], on=by)
+    some = rows[rows.reused > 0]
+    if len(some):
+        out = out.merge(agreement_table(some, by).drop(columns="recomputed"), on=by, how="left")
+    out = out.reindex(columns=[*by, "cases", *out.columns.drop([*by, "cases"], errors="ignore")])
+    counts = ["cases", "idle", "flipped", "decisions", "agree"]
+    out[counts] = out.reindex(columns=counts).fillna(0).astype(int)
+    return out
+
+
+def judge(rows: pd.DataFrame, policy: str, threshold: float = AGREEMENT_THRESHOLD) -> dict:
+    """``policy`` on ``rows`` (one split), read where it reuses prompt entries: ``pooled``
+    (its :func:`reusing_table` row over every corpus), ``per`` (one row per corpus),
+    ``below`` (the corpora, labelled, whose reusing cases agree less than ``threshold``) and
+    ``meets``: some case reuses an id, and the pooled agreement and every corpus's meet the
+    threshold. Cases that reuse nothing never count toward it."""
+    rows = rows[rows.policy == policy]
+    pooled = reusing_table(rows.assign(pool="all"), by=("pool",)).iloc[0]
+    per = reusing_table(rows, by=("corpus",))
+    below = [
+        CORPUS_LABELS.get(c, c) for c, x in zip(per.corpus, per.rate, strict=True) if x < threshold
+    ]
+    meets = bool(pooled.cases and pooled.rate >= threshold and not below)
+    return dict(pooled=pooled, per=per, below=below, meets=meets)
 
 
 def threshold_verdict(table: pd.DataFrame, threshold: float = AGREEMENT_THRESHOLD) -> dict:

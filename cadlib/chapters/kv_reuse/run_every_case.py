@@ -5,6 +5,8 @@ fresh cases per held-out corpus. This run judges it, with ``none`` beside it, on
 of each held-out HumanEvalFix corpus (:data:`CORPORA`, no prompt cap), teacher-forced as in
 :func:`cadlib.chapters.kv_reuse.run.case_agreement`; one results file per corpus
 (:func:`results_name`), so that corpora can run in separate processes. Nothing is timed.
+The four corpora translate the same 164 HumanEval tasks: one family, not four independent
+samples (:func:`tasks`).
 
 RealEdits-Flask, the fifth held-out corpus, is left to the search's sample: its edit prompts
 are about ten times longer than HumanEvalFix's (a median near 2,800 SmolLM2 ids, some beyond
@@ -28,8 +30,8 @@ from cadlib.record.provenance import monitor
 from cadlib.record.results import read_results_file, run_report, write_run_report
 
 from .profiles import AGREEMENT_THRESHOLD
-from .run import agreement_rows, agreement_table, load_setup, sample_cases
-from .run_policy_search import _columns, _frame, committed, reusing
+from .run import agreement_rows, judge, load_setup, reusing_table, sample_cases
+from .run_policy_search import _columns, _frame, committed
 
 __all__ = [
     "CORPORA",
@@ -39,6 +41,7 @@ __all__ = [
     "committed_runs",
     "pooled_report",
     "every_table",
+    "tasks",
     "accepted_policy",
 ]
 
@@ -92,54 +95,48 @@ def committed_runs() -> list[dict]:
 
 
 def pooled_report(runs: list[dict]) -> dict:
-    """The runs as one report (their rows concatenated), for :func:`.run_policy_search.reusing`."""
+    """The runs as one report (their rows concatenated)."""
     columns = {k: [v for r in runs for v in r["test"][k]] for k in runs[0]["test"]}
     return dict(runs[0], test=columns)
 
 
 def every_table(runs: list[dict], pooled: bool = True) -> pd.DataFrame:
     """Per corpus and policy, then (``pooled``) pooled over the corpora (``corpus`` =
-    ``all``): cases, decisions, agreement with its interval, KL and the share of copied ids
-    recomputed. A display of one corpus passes ``pooled=False``: its pooled rows repeat it."""
+    ``all``), on the cases that reuse prompt entries
+    (:func:`cadlib.chapters.kv_reuse.run.reusing_table`: cases, those that reuse none, those
+    with a flipped decision, agreement with its interval, KL, the share of copied ids
+    recomputed). A display of one corpus passes ``pooled=False``: its pooled rows repeat it."""
     rows = _frame(pooled_report(runs)["test"])
-    per = agreement_table(rows, by=("corpus", "policy"))
+    per = reusing_table(rows, by=("corpus", "policy"))
     per["corpus"] = per.corpus.map(lambda c: CORPUS_LABELS.get(c, c))
     if not pooled:
         return per
-    both = agreement_table(rows, by=("policy",)).assign(corpus="all")
+    both = reusing_table(rows, by=("policy",)).assign(corpus="all")
     return pd.concat([per, both], ignore_index=True)
 
 
+def tasks(runs: list[dict]) -> int:
+    """How many distinct tasks the runs' cases translate (``Go/12`` and ``Java/12`` are one
+    HumanEval task in two languages)."""
+    return len({c.rsplit("/", 1)[-1] for r in runs for c in r["test"]["case"]})
+
+
 def _verdict(runs: list[dict]) -> dict:
-    """What the sentences say: the chosen policy's pooled row, ``none``'s, the corpora below
-    the threshold, the cases that reuse nothing and the agreement on the others, and whether
-    the pooled figure meets the threshold only because of the cases that reuse nothing."""
+    """What the sentences say: the chosen policy read where it reuses prompt entries
+    (:func:`cadlib.chapters.kv_reuse.run.judge`: ``r`` pooled, ``per`` corpus, the corpora
+    ``below`` the threshold, whether it ``meets`` it), ``none``'s pooled row beside it."""
     report = pooled_report(runs)
     chosen, thr = report["chosen"], report["protocol"]["threshold"]
-    t = every_table(runs)
-    per, pooled = t[t.corpus != "all"], t[t.corpus == "all"].set_index("policy")
-    mine = per[per.policy == chosen]
-    idle, some = reusing(report, chosen)
-    r = pooled.loc[chosen]
-    return dict(
-        chosen=chosen,
-        thr=thr,
-        r=r,
-        base=pooled.loc["none"],
-        per=mine,
-        below=[c for c, x in zip(mine.corpus, mine.rate, strict=True) if x < thr],
-        idle=idle,
-        some=some,
-        meets=bool(r.rate >= thr),
-        carried=bool(r.rate >= thr and some is not None and some.rate < thr),
-    )
+    rows = _frame(report["test"])
+    v = judge(rows, chosen, thr)
+    base = judge(rows, "none", thr)["pooled"]
+    return dict(chosen=chosen, thr=thr, r=v["pooled"], base=base, **v)
 
 
 def accepted_policy(runs: list[dict]) -> str | None:
     """The chosen policy when every corpus of :data:`CORPORA` is recorded and it meets the
-    threshold pooled over them (the policy chapter 6c's speed goals are judged at), else
-    ``None``. Pooled is the rule declared before the runs; the per-corpus misses and the cases
-    that carry it are :func:`.text_every_case.every_markdown`'s to say."""
+    threshold where it reuses prompt entries, pooled and in every corpus (cases that reuse
+    nothing agree by construction and never count), else ``None``."""
     recorded = {x["protocol"]["corpus"] for x in runs}
     if not runs or recorded != set(CORPORA):
         return None

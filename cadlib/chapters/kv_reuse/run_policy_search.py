@@ -16,8 +16,9 @@ corpora choose it. The protocol, fixed before measuring (:data:`PROTOCOL`):
 * **test** (:data:`TEST_CASES`): per held-out corpus (HumanEvalFix-Java, -Go, -C++, -Rust,
   RealEdits-Flask), the next 8 cases of the seeded order after the 5 that chapter 6c's
   ``agreement`` run used (prompts up to 1,000 ids): cases no policy decision has seen; the
-  chosen policy and ``none``. The verdict is the chosen policy's pooled held-out agreement
-  against the threshold. It can fail, and a failure is reported, not re-tuned.
+  chosen policy and ``none``. The verdict is the chosen policy's held-out agreement
+  against the threshold, read where it reuses prompt entries, pooled and per corpus
+  (:func:`judged`). It can fail, and a failure is reported, not re-tuned.
 
 Nothing is timed. Run it with ``python -m cadlib.chapters.kv_reuse.commands policy-search --out
 results/kv_reuse.policy.json`` (about 25 minutes on 2 cores); chapter 6c shows the committed run
@@ -38,7 +39,15 @@ from cadlib.record.provenance import monitor
 from cadlib.record.results import read_results_file, run_report, write_run_report
 
 from .profiles import AGREEMENT_THRESHOLD
-from .run import agreement_rows, agreement_table, load_setup, sample_cases, with_split
+from .run import (
+    agreement_rows,
+    agreement_table,
+    judge,
+    load_setup,
+    reusing_table,
+    sample_cases,
+    with_split,
+)
 
 __all__ = [
     "COMMITTED",
@@ -54,7 +63,7 @@ __all__ = [
     "committed",
     "search_table",
     "per_corpus",
-    "reusing",
+    "judged",
 ]
 
 #: The committed run chapter 6c shows.
@@ -181,25 +190,23 @@ def committed() -> dict | None:
 
 
 def search_table(report: dict) -> pd.DataFrame:
-    """Per split and policy: cases, decisions, agreement with its interval, KL and the share
-    of spliced ids recomputed (:func:`cadlib.chapters.kv_reuse.run.agreement_table`), the chosen
-    policy marked."""
+    """Per split and policy, on the cases that reuse prompt entries: cases, those that reuse
+    none (``idle``) and those with a flipped decision, agreement with its interval, KL and the
+    share of spliced ids recomputed (:func:`cadlib.chapters.kv_reuse.run.reusing_table`), the
+    chosen policy marked."""
     rows = pd.concat([_frame(report["dev"]), _frame(report["test"])], ignore_index=True)
-    table = agreement_table(rows)
+    table = reusing_table(rows)
     return table.assign(chosen=table.policy == report["chosen"])
 
 
 def per_corpus(report: dict) -> pd.DataFrame:
-    """The held-out agreement per corpus and policy (so that no corpus hides in the pool)."""
-    return agreement_table(_frame(report["test"]), by=("corpus", "policy"))
+    """The held-out agreement per corpus and policy where it reuses prompt entries (so that no
+    corpus hides in the pool)."""
+    return reusing_table(_frame(report["test"]), by=("corpus", "policy"))
 
 
-def reusing(report: dict, policy: str) -> tuple[int, pd.Series | None]:
-    """On the held-out rows of ``policy``: the cases where it reused no id at all (their
-    decisions equal the exact splice's by construction, so they cannot test the mode), and
-    the agreement of the others (:func:`agreement_table` row, ``None`` if there are none)."""
-    rows = _frame(report["test"])
-    rows = rows[rows.policy == policy]
-    some = rows[rows.reused > 0]
-    none = rows.drop_duplicates(["corpus", "case"]).reused.eq(0).sum()
-    return int(none), (None if some.empty else agreement_table(some, by=("policy",)).iloc[0])
+def judged(report: dict, split: str = "test") -> dict:
+    """The chosen policy on ``split``, read where it reuses prompt entries
+    (:func:`cadlib.chapters.kv_reuse.run.judge`)."""
+    rows = _frame(report[split])
+    return judge(rows, report["chosen"], report["protocol"]["threshold"])

@@ -21,12 +21,53 @@ __all__ = [
 ]
 
 
-def answer(numbers: dict) -> str:
-    """The chapter's question answered with its own numbers (the opening's **Answer.**): the
-    reusable share of the spliced ids (policy ``none``), as the range over the corpora
-    measured per tokenizer (a pooled share would be carried by the corpora with the longest
-    copies), the held-out agreement of each policy and the verdict against the threshold
-    (``numbers`` of :func:`cadlib.chapters.kv_reuse.run.numbers`)."""
+def _lead(numbers: dict, checks: list[tuple[str, bool]]) -> str:
+    """The Answer's first sentence: the policies that meet the threshold in every held-out
+    check of them (the agreement run's rates, then ``checks``: ``(policy, met)`` of the later
+    runs, each read where the policy reuses prompt entries), or that none does."""
+    thr = numbers["verdict"]["threshold"]
+    met: dict[str, bool] = {}
+    rates = numbers["agreement"].get("test", {})
+    for policy, ok in [*((p, r["rate"] >= thr) for p, r in rates.items()), *checks]:
+        if policy != "all":  # the control reuses nothing
+            met[policy] = met.get(policy, True) and ok
+    passed = [f"`{p}`" for p, ok in met.items() if ok]
+    if not passed:
+        return (
+            f"No recompute policy meets the {thr:.1%} agreement threshold declared before "
+            "measuring on the held-out cases that reuse prompt entries, so the reuse mode "
+            "stays opt-in."
+        )
+    return (
+        f"{', '.join(passed)} {'meets' if len(passed) == 1 else 'meet'} the {thr:.1%} "
+        "agreement threshold declared before measuring on every held-out check, where it "
+        "reuses prompt entries."
+    )
+
+
+def answer(numbers: dict, search=None, every=(), flask=None, timed=None) -> str:
+    """The chapter's question answered (the opening's **Answer.**): first whether any policy
+    meets the threshold where it reuses prompt entries (:func:`_lead`), then the reusable
+    share of the spliced ids (policy ``none``) as the range over the corpora per tokenizer (a
+    pooled share would be carried by the corpora with the longest copies), the agreement
+    run's held-out rates (``numbers`` of :func:`cadlib.chapters.kv_reuse.run.numbers`), and
+    one sentence per committed run given: the policy ``search``, the ``every``-case runs, the
+    ``flask`` sample and the ``timed`` run's speed goals."""
+    from . import text_every_case, text_flask_sample, text_policy_search, text_speed
+    from .run_every_case import _verdict, accepted_policy
+    from .run_policy_search import judged
+
+    checks, later = [], []
+    if search:
+        checks.append((search["chosen"], judged(search)["meets"]))
+        later.append(text_policy_search.answer_sentence(search))
+    for runs, say in ((every, text_every_case), ([flask] if flask else [], text_flask_sample)):
+        if runs:
+            checks.append((runs[0]["chosen"], _verdict(runs)["meets"]))
+            later.append(say.answer_sentence(runs if say is text_every_case else runs[0]))
+    if timed:
+        chosen = search["chosen"] if search else None
+        later.append(text_speed.speed_answer(timed, chosen, accepted_policy(list(every))))
     shares = []
     for tok, corpora in numbers["shares"].items():
         each = [
@@ -36,29 +77,20 @@ def answer(numbers: dict) -> str:
         ]
         if each:
             shares.append(f"{min(each):.1%}–{max(each):.1%} with {tok}")
-    test, verdict = numbers["agreement"].get("test", {}), numbers["verdict"]
-    rates = ", ".join(f"`{p}` {r['rate']:.1%}" for p, r in test.items())
     out = [
-        f"Most of each copy is reusable: on each corpus measured, the prompt's cache "
-        f"entries can stand in for {' and '.join(shares)} of the spliced ids."
+        _lead(numbers, checks),
+        f"Most of each copy is reusable: per corpus, the prompt's entries can stand in for "
+        f"{' and '.join(shares)} of the spliced ids.",
     ]
-    if rates:
+    test = numbers["agreement"].get("test", {})
+    if test:
+        rates = ", ".join(f"`{p}` {r['rate']:.1%}" for p, r in test.items())
+        cases = next(iter(test.values()))["cases"]
         out.append(
-            f"The decisions that follow are another matter: on the held-out corpora "
-            f"the reuse decoder's greedy decisions agree with the exact splice's at "
-            f"{rates} of positions."
+            f"On {cases} held-out cases the decisions that follow agree with the exact "
+            f"splice's at {rates}."
         )
-    if verdict["best"]:
-        out.append(
-            f"`{verdict['best']}` meets the threshold declared before measuring "
-            f"({verdict['threshold']:.1%})."
-        )
-    else:
-        out.append(
-            f"No policy meets the threshold declared before measuring "
-            f"({verdict['threshold']:.1%}), so the reuse mode stays opt-in."
-        )
-    return " ".join(out)
+    return " ".join([*out, *later])
 
 
 def run_summary(shares: pd.DataFrame, agreement: pd.DataFrame, verdict: dict) -> str:

@@ -1,15 +1,19 @@
 """The sentences on the committed policy search (:mod:`cadlib.chapters.kv_reuse.run_policy_search`):
-what it chose and how the choice fares on fresh held-out cases."""
+what it chose and how the choice fares on fresh held-out cases, read where it reuses prompt
+entries; and the clauses the later runs' sentences share."""
 
 from __future__ import annotations
 
 from cadlib.record.provenance import load_caption
 from cadlib.record.results import machine_label
 
-from .run_policy_search import per_corpus, reusing, search_table
+from .run import agreement_table
+from .run_policy_search import _frame, judged
 
 __all__ = [
     "setting_sentence",
+    "reuse_clause",
+    "verdict_clause",
     "search_markdown",
     "answer_sentence",
 ]
@@ -27,65 +31,74 @@ def setting_sentence(report: dict) -> str:
     )
 
 
-def search_markdown(report: dict) -> str:
-    """The chosen policy, its development and held-out agreement against the threshold, and
-    the per-corpus range, generated from the committed run."""
-    t, chosen, thr = search_table(report), report["chosen"], report["protocol"]["threshold"]
-    dev, test = (t[(t.split == s) & (t.policy == chosen)].iloc[0] for s in ("dev", "test"))
-    met_dev = (t[t.split == "dev"].rate >= thr).any()
-    how = (
-        "the one that recomputes least among those meeting it on development"
-        if met_dev
-        else f"no policy of the grid met the {thr:.1%} threshold on development, so the one with "
-        "the highest development agreement"
+def reuse_clause(r, per=None, where: str = "corpus") -> str:
+    """Where a policy reuses prompt entries (its :func:`.run.reusing_table` row ``r``, and
+    ``per`` corpus): what it recomputes, in how many cases it reuses, its agreement there with
+    the interval and the range per ``where``, and how many of those cases have a flipped
+    decision."""
+    spread = "" if per is None else f"; per {where} {per.rate.min():.2%}–{per.rate.max():.2%}"
+    return (
+        f"recomputes {r.recomputed:.0%} of the copied ids and reuses prompt entries in "
+        f"{int(r.cases)} of {int(r.cases + r.idle)} cases. There it agrees with the exact "
+        f"splice on {r.rate:.2%} of {int(r.decisions)} decisions (95% interval {r.lo:.2%}–"
+        f"{r.hi:.2%}{spread}), and {int(r.flipped)} of the {int(r.cases)} cases have a flipped "
+        "decision"
     )
-    corpora = per_corpus(report)
-    c = corpora[corpora.policy == chosen]
-    verdict = "meets" if test.rate >= thr else "**does not meet**"
-    idle, some = reusing(report, chosen)
-    stratum = (
-        ""
-        if not idle
-        else (
-            f" {idle} of those cases reuse no id under `{chosen}` (short copies: every id is "
-            "recomputed), so they agree by construction"
-            + (
-                "."
-                if some is None
-                else f"; on the {int(some.cases)} that reuse some, "
-                f"{some.rate:.1%} of {int(some.decisions)} decisions agree."
-            )
+
+
+def verdict_clause(v: dict, thr: float, where: str = "corpus") -> str:
+    """Met or not (``v`` of :func:`.run.judge`), and over several corpora (``where``) in each:
+    a miss names those below ``thr``, or says none reaches it."""
+    name, many = f"the {thr:.1%} threshold", len(v["per"]) > 1
+    if v["meets"]:  # "every" only where each was tested: a corpus may reuse no id at all
+        return f"it meets {name}" + (
+            f" in every {where}" * bool(many and v["per"].rate.notna().all())
         )
+    below = v["below"]
+    if many and len(below) == len(v["per"]):
+        return f"it **does not meet** {name} in any {where}"
+    return f"it **does not meet** {name}" + (
+        f" (below it in {', '.join(below)})" if many and below else ""
     )
+
+
+def search_markdown(report: dict) -> str:
+    """The chosen policy and why the declared rule chose it, then its development and fresh
+    held-out agreement where it reuses prompt entries against the threshold, generated from
+    the committed run."""
+    chosen, thr = report["chosen"], report["protocol"]["threshold"]
+    rule = agreement_table(_frame(report["dev"]), by=("policy",))  # what the rule read
+    how = (
+        "the least recomputed among those meeting the threshold there"
+        if (rule[rule.policy != "all"].rate >= thr).any()
+        else f"none met the {thr:.1%} threshold there, so the highest development agreement, "
+        "pooled over every case"
+    )
+    d, test = judged(report, "dev")["pooled"], judged(report)
+    r = test["pooled"]
     return (
         f"Of {len(report['protocol']['grid'])} recompute policies tried on "
-        f"{int(dev.cases)} development cases, `{chosen}` was chosen ({how}): "
-        f"{dev.rate:.1%} of {int(dev.decisions)} development decisions agree with the exact "
-        f"splice, recomputing {dev.recomputed:.0%} of the copied ids. On {int(test.cases)} "
-        f"fresh held-out cases it agrees on {test.rate:.1%} of {int(test.decisions)} "
-        f"decisions (95% interval {test.lo:.1%}–{test.hi:.1%}; per corpus "
-        f"{c.rate.min():.1%}–{c.rate.max():.1%}), recomputing {test.recomputed:.0%}: it "
-        f"{verdict} the {thr:.1%} threshold.{stratum} Nothing here is timed. "
-        f"{load_caption(report)} {setting_sentence(report)}"
+        f"{int(d.cases + d.idle)} development cases, the declared rule chose `{chosen}` "
+        f"({how}); it reuses prompt entries in {int(d.cases)} of them, agreeing there on "
+        f"{d.rate:.2%} of {int(d.decisions)} decisions. On fresh held-out cases it "
+        f"{reuse_clause(r, test['per'])}: {verdict_clause(test, thr)}."
+        + (
+            f" The other {int(r.idle)} recompute every copied id and agree by construction."
+            if r.idle
+            else ""
+        )
+        + f" Nothing here is timed. {load_caption(report)} {setting_sentence(report)}"
     )
 
 
 def answer_sentence(report: dict) -> str:
     """One sentence for the chapter's **Answer.**: the dev-chosen policy's fresh held-out
-    agreement (and on the cases where it reused anything) and whether it meets the
-    threshold."""
-    t, chosen, thr = search_table(report), report["chosen"], report["protocol"]["threshold"]
-    test = t[(t.split == "test") & (t.policy == chosen)].iloc[0]
-    verdict = "meets it" if test.rate >= thr else "still short of it"
-    idle, some = reusing(report, chosen)
-    stratum = (
-        ""
-        if not idle or some is None
-        else f" ({some.rate:.1%} on the {int(some.cases)} cases where it reused any id)"
-    )
+    agreement where it reuses prompt entries, and whether it meets the threshold."""
+    v = judged(report)
+    r = v["pooled"]
     return (
-        f"A policy chosen on development cases from a wider grid, `{chosen}` (recomputing "
-        f"{test.recomputed:.0%} of the copied ids), agrees on {test.rate:.1%} of "
-        f"{int(test.decisions)} decisions of {int(test.cases)} fresh held-out cases"
-        f"{stratum}: {verdict}."
+        f"`{report['chosen']}`, chosen on development cases from a wider grid (recomputing "
+        f"{r.recomputed:.0%} of the copied ids), reuses prompt entries in {int(r.cases)} of "
+        f"{int(r.cases + r.idle)} fresh held-out cases and agrees there on {r.rate:.2%} of "
+        f"{int(r.decisions)} decisions: {'it meets' if v['meets'] else 'short of'} the threshold."
     )

@@ -117,7 +117,7 @@ def policy_markdown(report: dict) -> str:
     v = pd.DataFrame(report["verdicts"])
     failed = v[~v.never_slower]
     verdict = (
-        "On every held-out corpus and engine the drafted decoder at its engine's cap "
+        "On every checked corpus and engine the drafted decoder at its engine's cap "
         "took no more pooled decode time than the plain one"
         if failed.empty
         else "**The drafted decoder was slower than the plain one** on "
