@@ -18,8 +18,9 @@ The protocol, fixed before measuring (:data:`PROTOCOL`):
   repeats, summed); a cap within :data:`TIE` of the least counts as tied and the longest tied
   cap wins (no cap counts as the longest), so a cap is adopted only where it beats a longer
   one by more than noise;
-* **test** (:data:`TEST`, held out: corpora the rule never saw): HumanEvalFix-Java, -Go and
-  RealEdits-Flask; arms: plain, drafts without a cap, drafts at the chosen cap; the verdict per
+* **test** (:data:`TEST`, held out from the rule: corpora it never saw): HumanEvalFix-Java, -Go
+  (which translate the development tasks) and RealEdits-Flask (a goal corpus while the drafts
+  were designed); arms: plain, drafts without a cap, drafts at the chosen cap; the verdict per
   engine and corpus is whether the drafted decoder at the chosen cap took no more pooled
   decode time than the plain one. It can fail, and a failure is reported, not re-tuned.
 

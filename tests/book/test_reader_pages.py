@@ -15,13 +15,6 @@ ROOT = Path(__file__).resolve().parents[2]
 #: "Issue 17", "issue 32", "issue #3", "Issue-49's": a tracker reference, in any case.
 ISSUE = re.compile(r"\bissue\s*[-#]?\s*\d+", re.IGNORECASE)
 
-#: Pages that still name an issue, each owned by another part of the work on issue 49; the
-#: entry goes when its page is fixed (strict: a fixed page that is still listed fails).
-STILL_NAME_AN_ISSUE = {
-    "notebooks/06_decoding.ipynb": "its goals section is titled after the issue that set them",
-    "notebooks/06c_kv_reuse.ipynb": "its introduction cites the issue of the reuse mode",
-}
-
 
 def reader_pages() -> list[str]:
     pages = [*ROOT.glob("notebooks/*.ipynb"), *ROOT.glob("book/*.ipynb"), *ROOT.glob("book/*.md")]
@@ -76,12 +69,6 @@ def test_the_reader_text_of_a_notebook_holds_markdown_and_rendered_outputs(tmp_p
     assert issue_references(page) == ["Issue 17", "issue 3", "issue 4"]
 
 
-def test_every_listed_page_exists():
-    assert set(STILL_NAME_AN_ISSUE) <= set(reader_pages())
-
-
 @pytest.mark.parametrize("page", reader_pages())
-def test_no_reader_page_names_an_issue(page, request):
-    if page in STILL_NAME_AN_ISSUE:
-        request.applymarker(pytest.mark.xfail(reason=STILL_NAME_AN_ISSUE[page], strict=True))
+def test_no_reader_page_names_an_issue(page):
     assert issue_references(ROOT / page) == []

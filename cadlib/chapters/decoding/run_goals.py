@@ -31,9 +31,10 @@ __all__ = [
 ]
 
 
-#: The test set: corpora nothing was designed or tuned on (the four other HumanEvalFix
-#: languages and real Flask commits). Only the accounting covers them (no timed runs), so a
-#: goal that needs the clock is reported on the development set only.
+#: The test set: corpora no setting was chosen on (the four other HumanEvalFix languages, which
+#: translate the development tasks, and real Flask commits, a goal corpus while the drafts were
+#: designed: both weaker than fresh data). Only the accounting covers them (no timed runs), so
+#: a goal that needs the clock is reported on the development set only.
 TEST_CORPORA = (
     "heval-fix-java",
     "heval-fix-go",
@@ -41,7 +42,7 @@ TEST_CORPORA = (
     "heval-fix-rust",
     "realedits-flask",
 )
-#: Corpora named by issue 17's goals (development first, then test).
+#: Corpora named by the chapter's goals (development first, then test).
 GOAL_CORPORA = DEVELOPMENT_CORPORA + TEST_CORPORA
 #: A goal's outcomes: met, missed, or undecided (its margin lies within the error of the
 #: cost model that predicts it).
@@ -85,7 +86,7 @@ def judge_goals(
     bounds: pd.Series | None,
     model_error_pct: float | None = None,
 ) -> pd.DataFrame:
-    """Issue 17's goals, each with the figure, the target, its set (development or test) and
+    """The chapter's goals, each with the figure, the target, its set (development or test) and
     its outcome (met, missed or undecided); ``met`` is true only for a met goal.
 
     ``summary``: :func:`cadlib.costs.accounting.forwards_summary`; ``speedups``:
