@@ -111,11 +111,13 @@ def forward_cost_html(table: pd.DataFrame) -> str:
     view = table.assign(one_id_forward_ms=table.one_id_forward_ms.round(1)).rename(
         columns={"one_id_forward_ms": "ms", "torch_threads": "threads"}
     )
-    if "run" in view:  # the results file beside its chapter
-        view = view[["chapter", "run", *(c for c in view.columns if c not in ("chapter", "run"))]]
+    if "run" in view:  # the profile of the run beside its chapter (kernel.json: cpu)
+        profile = view.run.str.removesuffix(".json").str.partition(".")[2].replace("", "cpu")
+        view = view.drop(columns="run").assign(profile=profile)
+        view = view[["chapter", "profile", *(c for c in view if c not in ("chapter", "profile"))]]
     widths = {
         "chapter": 12,
-        "run": 16,
+        "profile": 8,
         "source": 24,
         "context": 8,
         "ms": 7,
