@@ -9,11 +9,15 @@ the returned :class:`Corpus` (``.source``), and never chosen silently.
 
 ProbeEdit: our own prose corpus, generated deterministically by :mod:`cadlib.probeedit`.
 
-Real edits (``realedits-flask``): 300 (file before, file after, commit subject) triples from
-the history of Flask (pallets/flask, BSD-3-Clause): doc = the file at the parent commit, gold =
-the file at the commit, instruction = the commit's subject line. Read from ``flask.jsonl`` in
-the folder named by ``CADLIB_REALEDITS_DIR`` (or ``local_dir``), else in
-``../shared/data/realedits`` beside the repository root; never committed here.
+Real edits: (file before, file after, commit subject) triples, 300 per project, from the
+history of Flask (``realedits-flask``: pallets/flask, BSD-3-Clause; **development** data: it was
+a goal corpus while the drafts were designed), Requests (``realedits-requests``: psf/requests,
+Apache-2.0) and Cobra (``realedits-cobra``: spf13/cobra, Apache-2.0); the last two are **test**
+data, read once for final figures after every setting is declared in code. doc = the file at the
+parent commit, gold = the file at the commit, instruction = the commit's subject line. Read from
+``<project>.jsonl`` in the folder named by ``CADLIB_REALEDITS_DIR`` (or ``local_dir``), else in
+``../shared/data/realedits`` beside the repository root (its README names the licences); never
+committed here.
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ __all__ = [
     "HUMANEVALPACK_ENV",
     "REALEDITS_ENV",
     "REALEDITS_PROJECTS",
+    "REALEDITS_TEST",
     "CorpusUnavailable",
     "humanevalpack_default_dir",
     "split_key",
@@ -71,7 +76,13 @@ HUMANEVALPACK_LANGUAGES = {
 }
 REALEDITS_ENV = "CADLIB_REALEDITS_DIR"
 #: corpus name -> the ``<project>.jsonl`` file of the real-edit folder
-REALEDITS_PROJECTS = {"realedits-flask": "flask"}
+REALEDITS_PROJECTS = {
+    "realedits-flask": "flask",
+    "realedits-requests": "requests",
+    "realedits-cobra": "cobra",
+}
+#: Real-edit corpora that are test data: never used to choose a setting, rule or policy.
+REALEDITS_TEST = ("realedits-requests", "realedits-cobra")
 CORPORA = (*HUMANEVALPACK_LANGUAGES, "probeedit", *REALEDITS_PROJECTS)
 #: corpus name -> its display name in tables, figures and prose (the paper's spelling).
 CORPUS_LABELS = {
@@ -83,6 +94,8 @@ CORPUS_LABELS = {
     "heval-fix-cpp": "HEvalFix-C++",
     "heval-fix-rust": "HEvalFix-Rust",
     "realedits-flask": "RealEdits-Flask",
+    "realedits-requests": "RealEdits-Requests",
+    "realedits-cobra": "RealEdits-Cobra",
     "pooled": "Pooled",
 }
 _DOC_GOLD_FIELDS = ("buggy_solution", "canonical_solution")

@@ -121,6 +121,17 @@ def test_realedits_flask_loads_every_commit_file(realedits_dir):
     assert all(resolve(oracle_program(c.doc, c.gold), c.doc) == c.gold for c in corpus)
 
 
+@pytest.mark.parametrize("name", corpora.REALEDITS_TEST)
+def test_realedits_test_corpora_load_and_resolve(realedits_dir, name):
+    """The two test corpora load like Flask; their oracle programs resolve to every gold."""
+    corpus = load_corpus(name, local_dir=realedits_dir)
+    project = corpora.REALEDITS_PROJECTS[name]
+    assert len(corpus) == 300 and corpus.source.endswith(f"{project}.jsonl")
+    assert {c.meta["project"] for c in corpus} == {project}
+    assert name in corpora.CORPUS_LABELS
+    assert all(resolve(oracle_program(c.doc, c.gold), c.doc) == c.gold for c in corpus)
+
+
 def test_realedits_default_folder_is_beside_the_repository(realedits_dir, monkeypatch):
     from pathlib import Path
 
