@@ -19,7 +19,7 @@ from cadlib.decoding.decoder import CopyDecoder, Trace
 from cadlib.decoding.engines import Engine
 from cadlib.decoding.methods import TIMED, DecodingMethod, make_methods, prompt_lookup_along
 
-__all__ = ["interleaved", "time_methods", "best_lookup_setting"]
+__all__ = ["interleaved", "method_row", "time_methods", "best_lookup_setting"]
 
 
 def interleaved(
@@ -48,8 +48,11 @@ def interleaved(
     return rows
 
 
-def _row(engine: Engine, method: DecodingMethod, x, repeat, setting) -> dict:
-    """One run of ``method`` on ``engine`` along ``x``'s gold, as a row (raises on a miss)."""
+def method_row(engine: Engine, method: DecodingMethod, x, repeat, setting) -> dict:
+    """One run of ``method`` on ``engine`` along ``x``'s gold, as a row (raises on a miss):
+    wall, prefill and decode seconds, forwards after the prefill and their seconds alone
+    (``forward_s``, what the cost model predicts), spliced ids, the prompt-lookup setting, the
+    trace's counters and its seconds per forward kind (``s_<kind>``)."""
     run = method.run(x)
     if not run.reproduced:
         raise RuntimeError(f"{method.name} on {engine.name} missed the gold of {x.case.id}")
@@ -65,6 +68,7 @@ def _row(engine: Engine, method: DecodingMethod, x, repeat, setting) -> dict:
         prefill_s=trace.prefill_s,
         decode_s=trace.decode_s,
         forwards=trace.n_forwards - 1,
+        forward_s=sum(f.seconds for f in trace.forwards if f.kind != "prefill"),
         spliced=run.result.n_spliced if run.result else 0,
         setting=f"{setting[0]} draft ids, n-gram <= {setting[1]}"
         if method.name == "prompt lookup"
@@ -95,7 +99,7 @@ def time_methods(
     ]
 
     def run(job, x, repeat):
-        return _row(*job, x, repeat, setting)
+        return method_row(*job, x, repeat, setting)
 
     return pd.DataFrame(interleaved(jobs, inputs, run, repeats, warmup, progress=progress))
 

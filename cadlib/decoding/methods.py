@@ -50,6 +50,7 @@ __all__ = [
     "CaseInputs",
     "prepare",
     "timed_sample",
+    "fits",
     "ar_along",
     "prompt_lookup_along",
     "MethodRun",
@@ -109,15 +110,27 @@ def prepare(corpus: str, case, tokenizer) -> CaseInputs:
 
 
 def timed_sample(
-    name: str, cases: list, n: int | None, tokenizer, max_ids: int | None = None, seed: int = 0
+    name: str,
+    cases: list,
+    n: int | None,
+    tokenizer,
+    max_ids: int | None = None,
+    seed: int = 0,
+    context: int | None = None,
 ) -> list[CaseInputs]:
     """The timed cases of one corpus: among the cases whose gold has at most ``max_ids`` ids
-    (``None``: all), ``n`` strata of equal size by gold length, one seeded case from each
+    (``None``: all) and, given a ``context``, whose longer prompt and gold fit it together,
+    ``n`` strata of equal size by gold length, one seeded case from each
     (``n=None``: every eligible case). Stratified, so a sample of a few cases spans short and
     long outputs instead of letting one long case dominate the pooled time."""
     xs = [prepare(name, c, tokenizer) for c in cases]
     xs = sorted(
-        (x for x in xs if max_ids is None or len(x.target) - 1 <= max_ids),
+        (
+            x
+            for x in xs
+            if (max_ids is None or len(x.target) - 1 <= max_ids)
+            and (context is None or fits(x, context))
+        ),
         key=lambda x: (len(x.target), x.case.id),
     )
     if n is None or n >= len(xs):
@@ -127,6 +140,11 @@ def timed_sample(
     rng = np.random.default_rng(seed)
     edges = np.linspace(0, len(xs), n + 1).astype(int)
     return [xs[int(rng.integers(a, b))] for a, b in zip(edges, edges[1:], strict=False)]
+
+
+def fits(x: CaseInputs, context: int) -> bool:
+    """Whether ``x``'s longer prompt and its gold ids fit a model's ``context`` together."""
+    return max(len(x.edit_prompt), len(x.regen_prompt)) + len(x.target) <= context
 
 
 # --------------------------------------------------------------------------------------------

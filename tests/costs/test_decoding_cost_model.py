@@ -14,7 +14,7 @@ from cadlib.corpora import EditCase, load_corpus
 from cadlib.costs import accounting as A
 from cadlib.costs import cost_model as CM
 from cadlib.costs import forward_grid as FG
-from cadlib.decoding.methods import timed_sample
+from cadlib.decoding.methods import fits, timed_sample
 from cadlib.record.session import Chapter
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -145,6 +145,16 @@ def test_timed_sample_is_stratified_short_and_seeded(tok):
     again = timed_sample("heval-fix-py", cases, 3, tok, max_ids=200, seed=0)
     assert [x.case.id for x in again] == [x.case.id for x in xs]
     assert len(timed_sample("heval-fix-py", cases[:2], None, tok)) == 2
+
+
+def test_timed_sample_keeps_only_cases_that_fit_the_context(tok):
+    cases = load_corpus("heval-fix-py")[:40]
+    every = timed_sample("heval-fix-py", cases, None, tok)
+    need = sorted(max(len(x.edit_prompt), len(x.regen_prompt)) + len(x.target) for x in every)
+    context = need[len(need) // 2]
+    fit = timed_sample("heval-fix-py", cases, None, tok, context=context)
+    assert 0 < len(fit) < len(every)
+    assert all(fits(x, context) for x in fit) and not all(fits(x, context) for x in every)
 
 
 def test_case_records_and_their_file(tok, tmp_path, monkeypatch):

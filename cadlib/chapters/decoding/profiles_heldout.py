@@ -1,0 +1,161 @@
+"""Chapter 6's held-out speed protocol, declared before any test corpus is run.
+
+The question a user asks: on edits nobody here looked at, how much faster is Copy-as-Decode than
+what I would use instead? Everything below is fixed in code and committed before the run
+(``python -m cadlib.chapters.decoding.commands heldout``, :mod:`.run_heldout`):
+
+* **Test corpora** (:data:`TEST_CORPORA`): real commits of psf/requests and spf13/cobra, never
+  used to choose anything, and the four HumanEvalFix languages other than the development
+  ones. Those four translate the same 164 tasks as the development languages, so they are one
+  family (:data:`HUMANEVALFIX_TEST`), reported per language and as the family.
+* **Sample** (:data:`TIMED_CASES`, :data:`SEED`, :data:`CONTEXT`): per corpus, length strata
+  of equal size among the cases whose prompt and gold fit the model's context together, one
+  seeded case from each (:func:`cadlib.decoding.methods.timed_sample`); prompts uncapped.
+* **Methods** (:data:`METHODS`) on both engines (:data:`ENGINES`), each producing the same gold:
+  autoregressive, prompt lookup, forced-oracle Copy-as-Decode plain and ``+drafts``.
+* **The rival at its best** (:data:`RIVAL_SELECTION`): prompt lookup's setting is chosen per
+  engine by measured decode time on development cases only, in the same run on the same
+  machine, from a declared grid; the test corpora never see another setting.
+* **Timing** (:data:`REPEATS`, :data:`AR_REPEATS`, :data:`THREADS`): interleaved, every method
+  of both engines in rotating order per case; autoregressive decoding of a long file is about
+  as many forwards as ids, so it runs once per case while the faster methods repeat; the load
+  of other processes is recorded for the whole run.
+* **The cost model** (:data:`GRID`): the forward-cost grid is measured in the run on
+  ``transformers``, every case of every test corpus is priced on it (exact forward accounting),
+  and its error against the clock is reported on the timed test cases themselves.
+* **Statistics** (:data:`QUANTITY`, :data:`BOOTSTRAP`): per corpus and per engine, the
+  median-case speedup over autoregressive decoding with a bootstrap interval by case, the
+  share of cases where each method is slower than autoregressive decoding, and the ratio of
+  each Copy-as-Decode variant to the best rival (:data:`RIVALS`).
+* **Goals** (:data:`GOALS`), judged on the test corpora only and on each engine.
+
+Torch-free, so the book's pages and tests can read it.
+"""
+
+from __future__ import annotations
+
+from cadlib.corpora import REALEDITS_TEST
+from cadlib.decoding.methods import DRAFTED, TIMED
+from cadlib.models import SMOLLM2
+
+__all__ = [
+    "HUMANEVALFIX_TEST",
+    "REAL_EDIT_TEST",
+    "TEST_CORPORA",
+    "DEVELOPMENT",
+    "TIMED_CASES",
+    "SEED",
+    "CONTEXT",
+    "MODEL",
+    "ENGINES",
+    "THREADS",
+    "METHODS",
+    "RIVALS",
+    "REPEATS",
+    "AR_REPEATS",
+    "WARMUP",
+    "RIVAL_SELECTION",
+    "GRID",
+    "QUANTITY",
+    "BOOTSTRAP",
+    "GOALS",
+    "RESULTS",
+    "COMMAND",
+    "SMOKE",
+]
+
+#: The four HumanEvalFix test languages: one family (they translate the development tasks).
+HUMANEVALFIX_TEST = ("heval-fix-java", "heval-fix-go", "heval-fix-cpp", "heval-fix-rust")
+#: Real commits nobody here looked at (``../shared/data/realedits/README.md``).
+REAL_EDIT_TEST = REALEDITS_TEST
+TEST_CORPORA = (*REAL_EDIT_TEST, *HUMANEVALFIX_TEST)
+#: Development corpora: the rival's setting is chosen on cases of these only.
+DEVELOPMENT = ("heval-fix-py", "heval-fix-js", "probeedit", "realedits-flask")
+
+#: Timed cases per test corpus (length strata, one seeded case each).
+TIMED_CASES = {
+    "realedits-requests": 12,
+    "realedits-cobra": 12,
+    **{c: 6 for c in HUMANEVALFIX_TEST},
+}
+SEED = 0
+#: SmolLM2's context: a case is eligible when its longer prompt and its gold fit it together.
+CONTEXT = 8192
+
+MODEL = SMOLLM2
+#: The engines, one at a time on the whole machine (chapter 6b's setting): ``transformers``
+#: (fp32, the GGUF dequantized) and llama.cpp on the GGUF as shipped (Q4_1).
+ENGINES = ("transformers", "llama.cpp")
+#: Threads per engine: both cores of the quiet 2-core machine, as a CPU user runs an engine.
+THREADS = 2
+#: The timed methods (:data:`cadlib.decoding.methods.TIMED`), the same on both engines.
+METHODS = TIMED
+#: The rivals a Copy-as-Decode variant is compared with: per corpus and engine, the one with the
+#: lower median-case latency is "the best rival" there.
+RIVALS = ("autoregressive", "prompt lookup")
+#: Timed repeats of every method but autoregressive decoding, interleaved (median per case).
+REPEATS = 3
+#: Autoregressive decoding is timed once per case: ~one forward per output id.
+AR_REPEATS = 1
+#: Untimed warm-up runs of every (engine, method) on the shortest case first.
+WARMUP = 1
+#: Prompt lookup's setting per engine: the least pooled decode seconds over these development
+#: cases (length strata among those of at most ``max_ids`` gold ids, seed :data:`SEED`, the same
+#: eligibility; the cap keeps the selection to minutes), one run per setting, after a warm-up.
+#: The grid spans the settings chapters 6 and 6b found best by time (K=40 n=3 on
+#: ``transformers`` predicted, K=20 n=3 on llama.cpp measured) and ``transformers``' default.
+RIVAL_SELECTION = dict(
+    cases={"realedits-flask": 2, "heval-fix-py": 2},
+    max_ids=1500,
+    grid=((10, 2), (20, 3), (40, 3)),
+)
+#: The forward-cost grid measured in the run on ``transformers`` (chapter 6's cost model),
+#: with contexts up to the model's context.
+GRID = dict(contexts=(128, 512, 1024, 2048, 4096, 8192), trials=2)
+#: The latency a goal names: ``wall_s``, from the prompt's prefill to the last output id (what a
+#: user waits); ``decode_s`` (after the prefill) is reported beside it.
+QUANTITY = "wall_s"
+#: Percentile bootstrap of the median case, resampling cases (seeded).
+BOOTSTRAP = dict(resamples=2000, seed=SEED, level=0.95)
+
+#: The goals, judged on the timed test cases, on each engine separately.
+GOALS = (
+    dict(
+        key="real-edits-2x",
+        text=f"{DRAFTED} ≥ 2× the best rival on each real-edit test corpus (median case)",
+        method=DRAFTED,
+        corpora=REAL_EDIT_TEST,
+        each=True,
+        ratio=2.0,
+    ),
+    dict(
+        key="humanevalfix-faster",
+        text=f"{DRAFTED} faster than the best rival on the HumanEvalFix test family (median case)",
+        method=DRAFTED,
+        corpora=HUMANEVALFIX_TEST,
+        each=False,
+        ratio=1.0,
+    ),
+    dict(
+        key="slower-than-ar",
+        text=f"{DRAFTED} slower than autoregressive decoding on at most 5 % of test cases",
+        method=DRAFTED,
+        corpora=TEST_CORPORA,
+        each=False,
+        max_share_slower=0.05,
+    ),
+)
+
+#: The committed run and the command that records it.
+RESULTS = "decoding.heldout.json"
+COMMAND = "python -m cadlib.chapters.decoding.commands heldout"
+
+#: The same pipeline in about a minute, for tests and a dry run: the tiny random Qwen2 stand-in
+#: on two development cases, one setting, a small grid (its times mean nothing).
+SMOKE = dict(
+    model="qwen2-smoke",
+    corpora={"heval-fix-py": 2},
+    selection=dict(cases={"heval-fix-py": 1}, max_ids=None, grid=((10, 2),)),
+    grid=dict(contexts=(64, 256), trials=1),
+    repeats=1,
+)

@@ -1,0 +1,120 @@
+"""Chapter 6's held-out speed protocol: what it declares, its statistics and goals on
+constructed rows (each goal met and missed), and the whole run in its smoke form."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from cadlib.chapters.decoding import profiles_heldout as P
+from cadlib.chapters.decoding.run_heldout_stats import (
+    ALL_TEST,
+    FAMILY,
+    case_latency,
+    group_table,
+    judge,
+)
+from cadlib.corpora import CORPORA, REALEDITS_TEST
+from cadlib.decoding.methods import DRAFTED, TIMED
+
+
+def test_the_protocol_keeps_test_and_development_apart():
+    assert set(P.TEST_CORPORA).isdisjoint(P.DEVELOPMENT)
+    assert set(P.RIVAL_SELECTION["cases"]) <= set(P.DEVELOPMENT)
+    assert set(P.TEST_CORPORA) <= set(CORPORA) and set(REALEDITS_TEST) <= set(P.TEST_CORPORA)
+    assert all(P.TIMED_CASES[c] >= 12 for c in P.REAL_EDIT_TEST)
+    assert all(P.TIMED_CASES[c] >= 6 for c in P.HUMANEVALFIX_TEST)
+    assert P.AR_REPEATS == 1 < P.REPEATS and set(P.METHODS) == set(TIMED)
+    assert max(P.GRID["contexts"]) >= P.CONTEXT
+
+
+def test_the_rival_is_never_chosen_on_a_test_corpus():
+    from cadlib.chapters.decoding.run_heldout import choose_rival
+
+    with pytest.raises(ValueError, match="development corpora only"):
+        choose_rival([], None, dict(cases={"realedits-cobra": 2}, max_ids=None, grid=((10, 2),)))
+
+
+def _rows(latency: dict, engine: str = "transformers", repeats: int = 1) -> pd.DataFrame:
+    """Timed rows from ``{(corpus, case): {method: seconds}}``, each method ``repeats`` times
+    (a slower second repeat, so the median is checked)."""
+    rows = []
+    for (corpus, case), by in latency.items():
+        for method, s in by.items():
+            for r in range(repeats):
+                t = s * (1 + r)
+                rows.append(
+                    dict(
+                        engine=engine,
+                        corpus=corpus,
+                        case=case,
+                        method=method,
+                        repeat=r,
+                        T=100,
+                        forwards=10,
+                        wall_s=t,
+                        decode_s=t / 2,
+                    )
+                )
+    return pd.DataFrame(rows)
+
+
+def _case(ar, pld, cad, drafted):
+    return {"autoregressive": ar, "prompt lookup": pld, "Copy-as-Decode": cad, DRAFTED: drafted}
+
+
+def test_groups_take_the_median_case_and_the_best_rival_by_median_latency():
+    lat = {
+        ("realedits-cobra", "a"): _case(10.0, 4.0, 3.0, 1.0),
+        ("realedits-cobra", "b"): _case(20.0, 5.0, 30.0, 2.0),  # plain CaD slower than AR
+        ("realedits-cobra", "c"): _case(30.0, 6.0, 2.0, 4.0),
+    }
+    table = group_table(case_latency(_rows(lat)))
+    t = table.set_index(["group", "method"])
+    assert t.loc[("realedits-cobra", "prompt lookup"), "speedup"] == pytest.approx(4.0)
+    assert t.loc[("realedits-cobra", "Copy-as-Decode"), "slower_than_ar"] == 1
+    drafted = t.loc[("realedits-cobra", DRAFTED)]
+    assert drafted.best_rival == "prompt lookup"
+    assert drafted.vs_rival == pytest.approx(2.5)  # median of 4, 2.5, 1.5
+    assert drafted.vs_rival_lo <= drafted.vs_rival <= drafted.vs_rival_hi
+    assert t.loc[("realedits-cobra", "Copy-as-Decode"), "slower_than_rival"] == 1
+
+
+def test_each_goal_can_be_met_and_missed():
+    def table(drafted_seconds: float, slow_case: bool):
+        lat = {}
+        for corpus in (*P.REAL_EDIT_TEST, *P.HUMANEVALFIX_TEST):
+            for k in range(3):
+                lat[(corpus, f"{corpus}/{k}")] = _case(20.0, 8.0, 5.0, drafted_seconds)
+        if slow_case:
+            lat[("heval-fix-go", "heval-fix-go/slow")] = _case(1.0, 8.0, 5.0, 9.0)
+        return judge(group_table(case_latency(_rows(lat))))
+
+    good, bad = table(2.0, False), table(9.0, True)
+    assert good.met.all() and not bad.met.any()
+    assert set(good.goal) == {g["key"] for g in P.GOALS}
+    assert set(good[good.goal == "real-edits-2x"].group) == {
+        "RealEdits-Requests",
+        "RealEdits-Cobra",
+    }
+    assert set(good[good.goal == "humanevalfix-faster"].group) == {FAMILY}
+    slow = bad[bad.goal == "slower-than-ar"].iloc[0]
+    assert slow.group == ALL_TEST and slow["count"] == 1 and slow.cases == 19
+
+
+@pytest.mark.slow
+def test_the_smoke_run_writes_rows_goals_and_provenance(tmp_path):
+    from cadlib.chapters.decoding.run_heldout import heldout_run
+
+    out = tmp_path / "heldout.json"
+    report = heldout_run(out, smoke=True, progress=False)
+    assert json.loads(out.read_text())["profile"] == "smoke"
+    logged = out.with_suffix(".rows.jsonl").read_text().splitlines()
+    assert len(logged) == len(report["rows"]) > 0
+    methods = {(r["engine"], r["method"]) for r in report["rows"]}
+    assert len(methods) == len(P.ENGINES) * len(P.METHODS)
+    assert {r["goal"] for r in report["goals"]} == {"slower-than-ar"}
+    assert report["every_case"]["cases"]["heval-fix-py"] == 164
+    assert "load" in report["provenance"] and report["rival_settings"]["transformers"] == [10, 2]
