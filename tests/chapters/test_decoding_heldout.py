@@ -118,3 +118,40 @@ def test_the_smoke_run_writes_rows_goals_and_provenance(tmp_path):
     assert {r["goal"] for r in report["goals"]} == {"slower-than-ar"}
     assert report["every_case"]["cases"]["heval-fix-py"] == 164
     assert "load" in report["provenance"] and report["rival_settings"]["transformers"] == [10, 2]
+
+
+def _report(drafted_seconds: float) -> dict:
+    lat = {}
+    for corpus in (*P.REAL_EDIT_TEST, *P.HUMANEVALFIX_TEST):
+        for k in range(3):
+            lat[(corpus, f"{corpus}/{k}")] = _case(20.0, 8.0, 30.0, drafted_seconds)
+    rows = pd.concat([_rows(lat), _rows(lat, engine="llama.cpp")])
+    table = group_table(case_latency(rows))
+    return dict(groups=table.to_dict("records"), goals=judge(table).to_dict("records"))
+
+
+def test_the_sentences_say_met_or_missed_and_where_copy_as_decode_loses():
+    from cadlib.chapters.decoding.text_heldout import goal_lines, loss_lines
+
+    good, bad = _report(2.0), _report(25.0)
+    assert "**missed**" not in goal_lines(good) and "**met**" not in goal_lines(bad)
+    assert goal_lines(good).count("\n") == len(good["goals"]) - 1
+    losses = loss_lines(good)  # plain CaD (30 s) is slower than AR (20 s) on every case
+    assert (
+        "Copy-as-Decode on transformers: slower than autoregressive decoding on 18 of 18" in losses
+    )
+    assert "trails the best rival on RealEdits-Requests" in losses
+
+
+def test_the_headline_plot_has_one_panel_per_engine_and_the_table_one_row_per_mark():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from cadlib.chapters.decoding.show_heldout import MARKED, heldout_table, plot_heldout
+
+    report = _report(2.0)
+    fig = plot_heldout(report)
+    assert len(fig.axes) == 2 and [a.get_title() for a in fig.axes] == ["transformers", "llama.cpp"]
+    table = heldout_table(report, "llama.cpp")
+    assert len(table) == 8 * len(MARKED)  # 6 corpora, the family, all test cases
+    assert table["vs best rival"].str.contains("prompt lookup").sum() == 16

@@ -1,0 +1,108 @@
+"""What chapter 6 shows of its held-out speed run (:mod:`.run_heldout`): the headline dot plot
+and the per-group table, read from the run's report (``results/decoding.heldout.json``)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from cadlib.corpora import CORPUS_LABELS
+from cadlib.decoding.methods import TIMED
+from cadlib.record import style
+
+__all__ = ["group_frame", "heldout_table", "plot_heldout"]
+
+#: The methods marked in the plot (autoregressive decoding is the reference line at 1).
+MARKED = tuple(m for m in TIMED if m != "autoregressive")
+_MARKERS = {"prompt lookup": "s", "Copy-as-Decode": "o", "Copy-as-Decode +drafts": "D"}
+
+
+def group_frame(report: dict) -> pd.DataFrame:
+    """The report's per-group rows, with a display label per group."""
+    frame = pd.DataFrame(report["groups"])
+    return frame.assign(label=frame.group.map(lambda g: CORPUS_LABELS.get(g, g)))
+
+
+def heldout_table(report: dict, engine: str) -> pd.DataFrame:
+    """One engine's groups as a table: per group and method, the median-case speedup over
+    autoregressive decoding [95 % interval], the cases slower than it, and for Copy-as-Decode the
+    median-case ratio to the best rival."""
+    f = group_frame(report)
+    f = f[(f.engine == engine) & (f.method != "autoregressive")]
+    out = pd.DataFrame(
+        {
+            "group": f.label,
+            "method": f.method,
+            "cases": f.cases,
+            "speedup over AR (median case)": [
+                f"{s:.2f}× [{lo:.2f}, {hi:.2f}]"
+                for s, lo, hi in zip(f.speedup, f.lo, f.hi, strict=True)
+            ],
+            "slower than AR": f.slower_than_ar,
+            "vs best rival": [
+                "" if pd.isna(r) else f"{r:.2f}× {b}"
+                for r, b in zip(f.vs_rival, f.best_rival, strict=True)
+            ],
+        }
+    )
+    return out.reset_index(drop=True)
+
+
+def plot_heldout(report: dict, development: pd.DataFrame | None = None):
+    """The headline: one panel per engine, groups on the vertical axis (test corpora, the
+    HumanEvalFix test family and all test cases; ``development`` groups, same columns, above a
+    rule and labelled as such), median-case speedup over autoregressive decoding on a log axis,
+    one mark per method with its bootstrap interval. Returns the figure."""
+    import matplotlib.pyplot as plt  # lazy: only figures need matplotlib
+
+    test = group_frame(report).assign(part="test")
+    frames = [test] if development is None else [development.assign(part="development"), test]
+    data = pd.concat(frames, ignore_index=True)
+    engines = list(dict.fromkeys(test.engine))
+    order = list(dict.fromkeys(zip(data.part, data.label, strict=True)))
+    fig, axes = plt.subplots(
+        1, len(engines), figsize=(4.6 * len(engines), 0.42 * len(order) + 1.4), sharey=True
+    )
+    axes = [axes] if len(engines) == 1 else list(axes)
+    for ax, engine in zip(axes, engines, strict=True):
+        _panel(ax, data[data.engine == engine], order)
+        ax.set_title(engine, fontsize=10)
+    axes[0].set_yticks(range(len(order)), [_tick(p, g) for p, g in order])
+    axes[0].invert_yaxis()
+    handles, names = axes[0].get_legend_handles_labels()
+    for ax in axes:
+        ax.set_xlabel("speedup over autoregressive, median case", fontsize=9)
+    fig.tight_layout(rect=(0, 0.1, 1, 1))
+    fig.legend(handles, names, loc="lower center", ncol=len(names), fontsize=8, frameon=False)
+    return fig
+
+
+def _tick(part: str, label: str) -> str:
+    return f"{label} (development)" if part == "development" else label
+
+
+def _panel(ax, data: pd.DataFrame, order: list) -> None:
+    """Marks with intervals for each method, offset a little per method; a line at 1."""
+    style.setup()
+    row = {key: i for i, key in enumerate(order)}
+    for k, method in enumerate(MARKED):
+        m = data[data.method == method]
+        ys = [row[(p, g)] + (k - 1) * 0.22 for p, g in zip(m.part, m.label, strict=True)]
+        ax.errorbar(
+            m.speedup,
+            ys,
+            xerr=[m.speedup - m.lo, m.hi - m.speedup],
+            fmt=_MARKERS[method],
+            color=style.PALETTE[method],
+            label=method,
+            markersize=5,
+            capsize=2,
+            lw=1,
+        )
+    from matplotlib.ticker import FuncFormatter
+
+    ax.axvline(1, color="k", lw=0.8)
+    ax.set_xscale("log")
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}×"))
+    split = sum(1 for p, _ in order if p == "development")
+    if split:
+        ax.axhline(split - 0.5, color="0.4", lw=0.8, ls="--")
