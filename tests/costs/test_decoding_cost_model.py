@@ -269,5 +269,6 @@ def test_a_predicted_goal_within_the_models_error_is_undecided_and_sets_are_decl
         "heval-fix-rust": "test",
     }
     assert not set(D.run_goals.DEVELOPMENT_CORPORA) & set(D.run_goals.TEST_CORPORA)
+    assert D.run_goals.corpus_set("realedits-flask") == "development"  # a goal corpus in design
     with pytest.raises(ValueError, match="neither"):
         D.run_goals.corpus_set("unknown")

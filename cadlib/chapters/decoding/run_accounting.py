@@ -32,8 +32,8 @@ __all__ = [
 #: grid) was built and run on these three; the rival's fastest setting is chosen on them.
 DEVELOPMENT_CORPORA = ("heval-fix-py", "heval-fix-js", "probeedit")
 #: Every corpus looked at while those choices were made: the development set and the real
-#: Flask commits, a goal corpus while the drafts were designed (the Answer says so; the goals
-#: still judge Flask with the test set, :data:`.run_goals.TEST_CORPORA`).
+#: Flask commits, a goal corpus while the drafts were designed (development data: the goals
+#: judge it with the development set, :func:`.run_goals.corpus_set`).
 DEVELOPMENT_DATA = (*DEVELOPMENT_CORPORA, "realedits-flask")
 #: HumanEvalFix's six languages translate the same 164 tasks: one family, not six samples.
 HUMANEVALFIX = "HumanEvalFix"

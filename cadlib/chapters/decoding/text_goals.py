@@ -36,11 +36,12 @@ def goals_markdown(table: pd.DataFrame, label: str) -> str:
 
 
 _SET_NOTE = {
-    "development": "the corpora the drafts and the timed setting were designed on; the only "
-    "ones timed, so the measured and bound goals are development-set only",
-    "test": "corpora no setting was chosen on, counted and priced, not timed; a weak test: "
-    "RealEdits-Flask was a goal corpus while the drafts were designed, and the four "
-    "HumanEvalFix languages translate the development set's 164 tasks",
+    "development": "the corpora the drafts and the timed setting were designed on, and "
+    "RealEdits-Flask, a goal corpus while the drafts were designed; only the first three are "
+    "timed here",
+    "test": "the four other HumanEvalFix languages: no setting was chosen on them, but they "
+    "translate the development set's 164 tasks (one family, a weak test); counted and priced, "
+    "not timed",
 }
 
 
