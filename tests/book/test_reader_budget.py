@@ -234,3 +234,17 @@ def test_no_table_shows_more_rows_than_the_budget(page):
 def test_the_exception_lists_name_existing_pages():
     assert set(OVER_BUDGET) <= set(chapters())
     assert set(TABLES_OVER_BUDGET) <= set(pages())
+
+
+def test_a_long_table_is_folded_and_a_short_one_left_open():
+    import pandas as pd
+
+    from cadlib.record.style import TABLE_ROWS, collapsed_table
+
+    assert TABLE_ROWS == ROW_BUDGET
+    short = pd.DataFrame({"x": range(ROW_BUDGET)})
+    assert collapsed_table(short, "rows") is short
+    folded = collapsed_table(pd.DataFrame({"x": range(ROW_BUDGET + 1)}), "rows").data
+    assert folded.startswith("<details><summary>rows (26 rows)</summary>")
+    page = _nb(_code({"output_type": "display_data", "data": {"text/html": [folded]}}))
+    assert visible_rows(page) == []

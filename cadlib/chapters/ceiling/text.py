@@ -158,9 +158,13 @@ def short_span_finding(
         f"{ours['threshold']} tokens and they hold {_pc(ours['tokens'], 2)} of the copied tokens "
         f"(the paper: {_pc(p['spans'])} and {_pc(p['tokens'], 2)}). {ours['zero_token_spans']} "
         "of them are empty lines, free to copy, mostly a document's final empty line (the spans "
-        "`splitlines()` loses above). This contradicts the Table 2 caption's \"every span on these "
-        'corpora is $\\ge m$": $\\mathrm{bnd}_{m8}$ is a floor only because short spans carry few '
-        "tokens."
+        "`splitlines()` loses above)."
+        + (
+            " This contradicts the Table 2 caption's \"every span on these corpora is "
+            '$\\ge m$": $\\mathrm{bnd}_{m8}$ is a floor only because short spans carry few tokens.'
+            if ours["spans"] > 0
+            else ""
+        )
     )
 
 
@@ -222,9 +226,7 @@ def reference_curve_finding(
         f"{paper[py]['bnd_exact']:.2f}×) and {b(ours, js)} on JS (paper "
         f"{paper[js]['bnd_exact']:.2f}×): our spans and the paper's composition agree, to what an "
         "eight-point curve partly read off rounded bounds allows; without the assumed $s(2)$ "
-        f"point, {b(without_s2, py)} and {b(without_s2, js)}. $\\mathrm{{bnd}}_{{m8}}$ and "
-        "$\\mathrm{bnd}_{\\bar N}$ on Py/JS agree by construction (the curve was read off them); "
-        "ProbeEdit and pooled differ because our ProbeEdit is a different corpus."
+        f"point, {b(without_s2, py)} and {b(without_s2, js)}."
     )
 
 
@@ -402,8 +404,7 @@ def pointer_finding(table: pd.DataFrame, curve: str) -> str:
     )
     return (
         f"On {curve}, a copy op's splice costs on average {means} forward-pass equivalents "
-        f"(medians {meds}). Both decoders pay the same three fixed forwards per op, so this mean "
-        f"*is* the pointer's advantage per op in the paper's formula; the paper prints {paper}. "
+        f"(medians {meds}): the pointer's advantage per op; the paper prints {paper}. "
         f"{close} The share of Copy-as-Decode's whole cost that the pointer saves, {shares}, is "
         "of that size, but it is a fraction of cost, not forwards per op: a guess at what the "
         f"paper computed (its Appendix L is not in our copy). {order}"
