@@ -2,7 +2,8 @@
 
 Call :func:`setup` in a chapter's first code cell after the parameters; chapters colour
 methods from :data:`PALETTE` and finish one-panel plots with :func:`finish_axes`. The one figure
-several chapters draw, s(N) on log-log axes (chapters 2 and 6b), is :func:`plot_speedup`.
+several chapters draw, s(N) on log-log axes (chapters 2 and 6b), is :func:`plot_speedup`. A
+table longer than :data:`TABLE_ROWS` rows is shown folded (:func:`collapsed_table`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from tqdm import TqdmExperimentalWarning, TqdmWarning
 from cadlib import paper as _paper
 from cadlib.costs.speedup_curve import curve_label
 
-__all__ = ["setup", "PALETTE", "finish_axes", "plot_speedup"]
+__all__ = ["setup", "PALETTE", "finish_axes", "plot_speedup", "collapsed_table", "TABLE_ROWS"]
 
 #: Colours of the four edit formats / methods, used across chapters.
 PALETTE = {
@@ -27,6 +28,22 @@ PALETTE = {
     "autoregressive": "#7f7f7f",
     "prompt lookup": "#1f77b4",
 }
+
+
+#: The most rows a table shows open on a page (tests/book/test_reader_budget.py checks it).
+TABLE_ROWS = 25
+
+
+def collapsed_table(frame, summary: str, rows: int = TABLE_ROWS):
+    """``frame`` as it is when it has at most ``rows`` rows, else folded in a ``<details>``
+    element headed ``summary`` and its row count, so a long table does not scroll the page
+    (the reader opens it; the full table is still there)."""
+    if len(frame) <= rows:
+        return frame
+    from IPython.display import HTML  # lazy: only notebooks display
+
+    head = f"<summary>{summary} ({len(frame)} rows)</summary>"
+    return HTML(f"<details>{head}\n{frame.to_html()}\n</details>")
 
 
 def setup() -> None:

@@ -201,6 +201,14 @@ def test_token_bound_finding_recomputes_the_papers_arithmetic(results):
     assert B.bound_uniform(1, 1 - f, f, 6.79) == pytest.approx(5.4)
 
 
+def test_conclusion_says_whether_the_papers_percentiles_follow_from_our_spans(results):
+    assert "p50 / p95 do not follow" in C.text.conclusion(results)
+    line = {c: dict(v) for c, v in results["line"].items()}
+    for c in ("heval-fix-py", "heval-fix-js"):
+        line[c].update(p50=C.text._paper.TABLE2[c]["p50"], p95=C.text._paper.TABLE2[c]["p95"])
+    assert "p50 / p95 match ours" in C.text.conclusion({**results, "line": line})
+
+
 def test_conclusion_cites_realedits_from_the_results(results):
     text = C.text.conclusion(results)
     if "realedits-flask" in results["line"]:

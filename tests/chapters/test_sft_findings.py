@@ -69,6 +69,16 @@ def test_each_finding_holds_when_the_data_says_so_and_fails_when_not():
     assert "*learnable*: **Yes**" in sft.text.findings_markdown(out)
 
 
+def test_a_pooled_learnable_yes_that_the_multi_line_stratum_denies_says_no_first():
+    out = sft.run_paired.pilot_findings(pilot(), ("py", "combined"))
+    multi = {"n": 26, "a": 2, "b": 0, "evidence": False}
+    text = sft.text.findings_markdown(out, multi)
+    assert "*learnable*: **No** on multi-line documents (2/26 against 0/26); **Yes** pooled" in text
+    assert "*learnable*: **Yes**;" in sft.text.findings_markdown(out, {**multi, "evidence": True})
+    null = sft.run_paired.pilot_findings(pilot(py_span=0), ("py", "combined"))
+    assert "*learnable*: **No**, not significant" in sft.text.findings_markdown(null, multi)
+
+
 def test_the_p_values_are_adjusted_together_and_one_set_leaves_combined_untested():
     out = sft.run_paired.pilot_findings(pilot(n_cases=8, py_span=3), ("py",))
     assert "combined helps" not in out

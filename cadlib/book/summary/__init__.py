@@ -21,6 +21,9 @@ its public API; the verdict names live in :mod:`cadlib.book.verdicts`):
                :func:`beyond_markdown`
 ``forward_costs``
                one SmolLM2 forward timed by several chapters, side by side
+``screen``
+               what a reader sees first: the verdict counts and the findings that hold, do
+               not, and where the mechanism loses (:func:`first_screen`, :func:`chapter_answers`)
 """
 
 from .headlines import all_headlines, beyond_the_paper
@@ -32,6 +35,7 @@ from .render import (  # noqa: F401 (ratio_rows: public, not in __all__)
     ratio_rows,
     setting_html,
 )
+from .screen import chapter_answers, first_screen
 from .spec import Headline, lookup
 from .tables import (  # noqa: F401 (judge_headline: public, not in __all__)
     chapter_runtimes,
@@ -57,4 +61,6 @@ __all__ = [
     "headline_html",
     "setting_html",
     "count_markdown",
+    "chapter_answers",
+    "first_screen",
 ]

@@ -157,11 +157,14 @@ def short_span_finding(
         f"{_pc(ours['spans'])} of the {line[corpus]['K']} spans are shorter than "
         f"{ours['threshold']} tokens and they hold {_pc(ours['tokens'], 2)} of the copied tokens "
         f"(the paper: {_pc(p['spans'])} and {_pc(p['tokens'], 2)}). {ours['zero_token_spans']} "
-        "of them are empty lines, which cost nothing to copy; most copy the final empty line of "
-        "a document that ends with a newline (the spans `splitlines()` loses in the percentile "
-        "table above). Note that this contradicts the Table 2 caption's \"every span on these "
-        'corpora is $\\ge m$": $\\mathrm{bnd}_{m8}$ is a floor only because short spans carry so '
-        "few tokens, not because there are none."
+        "of them are empty lines, free to copy, mostly a document's final empty line (the spans "
+        "`splitlines()` loses above)."
+        + (
+            " This contradicts the Table 2 caption's \"every span on these corpora is "
+            '$\\ge m$": $\\mathrm{bnd}_{m8}$ is a floor only because short spans carry few tokens.'
+            if ours["spans"] > 0
+            else ""
+        )
     )
 
 
@@ -189,21 +192,19 @@ def token_level_finding(
 
     out = (
         f"At $m = 8$ the token-level ceiling is {_pc(f[py][8])} (Py) and {_pc(f[js][8])} (JS), "
-        f"the paper's §4.2 figures {agree(8, 'm8')} (our ProbeEdit, a "
-        f"different corpus, gives {_pc(f[pe][8])} against the paper's {_pc(paper['m8'][pe])}), "
-        f"and {_pc(f[py][4])} at $m = 4$ on Py (Appendix J: {_pc(paper['m4'][py])}). The second "
-        f'set the paper gives in §5 ("Token-level extension": {_pc(paper["extension_sec5"][py])}'
-        f" / {_pc(paper['extension_sec5'][js])} for Py / JS) matches no single $m$ of this cover "
-        f"(Py's lies {between(py)}, JS's {between(js)}); it may come from a different pipeline "
-        "that the paper does not describe. Within-line bug fixes are what the line primitive "
-        f"loses: on Py the ceiling rises from {_pc(line[py]['f_line'])} to {_pc(f[py][8])} at "
-        "$m = 8$."
+        f"the paper's §4.2 figures {agree(8, 'm8')} (our ProbeEdit, a different corpus: "
+        f"{_pc(f[pe][8])}, paper {_pc(paper['m8'][pe])}), and {_pc(f[py][4])} at $m = 4$ on Py "
+        f"(Appendix J: {_pc(paper['m4'][py])}). The paper's second set (§5: "
+        f"{_pc(paper['extension_sec5'][py])} / {_pc(paper['extension_sec5'][js])} for Py / JS) "
+        f"matches no single $m$ (Py's lies {between(py)}, JS's {between(js)}): it may come from "
+        "a pipeline the paper does not describe. Within-line fixes are what the line primitive "
+        f"loses: on Py the ceiling rises from {_pc(line[py]['f_line'])} to {_pc(f[py][8])}."
     )
     if realedits in f and realedits in line:
         out += (
-            f" Real Flask commits ({CORPUS_LABELS[realedits]}) are small edits of long files: "
-            f"the line level already copies {_pc(line[realedits]['f_line'])} of the output, and "
-            f"the token level at $m = 8$ {_pc(f[realedits][8])}."
+            f" On {CORPUS_LABELS[realedits]} (small edits of long files) the line level already "
+            f"copies {_pc(line[realedits]['f_line'])} of the output, the token level "
+            f"{_pc(f[realedits][8])}."
         )
     return out
 
@@ -220,17 +221,12 @@ def reference_curve_finding(
         return f"{d[c]['bnd_exact']:.2f}×"
 
     return (
-        f"With our HEvalFix span histograms, the reconstructed curve gives "
+        f"With our HEvalFix spans, the reconstructed curve gives "
         f"$\\mathrm{{bnd}}_\\mathrm{{exact}}$ = {b(ours, py)} on Py (paper "
         f"{paper[py]['bnd_exact']:.2f}×) and {b(ours, js)} on JS (paper "
-        f"{paper[js]['bnd_exact']:.2f}×): our spans and the paper's composition are consistent, "
-        "to what a curve of eight points, partly read off rounded bounds, allows (without the "
-        "assumed $s(2)$ point, i.e. interpolating from $s(1)$ to $s(8)$, the two are "
-        f"{b(without_s2, py)} and {b(without_s2, js)}: the unpublished small-$N$ part of the curve "
-        "moves the bound in the third digit). $\\mathrm{bnd}_{m8}$ and "
-        "$\\mathrm{bnd}_{\\bar N}$ on Py/JS agree by construction (the $T$'s agree and the curve "
-        "was read off these bounds). ProbeEdit and pooled differ because our ProbeEdit is a "
-        "different corpus."
+        f"{paper[js]['bnd_exact']:.2f}×): our spans and the paper's composition agree, to what an "
+        "eight-point curve partly read off rounded bounds allows; without the assumed $s(2)$ "
+        f"point, {b(without_s2, py)} and {b(without_s2, js)}."
     )
 
 
@@ -302,59 +298,49 @@ def conclusion(
         p_short["spans"],
         p_short["tokens"],
     )
+    same_percentiles = all(
+        round(line[c][q], 1) == paper[c][q] for c in (py, js) for q in ("p50", "p95")
+    )
     ext = [c for c in extensions if c in line]
     higher = [c for c in ext if line[c]["f_line"] > line[js]["f_line"] and tf[c][8] > tf[js][8]]
     out = [
-        "The line-level copy ceiling reproduces "
-        + ("exactly" if exact else "only in part")
-        + " where the data are the paper's: on HEvalFix-Py and HEvalFix-JS, $T$, "
-        "$T_\\mathrm{copy}$, $T_\\mathrm{gen}$ and $K$ "
+        "Where the data are the paper's (HEvalFix-Py and HEvalFix-JS), the line-level ceiling "
+        + ("reproduces exactly" if exact else "reproduces only in part")
+        + ": $T$, $T_\\mathrm{copy}$, $T_\\mathrm{gen}$ and $K$ "
         + ("match Table 2 to the token" if exact else "do not all match Table 2")
-        + f", with $f_\\mathrm{{line}}$ {_pc(line[py]['f_line'])} / {_pc(line[js]['f_line'])} and "
-        f"mean span {line[py]['mean']:.1f} / {line[js]['mean']:.1f} tokens (paper "
-        f"{_pc(paper[py]['f_line'])} / {_pc(paper[js]['f_line'])}, {paper[py]['mean']} / "
-        f"{paper[js]['mean']}); {'so does' if same_short else 'unlike'} the short-span claim "
-        f"({_pc(short['spans'])} of Py spans "
-        f"are under 8 tokens and hold {_pc(short['tokens'], 2)} of copied tokens) and the "
-        f"token-level ceiling at $m = 8$ ({_pc(tf[py][8])} / {_pc(tf[js][8])}) and $m = 4$ "
-        f"({_pc(tf[py][4])} on Py).",
-        "The paper's p50 / p95 columns do not follow from the same spans under any percentile "
-        "definition we tried; its p95 equals the nearest-rank p95 of per-case mean spans (one hit "
-        "among many variants tried), its p50 we could not explain, and its second set of "
-        "token-level figures (§5) matches no single $m$. Where the two disagree, ours is the "
-        "figure to use: a recount of the very spans whose number, mean and token totals match "
-        "the paper's exactly, under the definition its column heading states.",
-        "Composing our span histograms with the paper's partly reconstructed 7B curve ("
-        f"{_curve_points()}, so the check is partly circular) gives back "
-        f"its $\\mathrm{{bnd}}_\\mathrm{{exact}}$ ({ref[py]['bnd_exact']:.2f}× vs "
+        + f"; the short-span claim {'does too' if same_short else 'does not'}.",
+        "The paper's p50 / p95 match ours."
+        if same_percentiles
+        else "The paper's p50 / p95 do not follow from the same spans under any definition we "
+        "tried; ours (numpy's default, the definition the column heading states) are the figures "
+        "to use.",
+        "The paper's partly reconstructed 7B curve ("
+        f"{_curve_points()}, so the check is partly circular) gives back its "
+        f"$\\mathrm{{bnd}}_\\mathrm{{exact}}$ ({ref[py]['bnd_exact']:.2f}× vs "
         f"{paper[py]['bnd_exact']:.2f}× on Py, {ref[js]['bnd_exact']:.2f}× vs "
-        f"{paper[js]['bnd_exact']:.2f}× on JS), and its $\\mathrm{{bnd}}_{{m8}}$ follows from its "
-        "own columns exactly.",
+        f"{paper[js]['bnd_exact']:.2f}× on JS).",
     ]
     if ext:
         out.append(
-            "Of the other HumanEvalPack languages, "
-            f"{_and([_short(c) for c in higher]) or 'none'} have higher line-level and "
-            "token-level ceilings than JavaScript at $m = 8$ (the tables above)."
+            f"{_and([_short(c) for c in higher]) or 'No other HumanEvalPack language'} "
+            f"{'have' if len(higher) > 1 else 'has'} higher line-level and token-level ceilings "
+            "than JavaScript at $m = 8$."
         )
     if realedits in line:
         r, rb = line[realedits], ref[realedits]
         n_max = max(numbers["bounds_paper_reference_curve"]["curve"]["N"])
         out.append(
-            f"On {r['n']} files changed by real Flask commits ({CORPUS_LABELS[realedits]}), the "
-            "closest the book "
-            f"comes to what users edit, the copy primitive would emit {_pc(r['f_line'])} of the "
-            f"output at line level ({_pc(tf[realedits][8])} at token level, $m = 8$), in spans of "
-            f"{r['mean']:.0f} tokens on average (median {_fmt(r['p50'])}, p95 {r['p95']:.0f}), and "
-            f"the paper's curve would bound the speedup at {rb['bnd_exact']:.1f}× (line level, "
-            "exact): real edits of whole files sit nearer ProbeEdit's ceiling than HEvalFix's, and "
-            f"{'their long spans lean' if r['p95'] > n_max else 'their spans do not lean'} on the "
-            f"curve beyond its last point ($N = {n_max:.0f}$), where $s$ is held, not measured."
+            f"On {r['n']} files of real Flask commits ({CORPUS_LABELS[realedits]}), line copies "
+            f"would emit {_pc(r['f_line'])} of the output ({_pc(tf[realedits][8])} at token "
+            f"level), in spans of median {_fmt(r['p50'])} tokens (p95 {r['p95']:.0f}); the "
+            f"paper's curve bounds the speedup at {rb['bnd_exact']:.1f}×, "
+            + (
+                f"leaning on the curve beyond its last point ($N = {n_max:.0f}$), where $s$ is "
+                "held, not measured."
+                if r["p95"] > n_max
+                else "within the curve's measured span lengths."
+            )
         )
-    out.append(
-        "Bounds under a measured curve are only as good as the curve: a CPU curve of a small "
-        "model is a different machine, and its bounds are labelled as such."
-    )
     return " ".join(out)
 
 
@@ -409,21 +395,19 @@ def pointer_finding(table: pd.DataFrame, curve: str) -> str:
     )
     ordered = all(r["span pointer"] > r["Copy-as-Decode"] > r["token pointer"] for r in part)
     order = (
-        "The ordering the paper draws holds on every corpus: the span pointer is cheaper "
-        "than Copy-as-Decode, and both are cheaper than a token-level pointer, which costs "
-        "about as much as full regeneration."
+        "The paper's ordering holds on every corpus: the span pointer is cheaper than "
+        "Copy-as-Decode, and both are cheaper than a token-level pointer (about the cost of full "
+        "regeneration)."
         if ordered
         else "The paper's ordering (span pointer < Copy-as-Decode < token pointer in cost) does "
         "not hold on every corpus here; see the table."
     )
     return (
         f"On {curve}, a copy op's splice costs on average {means} forward-pass equivalents "
-        f"(medians {meds}). Both decoders pay the same three fixed forwards per copy op, so "
-        f"this mean *is* the pointer's advantage per op in the paper's own formula; the paper "
-        f"prints {paper}. {close} One reading gives a figure of that size: the share of "
-        f"Copy-as-Decode's whole cost that the pointer saves, {shares}; that is a fraction of a "
-        f"corpus's cost, not forwards per op, so it is a guess at what the paper computed, "
-        f"one of the few readings tried (its Appendix L is not in our copy). {order}"
+        f"(medians {meds}): the pointer's advantage per op; the paper prints {paper}. "
+        f"{close} The share of Copy-as-Decode's whole cost that the pointer saves, {shares}, is "
+        "of that size, but it is a fraction of cost, not forwards per op: a guess at what the "
+        f"paper computed (its Appendix L is not in our copy). {order}"
     )
 
 

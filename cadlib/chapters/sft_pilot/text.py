@@ -295,9 +295,11 @@ _READ = {
 }
 
 
-def findings_markdown(results: Mapping[str, dict]) -> str:
+def findings_markdown(results: Mapping[str, dict], multi: Mapping | None = None) -> str:
     """One line per finding of :func:`pilot_findings`: **Yes** / **No**, the per-case means, n
-    and the adjusted p; the finding not tested (one training set) is said to be so."""
+    and the adjusted p; the finding not tested (one training set) is said to be so. Given the
+    ``multi``-line stratum (:func:`.run.stratum_counts`), a pooled *learnable* **Yes** that the
+    stratum does not bear out says so first."""
     lines = []
     for name in DECLARED:
         t = results.get(name)
@@ -311,6 +313,11 @@ def findings_markdown(results: Mapping[str, dict]) -> str:
             if t["p_holm"] < ALPHA
             else "**No**, not significant"
         )
+        if name == "learnable" and t["holds"] and multi and not multi["evidence"]:
+            answer = (
+                f"**No** on multi-line documents ({multi['a']}/{multi['n']} against "
+                f"{multi['b']}/{multi['n']}); **Yes** pooled, carried by the one-line ones"
+            )
         lines.append(
             f"- *{name}*: {answer}; {_READ[name].format(**t)} over {t['n']} cases "
             f"(sign-flip p = {format_p(t['p'])}, Holm {format_p(t['p_holm'])}, "
@@ -319,11 +326,18 @@ def findings_markdown(results: Mapping[str, dict]) -> str:
     return "\n".join(lines)
 
 
-def findings_section(records: Sequence[Mapping], train_sets: Sequence[str]) -> str:
+def findings_section(
+    records: Sequence[Mapping], train_sets: Sequence[str], docs: Mapping[str, str] | None = None
+) -> str:
     """Markdown: the three findings' declared tests (:data:`cadlib.chapters.sft_pilot.run_paired.
-    DECLARED`) and their answers on ``records`` (per-attempt case records)."""
+    DECLARED`) and their answers on ``records`` (per-attempt case records), read against the
+    multi-line stratum when the held-out ``docs`` are given."""
     declared = "\n".join(f"- *{k}*: {v}" for k, v in DECLARED.items())
-    answers = findings_markdown(pilot_findings(records, train_sets))
+    multi = None
+    if docs is not None:
+        trained = sft_system(train_sets[0])
+        multi = stratum_counts(records, docs, trained, FSM_UNTRAINED)["multi"]
+    answers = findings_markdown(pilot_findings(records, train_sets), multi)
     return (
         f"**The paper's three findings, as declared before the multi-seed runs** (unit: "
         f"the held-out case, averaged over seeds; sign-flip test, Holm over those tested):"
@@ -332,8 +346,9 @@ def findings_section(records: Sequence[Mapping], train_sets: Sequence[str]) -> s
 
 
 def run_findings(ours: Mapping[str, Sequence[CaseResult]], P: Mapping) -> str:
-    """:func:`findings_section` of this run's attempts."""
-    return findings_section([case_record(r) for rs in ours.values() for r in rs], P["train_sets"])
+    """:func:`findings_section` of this run's attempts, read against the multi-line stratum."""
+    records = [case_record(r) for rs in ours.values() for r in rs]
+    return findings_section(records, P["train_sets"], held_out_docs())
 
 
 def budget_note(cases: Sequence[EditCase], tokenizer, budgets: Mapping[str, int]) -> str:
@@ -465,6 +480,8 @@ def full_profile_summary(profile: str) -> str:
         f"its committed results and per-case records under this chapter's current "
         f"rules:*\n\n{regenerated_conclusion(evidence)}\n\n"
         + findings_section(
-            read_cases(committed_cases(evidence)), record["params"].get("train_sets", ["py"])
+            read_cases(committed_cases(evidence)),
+            record["params"].get("train_sets", ["py"]),
+            held_out_docs(),
         )
     )
