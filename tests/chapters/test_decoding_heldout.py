@@ -106,15 +106,17 @@ def test_each_goal_can_be_met_and_missed():
 
 @pytest.mark.slow
 def test_the_smoke_run_writes_rows_goals_and_provenance(tmp_path):
-    from cadlib.chapters.decoding.run_heldout import heldout_run
+    from cadlib.chapters.decoding.run_heldout import heldout_run, read_rows
 
     out = tmp_path / "heldout.json"
     report = heldout_run(out, smoke=True, progress=False)
     assert json.loads(out.read_text())["profile"] == "smoke"
-    logged = out.with_suffix(".rows.jsonl").read_text().splitlines()
-    assert len(logged) == len(report["rows"]) > 0
-    methods = {(r["engine"], r["method"]) for r in report["rows"]}
-    assert len(methods) == len(P.ENGINES) * len(P.METHODS)
+    rows = read_rows(out)
+    assert report["rows_file"] == "heldout.rows.jsonl"
+    assert len(set(zip(rows.engine, rows.method, strict=True))) == len(P.ENGINES) * len(P.METHODS)
+    assert (rows.method == "autoregressive").sum() == 2 * len(P.ENGINES)  # once per case
+    again = group_table(case_latency(rows)).to_dict("records")
+    assert [g["speedup"] for g in again] == pytest.approx([g["speedup"] for g in report["groups"]])
     assert {r["goal"] for r in report["goals"]} == {"slower-than-ar"}
     assert report["every_case"]["cases"]["heval-fix-py"] == 164
     assert "load" in report["provenance"] and report["rival_settings"]["transformers"] == [10, 2]

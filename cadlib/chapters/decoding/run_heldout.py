@@ -50,6 +50,8 @@ __all__ = [
     "time_heldout",
     "every_case",
     "heldout_run",
+    "rows_path",
+    "read_rows",
 ]
 
 
@@ -164,13 +166,25 @@ def _validation(rows: pd.DataFrame, timed_acc: pd.DataFrame, setting) -> pd.Data
     return CM.validation(rows[rows.engine == "transformers"], acc)
 
 
+def rows_path(out: str | Path) -> Path:
+    """The timed rows beside a report ``out``: ``<out stem>.rows.jsonl``, one compact JSON row per
+    timed run, written as each is measured (the report's statistics re-derive from it)."""
+    out = Path(out)
+    return out.with_name(f"{out.stem}.rows.jsonl")
+
+
+def read_rows(out: str | Path) -> pd.DataFrame:
+    """The timed rows of the report ``out`` (:func:`rows_path`)."""
+    return pd.read_json(rows_path(out), lines=True)
+
+
 def heldout_run(out: str | Path, smoke: bool = False, progress: bool = True) -> dict:
-    """Run the protocol and write its report to ``out`` (rows logged to ``out`` + ``.rows.jsonl``
-    as they are measured). ``smoke``: :data:`.profiles_heldout.SMOKE` (development data, the tiny
-    stand-in model, seconds; its numbers mean nothing)."""
+    """Run the protocol and write its report to ``out`` and its timed rows beside it
+    (:func:`rows_path`, as they are measured). ``smoke``: :data:`.profiles_heldout.SMOKE`
+    (development data, the tiny stand-in model, about a minute; its numbers mean nothing)."""
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    log = out.with_suffix(".rows.jsonl")
+    log = rows_path(out)
     log.unlink(missing_ok=True)
     monitor()  # the load of other processes, sampled from here to the report
     cfg = _config(smoke)
@@ -210,7 +224,7 @@ def heldout_run(out: str | Path, smoke: bool = False, progress: bool = True) -> 
             validation=validation.to_dict("records"),
             validation_summary=CM.validation_summary(validation).to_dict("records"),
         ),
-        rows=rows.to_dict("records"),
+        rows_file=log.name,
     )
     return write_run_report(strict_json(report), out)
 
