@@ -12,8 +12,9 @@ built or run, the exception's type and message. ``tests/decoding/test_vllm_copy.
 and checks what each must show (``book/vllm.md`` reads the findings). Nothing is timed.
 
 The case is hand-made: a seven-line document and the program copy 1-2, gen, copy 5-6. The
-prompt ends inside the first copy header, after its range's last digit, so every id up to the
-end of the spliced lines is forced by the grammar; then the model decides.
+prompt ends with the first copy header (``<copy lines="1-2"/>``), so the next ids, the copied
+lines, are forced by the grammar; then the model decides. (The first new id is the prefill's
+sample, which no proposer drafts; the proposer drafts from the second on.)
 """
 
 from __future__ import annotations
@@ -40,8 +41,8 @@ from cadlib.models.tokenizer import load_tokenizer  # noqa: E402
 DOC = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
 PROGRAM = [Copy(1, 2), Gen("# subtract\n"), Copy(5, 6)]
 PROMPT = "Edit this file (copy its lines, write the new ones):\n" + DOC + "\n"
-#: Program ids the prompt already holds: up to the first range's last digit.
-PREFIX_LEN = 11
+#: Program ids the prompt already holds: ``<program>`` and the first copy header.
+PREFIX_LEN = 12
 MAX_TOKENS = 24
 K = 8  # draft length (num_speculative_tokens)
 METHODS = ("plain", "ngram", "mask", "proposer", "both", "proposer-v2")
@@ -114,7 +115,7 @@ def run(method: str) -> dict:
                     ids = list(o.outputs[0].token_ids)
         out.update(ids=ids, steps=steps, spec=spec_counters(llm))
     except Exception as e:  # the finding is the error itself: type and message
-        out.update(error=type(e).__name__, message=str(e).splitlines()[0][:400])
+        out.update(error=type(e).__name__, message=" ".join(str(e).split())[:600])
     return out
 
 
