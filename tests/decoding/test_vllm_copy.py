@@ -175,10 +175,14 @@ def test_vllm_ngram_matches_plain(plain):
     assert ngram["ids"] == plain["ids"] and ngram["steps"] <= plain["steps"]
 
 
+@pytest.fixture(scope="module")
+def masked():
+    return spike("mask")
+
+
 @pytest.mark.slow
 @needs_vllm
-def test_vllm_mask_keeps_the_grammar(tok, case):
-    masked = spike("mask")
+def test_vllm_mask_keeps_the_grammar(tok, case, masked):
     fsm = CopyGenFSM(tok, vllm_spike.DOC)
     prefix = list(case.ids[: vllm_spike.PREFIX_LEN])
     walk_ids(fsm, fsm.initial(), prefix + masked["ids"])  # raises at a refused id
@@ -227,3 +231,27 @@ def test_vllm_plain_is_transformers_greedy(plain):
             torch.tensor([prompt]), max_new_tokens=vllm_spike.MAX_TOKENS, do_sample=False
         )
     assert out[0, len(prompt) :].tolist() == plain["ids"]
+
+
+@pytest.mark.slow
+@pytest.mark.hf_model
+@needs_vllm
+def test_vllm_mask_is_transformers_with_the_same_mask(tok, masked):
+    """The plug-in's masked ids are those ``transformers`` greedy picks under ``GrammarMask``
+    (the mask ``CopyDecoder`` applies), on the same prompt."""
+    from transformers import LogitsProcessorList
+
+    from cadlib.decoding.processors import GrammarMask
+    from cadlib.models import load_model
+
+    c = vllm_spike.case()
+    mask = GrammarMask(tok, vllm_spike.DOC, prompt_length=len(c["base"]))
+    model = load_model("smollm2-135m-instruct")
+    with torch.no_grad():
+        out = model.generate(
+            torch.tensor([c["prompt"]]),
+            max_new_tokens=vllm_spike.MAX_TOKENS,
+            do_sample=False,
+            logits_processor=LogitsProcessorList([mask]),
+        )
+    assert out[0, len(c["prompt"]) :].tolist() == masked["ids"]
