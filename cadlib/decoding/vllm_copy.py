@@ -37,7 +37,9 @@ from pathlib import Path
 
 import torch
 
+from cadlib.decoding.fsm import CopyGenFSM, Transcript
 from cadlib.decoding.processors import GrammarMask
+from cadlib.resolver import resolve
 
 try:  # vLLM's interface when installed (.venv-vllm); a plain base class otherwise
     from vllm.v1.sample.logits_processor import LogitsProcessor as _LogitsProcessorBase
@@ -53,6 +55,7 @@ __all__ = [
     "forced_draft",
     "program_mask",
     "register",
+    "resolve_ids",
     "vllm_model_folder",
 ]
 
@@ -98,6 +101,26 @@ def forced_draft(mask: GrammarMask, out_ids, k: int) -> list[int]:
         draft.append(int(tok))
         state = fsm.advance(state, tok)
     return draft
+
+
+def resolve_ids(tokenizer, doc: str, ids) -> str:
+    """The edited file that a served program's ids resolve to (the ids as the mask lets vLLM
+    write them: ``<program>`` first, the spliced lines included, EOS after ``</program>``
+    ignored). A program cut short by the token budget is first closed as the decoder closes it
+    (:meth:`CopyGenFSM.closing_ids`). Raises ``ValueError`` at an id the grammar refuses."""
+    fsm = CopyGenFSM(tokenizer, doc)
+    state, written, kinds = fsm.initial(), [], []
+    for tok in (int(i) for i in ids):
+        if state.phase == "done":
+            break
+        written.append(tok)
+        kinds.append(fsm.kind(state))
+        state = fsm.advance(state, tok)
+    out = written + fsm.closing_ids(state)
+    for tok in out[len(written) :]:
+        kinds.append(fsm.kind(state))
+        state = fsm.advance(state, tok)
+    return resolve(Transcript(tuple(out), tuple(kinds)).program_text(fsm.table), doc)
 
 
 def _tokenizer(vllm_config):

@@ -28,6 +28,7 @@ from cadlib.decoding.vllm_copy import (
     forced_draft,
     program_mask,
     register,
+    resolve_ids,
 )
 from cadlib.models.registry import cache_dir
 from cadlib.models.tokenizer import load_tokenizer
@@ -188,6 +189,8 @@ def test_vllm_mask_keeps_the_grammar(tok, case, masked):
     walk_ids(fsm, fsm.initial(), prefix + masked["ids"])  # raises at a refused id
     n = forced_run(case.kinds, vllm_spike.PREFIX_LEN)
     assert masked["ids"][:n] == list(case.ids[vllm_spike.PREFIX_LEN :][:n])
+    edited = resolve_ids(tok, vllm_spike.DOC, prefix + masked["ids"])  # closed if cut short
+    assert edited.startswith("def add(a, b):\n    return a + b\n")
 
 
 @pytest.mark.slow
@@ -255,3 +258,17 @@ def test_vllm_mask_is_transformers_with_the_same_mask(tok, masked):
             logits_processor=LogitsProcessorList([mask]),
         )
     assert out[0, len(c["prompt"]) :].tolist() == masked["ids"]
+
+
+def test_resolve_ids_gives_the_edited_file(tok, case):
+    from cadlib.grammar import Program
+    from cadlib.resolver import resolve
+
+    edited = resolve(Program(vllm_spike.PROGRAM), vllm_spike.DOC)
+    eos = tok.eos_token_id
+    assert resolve_ids(tok, vllm_spike.DOC, [*case.ids, eos]) == edited
+    # cut short inside the gen body: closed (</gen>, </program>), so the second copy is lost
+    cut = case.kinds.index("gen") + 2
+    assert resolve_ids(tok, vllm_spike.DOC, case.ids[:cut]) != edited
+    with pytest.raises(ValueError):
+        resolve_ids(tok, vllm_spike.DOC, [*case.ids[:5], 0])
