@@ -98,3 +98,22 @@ def plot_chapter_costs(
         f"{'full run' if full is not None else 'this sample'}; "
         f"sweep on this machine ({cpu}), profile {params['profile']}",
     )
+
+
+def witness_table(runs: list[dict]) -> pd.DataFrame:
+    """The committed soundness runs (:func:`.run_evidence.load_witness_runs`) side by side:
+    cuts, accepted prefixes checked, witnesses found and parsed, soundness failures, accepted
+    prefixes without a witness, and dead prefixes (no witness asked), per middle kind pooled."""
+    cols = {}
+    for run in runs:
+        s = run["summary"]
+        cols[run["codebase"]] = {
+            "cuts": s["cuts"],
+            "accepted prefixes checked": s["prefixes_checked"],
+            "witnesses found": s["witnesses_found"],
+            "witnesses CPython parsed": s["witnesses_parsed"],
+            "soundness failures": s["failures"],
+            "no witness within the search limit": s["no_witness"],
+            "dead prefixes (no witness asked)": s["dead_prefixes"],
+        }
+    return pd.DataFrame(cols)
