@@ -89,9 +89,10 @@ def _columns(stack: tuple) -> list[int]:
     return [*cols, cols[-1] + _INDENT]
 
 
-def pieces(c: FIMConstraint) -> list[str]:
-    """The pieces to try after ``c``'s middle, state-driven first (see the module's doc)."""
-    out: list[str] = []
+def pieces(c: FIMConstraint, hints: tuple[str, ...] = ()) -> list[str]:
+    """The pieces to try after ``c``'s middle: ``hints`` (a caller's candidate endings, e.g.
+    the rest of a known middle), then the state-driven ones (see the module's doc)."""
+    out: list[str] = list(hints)
     for _chart, sip, _guards, _follow, line, _ftext in c.branches:
         if sip:
             closer = _string_closer(sip)
@@ -119,8 +120,17 @@ def _key(c: FIMConstraint):
         return None
 
 
-def witness(c: FIMConstraint, max_expansions: int = 400, max_pieces: int = 10) -> str | None:
+def witness(
+    c: FIMConstraint,
+    max_expansions: int = 400,
+    max_pieces: int = 10,
+    hints: tuple[str, ...] = (),
+) -> str | None:
     """A completion ``w`` with ``c.fork().feed(w)`` and ``can_end()`` true, or ``None``.
+
+    ``hints`` are extra pieces tried first in every state (a right context that starts inside
+    a statement header, `` cls.__mro__:``, needs the header's first words, which no state
+    suggests; a caller that knows a nearby middle passes its rest).
 
     ``None`` when ``c`` is not viable (no witness exists), or when ``max_expansions`` states
     were expanded, or every sequence of up to ``max_pieces`` pieces died, without reaching an
@@ -139,7 +149,7 @@ def witness(c: FIMConstraint, max_expansions: int = 400, max_pieces: int = 10) -
         expanded += 1
         if used >= max_pieces:
             continue
-        for piece in pieces(state):
+        for piece in pieces(state, hints):
             trial = state.fork()
             if not trial.feed(piece):
                 continue

@@ -47,21 +47,51 @@ def perturb(middle: str, rng: random.Random, kind: str) -> str:
     raise ValueError(f"unknown perturbation {kind!r}; use one of {PERTURBATIONS}")
 
 
+#: Expansions of the state-only search before the hinted one (:func:`witness_rows`).
+STATE_EXPANSIONS = 40
+
+
+def _hints(true_middle: str, middle: str, i: int) -> tuple[str, ...]:
+    """The rest of the true middle, aligned with prefix ``i`` of ``middle`` before and after
+    the perturbation (which changed the length by ``len(middle) - len(true_middle)``)."""
+    shift = len(middle) - len(true_middle)
+    starts = sorted({j for j in (i, i - shift) if 0 <= j <= len(true_middle)})
+    return tuple(true_middle[j:] for j in starts if true_middle[j:])
+
+
 def witness_rows(
-    c: FIMConstraint, middle: str, left: str, right: str, max_expansions: int = 200
+    c: FIMConstraint,
+    middle: str,
+    left: str,
+    right: str,
+    max_expansions: int = 200,
+    true_middle: str | None = None,
 ) -> list[dict]:
     """One row per prefix of ``middle`` fed to ``c`` (not changed): ``prefix_chars``,
-    ``viable``, ``witness`` (``None``: dead, or none found) and ``parsed`` (CPython accepts
-    the witnessed program; ``None`` without a witness). Stops after the first dead prefix."""
+    ``viable``, ``witness`` (``None``: dead, or none found), ``source`` (``"state"``: the
+    state-only search found it within :data:`STATE_EXPANSIONS`; ``"hinted"``: the search
+    that also tries the rest of ``true_middle``) and ``parsed`` (CPython accepts the
+    witnessed program; ``None`` without a witness). Stops after the first dead prefix."""
     state = c.fork()
     rows = []
     for i in range(len(middle) + 1):
         if i and not state.feed(middle[i - 1]):
-            rows.append(dict(prefix_chars=i, viable=False, witness=None, parsed=None))
+            rows.append(dict(prefix_chars=i, viable=False, witness=None, source=None, parsed=None))
             break
-        w = witness(state, max_expansions=max_expansions)
+        w, source = witness(state, max_expansions=STATE_EXPANSIONS), "state"
+        if w is None and true_middle is not None:
+            hints = _hints(true_middle, middle, i)
+            w, source = witness(state, max_expansions=max_expansions, hints=hints), "hinted"
         parsed = None if w is None else python_accepts(left + middle[:i] + w + right)
-        rows.append(dict(prefix_chars=i, viable=True, witness=w, parsed=parsed))
+        rows.append(
+            dict(
+                prefix_chars=i,
+                viable=True,
+                witness=w,
+                source=None if w is None else source,
+                parsed=parsed,
+            )
+        )
     return rows
 
 
@@ -85,7 +115,8 @@ def witness_check(
             continue  # the true middle's own differential row records it
         for variant, middle in variants:
             base = dict(cut=index, file=cut["file"], a=cut["a"], b=cut["b"], variant=variant)
-            for row in witness_rows(c, middle, left, right, max_expansions):
+            rows_ = witness_rows(c, middle, left, right, max_expansions, cut["middle"])
+            for row in rows_:
                 rows.append(dict(base, **row, middle=middle))
     return pd.DataFrame(rows)
 
@@ -119,6 +150,7 @@ def witness_summary(frame: pd.DataFrame, cuts: list[dict]) -> dict:
         return {
             "prefixes_checked": int(len(alive)),
             "witnesses_found": int(alive.witness.notna().sum()),
+            "found_from_state_alone": int((alive.source == "state").sum()),
             "witnesses_parsed": int((alive.parsed == True).sum()),  # noqa: E712
             "failures": int((alive.parsed == False).sum()),  # noqa: E712
             "no_witness": int(alive.witness.isna().sum()),

@@ -93,7 +93,7 @@ def test_rows_stop_at_the_first_dead_prefix():
 
 def test_a_wrong_witness_is_a_failure(monkeypatch):
     """The check catches a recognizer whose witnesses CPython rejects (the counter-example)."""
-    monkeypatch.setattr(wc, "witness", lambda state, max_expansions: ")")
+    monkeypatch.setattr(wc, "witness", lambda state, max_expansions, hints=(): ")")
     cuts = [dict(file="m.py", a=4, b=9, left="x = ", middle="(1+2)", right="\n")]
     frame = wc.witness_check(cuts, progress=False)
     summary = wc.witness_summary(frame, cuts)
@@ -112,3 +112,19 @@ def test_check_on_a_small_cut_has_no_failure():
     summary = wc.witness_summary(wc.witness_check(cuts, seed=1, progress=False), cuts)
     assert summary["failures"] == 0 and summary["witnesses_parsed"] > 0
     assert summary["by_variant"]["true middle"]["dead_prefixes"] == 0
+
+
+def test_hints_reach_a_header_no_state_suggests():
+    """A right context inside a ``for`` header: the state alone cannot guess ``for``."""
+    left, right = "def f(xs):\n", " xs:\n        pass\n    return 1\n"
+    c = FIMConstraint(left, right)
+    assert witness(c, max_expansions=40) is None
+    w = witness(c, hints=("    for x in",))
+    assert w == "    for x in" and python_accepts(left + w + right)
+
+
+def test_rows_say_which_search_found_the_witness():
+    left, right = "def f(xs):\n", " xs:\n        pass\n    return 1\n"
+    rows = wc.witness_rows(FIMConstraint(left, right), "    fo", left, right, 40, "    for x in")
+    assert [r["source"] for r in rows][:2] == ["hinted", "hinted"]
+    assert all(r["parsed"] for r in rows)

@@ -41,7 +41,8 @@ def witness_markdown(runs: list[dict]) -> str:
         )
     tail = (
         f" The search found no witness within its limit for {missing:,} of the {checked:,} "
-        "accepted prefixes; those count neither way."
+        "accepted prefixes: a witness ends only where `can_end()` holds, so an accepted prefix "
+        "that cannot be completed would land there; they are undecided, not passed."
         if missing
         else ""
     )
