@@ -32,8 +32,9 @@ __all__ = ["FILLERS", "pieces", "witness"]
 
 #: Pieces tried in every state after the state-driven ones: closers, openers and separators
 #: (a right context may start inside a call's arguments or a comment), atoms, the punctuation
-#: a pending clause needs (``:``, ``in``, ``else``, ``=``), an f-string conversion, a body, and a
-#: function header (a right context may start inside one's name or parameters).
+#: a pending clause needs (``:``, ``in``, ``else``, ``=``), an f-string conversion, a body, a
+#: function header (a right context may start inside one's name or parameters) and a block
+#: header (a right context may start with an indented body).
 FILLERS = (
     ")",
     "]",
@@ -57,6 +58,7 @@ FILLERS = (
     "def f",
     "def f(",
     "def f(): pass",
+    "if x:",
     "\\\n",
 )
 _INDENT = 4

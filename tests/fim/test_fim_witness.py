@@ -115,16 +115,17 @@ def test_check_on_a_small_cut_has_no_failure():
 
 
 def test_hints_reach_a_header_no_state_suggests():
-    """A right context inside a ``for`` header: the state alone cannot guess ``for``."""
-    left, right = "def f(xs):\n", " xs:\n        pass\n    return 1\n"
+    """A right context inside an ``if`` header whose bracket spans lines: the state alone
+    cannot guess ``if`` (and a comment cannot swallow the header)."""
+    left, right = "def f(xs):\n", " xs if (\n        xs) else xs:\n        pass\n    return 1\n"
     c = FIMConstraint(left, right)
     assert witness(c, max_expansions=40) is None
-    w = witness(c, hints=("    for x in",))
-    assert w == "    for x in" and python_accepts(left + w + right)
+    w = witness(c, hints=("    if",))
+    assert w == "    if" and python_accepts(left + w + right)
 
 
 def test_rows_say_which_search_found_the_witness():
-    left, right = "def f(xs):\n", " xs:\n        pass\n    return 1\n"
-    rows = wc.witness_rows(FIMConstraint(left, right), "    fo", left, right, 40, "    for x in")
+    left, right = "def f(xs):\n", " xs if (\n        xs) else xs:\n        pass\n    return 1\n"
+    rows = wc.witness_rows(FIMConstraint(left, right), "    i", left, right, 40, "    if")
     assert [r["source"] for r in rows][:2] == ["hinted", "hinted"]
     assert all(r["parsed"] for r in rows)
