@@ -129,3 +129,24 @@ def test_rows_say_which_search_found_the_witness():
     rows = wc.witness_rows(FIMConstraint(left, right), "    i", left, right, 40, "    if")
     assert [r["source"] for r in rows][:2] == ["hinted", "hinted"]
     assert all(r["parsed"] for r in rows)
+
+
+# The soundness runs' two failures (results/fim.witness*.json): ``can_end`` accepts what
+# CPython rejects. Recorded, not fixed: each needs the lexer, the vocabulary's tables
+# (cadlib.fim.tokenlex) and the right context (cadlib.fim.indent) changed together.
+KNOWN_UNSOUND = [
+    # bytes and str literals concatenated: a check after parsing ("cannot mix bytes and
+    # nonbytes literals"), not in the grammar
+    "x = ''B'S'\n",
+    # a backslash continuation at a line start: CPython takes the line's indentation at the
+    # backslash (column 2, no matching level); the recognizer counts on into the next line (4)
+    "class C:\n    def f(self):\n        x = 1\n\n  \\\n  def g(self):\n        pass\n",
+]
+
+
+@pytest.mark.xfail(strict=True, reason="known gap, found by the soundness run")
+@pytest.mark.parametrize("source", KNOWN_UNSOUND)
+def test_known_unsound_programs_are_rejected(source):
+    assert not python_accepts(source)
+    c = FIMConstraint("", "")
+    assert not (c.feed(source) and c.can_end())
