@@ -32,6 +32,7 @@ def test_no_failure_sentence():
 def test_failure_sentence_names_the_example():
     text = text_witness.witness_markdown([_run(failures=3)])
     assert text.startswith("CPython rejected 3 of 98 witnesses")
+    assert "`can_end()` accepted a program CPython rejects" in text
     assert "os.py (stray closer)" in text and "'x)'" in text
     assert "0 soundness failures" not in text
 

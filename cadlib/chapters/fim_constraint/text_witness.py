@@ -35,9 +35,10 @@ def witness_markdown(runs: list[dict]) -> str:
     else:
         ex = next(e for run in runs for e in run["summary"]["failure_examples"])
         head = (
-            f"CPython rejected {failures:,} of {found:,} witnesses ({where}): the recognizer "
-            f"accepted prefixes it cannot complete, e.g. in {ex['file']} ({ex['variant']}) "
-            f"the prefix `{ex['prefix']!r}` completed by `{ex['witness']!r}`."
+            f"CPython rejected {failures:,} of {found:,} witnesses ({where}): each time the "
+            f"recognizer's `can_end()` accepted a program CPython rejects, e.g. in "
+            f"{ex['file']} ({ex['variant']}) the prefix ending `{ex['prefix'][-30:]!r}` "
+            f"completed by `{ex['witness']!r}`."
         )
     tail = (
         f" The search found no witness within its limit for {missing:,} of the {checked:,} "
