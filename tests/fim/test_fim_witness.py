@@ -6,7 +6,7 @@ import random
 import pytest
 
 from cadlib.fim import witness_check as wc
-from cadlib.fim.constraint import FIMConstraint
+from cadlib.fim.constraint import FIMConstraint, UnconnectableContextError
 from cadlib.fim.differential import python_accepts
 from cadlib.fim.witness import pieces, witness
 
@@ -148,7 +148,11 @@ BACKSLASH_AT_LINE_START = [
 def test_backslash_at_a_line_start_sets_its_indentation(source):
     valid = python_accepts(source)
     for k in range(len(source) + 1):  # every cut: the left fed, the right as its context
-        assert FIMConstraint(source[:k], source[k:]).can_end() == valid, k
+        try:
+            ours = FIMConstraint(source[:k], source[k:]).can_end()
+        except UnconnectableContextError:
+            ours = False
+        assert ours == valid, k
 
 
 @pytest.mark.xfail(strict=True, reason="known gap, found by the soundness run")
