@@ -55,6 +55,12 @@ Module map (pipeline order):
 ``disagreements``
     where a disagreement with ``ast.parse`` is (inside an f-string's field or elsewhere) and
     the known difference that explains it, if any;
+``witness``
+    a witness completion for a viable prefix, searched over pieces the recognizer's state
+    suggests (closing quotes, brackets, an indented body);
+``witness_check``
+    the soundness check: CPython parses the witness of every accepted prefix, on true and
+    perturbed middles (chapter 8's ``… commands witness`` writes the run);
 ``completion``
     FIM completion of HumanEval solutions (chapter 8's second experiment).
 
@@ -69,6 +75,7 @@ from .differential import KNOWN_DIFFERENCES, differential_check, summarize
 from .logits import FIMLogitsProcessor
 from .mask import TokenTrie, allowed_mask, naive_allowed_mask
 from .step_cost import mask_cost, per_step_cost
+from .witness import witness
 
 __all__ = [
     "FIMConstraint",
@@ -83,4 +90,5 @@ __all__ = [
     "naive_allowed_mask",
     "per_step_cost",
     "summarize",
+    "witness",
 ]

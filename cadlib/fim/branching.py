@@ -189,7 +189,7 @@ class BranchingLexer:
         sip = dfa.step(0, ch)
         if sip < 0:
             return
-        if bol and depth == 0 and ch not in "#\\":
+        if bol and depth == 0 and ch != "#":
             done = self.indentation(chart, col, alt, stack)
             if done is None:
                 return

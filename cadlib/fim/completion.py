@@ -34,9 +34,11 @@ from .constraint import FIMConstraint
 from .differential import python_accepts
 from .logits import FIMLogitsProcessor
 from .mask import token_raw, token_texts_cached
+from .witness import witness
 
 __all__ = [
     "ENDS",
+    "CLOSED_BY_CONSTRAINT",
     "parses",
     "FIMProblem",
     "CUTS",
@@ -58,6 +60,11 @@ __all__ = [
 #: How a generated middle / body ended: the model's end token, the post-hoc context trim of
 #: the FIM experiment, or the budget (the middle as it stands parses, or not).
 ENDS = ("model ended", "context trimmed", "budget, closable", "budget, not closable")
+
+#: The end of a middle the budget cut and the opt-in budget close (``close_budget=True``)
+#: finished with the constraint's witness (:func:`cadlib.fim.witness.witness`): kept out of
+#: :data:`ENDS` so that it is never counted as ended by the model, nor as budget-closed.
+CLOSED_BY_CONSTRAINT = "closed by the constraint"
 
 
 def parses(source: str) -> bool:
@@ -297,13 +304,23 @@ def trim_to_context(
 
 
 def fim_generate(
-    model, tokenizer, problem: FIMProblem, *, constrained: bool, budget: int, style: str = "hole"
+    model,
+    tokenizer,
+    problem: FIMProblem,
+    *,
+    constrained: bool,
+    budget: int,
+    style: str = "hole",
+    close_budget: bool = False,
 ) -> dict:
     """Greedy middle for ``problem`` (``model.generate``), with or without the constraint.
 
     Unconstrained: generation stops at EOS or any token holding a code fence, and the middle
     is the text before the fence. Constrained: a :class:`~cadlib.fim.FIMLogitsProcessor`
     masks every token, and EOS / a bare fence (the end) are allowed only when ``can_end()``.
+    ``close_budget`` (constrained only, opt-in): a middle the budget cuts before it can end is
+    finished with the constraint's witness, and its end is :data:`CLOSED_BY_CONSTRAINT`
+    (``witness`` holds the appended text).
 
     Returns
     -------
@@ -355,6 +372,11 @@ def fim_generate(
         middle = middle.split(FIM_FENCE)[0]
         closable = parses(problem.program(middle))
     end = ENDS[0] if ended else ENDS[2] if closable else ENDS[3]
+    closing = None
+    if constrained and close_budget and end == ENDS[3] and not inner.pending:
+        closing = witness(inner.constraint)
+        if closing is not None:
+            middle, end = middle + closing, CLOSED_BY_CONSTRAINT
     accept = None if start is None else (lambda m: (c := start.fork()).feed(m) and c.can_end())
     trimmed = trim_to_context(middle, problem.left, problem.right, accept)
     return dict(
@@ -366,6 +388,7 @@ def fim_generate(
         step_s=step_s,
         middle_chars=chars,
         setup_s=setup,
+        **({"witness": closing} if close_budget else {}),
     )
 
 
@@ -388,10 +411,12 @@ def fim_completion(
     style: str = "hole",
     test_timeout: float | None = 10.0,
     progress: bool = True,
+    close_budget: bool = False,
 ):
     """Two generations per problem (without / with the constraint), four arms (:data:`ARMS`):
     each raw, and each with the echoes of its contexts trimmed (:func:`trim_to_context`; in
-    the constrained arm only a closable candidate is taken).
+    the constrained arm only a closable candidate is taken). ``close_budget``: the opt-in
+    budget close of :func:`fim_generate` in the constrained arms.
 
     Returns
     -------
@@ -405,7 +430,15 @@ def fim_completion(
     rows = []
     for problem in tqdm(problems, desc=f"FIM, {system}", disable=not progress):
         runs = {
-            c: fim_generate(model, tokenizer, problem, constrained=c, budget=budget, style=style)
+            c: fim_generate(
+                model,
+                tokenizer,
+                problem,
+                constrained=c,
+                budget=budget,
+                style=style,
+                close_budget=close_budget,
+            )
             for c in (False, True)
         }
         for arm in ARMS:

@@ -134,11 +134,12 @@ def right_events(text: str, start: int, at_line_start: bool) -> tuple[list, int]
                 events.append(("nl",))
             if depth == 0:
                 bol, col, alt = True, 0, 0
-        elif kind == "tok":
-            if bol and depth == 0:
+        elif kind == "tok" or (kind == "ignore" and text[i] == "\\"):
+            if bol and depth == 0:  # CPython takes the indentation at a token or a backslash
                 events.append(("line", None, None) if unknown else ("line", col, alt))
                 bol = False
-            events.append(("tok", acc))
+            if kind == "tok":
+                events.append(("tok", acc))
             depth += (acc[0] in OPEN_BRACKETS) - (acc[0] in CLOSE_BRACKETS)
     if not bol:
         events.append(("nl",))

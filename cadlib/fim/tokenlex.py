@@ -277,7 +277,7 @@ class LexTable:
         sip = dfa.step(0, ch)
         if sip < 0:
             return
-        if ch not in "#\\" and bol is not False:
+        if ch != "#" and bol is not False:
             node, bol = self._node(node, (_START, None)), False
         out.append((self._check(node, sip), sip, guards, follow, bol))
 

@@ -326,3 +326,37 @@ def test_system_labels_name_the_model_of_the_profile():
     untrained, tuned = system_labels("Qwen/Qwen2.5-Coder-1.5B-Instruct")
     assert untrained == "Qwen2.5-Coder-1.5B-Instruct untrained"
     assert tuned == "Qwen2.5-Coder-1.5B-Instruct + SFT (ch. 7)"
+
+
+def test_budget_close_finishes_a_cut_middle_with_the_witness(model, tok):
+    """Opt-in: a constrained middle the budget cuts is finished by the witness, counted as
+    closed by the constraint, never as ended by the model or as budget-closed."""
+    problems = FC.fim_problems(solutions(), None, seed=1)[:3]
+    ends = []
+    for p in problems:
+        r = FC.fim_generate(model, tok, p, constrained=True, budget=2, close_budget=True)
+        ends.append(r["end"])
+        if r["end"] == FC.CLOSED_BY_CONSTRAINT:
+            assert r["witness"] is not None and r["middle"].endswith(r["witness"])
+            assert FC.parses(p.program(r["middle"]))
+        else:
+            assert r["witness"] is None
+    assert FC.CLOSED_BY_CONSTRAINT in ends
+    rows = FC.fim_completion(
+        model,
+        tok,
+        problems,
+        budget=2,
+        system="t",
+        test_timeout=None,
+        progress=False,
+        close_budget=True,
+    )
+    table = FX.run.validity_table(rows, ["arm"]).set_index("arm")
+    ends_cols = [*FC.ENDS, FC.CLOSED_BY_CONSTRAINT]
+    assert (table[ends_cols].sum(axis=1) == table.n).all()
+    closed = table.loc["FIM-constrained", FC.CLOSED_BY_CONSTRAINT]
+    assert closed > 0 and table.loc["unconstrained", FC.CLOSED_BY_CONSTRAINT] == 0
+    assert (
+        table.loc["FIM-constrained", "ended_and_parses"] <= table.loc["FIM-constrained", FC.ENDS[0]]
+    )

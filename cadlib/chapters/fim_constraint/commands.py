@@ -9,6 +9,10 @@ results/fim.full.json``
     the whole mask beside its previous implementation, alternating on identical states
     (:func:`cadlib.fim.benchmark.compare_masks`), with the run's provenance
     (:func:`maskspeed_report`; run it on a quiet machine).
+``python -m cadlib.chapters.fim_constraint.commands witness --out results/fim.witness.json``
+    the soundness check (:mod:`cadlib.fim.witness_check`): on seeded cuts and perturbed
+    middles, CPython parses the witness completion of every prefix the recognizer accepts
+    (:func:`witness_report`; untimed).
 
 Each writes its report (the command that made it included) and prints its summary; the
 chapter reads the committed ones back (:mod:`.run_evidence`). The measuring code is the
@@ -37,12 +41,13 @@ from cadlib.fim.stdlib import (
     stdlib_sources,
     stdlib_summary,
 )
+from cadlib.fim.witness_check import witness_check, witness_summary
 from cadlib.models import load_tokenizer
 from cadlib.paths import repo_root
 from cadlib.record.provenance import monitor, provenance
 from cadlib.record.results import hardware_info, write_run_report
 
-__all__ = ["PROG", "main", "maskspeed_report", "parser", "stdlib_report"]
+__all__ = ["PROG", "main", "maskspeed_report", "parser", "stdlib_report", "witness_report"]
 
 #: How the commands are run (the reports record it).
 PROG = "python -m cadlib.chapters.fim_constraint.commands"
@@ -145,6 +150,52 @@ def maskspeed_report(args: argparse.Namespace) -> dict:
     )
 
 
+def witness_report(args: argparse.Namespace) -> dict:
+    """The soundness run (``witness``'s arguments ``args``): its command, the codebase and its
+    manifest, the counts (:func:`cadlib.fim.witness_check.witness_summary`: prefixes checked,
+    witnesses parsed, failures with their shortest failing prefix) and the viable prefixes the
+    search found no witness for. Nothing is timed."""
+    folder = package_folder(args.package) if args.package else None
+    sources = stdlib_sources(None if folder is None else str(folder))
+    cuts = stdlib_cuts(
+        sources,
+        args.cuts,
+        args.seed,
+        max_middle=args.max_middle,
+        max_left=args.max_left,
+        max_right=args.max_right,
+        max_window=args.max_window,
+    )
+    frame = witness_check(cuts, args.seed, args.max_expansions)
+    missing = frame[frame.viable & frame.witness.isna()].drop_duplicates(["cut", "variant"])
+    command = f"{PROG} witness " + " ".join(
+        f"--{k.replace('_', '-')} {v}" for k, v in _params(args).items() if v is not None
+    )
+    return {
+        "command": command,
+        "codebase": codebase(args.package),
+        "manifest": manifest(sources),
+        "params": _params(args),
+        "summary": witness_summary(frame, cuts),
+        "no_witness_middles": [
+            dict(
+                file=r.file,
+                a=int(r.a),
+                b=int(r.b),
+                variant=r.variant,
+                prefix_chars=int(r.prefix_chars),
+            )
+            for r in missing.itertuples()
+        ],
+    }
+
+
+def _witness(args: argparse.Namespace) -> dict:
+    out = witness_report(args)
+    Path(args.out).write_text(json.dumps(out, indent=1) + "\n")
+    return out
+
+
 def _params(args: argparse.Namespace) -> dict:
     """A command's options as its report records them (not which command ran)."""
     return {k: v for k, v in vars(args).items() if k not in ("command", "report")}
@@ -213,6 +264,22 @@ def parser() -> argparse.ArgumentParser:
     )
     speed.add_argument("--out", default="results/fim.maskspeed.json")
     speed.set_defaults(report=_maskspeed)
+    wit = sub.add_parser(
+        "witness",
+        help="CPython parses every accepted prefix's witness (results/fim.witness.json)",
+        description="The soundness check of early rejection on seeded cuts and perturbed "
+        "middles (untimed).",
+    )
+    wit.add_argument("--cuts", type=int, default=300)
+    wit.add_argument("--seed", type=int, default=0)
+    wit.add_argument("--max-middle", type=int, default=120)
+    wit.add_argument("--max-left", type=int, default=1500)
+    wit.add_argument("--max-right", type=int, default=1500)
+    wit.add_argument("--max-window", type=int, default=5000)
+    wit.add_argument("--max-expansions", type=int, default=200, help="the witness search's limit")
+    wit.add_argument("--package", default=None, help="cut this installed package's folder")
+    wit.add_argument("--out", default="results/fim.witness.json")
+    wit.set_defaults(report=_witness)
     return ap
 
 

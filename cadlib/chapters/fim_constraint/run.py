@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from cadlib.fim.completion import ARMS, ENDS, FIM_USER
+from cadlib.fim.completion import ARMS, CLOSED_BY_CONSTRAINT, ENDS, FIM_USER
 from cadlib.fim.differential import summarize
 from cadlib.metrics import wilson_ci
 from cadlib.models import (
@@ -160,8 +160,10 @@ def validity_table(frame, by: list[str]):
     """Counts and rates per group: ``n``, ``parses``, ``em``, ``passed``,
     ``ended_and_parses`` (:data:`PRIMARY`: the model ended it and it parses), ``budget_closed``
     (attempts the token budget closed, whether or not they parse) and each end of :data:`ENDS`
-    (counts), with the rates ``parse_rate``, ``em_rate``, ``pass_rate``, ``ended_rate`` (of
-    :data:`PRIMARY`) and their 95% Wilson intervals ``*_ci95`` (``[lo, hi]``)."""
+    (counts), and, only where the opt-in budget close ran, :data:`CLOSED_BY_CONSTRAINT` apart
+    (neither ended by the model nor budget-closed), with the rates ``parse_rate``,
+    ``em_rate``, ``pass_rate``, ``ended_rate`` (of :data:`PRIMARY`) and their 95% Wilson
+    intervals ``*_ci95`` (``[lo, hi]``)."""
     frame = frame.assign(
         ended_and_parses=(frame.end == ENDS[0]) & frame.parses.astype(bool),
         budget_closed=frame.end.isin(ENDS[2:]),
@@ -175,11 +177,12 @@ def validity_table(frame, by: list[str]):
         ended_and_parses=("ended_and_parses", "sum"),
         budget_closed=("budget_closed", "sum"),
     )
+    closed = [CLOSED_BY_CONSTRAINT] if (frame.end == CLOSED_BY_CONSTRAINT).any() else []
     ends = pd.crosstab([frame[k] for k in by], frame["end"]).reindex(
-        columns=list(ENDS), fill_value=0
+        columns=[*ENDS, *closed], fill_value=0
     )
     out = out.join(ends).fillna(0)
-    for k in ("parses", "em", "passed", "ended_and_parses", "budget_closed", *ENDS):
+    for k in ("parses", "em", "passed", "ended_and_parses", "budget_closed", *ENDS, *closed):
         out[k] = out[k].astype(int)
     for k, name in (
         ("parses", "parse"),

@@ -7,7 +7,8 @@ arms are declared before any is made (:data:`ARM_PAIRS`, :data:`ARM_OUTCOMES`: M
 test, Holm-adjusted together, :func:`arm_tests`), and a committed run's rates follow the current
 definitions (:func:`rates_from_cases`). The standard-library runs (:data:`RUN_FILES`,
 :func:`load_runs`) and the mask-speed run (:data:`MASKSPEED_FILE`, :func:`load_maskspeed`) are
-written by the chapter's commands (:mod:`.commands`: ``stdlib``, ``maskspeed``).
+written by the chapter's commands (:mod:`.commands`: ``stdlib``, ``maskspeed``), and so are the
+soundness runs (:data:`WITNESS_FILES`, :func:`load_witness_runs`: ``witness``).
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ __all__ = [
     "load_full",
     "MASKSPEED_FILE",
     "load_maskspeed",
+    "WITNESS_FILES",
+    "load_witness_runs",
 ]
 
 
@@ -156,3 +159,14 @@ MASKSPEED_FILE = "fim.maskspeed.json"
 def load_maskspeed() -> dict | None:
     """The committed mask-speed run, or ``None`` when none is committed."""
     return read_results_file(MASKSPEED_FILE)
+
+
+#: The committed soundness runs (the ``witness`` command's): the standard library, then the
+#: second codebase.
+WITNESS_FILES = ("fim.witness.json", "fim.witness.thirdparty.json")
+
+
+def load_witness_runs() -> list[dict]:
+    """The committed runs of :data:`WITNESS_FILES` that exist, in that order."""
+    runs = (read_results_file(name) for name in WITNESS_FILES)
+    return [run for run in runs if run is not None]

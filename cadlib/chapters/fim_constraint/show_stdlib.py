@@ -98,3 +98,24 @@ def plot_chapter_costs(
         f"{'full run' if full is not None else 'this sample'}; "
         f"sweep on this machine ({cpu}), profile {params['profile']}",
     )
+
+
+def witness_table(runs: list[dict]) -> pd.DataFrame:
+    """The committed soundness runs (:func:`.run_evidence.load_witness_runs`) side by side:
+    cuts, accepted prefixes checked, witnesses found (and how many the state alone found),
+    witnesses parsed, soundness failures, accepted prefixes without a witness, and dead
+    prefixes (no witness asked); the middle kinds pooled."""
+    cols = {}
+    for run in runs:
+        s = run["summary"]
+        cols[run["codebase"]] = {
+            "cuts": s["cuts"],
+            "accepted prefixes checked": s["prefixes_checked"],
+            "witnesses found": s["witnesses_found"],
+            "of them from the state alone": s.get("found_from_state_alone", "n/a"),
+            "witnesses CPython parsed": s["witnesses_parsed"],
+            "soundness failures": s["failures"],
+            "accepted, no witness within the search limit": s["no_witness"],
+            "dead prefixes (no witness asked)": s["dead_prefixes"],
+        }
+    return pd.DataFrame(cols)
