@@ -198,7 +198,21 @@ def test_every_case_accounting_and_its_tables(tok):
     ]
     ar = every.rows[every.rows.method == "autoregressive"]
     assert pld.pooled_speedup == pytest.approx(ar.predicted_s.sum() / fast.predicted_s.sum())
-    assert "median_ratio" not in D.show.accounting_table(every)
+    shown = D.show.accounting_table(every)  # (method, setting) x corpus, not a row per pair
+    assert list(shown.columns) == ["toy", "pooled"] and "median_ratio" not in shown
+    s = every.summary.set_index(["corpus", "method", "setting"]).loc[
+        ("toy", "Copy-as-Decode", "m=0")
+    ]
+    cell = f"{s.median_fpt:.3f} [{s.fpt_lo:.3f}–{s.fpt_hi:.3f}]"
+    assert shown.loc[("Copy-as-Decode", "m=0"), "toy"] == cell
+    assert ("prompt lookup", "best setting per corpus") in shown.index  # one row, every corpus
+    speed = D.show.predicted_table(every.predicted)
+    assert len(speed) == len(every.predicted) / 2  # one row per method and setting, two corpora
+    assert speed.loc[("prompt lookup", pld.setting), "toy"] == (
+        f"{pld.median_speedup:.2f} [{pld.lo:.2f}–{pld.hi:.2f}]"
+    )
+    pooled = D.show.pooled_predicted_table(every.predicted)
+    assert pooled.loc[("prompt lookup", pld.setting), "toy"] == round(pld.pooled_speedup, 2)
     comp = D.show.composition_table(every.summary)
     assert ("prompt lookup", "best setting per corpus") in comp.index
     assert comp.loc[("autoregressive", ""), "toy"] == 1.0
@@ -211,13 +225,16 @@ def test_accounting_summary_and_the_forwards_figure(tok):
     best = A.best_prompt_lookup(rows)
     summary = A.forwards_summary(rows, best, seed=0)
     text = D.text.accounting_summary(summary, best)
-    lines = text.splitlines()[2:]
-    assert [line.split("**")[1] for line in lines] == ["toy", "toy2", "pooled"]
+    lines = [x for x in text.splitlines() if x.startswith("| ") and "**" in x]
+    assert [line.split(" | ")[0][2:] for line in lines] == ["toy", "toy2", "pooled"]
+    wins = 0
     for line, (corpus, g) in zip(lines, summary.groupby("corpus", sort=False), strict=True):
         by = g.set_index(["method", "setting"]).pooled_fpt
         cad, pl = by[("Copy-as-Decode", "m=0")], by[("prompt lookup", best.get(corpus, "best"))]
         assert f"{cad:.3f}" in line and f"{pl:.3f}" in line
-        assert f"**{'Copy-as-Decode' if cad < pl else 'prompt lookup'}** needs fewer" in line
+        assert f"**{'Copy-as-Decode' if cad < pl else 'prompt lookup'}**" in line
+        wins += corpus != "pooled" and cad < pl
+    assert f"than prompt lookup on {wins} of 2 corpora" in text
     fig = D.show.plot_forwards_per_case(rows, best, title="toy")
     labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
     assert labels == [
@@ -613,12 +630,15 @@ def test_run_summary_cites_each_corpus_then_pooled():
         )
     )
     text = D.text.run_summary(speed, bounds, "tiny, cpu", effect)
-    lines = [x for x in text.splitlines() if x.startswith("* ")]
-    assert [x.split("**")[1] for x in lines] == ["c", "pooled"]
-    assert "(autoregressive forwards / its forwards) 5.00× for Copy-as-Decode" in lines[0]
-    assert "wall-clock speedup 5.50× [5.00–6.00] vs 2.75× [2.50–3.00]" in lines[0]
-    assert "bnd_exact 6.00×, bnd_fsm 4.50× (same grid), realized / bnd_exact 0.90" in lines[0]
-    assert "bnd_exact" not in lines[1]
+    lines = [
+        x for x in text.splitlines() if x.startswith("| ") and x[2:].split(" |")[0] != "corpus"
+    ]
+    assert [x.split(" | ")[0][2:] for x in lines] == ["c", "pooled"]
+    cells = lines[0].strip("| ").split(" | ")
+    assert cells[1:3] == ["100", "5.00×"]  # T, then autoregressive forwards / its forwards
+    assert "5.50× [5.00–6.00]" in cells and "2.75× [2.50–3.00]" in cells
+    assert cells[-3:] == ["6.00×", "4.50×", "0.90"]  # bnd_exact, bnd_fsm, realized / bnd_exact
+    assert lines[1].endswith("|  |  |  |")  # no bound on the pooled row
     assert text.startswith("*This run (tiny, cpu)")
     assert "(2 of 3)" in text and "from 0.050 to 3.000, 1 below 0.1" in text
     assert "FSM's masked choice agreed at 2 of 3" in text
@@ -761,3 +781,37 @@ def test_the_summary_leads_with_the_median_case_and_counts_the_losses():
     assert values[slower] == (sum(r["slower_than_ar"] for r in rows), sum(r["cases"] for r in rows))
     share = next(x for x in labels if "share of the pooled" in x)
     assert values[share][0] == pytest.approx(100 * H.carrier_share(numbers))
+
+
+# ----- a reader's budget: the committed chapter reads in under ten minutes -----------------
+
+
+def _prose_words(markdown: str) -> int:
+    """Words of prose a reader sees in ``markdown``: outside table rows, fenced blocks (code,
+    dropdowns) and HTML tags."""
+    import re
+
+    text = re.sub(r"^\s*\|.*\|\s*$", "", markdown, flags=re.M)
+    text = re.sub(r"```.*?```", "", text, flags=re.S)
+    text = re.sub(r"<[^>]+>", " ", text)
+    return len(re.findall(r"[A-Za-z0-9][\w'’.,%×≥≤-]*", text))
+
+
+def test_prose_words_skip_tables_code_and_tags():
+    assert _prose_words("One two.\n\n| a | b |\n|---|---|\n\n```\ncode here\n```\n<b>x</b>") == 3
+
+
+def test_chapter_six_keeps_to_the_readers_budget():
+    """At most 2,000 words of prose in the committed notebook: its markdown cells and the
+    Markdown its code cells render or glue (the Answer)."""
+    from cadlib.paths import repo_root
+
+    nb = json.loads((repo_root() / "notebooks" / "06_decoding.ipynb").read_text())
+    words = 0
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "markdown":
+            words += _prose_words("".join(cell["source"]))
+        for out in cell.get("outputs", []):
+            for mime, text in out.get("data", {}).items():  # shown, or glued into the Answer
+                words += _prose_words("".join(text)) if mime.endswith("text/markdown") else 0
+    assert words <= 2000

@@ -131,7 +131,7 @@ def test_predicted_speedups_and_goals(tok):
     assert set(goals.corpus) == {"probeedit", "timed"}
     assert set(goals.set) == {"development"}
     text = D.text_goals.goals_markdown(goals, "toy")
-    assert text.count("\n* ") == len(goals) and "development set:" in text
+    assert text.count("\n| ") == len(goals) + 1 and "development set:" in text  # + head
     with pytest.raises(ValueError, match="predicted_s"):
         CM.predicted_speedups(rows.drop(columns="predicted_s"), best)
 

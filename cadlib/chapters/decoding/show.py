@@ -26,6 +26,8 @@ __all__ = [
     "plot_speedups",
     "accounting_report",
     "accounting_table",
+    "predicted_table",
+    "pooled_predicted_table",
     "plot_forwards",
     "plot_forwards_per_case",
     "composition_table",
@@ -97,12 +99,14 @@ def forwards_table(speed: pd.DataFrame) -> pd.DataFrame:
     ].round(3)
 
 
-def wall_caption(params: dict, label: str) -> str:
-    """The caption of the wall-clock table (Markdown)."""
+def wall_caption(params: dict, label: str = "") -> str:
+    """The caption of the wall-clock table (Markdown); ``label`` names the machine, where the
+    page has not named it already."""
+    where = f"; {label}" if label else ""
     return (
-        f"*Decode wall-clock, median over {params['repeats']} repeats [min–max]; {label}. "
-        "Read these ratios beside the forward ratios above: a wall-clock ratio also "
-        "carries what each forward costs on this machine (its ids, its context).*"
+        f"*Decode wall-clock, median over {params['repeats']} repeats [min–max]{where}. "
+        "Unlike a forward ratio, a wall-clock ratio also carries what each forward costs "
+        "here (its ids, its context).*"
     )
 
 
@@ -219,8 +223,40 @@ def accounting_report(every: EveryCase) -> str:
 
 
 def accounting_table(every: EveryCase) -> pd.DataFrame:
-    """The forwards summary without the ratio columns, rounded for display."""
-    return every.summary.drop(columns=["median_ratio", "ratio_lo", "ratio_hi"]).round(3)
+    """The median case's forwards per gold id with its bootstrap interval, ``median [lo–hi]``,
+    one row per method and setting, one column per corpus (the pooled forwards per gold id are
+    :func:`composition_table`'s; the full summary is in the results file). Prompt lookup's
+    row is its setting with the fewest forwards on each corpus (:func:`accounting_report`)."""
+    s = every.summary
+    best = s.setting.where(s.method != "prompt lookup", "best setting per corpus")
+    return _per_corpus(s.assign(setting=best), "median_fpt", "fpt_lo", "fpt_hi", "{:.3f}")
+
+
+def predicted_table(predicted: pd.DataFrame) -> pd.DataFrame:
+    """The median case's predicted speedup over autoregressive decoding with its bootstrap
+    interval, ``median× [lo–hi]``, one row per method and setting, one column per corpus."""
+    return _per_corpus(predicted, "median_speedup", "lo", "hi", "{:.2f}")
+
+
+def pooled_predicted_table(predicted: pd.DataFrame) -> pd.DataFrame:
+    """Each corpus's predicted speedup as a ratio of sums (its long cases weigh most), one row
+    per method and setting, one column per corpus."""
+    return predicted.pivot_table(
+        index=["method", "setting"], columns="corpus", values="pooled_speedup", sort=False
+    ).round(2)
+
+
+def _per_corpus(frame: pd.DataFrame, mid: str, lo: str, hi: str, fmt: str) -> pd.DataFrame:
+    """``mid [lo–hi]`` of ``frame`` in ``fmt``, pivoted to (method, setting) × corpus."""
+    cell = frame.assign(
+        shown=[
+            f"{fmt.format(m)} [{fmt.format(a)}–{fmt.format(b)}]"
+            for m, a, b in zip(frame[mid], frame[lo], frame[hi], strict=True)
+        ]
+    )
+    wide = cell.pivot(index=["method", "setting"], columns="corpus", values="shown")
+    rows = list(dict.fromkeys(zip(frame.method, frame.setting, strict=True)))
+    return wide.reindex(index=rows, columns=list(dict.fromkeys(frame.corpus))).fillna("")
 
 
 def plot_forwards(every: EveryCase, model: str):

@@ -48,6 +48,11 @@ def answer(numbers: dict, where: str) -> str:
     return " ".join(out)
 
 
+def _paren(label: str) -> str:
+    """`` (label)``, or nothing where the page has named the run already (``label`` empty)."""
+    return f" ({label})" if label else ""
+
+
 def _span(values, fmt: str = "{:.2f}×") -> str:
     """``lo–hi`` of ``values`` in ``fmt``, or one figure when they print alike."""
     lo, hi = fmt.format(min(values)), fmt.format(max(values))
@@ -181,27 +186,32 @@ def run_summary(
     def wall(r):
         return f"{r.speedup:.2f}× [{r.speedup_min:.2f}–{r.speedup_max:.2f}]"
 
-    lines = []
+    head = ["corpus", "T", "forward ratio: CaD", "+drafts", "PLD", "wall-clock: CaD", "+drafts"]
+    head += ["PLD", "bnd_exact", "bnd_fsm", "realized / bnd_exact"]
+    lines = ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
     corpora = [c for c in dict.fromkeys(speed.corpus) if c != "pooled"]
     for corpus in [*corpora, "pooled"] if "pooled" in set(speed.corpus) else corpora:
         cad, pld = (by.loc[(corpus, m)] for m in ("Copy-as-Decode", "prompt lookup"))
         drafted = by.loc[(corpus, DRAFTED)] if (corpus, DRAFTED) in by.index else None
-        fw_d = f", {drafted.forward_ratio:.2f}× with its drafts" if drafted is not None else ""
-        wall_d = f" ({wall(drafted)} with drafts)" if drafted is not None else ""
-        bnd = ""
+        cells = [corpus, str(int(cad["T"])), f"{cad.forward_ratio:.2f}×"]
+        cells += [
+            f"{drafted.forward_ratio:.2f}×" if drafted is not None else "",
+            f"{pld.forward_ratio:.2f}×",
+            wall(cad),
+        ]
+        cells += [wall(drafted) if drafted is not None else "", wall(pld)]
         if bounds is not None and corpus in bounds.index:
             b = bounds.loc[corpus]
-            bnd = (
-                f"; bnd_exact {b['bnd_exact_grid']:.2f}×, bnd_fsm {b['bnd_fsm_grid']:.2f}× "
-                f"(same grid), realized / bnd_exact {b['realized_over_bnd_exact']:.2f}"
-            )
-        lines.append(
-            f"* **{corpus}** (T = {int(cad['T'])} ids): forward ratio (autoregressive forwards "
-            f"/ its forwards) {cad.forward_ratio:.2f}× for Copy-as-Decode{fw_d}, "
-            f"{pld.forward_ratio:.2f}× for prompt lookup; wall-clock speedup {wall(cad)}"
-            f"{wall_d} vs {wall(pld)}{bnd}"
-        )
-    text = f"*This run ({label}), forced-oracle decoding:*\n\n" + "\n".join(lines)
+            cells += [f"{b['bnd_exact_grid']:.2f}×", f"{b['bnd_fsm_grid']:.2f}×"]
+            cells += [f"{b['realized_over_bnd_exact']:.2f}"]
+        else:
+            cells += ["", "", ""]
+        lines.append("| " + " | ".join(cells) + " |")
+    text = (
+        f"*This run{_paren(label)}, forced-oracle decoding, per corpus, then pooled (a ratio of "
+        "sums, weighted by output length); T: gold ids; bounds on the same grid:*\n\n"
+        + "\n".join(lines)
+    )
     if effect is not None and len(effect):
         differ = effect[~effect.same_prefix]
         if len(differ):
@@ -218,25 +228,38 @@ def run_summary(
 
 
 def accounting_summary(summary: pd.DataFrame, best: pd.Series, min_span: int = 0) -> str:
-    """Markdown of the accounting's headline per corpus: pooled forwards per gold id of the
-    best prompt-lookup setting vs Copy-as-Decode at ``min_span``, and which needs fewer (what
-    the chapter's conclusion cites: it is computed, never typed)."""
-    lines = []
+    """Markdown of the accounting's headline per corpus: on how many corpora plain
+    Copy-as-Decode (at ``min_span``) needs fewer forwards per gold id than the best
+    prompt-lookup setting, then a table of both and which needs fewer (what the chapter's
+    conclusion cites: it is computed, never typed)."""
+    rows, wins, corpora = [], 0, 0
     for corpus, g in summary.groupby("corpus", sort=False):
         by = g.set_index(["method", "setting"]).pooled_fpt
         cad = by[("Copy-as-Decode", f"m={min_span}")]
         pld_setting = best.get(corpus, "best")
         pld = by[("prompt lookup", pld_setting)]
         fewer = "Copy-as-Decode" if cad < pld else "prompt lookup"
-        lines.append(
-            f"* **{corpus}** ({int(g.cases.iloc[0])} cases): Copy-as-Decode (m={min_span}) "
-            f"{cad:.3f} forwards per gold id vs prompt lookup ({pld_setting}) {pld:.3f}: "
-            f"**{fewer}** needs fewer ({max(cad, pld) / min(cad, pld):.2f}×)."
+        if corpus != "pooled":
+            wins, corpora = wins + (cad < pld), corpora + 1
+        rows.append(
+            f"| {corpus} | {int(g.cases.iloc[0])} | {cad:.3f} | {pld_setting} | {pld:.3f} "
+            f"| **{fewer}** | {max(cad, pld) / min(cad, pld):.2f}× |"
         )
-    return "**Forwards on every case** (exact, no model):\n\n" + "\n".join(lines)
+    return "\n".join(
+        [
+            f"**Forwards on every case** (exact, no model): plain Copy-as-Decode (m={min_span}) "
+            f"needs fewer forwards per gold id than prompt lookup on {wins} of {corpora} "
+            "corpora.",
+            "",
+            f"| corpus | cases | Copy-as-Decode m={min_span} | prompt lookup setting "
+            "| prompt lookup | fewer | by |",
+            "|---|---:|---:|---|---:|---|---:|",
+            *rows,
+        ]
+    )
 
 
-def dominance_markdown(validation: pd.DataFrame, label: str) -> str:
+def dominance_markdown(validation: pd.DataFrame, label: str = "") -> str:
     """How much of the timed sample's autoregressive time its longest case and its heaviest
     corpus take (:func:`_carrier`), and the pooled wall-clock speedup of each timed method with
     and without that corpus, from the per-case measurements
@@ -260,10 +283,10 @@ def dominance_markdown(validation: pd.DataFrame, label: str) -> str:
         per.append(f"{method} {with_all:.2f}× with it, {without:.2f}× without it")
     verb = "dominates" if share > 0.5 else "does not dominate"
     return (
-        f"*What carries the pooled wall clock? ({label})* The longest timed case ({top}) takes "
-        f"{ar.measured_s[top] / total:.0%} of the autoregressive time, {corpus} ({n_in} of {n} "
-        f"cases) {share:.0%}, so {corpus} {verb} the pooled ratio of sums. Pooled speedup "
-        f"with and without {corpus}: " + "; ".join(per) + "."
+        f"*What carries the pooled wall clock?{_paren(label)}* The longest timed case ({top}) "
+        f"takes {ar.measured_s[top] / total:.0%} of the autoregressive time, {corpus} "
+        f"({n_in} of {n} cases) {share:.0%}, so {corpus} {verb} the pooled ratio of sums. "
+        f"Pooled speedup with and without {corpus}: " + "; ".join(per) + "."
     )
 
 

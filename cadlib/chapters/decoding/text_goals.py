@@ -14,21 +14,23 @@ from .run_goals import MET, MISSED, UNDECIDED
 __all__ = ["goals_markdown", "outcome_line", "speed_gaps_markdown", "forward_gaps_markdown"]
 
 
-def goals_markdown(table: pd.DataFrame, label: str) -> str:
-    """The goals as a Markdown list, development set first, each met, missed or undecided
-    and by how much (ours / rival), then the count per outcome and set."""
-    lines = [f"*The chapter's goals, this run ({label}):*", ""]
+def goals_markdown(table: pd.DataFrame, label: str = "") -> str:
+    """The goals as one Markdown table per set, development set first: each goal met, missed
+    or undecided and by how much (ours / rival), then the count per outcome and set."""
+    where = f" ({label})" if label else ""
+    lines = [f"*The chapter's goals, this run{where}:*", ""]
     for part in ("development", "test"):
         sub = table[table.set == part]
         if sub.empty:
             continue
-        lines.append(f"*{part.capitalize()} set* ({_SET_NOTE[part]}):")
-        lines.append("")
+        lines += [f"*{part.capitalize()} set* ({_SET_NOTE[part]}):", ""]
+        lines += ["| goal | corpus | outcome | ours | rival | ratio | target | note |"]
+        lines += ["|---|---|---|---:|---:|---:|---|---|"]
         for r in sub.itertuples():
             ratio = r.ours / r.rival if r.rival else float("nan")
             lines.append(
-                f"* {r.goal}, {r.corpus}: **{r.outcome}** — ours {r.ours:.3f} vs "
-                f"{r.rival:.3f} (ratio {ratio:.2f}; target {r.target}; {r.note})"
+                f"| {r.goal} | {r.corpus} | **{r.outcome}** | {r.ours:.3f} | {r.rival:.3f} "
+                f"| {ratio:.2f} | {r.target} | {r.note} |"
             )
         lines.append("")
     lines.append(outcome_line(table))
@@ -36,12 +38,10 @@ def goals_markdown(table: pd.DataFrame, label: str) -> str:
 
 
 _SET_NOTE = {
-    "development": "the corpora the drafts and the timed setting were designed on, and "
-    "RealEdits-Flask, a goal corpus while the drafts were designed; only the first three are "
-    "timed here",
-    "test": "the four other HumanEvalFix languages: no setting was chosen on them, but they "
-    "translate the development set's 164 tasks (one family, a weak test); counted and priced, "
-    "not timed",
+    "development": "the drafts and the timed setting were designed on it, with Flask a goal "
+    "corpus meanwhile; only its first three corpora are timed",
+    "test": "the four other HumanEvalFix languages: nothing chosen on them, but they translate "
+    "the same 164 tasks (one family, a weak test); priced, not timed",
 }
 
 
