@@ -40,7 +40,6 @@ ROW_BUDGET = 25
 
 #: Chapters over the word budget, by notebook stem, with the open work that owns their trim.
 OVER_BUDGET = {
-    "06_decoding": "the decoding chapter's rewrite (claims as data) is open work of its own",
     "06c_kv_reuse": "the KV-reuse chapter's rewrite is open work of its own",
     "08_fim_constraint": "the FIM chapter's rewrite (Answer on the primary metric) is open work",
 }
