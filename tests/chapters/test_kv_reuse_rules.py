@@ -81,3 +81,8 @@ def test_every_rule_has_a_family_and_the_development_corpora_are_not_test_data()
         "heval-fix-py",
         "heval-fix-js",
     }
+
+
+def test_cases_run_round_robin_so_a_cut_run_covers_every_corpus():
+    assert R.interleave([[1, 2, 3], ["a"], [10, 20]]) == [1, "a", 10, 2, 20, 3]
+    assert R.interleave([]) == []

@@ -146,7 +146,7 @@ RULE_DEV = ("heval-fix-py", "heval-fix-js", "probeedit", "realedits-flask")
 RULES = {
     "none": ("none",),
     "seams": ("seams=4", "seams=8", "seams=16", "seams=32"),
-    "deviation": ("deviation=0.1", "deviation=0.15", "deviation=0.3", "deviation=0.5"),
+    "deviation": ("deviation=0.15", "deviation=0.3", "deviation=0.5"),
     "combined": ("seams=4,deviation=0.15", "seams=16,deviation=0.15", "seams=8,deviation=0.3"),
 }
 #: The most of the copied ids a rule may recompute and still be chosen when none reaches the

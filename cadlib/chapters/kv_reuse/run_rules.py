@@ -12,7 +12,9 @@ This run puts issue 51's selection rules (:mod:`cadlib.decoding.kv_select`: ``se
   (:func:`cadlib.chapters.kv_reuse.run.case_agreement`, decoder
   :class:`~cadlib.decoding.kv_select.SelectingDecoder`);
 * :data:`CASES` seeded cases per corpus (seed 0) among prompts within each corpus's cap: a small
-  sample, sized for a shared 2-core machine;
+  sample, sized for a shared 2-core machine, run round-robin over the corpora
+  (:func:`interleave`) and written after every case, so that a run cut short covers each corpus
+  (``complete`` says whether it ran to the end);
 * per setting: agreement on the cases that reuse anything (never diluted by cases that reuse
   nothing), the cases with a flipped decision, the share of copied ids recomputed and what the
   rule spent to decide (:func:`curve_table`);
@@ -43,6 +45,7 @@ __all__ = [
     "CASES",
     "PROTOCOL",
     "family",
+    "interleave",
     "rules_run",
     "committed_rules",
     "curve_table",
@@ -57,7 +60,7 @@ COMMAND = "python -m cadlib.chapters.kv_reuse.commands rules"
 CASES = {
     "heval-fix-py": (4, 800),
     "heval-fix-js": (4, 800),
-    "realedits-flask": (4, 1200),
+    "realedits-flask": (4, 1000),
     "probeedit": (4, 1300),
 }
 #: Everything the run fixes before it measures (recorded with it).
@@ -95,18 +98,28 @@ def rules_run(out: str | Path, progress: bool = True) -> dict:
     monitor()
     model, tokenizer, _ = load_setup(dict(model=SMOLLM2, profile="rules"))
     policies = [p for settings in RULES.values() for p in settings]
+    samples = {
+        name: sample_cases([name], n, tokenizer, cap, PROTOCOL["seed"])[name]
+        for name, (n, cap) in CASES.items()
+    }
+    order = interleave([samples[name] for name in RULE_DEV])
     frames, report = [], {}
-    for name in RULE_DEV:
-        n, cap = CASES[name]
-        xs = sample_cases([name], n, tokenizer, cap, PROTOCOL["seed"])[name]
-        for k, x in enumerate(xs):
-            frames.append(case_agreement(model, tokenizer, x, policies, SelectingDecoder))
-            if progress:
-                print(f"{name} {x.case.id}: done", flush=True)
-            last = name == RULE_DEV[-1] and k == len(xs) - 1
-            report = _report(pd.concat(frames, ignore_index=True), model, last)
-            write_run_report(report, out)
+    for k, x in enumerate(order):
+        frames.append(case_agreement(model, tokenizer, x, policies, SelectingDecoder))
+        if progress:
+            print(f"{x.corpus} {x.case.id}: done ({k + 1}/{len(order)})", flush=True)
+        report = _report(pd.concat(frames, ignore_index=True), model, k == len(order) - 1)
+        write_run_report(report, out)
     return report
+
+
+def interleave(lists: list[list]) -> list:
+    """The items of ``lists`` round-robin (first of each, then second of each, ...): a run cut
+    short still covers every corpus."""
+    out = []
+    for k in range(max((len(x) for x in lists), default=0)):
+        out += [x[k] for x in lists if k < len(x)]
+    return out
 
 
 def _report(rows: pd.DataFrame, model, complete: bool) -> dict:
