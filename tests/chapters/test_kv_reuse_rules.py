@@ -86,3 +86,41 @@ def test_every_rule_has_a_family_and_the_development_corpora_are_not_test_data()
 def test_cases_run_round_robin_so_a_cut_run_covers_every_corpus():
     assert R.interleave([[1, 2, 3], ["a"], [10, 20]]) == [1, "a", 10, 2, 20, 3]
     assert R.interleave([]) == []
+
+
+def report(rates: dict, complete: bool = True) -> dict:
+    """A rules run: ``{policy: (agreeing decisions of 100, reused of 100 copied ids)}`` on one
+    reusing case, its choice made by the declared rule."""
+    from cadlib.chapters.kv_reuse.profiles import AGREEMENT_THRESHOLD, RULE_MAX_RECOMPUTE
+
+    cols = merge(
+        *(
+            case_rows("heval-fix-py", "a", p, [True] * k + [False] * (100 - k), 100, reused)
+            for p, (k, reused) in rates.items()
+        )
+    )
+    return dict(
+        protocol=dict(
+            model="smollm2-135m-instruct",
+            threshold=AGREEMENT_THRESHOLD,
+            max_recompute=RULE_MAX_RECOMPUTE,
+        ),
+        hardware=dict(cpu="a CPU", cores=2),
+        layers=30,
+        complete=complete,
+        chosen=R.choose_rule(R.curve_table(cols, 30)),
+        rows=cols,
+    )
+
+
+def test_the_sentence_says_met_only_when_a_rule_reaches_the_threshold():
+    from cadlib.chapters.kv_reuse.text_rules import rules_markdown
+
+    met = rules_markdown(report({"none": (90, 90), "seams=4": (100, 80)}))
+    assert "`seams=4`: it **meets**" in met and "1 development cases" in met
+    assert "cut short" not in met
+    missed = rules_markdown(report({"none": (90, 90), "seams=4": (99, 75)}, complete=False))
+    assert "No setting **reaches**" in missed and "`seams=4`, 99.00% at 25%" in missed
+    assert "cut short" in missed
+    costly = rules_markdown(report({"none": (90, 90), "deviation=0.5": (99, 40)}))
+    assert "none of the rules stays within it" in costly and "No setting reuses" in costly
