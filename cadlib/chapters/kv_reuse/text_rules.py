@@ -55,6 +55,6 @@ def rules_markdown(report: dict) -> str:
         f"On {sample_clause(report)}, `none` recomputes {zero.recomputed:.0%} of the copied ids "
         f"(unmatched ids and each copy's last) and agrees on {zero.rate:.2%} of the decisions "
         f"of the cases that reuse anything. Best per rule at most {cap:.0%} recomputed: "
-        f"{within}. {verdict[0].upper()}{verdict[1:]}. Development data only, a small sample, "
-        f"nothing timed. {load_caption(report)} {setting_sentence(report)}"
+        f"{within}. {verdict[0].upper()}{verdict[1:]}. Nothing here is timed. "
+        f"{load_caption(report)} {setting_sentence(report)}"
     )
