@@ -121,7 +121,8 @@ def dev_flips(report: dict) -> pd.DataFrame:
 def plot_rules(table: pd.DataFrame, threshold: float = AGREEMENT_THRESHOLD, title: str = ""):
     """Issue 51's curves: agreement on the cases that reuse anything against the share of
     copied ids recomputed, one line per rule family (:func:`.run_rules.curve_table`), each
-    family from ``none``; the threshold as a line. Returns the figure."""
+    family from ``none``, each point labelled by its setting (``K``, ``R``, ``K+R``); the
+    threshold as a line. Returns the figure."""
     import matplotlib.pyplot as plt  # lazy: only figures need matplotlib
 
     fig, ax = plt.subplots(figsize=(6, 3.8))
@@ -132,8 +133,9 @@ def plot_rules(table: pd.DataFrame, threshold: float = AGREEMENT_THRESHOLD, titl
         t = pd.concat([zero, table[table.family == name]]).sort_values("recomputed")
         ax.plot(t.recomputed, t.rate, "o-", label=name, ms=4)
         for _, r in t[t.family == name].iterrows():
+            label = r.policy.replace("seams=", "").replace("deviation=", "").replace(",", "+")
             ax.annotate(
-                r.policy,
+                label,
                 (r.recomputed, r.rate),
                 fontsize=6,
                 xytext=(3, 3),
