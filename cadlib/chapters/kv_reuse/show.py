@@ -8,7 +8,7 @@ import pandas as pd
 
 from cadlib.corpora import CORPUS_LABELS
 
-from .profiles import AGREEMENT_THRESHOLD
+from .profiles import AGREEMENT_THRESHOLD, RULE_MAX_RECOMPUTE
 from .run_flips import flip_table
 from .run_policy_search import _frame
 from .run_speed import SPEED_GOALS
@@ -118,7 +118,12 @@ def dev_flips(report: dict) -> pd.DataFrame:
     return flip_table(_frame(report["dev"]), split="dev")
 
 
-def plot_rules(table: pd.DataFrame, threshold: float = AGREEMENT_THRESHOLD, title: str = ""):
+def plot_rules(
+    table: pd.DataFrame,
+    threshold: float = AGREEMENT_THRESHOLD,
+    cap: float = RULE_MAX_RECOMPUTE,
+    title: str = "",
+):
     """Issue 51's curves: agreement on the cases that reuse anything against the share of
     copied ids recomputed, one line per rule family (:func:`.run_rules.curve_table`), each
     family from ``none``, each point labelled by its setting (``K``, ``R``, ``K+R``); the
@@ -143,7 +148,7 @@ def plot_rules(table: pd.DataFrame, threshold: float = AGREEMENT_THRESHOLD, titl
             )
     ax.plot(zero.recomputed, zero.rate, "ks", label="none", ms=5)
     ax.axhline(threshold, ls="--", lw=1, color="grey", label=f"threshold {threshold:.1%}")
-    ax.axvline(0.30, ls=":", lw=1, color="grey", label="30 % recomputed")
+    ax.axvline(cap, ls=":", lw=1, color="grey", label=f"{cap:.0%} recomputed")
     ax.set(
         xlabel="share of copied ids recomputed",
         ylabel="agreement (cases that reuse)",
