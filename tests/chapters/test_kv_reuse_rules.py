@@ -124,3 +124,13 @@ def test_the_sentence_says_met_only_when_a_rule_reaches_the_threshold():
     assert "cut short" in missed
     costly = rules_markdown(report({"none": (90, 90), "deviation=0.5": (99, 40)}))
     assert "none of the rules stays within it" in costly and "No setting reuses" in costly
+
+
+def test_the_committed_choice_is_the_declared_rule_on_its_own_rows():
+    from cadlib.chapters.kv_reuse.profiles import RULE_CHOSEN
+
+    r = R.committed_rules()
+    if r is None:
+        pytest.skip("no rules run committed")
+    assert r["chosen"] == R.choose_rule(R.curve_table(r["rows"], r["layers"]))
+    assert r["chosen"]["policy"] == RULE_CHOSEN
