@@ -17,7 +17,11 @@ This module is the model-free half, shared by the decoder and :mod:`cadlib.costs
 * :class:`Policy` says which matched ids are recomputed anyway (the research question of the
   issue): the first ``first`` ids of each copied line, the last ``last`` ids of the copy (the
   ones nearest the next decision). The copy's last id is always computed: its logits decide
-  the next id.
+  the next id. Beside these fixed windows (issue 51), two *selection rules*: ``seams``
+  recomputes the first ids after each seam (a copy whose output predecessor is not its
+  predecessor in the document: EPIC's chunk starts), ``deviation`` the copy's ids whose keys
+  deviate most at a check layer (CacheBlend); both need the decode's context, so
+  :class:`cadlib.decoding.kv_select.SelectingDecoder` runs them (:func:`select_sources`).
 """
 
 from __future__ import annotations
@@ -37,6 +41,9 @@ __all__ = [
     "PromptIndex",
     "feed_sources",
     "line_starts",
+    "is_seam",
+    "top_share",
+    "select_sources",
 ]
 
 #: Copy modes of :class:`cadlib.decoding.decoder.CopyDecoder`: ``prefill`` (the exact splice,
@@ -53,15 +60,28 @@ class Policy:
     ``first``: the first ``first`` ids of every copied line (line starts: where the prompt's
     context, ``"k| "``, differs most from the output's); ``last``: the last ``last`` ids of
     the copy (nearest the next decision; at least 1, since the last id's logits decide it);
-    ``every``: recompute everything (the control: exact up to float rounding)."""
+    ``every``: recompute everything (the control: exact up to float rounding).
+    Selection rules (issue 51): ``seams``: the first ``seams`` ids of a copy that starts at a
+    seam (:func:`is_seam`); ``deviation``: the share of the copy's matched ids whose keys at
+    check layer ``layer`` deviate most from the reused ones (:func:`top_share`)."""
 
     first: int = 0
     last: int = 1
     every: bool = False
+    seams: int = 0
+    deviation: float = 0.0
+    layer: int = 1
 
     def __post_init__(self):
-        if self.first < 0 or self.last < 1:
-            raise ValueError(f"policy needs first >= 0 and last >= 1, got {self}")
+        if self.first < 0 or self.last < 1 or self.seams < 0:
+            raise ValueError(f"policy needs first, seams >= 0 and last >= 1, got {self}")
+        if not 0.0 <= self.deviation <= 1.0 or self.layer < 1:
+            raise ValueError(f"policy needs 0 <= deviation <= 1 and layer >= 1, got {self}")
+
+    @property
+    def needs_context(self) -> bool:
+        """Whether a rule needs the decode's context (:mod:`cadlib.decoding.kv_select`)."""
+        return bool(self.seams or self.deviation)
 
     @property
     def name(self) -> str:
@@ -69,15 +89,21 @@ class Policy:
             return "all"
         parts = [f"first={self.first}"] if self.first else []
         parts += [f"last={self.last}"] if self.last > 1 else []
+        parts += [f"seams={self.seams}"] if self.seams else []
+        if self.deviation:
+            at = f"@{self.layer}" if self.layer != 1 else ""
+            parts.append(f"deviation={self.deviation:g}{at}")
         return ",".join(parts) or "none"
 
 
-_POLICY = re.compile(r"(first|last)=(\d+)")
+_POLICY = re.compile(r"(first|last|seams)=(\d+)")
+_DEVIATION = re.compile(r"deviation=(\d*\.?\d+)(?:@(\d+))?")
 
 
 def parse_policy(spec: str | Policy) -> Policy:
-    """``"none"`` (reuse every matched id but the copy's last), ``"all"`` (recompute all),
-    ``"first=K"``, ``"last=K"`` or ``"first=K,last=M"``."""
+    """``"none"`` (reuse every matched id but the copy's last), ``"all"`` (recompute all), or
+    comma-separated fields: ``"first=K"``, ``"last=K"``, ``"seams=K"``, ``"deviation=R"`` or
+    ``"deviation=R@L"`` (check layer ``L``, default 1), e.g. ``"seams=4,deviation=0.15"``."""
     if isinstance(spec, Policy):
         return spec
     if spec == "none":
@@ -86,13 +112,17 @@ def parse_policy(spec: str | Policy) -> Policy:
         return Policy(every=True)
     fields = {}
     for part in str(spec).split(","):
-        m = _POLICY.fullmatch(part.strip())
-        if m is None or m.group(1) in fields:
+        m, d = _POLICY.fullmatch(part.strip()), _DEVIATION.fullmatch(part.strip())
+        key = m.group(1) if m else "deviation" if d else None
+        if key is None or key in fields:
             raise ValueError(
-                f"unknown recompute policy {spec!r}; expected 'none', 'all', "
-                "'first=K', 'last=K' or 'first=K,last=M'"
+                f"unknown recompute policy {spec!r}; expected 'none', 'all' or fields "
+                "'first=K', 'last=K', 'seams=K', 'deviation=R[@L]' joined by commas"
             )
-        fields[m.group(1)] = int(m.group(2))
+        if m:
+            fields[key] = int(m.group(2))
+        else:
+            fields[key], fields["layer"] = float(d.group(1)), int(d.group(2) or 1)
     return Policy(**fields)
 
 
@@ -112,6 +142,11 @@ def check_copy_kv(
             )
         if drafts or min_span:
             raise ValueError("copy mode 'reuse' needs min_span 0 and no drafts")
+        if policy.needs_context:
+            raise ValueError(
+                f"recompute rule {policy.name!r} runs in cadlib.decoding.kv_select."
+                "SelectingDecoder only: cad edit takes fixed windows (first=, last=)"
+            )
     return policy
 
 
@@ -174,16 +209,59 @@ class PromptIndex:
     def sources(self, splice, i: int, j: int, policy: Policy) -> list[int | None]:
         """:meth:`matches` after ``policy``: the prompt position each splice id reuses, or
         ``None`` where it is computed."""
-        out = self.matches(splice, i, j)
-        if policy.every or not out:
-            return [None] * len(out)
-        for k in line_starts(splice, self.token_bytes):
-            for d in range(policy.first):
-                if k + d < len(out):
-                    out[k + d] = None
-        for k in range(max(0, len(out) - policy.last), len(out)):
+        if policy.needs_context:
+            raise ValueError(
+                f"policy {policy.name!r} needs the decode's context: "
+                "use cadlib.decoding.kv_select.SelectingDecoder"
+            )
+        starts = line_starts(splice, self.token_bytes)
+        return select_sources(self.matches(splice, i, j), starts, policy)
+
+
+def select_sources(
+    matches: list, starts: list[int], policy: Policy, seam: bool = False, deviations=None
+) -> list[int | None]:
+    """The prompt position each splice id reuses (``None``: computed), from ``matches``
+    (:meth:`PromptIndex.matches`), the copied lines' ``starts`` (:func:`line_starts`), whether
+    the copy starts at a ``seam`` and, for the deviation rule, each id's key ``deviations``
+    (ignored where an id has no match). Every rule adds recomputed ids; none removes any."""
+    out = list(matches)
+    if policy.every or not out:
+        return [None] * len(out)
+    for k in starts:
+        for d in range(policy.first):
+            if k + d < len(out):
+                out[k + d] = None
+    for k in range(max(0, len(out) - policy.last), len(out)):
+        out[k] = None
+    if seam:
+        for k in range(min(policy.seams, len(out))):
             out[k] = None
-        return out
+    if policy.deviation:
+        if deviations is None or len(deviations) != len(out):
+            raise ValueError("the deviation rule needs one deviation per splice id")
+        for k in top_share(matches, deviations, policy.deviation):
+            out[k] = None
+    return out
+
+
+def top_share(matches: list, deviations, share: float) -> list[int]:
+    """Positions of the ``round(share * m)`` matched ids (``m``: ids with a match, half
+    rounded up) whose ``deviations`` are largest (ties: the earlier id), in order."""
+    matched = [k for k, s in enumerate(matches) if s is not None]
+    n = int(share * len(matched) + 0.5)
+    ranked = sorted(matched, key=lambda k: (-float(deviations[k]), k))
+    return sorted(ranked[:n])
+
+
+def is_seam(previous: dict | None, lines: tuple[int, int]) -> bool:
+    """Whether a copy of ``lines`` (``(i, j)``) starts at a seam: its output predecessor (the
+    ``previous`` op record, ``kind`` and ``lines``) is not line ``i - 1`` of the document, i.e.
+    it follows anything but a copy ending at line ``i - 1`` (a ``gen``, a line jump, the
+    prompt)."""
+    if previous is None or previous.get("kind") != "copy" or previous.get("lines") is None:
+        return True
+    return int(previous["lines"][1]) != int(lines[0]) - 1
 
 
 def _first_end_after(ends: list[int], byte: int) -> int:

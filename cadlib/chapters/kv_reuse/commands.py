@@ -1,11 +1,12 @@
 """Chapter 6c's evidence runs recorded outside its notebook, one subcommand each.
 
 Their protocols and measuring code are :mod:`.run_policy_search`, :mod:`.run_every_case` and
-:mod:`.run_flask_sample`::
+:mod:`.run_flask_sample`, and :mod:`.run_rules` (issue 51's selection rules)::
 
     python -m cadlib.chapters.kv_reuse.commands policy-search [--out FILE]
     python -m cadlib.chapters.kv_reuse.commands every-case CORPUS [--out FILE]
     python -m cadlib.chapters.kv_reuse.commands flask-sample [--out FILE]
+    python -m cadlib.chapters.kv_reuse.commands rules [--out FILE]
 
 The policy search runs first: the other two judge the policy it chose (its committed run).
 """
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import argparse
 
-from . import run_every_case, run_flask_sample, run_policy_search
+from . import run_every_case, run_flask_sample, run_policy_search, run_rules
 
 __all__ = ["PROG", "main"]
 
@@ -45,6 +46,12 @@ def flask_sample(args: argparse.Namespace) -> None:
     print(f"wrote {args.out}; policy {report['chosen']} and none on {cases} fresh Flask cases")
 
 
+def rules(args: argparse.Namespace) -> None:
+    """Run the selection rules on development cases (:func:`.run_rules.rules_run`)."""
+    report = run_rules.rules_run(args.out)
+    print(f"wrote {args.out}; chosen {report['chosen']}")
+
+
 def parser() -> argparse.ArgumentParser:
     """The command line: one subcommand per run."""
     top = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n")[0])
@@ -61,6 +68,9 @@ def parser() -> argparse.ArgumentParser:
     f = sub.add_parser("flask-sample", help=_first_line(run_flask_sample))
     f.add_argument("--out", default=f"_build/{run_flask_sample.RESULTS}", help="the JSON written")
     f.set_defaults(func=flask_sample)
+    r = sub.add_parser("rules", help=_first_line(run_rules))
+    r.add_argument("--out", default=f"_build/{run_rules.RESULTS}", help="the JSON written")
+    r.set_defaults(func=rules)
     return top
 
 

@@ -16,6 +16,11 @@ __all__ = [
     "EVIDENCE_PROFILE",
     "EVIDENCE_COMMAND",
     "TIMING_COMMAND",
+    "RULE_DEV",
+    "RULES",
+    "RULE_MAX_RECOMPUTE",
+    "RULE_CHOICE",
+    "RULE_CHOSEN",
 ]
 
 #: Development corpora (policies are chosen here) and the held-out test corpora: no policy is
@@ -131,3 +136,32 @@ EVIDENCE_COMMAND = "make record CHAPTER=06c_kv_reuse PROFILE=agreement"
 #: The command that records the chapter's timed run (a quiet machine; ``results/
 #: kv_reuse.timing.json``, its records under ``results/records/kv_reuse.timing/``).
 TIMING_COMMAND = "make record CHAPTER=06c_kv_reuse PROFILE=timing"
+
+
+#: Issue 51's selection rules, compared on development corpora only (RealEdits-Flask is
+#: development here, as the data README now declares; the test corpora are the four
+#: HumanEvalFix test languages, RealEdits-Requests and -Cobra).
+RULE_DEV = ("heval-fix-py", "heval-fix-js", "probeedit", "realedits-flask")
+#: ``{rule family: recompute policies}`` (:func:`cadlib.decoding.kv_reuse.parse_policy`), a few
+#: settings each, one curve per family; ``none`` is every curve's zero point.
+RULES = {
+    "none": ("none",),
+    "seams": ("seams=4", "seams=8", "seams=16", "seams=32"),
+    "deviation": ("deviation=0.15", "deviation=0.3", "deviation=0.5"),
+    "combined": ("seams=4,deviation=0.15", "seams=16,deviation=0.15", "seams=8,deviation=0.3"),
+}
+#: The most of the copied ids a rule may recompute and still be chosen when none reaches the
+#: threshold (the issue's goal: at most 30 %).
+RULE_MAX_RECOMPUTE = 0.30
+#: How one rule and setting is chosen on development data (declared before the run:
+#: :func:`cadlib.chapters.kv_reuse.run_rules.choose_rule`).
+RULE_CHOICE = (
+    "the setting that recomputes the least among those whose agreement on development cases "
+    "that reuse anything reaches the threshold; if none does, the one with the highest such "
+    "agreement among those recomputing at most 30 % of copied ids (ties: less recomputed)"
+)
+#: The rule and setting the declared choice picked on development data
+#: (``results/kv_reuse.rules.json``, a run cut at 5 of its 16 cases: HEvalFix-Py 2, -JS 1,
+#: ProbeEdit 1, RealEdits-Flask 1), committed before any test-corpus run. It misses the
+#: threshold there, so it was chosen as the most agreeing setting within 30 % recomputed.
+RULE_CHOSEN = "seams=16"

@@ -166,11 +166,11 @@ def masked_log_probs(allowed, logits: torch.Tensor) -> torch.Tensor:
     return torch.log_softmax(logits.float().masked_fill(~mask, float("-inf")), dim=-1)
 
 
-def _decisions(model, tokenizer, x, **kw) -> tuple[list, object]:
-    """The masked log-probabilities at every decision of a forced decode of ``x`` (and the
-    result)."""
+def _decisions(model, tokenizer, x, decoder=CopyDecoder, **kw) -> tuple[list, object]:
+    """The masked log-probabilities at every decision of a forced decode of ``x`` by
+    ``decoder`` (and the result)."""
     seen = []
-    dec = CopyDecoder(
+    dec = decoder(
         model,
         tokenizer,
         max_new_tokens=10**6,
@@ -181,22 +181,27 @@ def _decisions(model, tokenizer, x, **kw) -> tuple[list, object]:
     return seen, res
 
 
-def case_agreement(model, tokenizer, x, policies=POLICIES) -> pd.DataFrame:
+def case_agreement(model, tokenizer, x, policies=POLICIES, decoder=CopyDecoder) -> pd.DataFrame:
     """One row per (policy, decision) of case ``x``: ``kind`` (``gen`` for a body id, else
     ``choice``), ``since_copy`` (ids since the last copied id, ``None`` before any copy:
     :func:`cadlib.chapters.kv_reuse.run_flips.decision_distances`), ``agree`` (same masked greedy
     choice as the exact splice) and ``kl`` (KL(exact || reuse) of the masked distributions,
-    nats), plus the case's spliced and reused ids under that policy."""
+    nats), plus the case's spliced and reused ids under that policy and what a selection rule
+    spent to decide (``check_ids``, ``check_layers``: :mod:`cadlib.decoding.kv_select`)."""
     exact, exact_res = _decisions(model, tokenizer, x)
     since = decision_distances(exact_res.transcript.kinds)
     if len(since) != len(exact):
         raise RuntimeError(f"{x.case.id}: {len(exact)} decisions, {len(since)} in the transcript")
     rows = []
     for policy in policies:
-        got, res = _decisions(model, tokenizer, x, copy_kv="reuse", recompute=policy)
+        got, res = _decisions(model, tokenizer, x, decoder, copy_kv="reuse", recompute=policy)
         if len(got) != len(exact):
             raise RuntimeError(f"{x.case.id}: {len(got)} decisions under reuse, {len(exact)} exact")
         splice, reused = res.n_spliced, res.trace.info.get("reused_ids", 0)
+        check = dict(
+            check_ids=res.trace.info.get("check_ids", 0),
+            check_layers=res.trace.info.get("check_layers", 0),
+        )
         for k, ((body, p), (_, q)) in enumerate(zip(exact, got, strict=True)):
             on = torch.isfinite(p)
             kl = float((p[on].exp() * (p[on] - q[on])).sum().clamp(min=0.0))
@@ -212,6 +217,7 @@ def case_agreement(model, tokenizer, x, policies=POLICIES) -> pd.DataFrame:
                     kl=kl,
                     splice=splice,
                     reused=reused,
+                    **check,
                 )
             )
     return pd.DataFrame(rows)

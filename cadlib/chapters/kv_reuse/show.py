@@ -8,7 +8,7 @@ import pandas as pd
 
 from cadlib.corpora import CORPUS_LABELS
 
-from .profiles import AGREEMENT_THRESHOLD
+from .profiles import AGREEMENT_THRESHOLD, RULE_MAX_RECOMPUTE
 from .run_flips import flip_table
 from .run_policy_search import _frame
 from .run_speed import SPEED_GOALS
@@ -18,6 +18,7 @@ __all__ = [
     "timing_run_table",
     "plot_timing_run",
     "dev_flips",
+    "plot_rules",
 ]
 
 
@@ -115,3 +116,44 @@ def plot_timing_run(record: dict, policy: str | None = None):
 def dev_flips(report: dict) -> pd.DataFrame:
     """Where the development decisions flip, per policy (:func:`flip_table` of the dev rows)."""
     return flip_table(_frame(report["dev"]), split="dev")
+
+
+def plot_rules(
+    table: pd.DataFrame,
+    threshold: float = AGREEMENT_THRESHOLD,
+    cap: float = RULE_MAX_RECOMPUTE,
+    title: str = "",
+):
+    """Issue 51's curves: agreement on the cases that reuse anything against the share of
+    copied ids recomputed, one line per rule family (:func:`.run_rules.curve_table`), each
+    family from ``none``, each point labelled by its setting (``K``, ``R``, ``K+R``); the
+    threshold as a line. Returns the figure."""
+    import matplotlib.pyplot as plt  # lazy: only figures need matplotlib
+
+    fig, ax = plt.subplots(figsize=(6, 3.8))
+    zero = table[table.family == "none"]
+    for name in dict.fromkeys(table.family):
+        if name == "none":
+            continue
+        t = pd.concat([zero, table[table.family == name]]).sort_values("recomputed")
+        ax.plot(t.recomputed, t.rate, "o-", label=name, ms=4)
+        for _, r in t[t.family == name].iterrows():
+            label = r.policy.replace("seams=", "").replace("deviation=", "").replace(",", "+")
+            ax.annotate(
+                label,
+                (r.recomputed, r.rate),
+                fontsize=6,
+                xytext=(3, 3),
+                textcoords="offset points",
+            )
+    ax.plot(zero.recomputed, zero.rate, "ks", label="none", ms=5)
+    ax.axhline(threshold, ls="--", lw=1, color="grey", label=f"threshold {threshold:.1%}")
+    ax.axvline(cap, ls=":", lw=1, color="grey", label=f"{cap:.0%} recomputed")
+    ax.set(
+        xlabel="share of copied ids recomputed",
+        ylabel="agreement (cases that reuse)",
+        title=title,
+    )
+    ax.legend(loc="lower right", fontsize=7)
+    fig.tight_layout()
+    return fig
