@@ -27,6 +27,9 @@ def test_the_protocol_keeps_test_and_development_apart():
     assert all(P.TIMED_CASES[c] >= 12 for c in P.REAL_EDIT_TEST)
     assert all(P.TIMED_CASES[c] >= 6 for c in P.HUMANEVALFIX_TEST)
     assert P.AR_REPEATS == 1 < P.REPEATS and set(P.METHODS) == set(TIMED)
+    assert P.results_name("llama.cpp") == "decoding.heldout.llama-cpp.json"
+    with pytest.raises(ValueError, match="unknown engine"):
+        P.results_name("vllm")
     assert max(P.GRID["contexts"]) >= P.CONTEXT
 
 
@@ -157,3 +160,23 @@ def test_the_headline_plot_has_one_panel_per_engine_and_the_table_one_row_per_ma
     table = heldout_table(report, "llama.cpp")
     assert len(table) == 8 * len(MARKED)  # 6 corpora, the family, all test cases
     assert table["vs best rival"].str.contains("prompt lookup").sum() == 16
+
+
+def test_a_run_names_a_known_engine_and_writes_nothing_otherwise(tmp_path, capsys):
+    from cadlib.chapters.decoding import commands
+    from cadlib.chapters.decoding.run_heldout import heldout_run
+
+    with pytest.raises(ValueError, match="unknown engine 'vllm'"):
+        heldout_run(tmp_path / "x.json", engine="vllm")
+    with pytest.raises(SystemExit, match="name the part with --engine"):
+        commands.main(["heldout", "--out", str(tmp_path / "y.json")])
+    assert not list(tmp_path.iterdir())
+
+
+def test_the_parts_combine_in_engine_order():
+    from cadlib.chapters.decoding.run_heldout_stats import combine
+
+    a, b = _report(2.0), _report(25.0)
+    both = combine([a, b])
+    assert len(both["groups"]) == len(a["groups"]) + len(b["groups"])
+    assert both["goals"][: len(a["goals"])] == a["goals"]

@@ -9,8 +9,10 @@ again; price every case of every test corpus on the grid (:func:`every_case`); w
 the statistics (:mod:`.run_heldout_stats`), the goals and the provenance (the load of other
 processes for the whole run) to one JSON (:func:`heldout_run`).
 
-About two hours on 2 quiet cores (autoregressive decoding of a 1,500-id file is 1,500
-forwards); :data:`.profiles_heldout.SMOKE` runs the same code in seconds on development data.
+One engine per run (a part of the protocol, :func:`.profiles_heldout.results_name`): about an
+hour and a half to two hours each on 2 quiet cores (the protocol's budget);
+:data:`.profiles_heldout.SMOKE` runs the same code on both engines in about a minute, on
+development data.
 """
 
 from __future__ import annotations
@@ -72,9 +74,9 @@ def sample(
     ]
 
 
-def load_engines(model: str = P.MODEL, threads: int = P.THREADS) -> list:
-    """One engine of each kind of :data:`.profiles_heldout.ENGINES` on the CPU."""
-    return [load_engine(model, kind, device="cpu", threads=threads) for kind in P.ENGINES]
+def load_engines(model: str = P.MODEL, kinds=P.ENGINES, threads: int = P.THREADS) -> list:
+    """One engine of each of ``kinds`` (:data:`.profiles_heldout.ENGINES`) on the CPU."""
+    return [load_engine(model, kind, device="cpu", threads=threads) for kind in kinds]
 
 
 def choose_rival(engines, tokenizer, selection: dict, progress: bool = True):
@@ -178,10 +180,17 @@ def read_rows(out: str | Path) -> pd.DataFrame:
     return pd.read_json(rows_path(out), lines=True)
 
 
-def heldout_run(out: str | Path, smoke: bool = False, progress: bool = True) -> dict:
-    """Run the protocol and write its report to ``out`` and its timed rows beside it
-    (:func:`rows_path`, as they are measured). ``smoke``: :data:`.profiles_heldout.SMOKE`
-    (development data, the tiny stand-in model, about a minute; its numbers mean nothing)."""
+def heldout_run(
+    out: str | Path, engine: str | None = None, smoke: bool = False, progress: bool = True
+) -> dict:
+    """Run the protocol's part of ``engine`` (``None``: every engine in one run) and write its
+    report to ``out`` and its timed rows beside it (:func:`rows_path`, as they are measured).
+    The ``transformers`` part also measures the forward-cost grid and prices every case of every
+    test corpus on it. ``smoke``: :data:`.profiles_heldout.SMOKE` (development data, the tiny
+    stand-in model; its numbers mean nothing)."""
+    kinds = P.ENGINES if engine is None else (engine,)
+    if not set(kinds) <= set(P.ENGINES):
+        raise ValueError(f"unknown engine {engine!r}; the protocol's engines: {P.ENGINES}")
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     log = rows_path(out)
@@ -189,31 +198,48 @@ def heldout_run(out: str | Path, smoke: bool = False, progress: bool = True) -> 
     monitor()  # the load of other processes, sampled from here to the report
     cfg = _config(smoke)
     tokenizer = load_tokenizer(cfg["model"])
-    engines = load_engines(cfg["model"])
+    engines = load_engines(cfg["model"], kinds)
     settings, selection, selection_cases = choose_rival(
         engines, tokenizer, cfg["selection"], progress
     )
-    hf = next(e for e in engines if e.name == "transformers")
+    hf = next((e for e in engines if e.name == "transformers"), None)
     grid_kw = dict(contexts=cfg["grid"]["contexts"], trials=max(1, cfg["grid"]["trials"] // 2))
-    grids = [measure_forward_costs(hf, **grid_kw, progress=progress)]
+    grids = [measure_forward_costs(hf, **grid_kw, progress=progress)] if hf else []
     inputs = sample(cfg["corpora"], tokenizer)
     rows = time_heldout(engines, tokenizer, inputs, settings, cfg["repeats"], log, progress)
-    grids.append(measure_forward_costs(hf, **grid_kw, warmup=0, progress=progress))
-    grid = CM.CostGrid(pd.concat(grids, ignore_index=True))
-    hf_setting = settings["transformers"]
-    acc_rows, predicted, slower = every_case(cfg["corpora"], tokenizer, grid, hf_setting, progress)
-    timed_ids = {x.case.id for x in inputs}
-    validation = _validation(rows, acc_rows[acc_rows.case.isin(timed_ids)], hf_setting)
     table = group_table(case_latency(rows))
-    report = run_report(
-        "smoke" if smoke else "heldout",
-        P.COMMAND + (" --smoke" if smoke else ""),
-        protocol=_protocol(cfg),
+    report = dict(
+        protocol=_protocol(cfg, kinds),
         rival_settings={k: list(v) for k, v in settings.items()},
         rival_selection=dict(cases=selection_cases, grid=selection.to_dict("records")),
         timed_cases={c: [x.case.id for x in inputs if x.corpus == c] for c in cfg["corpora"]},
         groups=table.to_dict("records"),
         goals=judge(table).to_dict("records"),
+    )
+    if hf:
+        grids.append(measure_forward_costs(hf, **grid_kw, warmup=0, progress=progress))
+        report.update(
+            _priced(cfg, tokenizer, CM.CostGrid(pd.concat(grids)), settings, rows, inputs, progress)
+        )
+    command = f"{P.COMMAND} --engine {engine}" if engine else P.COMMAND
+    report = run_report(
+        "smoke" if smoke else "heldout",
+        command + (" --smoke" if smoke else ""),
+        **report,
+        rows_file=log.name,
+    )
+    return write_run_report(strict_json(report), out)
+
+
+def _priced(cfg, tokenizer, grid: CM.CostGrid, settings, rows, inputs, progress) -> dict:
+    """The cost model's part of a report: every case priced on ``grid`` (the predicted
+    speedups and the cases predicted slower than autoregressive decoding) and the model's error
+    against the clock on the timed cases."""
+    setting = settings["transformers"]
+    acc_rows, predicted, slower = every_case(cfg["corpora"], tokenizer, grid, setting, progress)
+    timed_ids = {x.case.id for x in inputs}
+    validation = _validation(rows, acc_rows[acc_rows.case.isin(timed_ids)], setting)
+    return dict(
         every_case=dict(
             predicted=predicted.to_dict("records"),
             slower=slower.to_dict("records"),
@@ -224,9 +250,7 @@ def heldout_run(out: str | Path, smoke: bool = False, progress: bool = True) -> 
             validation=validation.to_dict("records"),
             validation_summary=CM.validation_summary(validation).to_dict("records"),
         ),
-        rows_file=log.name,
     )
-    return write_run_report(strict_json(report), out)
 
 
 def _config(smoke: bool) -> dict:
@@ -242,11 +266,11 @@ def _config(smoke: bool) -> dict:
     )
 
 
-def _protocol(cfg: dict) -> dict:
-    """What the run declared, as written beside its numbers."""
+def _protocol(cfg: dict, engines) -> dict:
+    """What the run declared, as written beside its numbers (``engines``: this part's)."""
     return dict(
         model=cfg["model"],
-        engines=list(P.ENGINES),
+        engines=list(engines),
         threads=P.THREADS,
         methods=list(P.METHODS),
         timed_cases=cfg["corpora"],

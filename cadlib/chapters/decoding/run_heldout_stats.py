@@ -17,8 +17,17 @@ import pandas as pd
 from cadlib.corpora import CORPUS_LABELS
 from cadlib.costs.accounting import bootstrap_median
 from cadlib.decoding.methods import COPY_AS_DECODE
+from cadlib.record.results import read_results_file
 
-from .profiles_heldout import BOOTSTRAP, GOALS, HUMANEVALFIX_TEST, QUANTITY, RIVALS
+from .profiles_heldout import (
+    BOOTSTRAP,
+    ENGINES,
+    GOALS,
+    HUMANEVALFIX_TEST,
+    QUANTITY,
+    RIVALS,
+    results_name,
+)
 
 __all__ = [
     "FAMILY",
@@ -27,6 +36,8 @@ __all__ = [
     "groups",
     "group_table",
     "judge",
+    "combine",
+    "committed_parts",
 ]
 
 #: Group names beside the corpora: the HumanEvalFix test family and every test case.
@@ -155,3 +166,17 @@ def judge(table: pd.DataFrame) -> pd.DataFrame:
                     )
                 )
     return pd.DataFrame(out)
+
+
+def combine(parts: list[dict]) -> dict:
+    """The engines' parts as one report for the chapter: their groups and goals, in order."""
+    return dict(
+        groups=[g for p in parts for g in p["groups"]],
+        goals=[g for p in parts for g in p["goals"]],
+    )
+
+
+def committed_parts() -> dict[str, dict]:
+    """The recorded parts by engine (``results/decoding.heldout.<engine>.json``)."""
+    parts = {e: read_results_file(results_name(e)) for e in ENGINES}
+    return {e: p for e, p in parts.items() if p is not None}
