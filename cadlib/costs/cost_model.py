@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from cadlib.decoding.methods import DRAFTED
+from cadlib.decoding.method_names import DRAFTED
 
 from .accounting import BOUND, Accounting, bootstrap_median, headline_rows
 

@@ -40,6 +40,7 @@ from .decoder import CopyDecoder, DecodeResult, ForwardRecord, Trace
 from .drafts import composition_drafts
 from .engines import as_engine
 from .fsm import token_table
+from .method_names import COPY_AS_DECODE, DRAFTED, DRAFTED_SETTING, METHODS, TIMED
 
 __all__ = [
     "METHODS",
@@ -60,17 +61,6 @@ __all__ = [
     "CopyAsDecode",
     "make_methods",
 ]
-
-#: The methods' display names, in the order the chapters run and tabulate them.
-METHODS = ("autoregressive", "prompt lookup", "Copy-as-Decode")
-#: Copy-as-Decode with the decoder's drafts on (issue 17 §3), and the accounting's name of
-#: that setting (:data:`cadlib.costs.accounting.COMPOSITIONS`).
-DRAFTED, DRAFTED_SETTING = "Copy-as-Decode +drafts", "m=0 +cursor +headers"
-#: The methods the chapters time (6 and 6b): the three of the paper's comparison, then
-#: Copy-as-Decode with its drafts on.
-TIMED = (*METHODS, DRAFTED)
-#: The Copy-as-Decode decoders among them (a goal takes the faster one as built).
-COPY_AS_DECODE = ("Copy-as-Decode", DRAFTED)
 
 
 # --------------------------------------------------------------------------------------------

@@ -180,3 +180,59 @@ def test_the_parts_combine_in_engine_order():
     both = combine([a, b])
     assert len(both["groups"]) == len(a["groups"]) + len(b["groups"])
     assert both["goals"][: len(a["goals"])] == a["goals"]
+
+
+def test_the_answer_leads_with_the_test_corpora_and_the_goals_tabulate_each_verdict():
+    from cadlib.chapters.decoding.show_heldout import goal_table
+    from cadlib.chapters.decoding.text_heldout import answer_lead
+
+    good, bad = _report(2.0), _report(25.0)
+    lead = answer_lead(good)  # best rival: prompt lookup (8 s), drafted 2 s: 4x
+    assert lead.count("On edits nobody here tuned on") == 2  # one sentence per engine
+    assert "4.00× [4.00, 4.00] on RealEdits-Requests" in lead and "Java" not in lead
+    assert "slower than autoregressive decoding on 0 of 18 test cases" in lead
+    assert "on 18 of 18 test cases" in answer_lead(bad)
+    assert set(goal_table(good).verdict) == {"met"} and set(goal_table(bad).verdict) == {"missed"}
+    assert len(goal_table(good)) == len(good["goals"])
+
+
+def test_the_development_side_uses_the_same_statistics_and_names_its_pool():
+    from cadlib.chapters.decoding.run_heldout_stats import ALL_DEVELOPMENT, development_groups
+    from cadlib.chapters.decoding.show_heldout import development_frame
+
+    lat = {
+        ("heval-fix-py", "Python/0"): _case(10.0, 5.0, 4.0, 2.0),
+        ("realedits-flask", "f/0"): _case(40.0, 10.0, 8.0, 4.0),
+    }
+    rows = _rows(lat).drop(columns="engine")
+    table = development_groups(rows)
+    assert set(table.group) == {"heval-fix-py", "realedits-flask", ALL_DEVELOPMENT}
+    assert (table.engine == "transformers").all()
+    frame = development_frame(rows)
+    assert frame.set_index(["group", "method"]).loc[("realedits-flask", DRAFTED), "speedup"] == 10
+    assert development_frame(None) is None
+
+
+def test_parts_not_recorded_say_so_and_their_summary_rows_are_not_yet_run(monkeypatch):
+    from cadlib.chapters.decoding import headlines
+    from cadlib.chapters.decoding.text_heldout import parts_markdown
+
+    assert parts_markdown({}).count("not recorded yet") == len(P.ENGINES)
+    from cadlib.record import results
+
+    monkeypatch.setattr(results, "read_results_file", lambda name: None)
+    rows = [h for h in headlines.HEADLINES if h.label.startswith("held-out test")]
+    assert rows and all(h.ours({}) is None for h in rows)
+    part = _report(2.0)
+    monkeypatch.setattr(results, "read_results_file", lambda name: part)
+    fast = next(h for h in rows if "transformers: forced-oracle Copy-as-Decode +drafts" in h.label)
+    assert fast.ours({}) == pytest.approx(4.0) and fast.n({}) == 3
+
+
+def test_the_summary_rows_name_the_parts_groups_and_methods_as_the_protocol_does():
+    from cadlib.chapters.decoding import headlines
+    from cadlib.decoding.method_names import COPY_AS_DECODE
+
+    assert headlines.HELDOUT_PARTS == {e: P.results_name(e) for e in P.ENGINES}
+    assert headlines.HELDOUT_GROUPS == (*P.REAL_EDIT_TEST, P.FAMILY)
+    assert headlines.HELDOUT_ALL == P.ALL_TEST and headlines.HELDOUT_METHODS == COPY_AS_DECODE

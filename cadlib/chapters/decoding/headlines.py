@@ -1,7 +1,7 @@
-"""What the book's pages read of chapter 6 (decoding end to end): its summary rows (§2.3-2.4,
-App. H; the paper never measured this), the re-run tolerances of ``results/decoding*.json``, the
-``paper`` profile's settings, its coverage rows, what it adds beyond the paper, and its one-id
-forward for the summary's comparison across chapters."""
+"""What the book's pages read of chapter 6 (decoding end to end): its summary rows (the held-out
+test run's first; §2.3-2.4, App. H; the paper never measured this), the re-run tolerances of
+``results/decoding*.json``, the ``paper`` profile's settings, its coverage rows, what it adds
+beyond the paper, and its one-id forward for the summary's comparison across chapters."""
 
 from __future__ import annotations
 
@@ -19,13 +19,17 @@ from cadlib.book.summary.spec import (
     percent_headline,
     row_value,
 )
-from cadlib.corpora import CORPUS_LABELS
+from cadlib.corpora import CORPUS_LABELS, REALEDITS_TEST
 
 __all__ = [
     "BEYOND_THE_PAPER",
     "CARRIER",
     "COVERAGE",
     "HEADLINES",
+    "HELDOUT_PARTS",
+    "HELDOUT_GROUPS",
+    "HELDOUT_ALL",
+    "HELDOUT_METHODS",
     "RANKED",
     "REVERSES",
     "PAPER_HARDWARE",
@@ -204,6 +208,70 @@ def pooled_label_problems(
     return problems
 
 
+#: The held-out run's parts, groups and methods as its protocol names them
+#: (:mod:`.profiles_heldout`, which pages do not import; tests check that the two agree).
+HELDOUT_PARTS = {
+    "transformers": "decoding.heldout.transformers.json",
+    "llama.cpp": "decoding.heldout.llama-cpp.json",
+}
+HELDOUT_GROUPS = (*REALEDITS_TEST, "HumanEvalFix test family")
+HELDOUT_ALL = "all test cases"
+HELDOUT_METHODS = ("Copy-as-Decode", "Copy-as-Decode +drafts")
+
+
+def _heldout(engine: str, group: str, method: str, column: str):
+    """``column`` of one group and method of the held-out run's ``engine`` part
+    (``results/decoding.heldout.<engine>.json``), or None while that part is not recorded."""
+
+    def get(_numbers):
+        from cadlib.record.results import read_results_file
+
+        part = read_results_file(HELDOUT_PARTS[engine])
+        rows = part["groups"] if part else ()
+        return next(
+            (r[column] for r in rows if r["group"] == group and r["method"] == method), None
+        )
+
+    return get
+
+
+def _heldout_rows(engine: str) -> tuple[Headline, ...]:
+    """The held-out run's rows for one engine (the test corpora, nobody tuned on them): each
+    Copy-as-Decode variant's median-case speed over the best rival's on each real-edit test
+    corpus and the HumanEvalFix test family, and the test cases where it is slower than AR."""
+    where = f"held-out test, {engine}"
+    rows = []
+    for method in HELDOUT_METHODS:
+        name = _name(method)
+        for group in HELDOUT_GROUPS:
+            label = CORPUS_LABELS.get(group, group)
+            rows.append(
+                Headline(
+                    "decoding",
+                    f"{where}: {name}, wall-clock speed over the best rival, median case, {label}",
+                    "§4.6",
+                    None,
+                    _heldout(engine, group, method, "vs_rival"),
+                    "×",
+                    V.beyond(),
+                    n=_heldout(engine, group, method, "cases"),
+                )
+            )
+        rows.append(
+            Headline(
+                "decoding",
+                f"{where}: test cases where {name} is slower than AR (wall-clock)",
+                "§4.6",
+                None,
+                _heldout(engine, HELDOUT_ALL, method, "slower_than_ar"),
+                "cases",
+                V.beyond(),
+                n=_heldout(engine, HELDOUT_ALL, method, "cases"),
+            )
+        )
+    return tuple(rows)
+
+
 def _rows() -> tuple[Headline, ...]:
     """Chapter 6's speed rows: the median case first (predicted on every case, then on the
     clock), the corpora each decoder wins and where it loses, then the pooled ratios of sums
@@ -260,7 +328,8 @@ def _rows() -> tuple[Headline, ...]:
         V.beyond(),
         n=_every_case,
     )
-    return (*medians, *wins, slower, *timed, *pooled, share)
+    heldout = tuple(h for engine in HELDOUT_PARTS for h in _heldout_rows(engine))
+    return (*heldout, *medians, *wins, slower, *timed, *pooled, share)
 
 
 #: The summary's rows (§2.3-2.4, §4.6, App. H, App. M, Table 9).

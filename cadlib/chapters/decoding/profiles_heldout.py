@@ -43,8 +43,9 @@ Torch-free, so the book's pages and tests can read it.
 from __future__ import annotations
 
 from cadlib.corpora import REALEDITS_TEST
-from cadlib.decoding.methods import DRAFTED, TIMED
+from cadlib.decoding.method_names import DRAFTED, TIMED
 from cadlib.models import SMOLLM2
+from cadlib.record.results import read_results_file
 
 __all__ = [
     "HUMANEVALFIX_TEST",
@@ -69,6 +70,9 @@ __all__ = [
     "GOALS",
     "COMMAND",
     "results_name",
+    "committed_parts",
+    "FAMILY",
+    "ALL_TEST",
     "SMOKE",
 ]
 
@@ -165,6 +169,17 @@ def results_name(engine: str) -> str:
     if engine not in ENGINES:
         raise ValueError(f"unknown engine {engine!r}; the protocol's engines: {ENGINES}")
     return f"decoding.heldout.{engine.replace('.', '-')}.json"
+
+
+def committed_parts() -> dict[str, dict]:
+    """The recorded parts by engine (``results/decoding.heldout.<engine>.json``)."""
+    parts = {e: read_results_file(results_name(e)) for e in ENGINES}
+    return {e: p for e, p in parts.items() if p is not None}
+
+
+#: Group names of the statistics beside the corpora: the HumanEvalFix test family and every
+#: test case (:mod:`.run_heldout_stats`).
+FAMILY, ALL_TEST = "HumanEvalFix test family", "all test cases"
 
 
 #: The same pipeline in about a minute, for tests and a dry run: the tiny random Qwen2 stand-in

@@ -11,22 +11,25 @@ latency there: the one a user of that engine would pick for those edits.
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 
 from cadlib.corpora import CORPUS_LABELS
 from cadlib.costs.accounting import bootstrap_median
-from cadlib.decoding.methods import COPY_AS_DECODE
-from cadlib.record.results import read_results_file
+from cadlib.decoding.method_names import COPY_AS_DECODE
+from cadlib.record.replay import decode, record_path
 
 from .profiles_heldout import (
+    ALL_TEST,
     BOOTSTRAP,
-    ENGINES,
+    FAMILY,
     GOALS,
     HUMANEVALFIX_TEST,
     QUANTITY,
     RIVALS,
-    results_name,
+    committed_parts,
 )
 
 __all__ = [
@@ -38,10 +41,13 @@ __all__ = [
     "judge",
     "combine",
     "committed_parts",
+    "development_groups",
+    "development_rows",
+    "ALL_DEVELOPMENT",
 ]
 
-#: Group names beside the corpora: the HumanEvalFix test family and every test case.
-FAMILY, ALL_TEST = "HumanEvalFix test family", "all test cases"
+#: The pooled group of :func:`development_groups`.
+ALL_DEVELOPMENT = "all development cases"
 
 
 def case_latency(rows: pd.DataFrame, quantity: str = QUANTITY) -> pd.DataFrame:
@@ -176,7 +182,16 @@ def combine(parts: list[dict]) -> dict:
     )
 
 
-def committed_parts() -> dict[str, dict]:
-    """The recorded parts by engine (``results/decoding.heldout.<engine>.json``)."""
-    parts = {e: read_results_file(results_name(e)) for e in ENGINES}
-    return {e: p for e, p in parts.items() if p is not None}
+def development_groups(rows: pd.DataFrame, engine: str = "transformers") -> pd.DataFrame:
+    """:func:`group_table` of timed rows on development corpora (chapter 6's own timed sample,
+    the same columns as a part's rows less ``engine``), its pooled group named
+    :data:`ALL_DEVELOPMENT`: the development side of the headline figure, on the same quantity."""
+    table = group_table(case_latency(rows.assign(engine=engine)))
+    return table.assign(group=table.group.replace({ALL_TEST: ALL_DEVELOPMENT}))
+
+
+def development_rows(profile: str = "full") -> pd.DataFrame | None:
+    """The timed rows of chapter 6's committed run at ``profile`` (its ``timing`` record, on the
+    development corpora), or ``None`` when that record is not committed."""
+    path = record_path("decoding", profile, "timing", replay=True)
+    return decode(json.loads(path.read_text()))["rows"] if path.exists() else None

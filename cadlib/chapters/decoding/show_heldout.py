@@ -1,15 +1,27 @@
 """What chapter 6 shows of its held-out speed run (:mod:`.run_heldout`): the headline dot plot
-and the per-group table, read from the run's report (``results/decoding.heldout.json``)."""
+and the per-group table, read from the parts' reports (``results/decoding.heldout.<engine>.json``,
+combined by :func:`.run_heldout_stats.combine`), and the cost model's error on test corpora
+beside its error on development corpora."""
 
 from __future__ import annotations
 
 import pandas as pd
 
 from cadlib.corpora import CORPUS_LABELS
-from cadlib.decoding.methods import TIMED
+from cadlib.costs import cost_model as CM
+from cadlib.decoding.method_names import TIMED
 from cadlib.record import style
 
-__all__ = ["group_frame", "heldout_table", "plot_heldout"]
+from .run_heldout_stats import development_groups
+
+__all__ = [
+    "group_frame",
+    "development_frame",
+    "heldout_table",
+    "plot_heldout",
+    "cost_model_errors",
+    "goal_table",
+]
 
 #: The methods marked in the plot (autoregressive decoding is the reference line at 1).
 MARKED = tuple(m for m in TIMED if m != "autoregressive")
@@ -20,6 +32,52 @@ def group_frame(report: dict) -> pd.DataFrame:
     """The report's per-group rows, with a display label per group."""
     frame = pd.DataFrame(report["groups"])
     return frame.assign(label=frame.group.map(lambda g: CORPUS_LABELS.get(g, g)))
+
+
+def development_frame(rows: pd.DataFrame | None) -> pd.DataFrame | None:
+    """:func:`group_frame` of development timed rows (chapter 6's own sample,
+    :func:`.run_heldout_stats.development_groups`), for the headline's development side."""
+    if rows is None:
+        return None
+    return group_frame({"groups": development_groups(rows).to_dict("records")})
+
+
+def cost_model_errors(development: pd.DataFrame, report: dict | None) -> pd.DataFrame:
+    """The cost model's error against the clock (:func:`cost_model.validation_summary`) on the
+    development corpora (``development``: chapter 6's validation rows) and, when the
+    ``transformers`` part is recorded, on the test corpora (its report), one block each."""
+    frames = [CM.validation_summary(development).assign(corpora="development")]
+    if report is not None and "cost_model" in report:
+        test = pd.DataFrame(report["cost_model"]["validation_summary"])
+        frames.append(test.assign(corpora="test"))
+    return pd.concat(frames, ignore_index=True).set_index(["corpora", "method"]).round(1)
+
+
+def goal_table(report: dict) -> pd.DataFrame:
+    """The goals judged on the test cases, one row per goal, engine and group: met or missed,
+    the figure with its interval, the target, the cases and how many of them go against it
+    (slower than the best rival, or than autoregressive decoding)."""
+    rows = []
+    for g in report["goals"]:
+        share = g["goal"] == "slower-than-ar"
+        figure = (
+            f"{g['count']} of {g['cases']} ({g['figure']:.0%})"
+            if share
+            else f"{g['figure']:.2f}× [{g['lo']:.2f}, {g['hi']:.2f}]"
+        )
+        rows.append(
+            {
+                "goal": g["text"],
+                "engine": g["engine"],
+                "group": g["group"],
+                "verdict": "met" if g["met"] else "missed",
+                "figure": figure,
+                "target": g["target"],
+                "cases": g["cases"],
+                "against it": g["count"],
+            }
+        )
+    return pd.DataFrame(rows)
 
 
 def heldout_table(report: dict, engine: str) -> pd.DataFrame:

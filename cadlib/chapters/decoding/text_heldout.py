@@ -7,11 +7,55 @@ from __future__ import annotations
 import pandas as pd
 
 from cadlib.corpora import CORPUS_LABELS
-from cadlib.decoding.methods import COPY_AS_DECODE
+from cadlib.decoding.method_names import COPY_AS_DECODE, DRAFTED
+from cadlib.record.provenance import load_caption
 
-from .run_heldout_stats import ALL_TEST
+from .profiles_heldout import ALL_TEST, COMMAND, ENGINES, HUMANEVALFIX_TEST
 
-__all__ = ["goal_lines", "loss_lines"]
+__all__ = ["parts_markdown", "answer_lead", "goal_lines", "loss_lines"]
+
+
+def parts_markdown(parts: dict[str, dict]) -> str:
+    """One bullet per engine of the protocol: what its recorded part timed (cases, the
+    prompt-lookup setting its development cases chose, the load it ran under), or that it is not
+    recorded yet and the command that records it."""
+    lines = []
+    for engine in ENGINES:
+        part = parts.get(engine)
+        if part is None:
+            lines.append(f"* {engine}: not recorded yet (`{COMMAND} --engine {engine}`).")
+            continue
+        k, n = part["rival_settings"][engine]
+        cases = sum(len(ids) for ids in part["timed_cases"].values())
+        lines.append(
+            f"* {engine}: {cases} timed test cases; prompt lookup at K={k} n={n}, the fastest "
+            f"on the development cases. {load_caption(part)}"
+        )
+    return "\n".join(lines)
+
+
+def answer_lead(report: dict) -> str:
+    """The Answer's first sentences, one per engine recorded: the median test case of
+    Copy-as-Decode +drafts against the best rival on each real-edit test corpus and on the
+    HumanEvalFix test family, and on how many test cases it is slower than autoregressive
+    decoding."""
+    f = pd.DataFrame(report["groups"])
+    out = []
+    for engine, g in f[f.method == DRAFTED].groupby("engine", sort=False):
+        named = g[g.group != ALL_TEST]
+        ratios = ", ".join(
+            f"{r.vs_rival:.2f}× [{r.vs_rival_lo:.2f}, {r.vs_rival_hi:.2f}] on "
+            f"{CORPUS_LABELS.get(r.group, r.group)}"
+            for r in named.itertuples()
+            if r.group not in HUMANEVALFIX_TEST
+        )
+        every = g[g.group == ALL_TEST].iloc[0]
+        out.append(
+            f"On edits nobody here tuned on, timed on {engine}, {DRAFTED}'s speed over the "
+            f"best rival's (wall-clock, median case) is {ratios}; it is slower than "
+            f"autoregressive decoding on {every.slower_than_ar} of {every.cases} test cases."
+        )
+    return " ".join(out)
 
 
 def goal_lines(report: dict) -> str:
