@@ -11,9 +11,9 @@ keywords, operators, comments, the union and the lexing of a finished text.
 
 Lexemes are named by their grammar terminals (see :mod:`cadlib.fim.python_grammar`): a literal
 keyword or operator by its text (``"def"``, ``"+="``), the rest as in lark's grammar (``NAME``,
-``STRING``, ``LONG_STRING``, ``DEC_NUMBER`` …). A state's ``accept`` is a *class* of terminals,
-more than one for soft keywords (``("match", "NAME")``), or :data:`IGNORE` for comments and line
-continuations.
+``STRING``, ``LONG_STRING``, ``DEC_NUMBER`` …; bytes literals as ``BYTES``, ``LONG_BYTES``).
+A state's ``accept`` is a *class* of terminals, more than one for soft keywords
+(``("match", "NAME")``), or :data:`IGNORE` for comments and line continuations.
 
 CPython's observed lexing, where it differs from leftmost-longest matching (§V footnote 3):
 
@@ -247,8 +247,11 @@ def _describe(desc: tuple) -> tuple:
         if text is None:
             return ("NAME",), False, frozenset({"NAME"})
         reach = {"NAME"} | {w for w in _WORDS if w.startswith(text)}
-        if text.lower() in _STRING_PREFIXES:
-            reach |= {"STRING", "LONG_STRING"}
+        low = text.lower()
+        if low in _STRING_PREFIXES:  # the prefixes it may still become: "r" -> rb (bytes), rf
+            for prefix in (p for p in _STRING_PREFIXES if p.startswith(low)):
+                bytes_ = "b" in prefix
+                reach |= {"BYTES", "LONG_BYTES"} if bytes_ else {"STRING", "LONG_STRING"}
         if text in KEYWORDS:
             acc = (text,)
         elif text in SOFT_KEYWORDS:
@@ -257,7 +260,7 @@ def _describe(desc: tuple) -> tuple:
             acc = ("NAME",)
         return acc, False, frozenset(reach)
     if kind in ("str", "fstr"):
-        return describe_string(desc[1][3], desc[2])
+        return describe_string(desc[1][3], desc[2], desc[1][1] == "b")
     if kind == "num":
         return NUMBER_STATES[desc[1]]
     if kind == "op":

@@ -130,17 +130,20 @@ def _after_integer(ch: str) -> tuple | None:
     return None
 
 
-def describe_string(triple: bool, phase) -> tuple:
+def describe_string(triple: bool, phase, is_bytes: bool = False) -> tuple:
     """``(accept, commit, reach)`` of a string state (plain or f-string) by its quotes
-    (``triple``) and phase."""
+    (``triple``) and phase. A bytes literal is its own terminal (``BYTES``, ``LONG_BYTES``):
+    CPython rejects an implicit concatenation of bytes and text literals ("cannot mix bytes
+    and nonbytes literals"), so the grammar keeps the two kinds apart."""
+    short, long = ("BYTES", "LONG_BYTES") if is_bytes else ("STRING", "LONG_STRING")
     if phase == "done":
-        acc = ("LONG_STRING",) if triple else ("STRING",)
+        acc = (long,) if triple else (short,)
         return acc, False, frozenset(acc)
     if phase == "q2":  # '' : the empty string, or the start of ''' …
-        return ("STRING",), False, frozenset({"STRING", "LONG_STRING"})
+        return (short,), False, frozenset({short, long})
     if phase == "open":
-        return None, True, frozenset({"STRING", "LONG_STRING"})
-    return None, True, frozenset({"LONG_STRING" if triple else "STRING"})
+        return None, True, frozenset({short, long})
+    return None, True, frozenset({long if triple else short})
 
 
 def from_string(kind: tuple, phase, ch: str) -> tuple | None:

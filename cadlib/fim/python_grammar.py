@@ -6,7 +6,8 @@ grammar") and let lark compile its EBNF to plain BNF rules. Then:
 
 * terminals are renamed to what :mod:`cadlib.fim.lexer` emits: keywords and operators by their
   literal text, the others by lark's names (``NAME``, ``STRING``, ``LONG_STRING``, six number
-  kinds), ``_NEWLINE`` as ``NEWLINE``;
+  kinds), ``_NEWLINE`` as ``NEWLINE``; bytes literals are terminals of their own (``BYTES``,
+  ``LONG_BYTES``: patch "bytes");
 * every ``_INDENT γ _DEDENT`` becomes a *block* nonterminal with one rule per indentation band,
   ``block → (INDENT, b) γ (DEDENT, b)`` (:mod:`cadlib.fim.indent` explains the bands: they make
   the right context's unknown DEDENT counts exact, §VI-A);
@@ -56,6 +57,12 @@ Patches (each one makes the grammar agree with CPython 3.11's ``ast.parse``; see
     lark allows ``x := 1`` wherever an expression may stand; CPython only in conditions of
     ``if``/``elif``/``while``, ``match`` subjects, parentheses, displays, comprehension
     results, subscripts and positional call arguments (``named_expression``).
+``bytes``
+    lark's ``STRING`` takes a ``b`` prefix too, so ``"a" b"c"`` concatenates; CPython rejects
+    an implicit concatenation of bytes and text literals ("cannot mix bytes and nonbytes
+    literals"). Bytes literals are ``BYTES``/``LONG_BYTES`` here, an atom is a run of one kind
+    (CPython's ``strings`` rule leaves the check to its compiler; the recognizer makes it
+    syntax), and a ``case`` pattern takes a bytes literal where lark's takes ``STRING``.
 
 All rule text written here is transcribed from CPython 3.11's ``Grammar/python.gram`` into
 lark's symbols (:data:`TARGET_RULES` replaces lark's rules of the same names,
@@ -63,9 +70,7 @@ lark's symbols (:data:`TARGET_RULES` replaces lark's rules of the same names,
 
 Known differences that remain (they show up as rare differential disagreements): starred
 expressions where 3.11 forbids them only in its compiler-like "invalid_*" rules;
-``global``/``nonlocal`` and the like are not checked beyond syntax (neither does ``ast.parse``);
-an implicit concatenation of text and bytes literals (``"a" b"c"``), which ``ast.parse``
-rejects, is accepted (``tests/test_fim_fstring.py`` pins it with a strict xfail).
+``global``/``nonlocal`` and the like are not checked beyond syntax (neither does ``ast.parse``).
 The grammar is Python **3.11**'s (the interpreter the differential runs under): 3.12's type
 parameters and ``type`` statements are rejected, as 3.11 does, and f-strings follow 3.11's rules
 (:mod:`cadlib.fim.fstring`), not PEP 701's.
@@ -97,6 +102,7 @@ PATCHES = (
     "except*",
     "star annotations",
     "decorators",
+    "bytes",
 )
 
 #: CPython 3.11's target rules (``Grammar/python.gram``) in lark's symbols; ``a: b c | d``.
@@ -169,6 +175,10 @@ try_stmt: try : suite __except_stars else : suite
 try_stmt: try : suite __except_stars else : suite finally_rule
 __except_stars: __except_star | __except_stars __except_star
 __except_star: except * test : suite | except * test as name : suite
+atom: __bytes_concat
+__bytes_concat: __bytes | __bytes_concat __bytes
+__bytes: BYTES | LONG_BYTES
+inner_literal_pattern: BYTES
 """
 
 

@@ -40,7 +40,7 @@ def test_symbol_boundaries_match_tokenize_on_humanevalpack(humanevalpack_dir):
     "text, expected",
     [
         ("x = 1", [("NAME",), ("=",), ("DEC_NUMBER",)]),
-        ("rb'x' + Rb\"y\"", [("STRING",), ("+",), ("STRING",)]),
+        ("rb'x' + Rb\"y\"", [("BYTES",), ("+",), ("BYTES",)]),  # bytes: their own terminal
         ("ub'x'", [("NAME",), ("STRING",)]),  # "ub" is no string prefix
         ("1or 2", [("DEC_NUMBER",), ("or",), ("DEC_NUMBER",)]),
         ("0x1for", [("HEX_NUMBER",), ("or",)]),  # hex digits take the f

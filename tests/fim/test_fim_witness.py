@@ -155,10 +155,9 @@ def test_backslash_at_a_line_start_sets_its_indentation(source):
         assert ours == valid, k
 
 
-@pytest.mark.xfail(strict=True, reason="known gap, found by the soundness run")
 def test_bytes_and_str_concatenation_is_rejected():
-    """A check CPython makes after parsing ("cannot mix bytes and nonbytes literals"), not in
-    the grammar: the first failure of the soundness run."""
+    """A check CPython makes after parsing ("cannot mix bytes and nonbytes literals"), made
+    syntax here (patch "bytes"): the first failure of the soundness run."""
     source = "x = ''B'S'\n"
     assert not python_accepts(source)
     c = FIMConstraint("", "")
