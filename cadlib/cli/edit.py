@@ -181,10 +181,15 @@ def _edit_summary(result, seconds: float, args, threads: str) -> str:
         f"{' ' + args.gguf_type.upper() if args.gguf_type else ''}, {threads})"
     )
     if args.copy_kv == "reuse":
+        info = result.trace.info
         line += (
-            f"; copies reused {result.trace.info.get('reused_ids', 0)} prompt KV entries "
+            f"; copies reused {info.get('reused_ids', 0)} prompt KV entries "
             f"(approximate: recompute {args.recompute})"
         )
+        if "check_ids" in info:
+            line += f"; deciding ran {info['check_ids']} ids to layer {info['check_layers']}"
+        if "fallbacks" in info:
+            line += f"; {info['fallbacks']} exact fallbacks fed {info['fallback_ids']} ids again"
     if result.agreement is not None:
         line += f"; model agreed with the program on {result.agreement:.0%} of decisions"
     if result.budget_closed:
@@ -270,12 +275,12 @@ def _cmd_edit(args) -> None:
     except ValueError as err:
         raise CLIError(one_line(err)) from err
     runner, tokenizer, how = _edit_engine(args, doc, program_text, expected)
-    from cadlib.decoding.decoder import CopyDecoder  # torch: only this command
     from cadlib.decoding.drafts import composition_drafts
+    from cadlib.decoding.kv_select import copy_decoder  # torch: only this command
     from cadlib.decoding.methods import DRAFTED_SETTING  # torch
 
     drafts = composition_drafts(DRAFTED_SETTING) if args.drafts else ()
-    decoder = CopyDecoder(
+    decoder = copy_decoder(
         runner,
         tokenizer,
         max_new_tokens=args.max_new_tokens,
@@ -374,7 +379,11 @@ def add_edit_command(sub, epilog: str) -> None:
         default="none",
         metavar="POLICY",
         help="--copy-kv reuse: matched ids computed anyway: none (default), "
-        "first=K (each line's first K ids), last=K, first=K,last=M, all",
+        "first=K (each line's first K ids), last=K, all; or by where the cache is wrong: "
+        "seams=K (a copy's first K ids after a gen or a line jump), deviation=R[@L] (the "
+        "share R whose keys at layer L deviate most); margin=X: where a decision's top two "
+        "logits are closer than X, recompute exactly and decide again; fields join with "
+        "commas (chapter 6c)",
     )
     p.add_argument("--device", default="auto", help="auto (CUDA when present, default), cpu, cuda")
     p.add_argument(

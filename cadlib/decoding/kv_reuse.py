@@ -21,7 +21,9 @@ This module is the model-free half, shared by the decoder and :mod:`cadlib.costs
   recomputes the first ids after each seam (a copy whose output predecessor is not its
   predecessor in the document: EPIC's chunk starts), ``deviation`` the copy's ids whose keys
   deviate most at a check layer (CacheBlend); both need the decode's context, so
-  :class:`cadlib.decoding.kv_select.SelectingDecoder` runs them (:func:`select_sources`).
+  :class:`cadlib.decoding.kv_select.SelectingDecoder` runs them (:func:`select_sources`). So
+  does a *margin gate* (``margin``): where a decision's top two allowed logits lie closer than
+  the margin, the reused entries are recomputed exactly and the decision is made again.
 """
 
 from __future__ import annotations
@@ -63,7 +65,11 @@ class Policy:
     ``every``: recompute everything (the control: exact up to float rounding).
     Selection rules (issue 51): ``seams``: the first ``seams`` ids of a copy that starts at a
     seam (:func:`is_seam`); ``deviation``: the share of the copy's matched ids whose keys at
-    check layer ``layer`` deviate most from the reused ones (:func:`top_share`)."""
+    check layer ``layer`` deviate most from the reused ones (:func:`top_share`).
+    ``margin`` (logits; 0: off) gates an exact fallback: at a decision whose top two allowed
+    logits differ by less, everything the cache holds since its first reused entry is
+    recomputed exactly and the decision made again
+    (:meth:`cadlib.decoding.kv_select.SelectingDecoder`)."""
 
     first: int = 0
     last: int = 1
@@ -71,17 +77,20 @@ class Policy:
     seams: int = 0
     deviation: float = 0.0
     layer: int = 1
+    margin: float = 0.0
 
     def __post_init__(self):
         if self.first < 0 or self.last < 1 or self.seams < 0:
             raise ValueError(f"policy needs first, seams >= 0 and last >= 1, got {self}")
         if not 0.0 <= self.deviation <= 1.0 or self.layer < 1:
             raise ValueError(f"policy needs 0 <= deviation <= 1 and layer >= 1, got {self}")
+        if self.margin < 0:
+            raise ValueError(f"policy needs margin >= 0, got {self}")
 
     @property
     def needs_context(self) -> bool:
         """Whether a rule needs the decode's context (:mod:`cadlib.decoding.kv_select`)."""
-        return bool(self.seams or self.deviation)
+        return bool(self.seams or self.deviation or self.margin)
 
     @property
     def name(self) -> str:
@@ -93,17 +102,20 @@ class Policy:
         if self.deviation:
             at = f"@{self.layer}" if self.layer != 1 else ""
             parts.append(f"deviation={self.deviation:g}{at}")
+        parts += [f"margin={self.margin:g}"] if self.margin else []
         return ",".join(parts) or "none"
 
 
 _POLICY = re.compile(r"(first|last|seams)=(\d+)")
 _DEVIATION = re.compile(r"deviation=(\d*\.?\d+)(?:@(\d+))?")
+_MARGIN = re.compile(r"margin=(\d*\.?\d+)")
 
 
 def parse_policy(spec: str | Policy) -> Policy:
     """``"none"`` (reuse every matched id but the copy's last), ``"all"`` (recompute all), or
     comma-separated fields: ``"first=K"``, ``"last=K"``, ``"seams=K"``, ``"deviation=R"`` or
-    ``"deviation=R@L"`` (check layer ``L``, default 1), e.g. ``"seams=4,deviation=0.15"``."""
+    ``"deviation=R@L"`` (check layer ``L``, default 1), ``"margin=X"`` (the exact fallback's
+    gate, in logits), e.g. ``"seams=4,deviation=0.15"`` or ``"seams=16,margin=1"``."""
     if isinstance(spec, Policy):
         return spec
     if spec == "none":
@@ -112,18 +124,27 @@ def parse_policy(spec: str | Policy) -> Policy:
         return Policy(every=True)
     fields = {}
     for part in str(spec).split(","):
-        m, d = _POLICY.fullmatch(part.strip()), _DEVIATION.fullmatch(part.strip())
-        key = m.group(1) if m else "deviation" if d else None
+        key, value = _field(part.strip())
         if key is None or key in fields:
             raise ValueError(
                 f"unknown recompute policy {spec!r}; expected 'none', 'all' or fields "
-                "'first=K', 'last=K', 'seams=K', 'deviation=R[@L]' joined by commas"
+                "'first=K', 'last=K', 'seams=K', 'deviation=R[@L]', 'margin=X' joined by commas"
             )
-        if m:
-            fields[key] = int(m.group(2))
-        else:
-            fields[key], fields["layer"] = float(d.group(1)), int(d.group(2) or 1)
+        fields[key] = value
+        if key == "deviation":
+            fields["layer"] = int(_DEVIATION.fullmatch(part.strip()).group(2) or 1)
     return Policy(**fields)
+
+
+def _field(part: str) -> tuple[str | None, float | int | None]:
+    """One field of a policy spec as ``(name, value)``; ``(None, None)`` if it is none."""
+    if m := _POLICY.fullmatch(part):
+        return m.group(1), int(m.group(2))
+    if d := _DEVIATION.fullmatch(part):
+        return "deviation", float(d.group(1))
+    if g := _MARGIN.fullmatch(part):
+        return "margin", float(g.group(1))
+    return None, None
 
 
 def check_copy_kv(
@@ -142,11 +163,6 @@ def check_copy_kv(
             )
         if drafts or min_span:
             raise ValueError("copy mode 'reuse' needs min_span 0 and no drafts")
-        if policy.needs_context:
-            raise ValueError(
-                f"recompute rule {policy.name!r} runs in cadlib.decoding.kv_select."
-                "SelectingDecoder only: cad edit takes fixed windows (first=, last=)"
-            )
     return policy
 
 

@@ -134,3 +134,25 @@ def test_the_committed_choice_is_the_declared_rule_on_its_own_rows():
         pytest.skip("no rules run committed")
     assert r["chosen"] == R.choose_rule(R.curve_table(r["rows"], r["layers"]))
     assert r["chosen"]["policy"] == RULE_CHOSEN
+
+
+def test_a_gated_rule_pays_for_its_fallbacks_in_what_the_choice_weighs():
+    from cadlib.chapters.kv_reuse.profiles import GATED, RULE_CHOSEN
+
+    (gated,) = GATED.values()
+    assert all(R.family(p) == "gated" and p.startswith(f"{RULE_CHOSEN},margin=") for p in gated)
+    cheap = case_rows("heval-fix-py", "a", RULE_CHOSEN, [True] * 99 + [False], 100, 80)
+    fed = dict(case_rows("heval-fix-py", "a", gated[0], [True] * 100, 100, 80), fallbacks=[2] * 100)
+    cols = merge(
+        dict(cheap, fallbacks=[0] * 100, fallback_ids=[0] * 100),
+        dict(fed, fallback_ids=[150] * 100),
+    )
+    t = R.curve_table(cols, layers=30).set_index("policy")
+    assert t.loc[gated[0], "fallback"] == pytest.approx(1.5) and t.loc[RULE_CHOSEN, "fallback"] == 0
+    assert t.loc[gated[0], "spent"] == pytest.approx(0.2 + 1.5)
+    assert t.loc[gated[0], "rate"] == 1.0
+    # it agrees, but feeds 1.5 ids again per copied id: over the 30 % budget if none agreed
+    below = R.choose_rule(t.reset_index(), threshold=1.01)
+    assert below["policy"] == RULE_CHOSEN and not below["met"]
+    assert R.choose_rule(t.reset_index())["policy"] == gated[0]
+    assert R.curve_table(merge(cheap), layers=30).fallback.tolist() == [0.0]

@@ -490,3 +490,9 @@ def test_reuse_prints_the_same_resolution_and_says_what_it_reused(doc, program, 
     out, err = capsysbinary.readouterr()
     assert out == resolve(PROGRAM.decode(), DOC.decode()).encode()
     assert "prompt KV entries (approximate: recompute none)" in err.decode()
+    rule = "seams=2,deviation=0.2,margin=1000"  # a gate that fires at every decision
+    assert main([*argv, "--copy-kv", "reuse", "--recompute", rule]) == 0
+    out, err = capsysbinary.readouterr()
+    assert out == resolve(PROGRAM.decode(), DOC.decode()).encode()
+    assert f"recompute {rule}); deciding ran" in err.decode()
+    assert "exact fallbacks fed" in err.decode()

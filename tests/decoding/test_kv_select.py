@@ -18,18 +18,21 @@ from cadlib.decoding.kv_reuse import (
     select_sources,
     top_share,
 )
-from cadlib.decoding.kv_select import SelectingDecoder, key_deviations
+from cadlib.decoding.kv_select import SelectingDecoder, key_deviations, top_two_gap
 from cadlib.decoding.methods import prepare
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def test_rules_parse_and_name_themselves():
-    for spec in ("seams=4", "deviation=0.15", "deviation=0.3@2", "seams=8,deviation=0.3"):
+    specs = ("seams=4", "deviation=0.15", "deviation=0.3@2", "seams=8,deviation=0.3")
+    for spec in (*specs, "margin=0.5", "seams=16,margin=2"):
         assert parse_policy(spec).name == spec
+    assert parse_policy("margin=1.5") == Policy(margin=1.5) and Policy(margin=1).needs_context
     assert parse_policy("deviation=0.2@1") == Policy(deviation=0.2, layer=1)
     assert parse_policy("seams=4,deviation=.5") == Policy(seams=4, deviation=0.5)
-    for bad in ("seams=-1", "deviation=1.5", "deviation=0.1@0", "seams=2,seams=3", "dev=0.1"):
+    bad_specs = ("seams=-1", "deviation=1.5", "deviation=0.1@0", "seams=2,seams=3", "dev=0.1")
+    for bad in (*bad_specs, "margin=-1", "margin=1,margin=2"):
         with pytest.raises(ValueError):
             parse_policy(bad)
 
@@ -78,8 +81,8 @@ def test_context_rules_need_the_selecting_decoder(tok):
     splice = table.splice_ids("\n".join(DOC.split("\n")[0:2]))
     with pytest.raises(ValueError, match="SelectingDecoder"):
         index.sources(splice, 1, 2, parse_policy("seams=2"))
-    with pytest.raises(ValueError, match="SelectingDecoder"):
-        check_copy_kv("reuse", "transformers", recompute="deviation=0.2")
+    rule = check_copy_kv("reuse", "transformers", recompute="seams=4,deviation=0.2")
+    assert rule == Policy(seams=4, deviation=0.2)  # cad edit runs it in a SelectingDecoder
 
 
 def test_key_deviation_is_zero_at_layer_0_and_leaves_the_cache_alone(model):
@@ -114,3 +117,47 @@ def test_the_selecting_decoder_is_the_reuse_decoder_on_windows_and_counts_its_ch
     )
     with pytest.raises(ValueError):
         SelectingDecoder(model, tok, copy_kv="prefill")
+
+
+def test_copy_decoder_selects_only_for_a_context_rule(model, tok):
+    from cadlib.decoding.kv_select import copy_decoder
+
+    assert type(copy_decoder(model, tok, "reuse", "seams=2")) is SelectingDecoder
+    assert type(copy_decoder(model, tok, "reuse", "deviation=0.2@2")) is SelectingDecoder
+    assert type(copy_decoder(model, tok, "reuse", "first=8,last=64")) is CopyDecoder
+    assert type(copy_decoder(model, tok)) is CopyDecoder
+
+
+def test_the_gap_is_taken_over_the_allowed_ids_only():
+    from cadlib.decoding.fsm import Allowed
+
+    logits = torch.tensor([9.0, 1.0, 4.0, 3.0])
+    assert top_two_gap(Allowed(ids=torch.tensor([1, 2, 3])), logits) == 1.0
+    assert top_two_gap(Allowed(banned=torch.tensor([0]), vocab_size=4), logits) == 1.0
+    assert top_two_gap(Allowed(ids=torch.tensor([2])), logits) == float("inf")
+
+
+def _logits_at_decisions(decoder, x):
+    seen = []
+    decoder.on_decision = lambda allowed, logits: seen.append(logits.detach().clone())
+    return seen, decoder.decode(DOC, prompt_ids=x.edit_prompt, program=x.program)
+
+
+def test_the_margin_gate_decides_on_exact_logits_and_counts_its_cost(model, tok):
+    """A gate that always fires (margin beyond any gap) makes every decision on exact logits,
+    where plain reuse differs from the exact splice; a zero margin is no gate."""
+    x = prepare("toy", EditCase("toy", DOC, GOLD, "Fix add."), tok)
+    exact, _ = _logits_at_decisions(CopyDecoder(model, tok), x)
+    reuse, plain = _logits_at_decisions(SelectingDecoder(model, tok), x)
+    gated, res = _logits_at_decisions(SelectingDecoder(model, tok, recompute=Policy(margin=1e9)), x)
+    assert len(exact) == len(reuse) == len(gated) and res.text == GOLD
+    assert max(float((e - r).abs().max()) for e, r in zip(exact, reuse, strict=True)) > 1e-4
+    for e, g in zip(exact, gated, strict=True):
+        torch.testing.assert_close(g, e, rtol=1e-4, atol=1e-4)
+    info = res.trace.info
+    assert info["fallbacks"] == res.trace.forwards_by_kind()["fallback"] >= 1
+    assert 0 < info["fallback_reused"] <= info["reused_ids"] == plain.trace.info["reused_ids"]
+    assert info["fallback_ids"] >= info["fallback_reused"] and "fallbacks" not in plain.trace.info
+    off, _ = _logits_at_decisions(SelectingDecoder(model, tok, recompute=Policy(margin=0)), x)
+    for r, o in zip(reuse, off, strict=True):
+        torch.testing.assert_close(o, r, rtol=0, atol=0)

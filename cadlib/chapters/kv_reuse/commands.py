@@ -6,7 +6,7 @@ Their protocols and measuring code are :mod:`.run_policy_search`, :mod:`.run_eve
     python -m cadlib.chapters.kv_reuse.commands policy-search [--out FILE]
     python -m cadlib.chapters.kv_reuse.commands every-case CORPUS [--out FILE]
     python -m cadlib.chapters.kv_reuse.commands flask-sample [--out FILE]
-    python -m cadlib.chapters.kv_reuse.commands rules [--out FILE]
+    python -m cadlib.chapters.kv_reuse.commands rules [--gated] [--out FILE]
 
 The policy search runs first: the other two judge the policy it chose (its committed run).
 """
@@ -47,8 +47,11 @@ def flask_sample(args: argparse.Namespace) -> None:
 
 
 def rules(args: argparse.Namespace) -> None:
-    """Run the selection rules on development cases (:func:`.run_rules.rules_run`)."""
-    report = run_rules.rules_run(args.out)
+    """Run the selection rules (``--gated``: the margin-gated fallback on the chosen rule) on
+    development cases (:func:`.run_rules.rules_run`)."""
+    name = run_rules.GATED_RESULTS if args.gated else run_rules.RESULTS
+    args.out = args.out or f"_build/{name}"
+    report = run_rules.rules_run(args.out, gated=args.gated)
     print(f"wrote {args.out}; chosen {report['chosen']}")
 
 
@@ -69,7 +72,12 @@ def parser() -> argparse.ArgumentParser:
     f.add_argument("--out", default=f"_build/{run_flask_sample.RESULTS}", help="the JSON written")
     f.set_defaults(func=flask_sample)
     r = sub.add_parser("rules", help=_first_line(run_rules))
-    r.add_argument("--out", default=f"_build/{run_rules.RESULTS}", help="the JSON written")
+    r.add_argument("--out", default=None, help="the JSON written (default: _build/...)")
+    r.add_argument(
+        "--gated",
+        action="store_true",
+        help="the margin-gated exact fallback on the chosen rule (profiles.GATED)",
+    )
     r.set_defaults(func=rules)
     return top
 

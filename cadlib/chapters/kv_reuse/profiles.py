@@ -21,6 +21,7 @@ __all__ = [
     "RULE_MAX_RECOMPUTE",
     "RULE_CHOICE",
     "RULE_CHOSEN",
+    "GATED",
 ]
 
 #: Development corpora (policies are chosen here) and the held-out test corpora: no policy is
@@ -165,3 +166,9 @@ RULE_CHOICE = (
 #: ProbeEdit 1, RealEdits-Flask 1), committed before any test-corpus run. It misses the
 #: threshold there, so it was chosen as the most agreeing setting within 30 % recomputed.
 RULE_CHOSEN = "seams=16"
+#: The margin-gated exact fallback (issue 51 §2) on top of :data:`RULE_CHOSEN`, declared before
+#: its development run (``rules --gated``): where a decision's top two allowed logits differ by
+#: less than the margin (logits), the cache's reused entries are recomputed exactly and the
+#: decision made again (:class:`cadlib.decoding.kv_select.SelectingDecoder`). Its setting is
+#: chosen by :data:`RULE_CHOICE` with the ids the fallbacks feed again counted as recomputed.
+GATED = {"gated": tuple(f"{RULE_CHOSEN},margin={m}" for m in ("0.5", "1", "2", "4"))}

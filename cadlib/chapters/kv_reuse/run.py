@@ -181,13 +181,19 @@ def _decisions(model, tokenizer, x, decoder=CopyDecoder, **kw) -> tuple[list, ob
     return seen, res
 
 
+#: What a selection rule spends beside its recomputed ids (:mod:`cadlib.decoding.kv_select`'s
+#: ``trace.info``): ids run through the check layers and which layer; the margin gate's exact
+#: fallbacks, the ids they fed again and the reused entries they replaced.
+_SPENT = ("check_ids", "check_layers", "fallbacks", "fallback_ids", "fallback_reused")
+
+
 def case_agreement(model, tokenizer, x, policies=POLICIES, decoder=CopyDecoder) -> pd.DataFrame:
     """One row per (policy, decision) of case ``x``: ``kind`` (``gen`` for a body id, else
     ``choice``), ``since_copy`` (ids since the last copied id, ``None`` before any copy:
     :func:`cadlib.chapters.kv_reuse.run_flips.decision_distances`), ``agree`` (same masked greedy
     choice as the exact splice) and ``kl`` (KL(exact || reuse) of the masked distributions,
     nats), plus the case's spliced and reused ids under that policy and what a selection rule
-    spent to decide (``check_ids``, ``check_layers``: :mod:`cadlib.decoding.kv_select`)."""
+    spent beside them (:data:`_SPENT`: :mod:`cadlib.decoding.kv_select`)."""
     exact, exact_res = _decisions(model, tokenizer, x)
     since = decision_distances(exact_res.transcript.kinds)
     if len(since) != len(exact):
@@ -198,10 +204,7 @@ def case_agreement(model, tokenizer, x, policies=POLICIES, decoder=CopyDecoder) 
         if len(got) != len(exact):
             raise RuntimeError(f"{x.case.id}: {len(got)} decisions under reuse, {len(exact)} exact")
         splice, reused = res.n_spliced, res.trace.info.get("reused_ids", 0)
-        check = dict(
-            check_ids=res.trace.info.get("check_ids", 0),
-            check_layers=res.trace.info.get("check_layers", 0),
-        )
+        check = {k: res.trace.info.get(k, 0) for k in _SPENT}
         for k, ((body, p), (_, q)) in enumerate(zip(exact, got, strict=True)):
             on = torch.isfinite(p)
             kl = float((p[on].exp() * (p[on] - q[on])).sum().clamp(min=0.0))

@@ -31,16 +31,26 @@ from pathlib import Path
 
 import pandas as pd
 
+from cadlib.decoding.kv_reuse import parse_policy
 from cadlib.decoding.kv_select import SelectingDecoder
 from cadlib.models import SMOLLM2
 from cadlib.record.provenance import monitor
 from cadlib.record.results import read_results_file, run_report, write_run_report
 
-from .profiles import AGREEMENT_THRESHOLD, RULE_CHOICE, RULE_DEV, RULE_MAX_RECOMPUTE, RULES
+from .profiles import (
+    AGREEMENT_THRESHOLD,
+    GATED,
+    RULE_CHOICE,
+    RULE_CHOSEN,
+    RULE_DEV,
+    RULE_MAX_RECOMPUTE,
+    RULES,
+)
 from .run import case_agreement, load_setup, reusing_table, sample_cases
 
 __all__ = [
     "RESULTS",
+    "GATED_RESULTS",
     "COMMAND",
     "CASES",
     "PROTOCOL",
@@ -54,7 +64,10 @@ __all__ = [
 
 #: The committed run chapter 6c shows.
 RESULTS = "kv_reuse.rules.json"
-#: The command that records it (:mod:`cadlib.chapters.kv_reuse.commands`).
+#: The margin-gated fallback's run (:data:`~cadlib.chapters.kv_reuse.profiles.GATED`, same cases).
+GATED_RESULTS = "kv_reuse.gated.json"
+#: The command that records the rules run (``--gated``: the gated run) with
+#: :mod:`cadlib.chapters.kv_reuse.commands`.
 COMMAND = "python -m cadlib.chapters.kv_reuse.commands rules"
 #: ``{corpus: (cases, max prompt ids)}`` of the development sample (seeded order, seed 0).
 CASES = {
@@ -76,28 +89,35 @@ PROTOCOL = dict(
     timed=False,
 )
 _KEEP = ["corpus", "case", "policy", "step", "agree", "kl", "splice", "reused", "check_ids"]
+#: Kept too when a run's rules gate an exact fallback (what the fallbacks cost).
+_FALLBACK = ["fallbacks", "fallback_ids"]
 
 
 def family(policy: str) -> str:
-    """The rule family (:data:`~cadlib.chapters.kv_reuse.profiles.RULES`) of ``policy``."""
-    for name, settings in RULES.items():
+    """The rule family of ``policy``: :data:`~cadlib.chapters.kv_reuse.profiles.RULES`, or
+    :data:`~cadlib.chapters.kv_reuse.profiles.GATED`."""
+    for name, settings in {**RULES, **GATED}.items():
         if policy in settings:
             return name
     raise KeyError(f"{policy!r} is in no rule family")
 
 
 def _columns(rows: pd.DataFrame) -> dict:
-    """Rows as ``{column: [values]}`` (KL to 5 decimals): compact for the committed file."""
-    rows = rows[_KEEP].assign(kl=rows.kl.round(5), agree=rows.agree.astype(bool))
-    return {c: rows[c].tolist() for c in _KEEP}
+    """Rows as ``{column: [values]}`` (KL to 5 decimals): compact for the committed file; the
+    fallbacks' counts only where some rule gates one."""
+    keep = _KEEP + (_FALLBACK if rows.get("fallbacks", pd.Series([0])).any() else [])
+    rows = rows[keep].assign(kl=rows.kl.round(5), agree=rows.agree.astype(bool))
+    return {c: rows[c].tolist() for c in keep}
 
 
-def rules_run(out: str | Path, progress: bool = True) -> dict:
-    """Every setting of :data:`RULES` on :data:`CASES`, written with its provenance to the JSON
-    file ``out`` after each corpus (``complete`` false until the last), the choice with it."""
+def rules_run(out: str | Path, progress: bool = True, gated: bool = False) -> dict:
+    """Every setting of :data:`RULES` (``gated``: ``none``, the chosen rule and every setting
+    of :data:`GATED`) on :data:`CASES`, written with its provenance to the JSON file ``out``
+    after each case (``complete`` false until the last), the choice with it."""
     monitor()
     model, tokenizer, _ = load_setup(dict(model=SMOLLM2, profile="rules"))
-    policies = [p for settings in RULES.values() for p in settings]
+    families = {"none": ("none",), "chosen": (RULE_CHOSEN,), **GATED} if gated else RULES
+    policies = [p for settings in families.values() for p in settings]
     samples = {
         name: sample_cases([name], n, tokenizer, cap, PROTOCOL["seed"])[name]
         for name, (n, cap) in CASES.items()
@@ -108,7 +128,8 @@ def rules_run(out: str | Path, progress: bool = True) -> dict:
         frames.append(case_agreement(model, tokenizer, x, policies, SelectingDecoder))
         if progress:
             print(f"{x.corpus} {x.case.id}: done ({k + 1}/{len(order)})", flush=True)
-        report = _report(pd.concat(frames, ignore_index=True), model, k == len(order) - 1)
+        rows = pd.concat(frames, ignore_index=True)
+        report = _report(rows, model, k == len(order) - 1, families)
         write_run_report(report, out)
     return report
 
@@ -122,14 +143,14 @@ def interleave(lists: list[list]) -> list:
     return out
 
 
-def _report(rows: pd.DataFrame, model, complete: bool) -> dict:
+def _report(rows: pd.DataFrame, model, complete: bool, families: dict = RULES) -> dict:
     """The run's report so far (written after every case: a cut run keeps what it measured)."""
     layers = int(model.config.num_hidden_layers)
     columns = _columns(rows)
     return run_report(
         "rules",
         COMMAND,
-        protocol=PROTOCOL,
+        protocol=dict(PROTOCOL, rules=families),
         layers=layers,
         complete=complete,
         chosen=choose_rule(curve_table(columns, layers)),
@@ -146,26 +167,34 @@ def curve_table(columns: dict, layers: int) -> pd.DataFrame:
     """Per setting, from ``columns`` (a run's rows): its rule ``family``; ``cases`` that reuse
     anything, ``idle`` ones, ``flipped`` ones (at least one decision differs), agreement
     ``rate`` with its interval on the reusing cases; ``recomputed`` (share of copied ids
-    recomputed, pooled over every case) and ``check`` (what deciding cost, in copied-id
-    forwards: check-layer ids times check layers over ``layers`` per copied id)."""
+    recomputed, pooled over every case), ``check`` (what deciding cost, in copied-id
+    forwards: check-layer ids times check layers over ``layers`` per copied id), ``fallback``
+    (ids the margin gate's exact fallbacks fed again, per copied id; 0 without a gate) and
+    ``spent`` (``recomputed`` + ``fallback``: what the choice weighs)."""
     rows = pd.DataFrame(columns).assign(split="dev")
+    if "fallback_ids" not in rows:
+        rows = rows.assign(fallback_ids=0)
     table = reusing_table(rows, by=("policy",))
     per = rows.drop_duplicates(["corpus", "case", "policy"]).groupby("policy", sort=False)
     cost = per.apply(
         lambda g: g.check_ids.sum() * _layer(g.name) / layers / max(1, g.splice.sum()),
         include_groups=False,
     )
+    fed_again = per.apply(
+        lambda g: g.fallback_ids.sum() / max(1, g.splice.sum()), include_groups=False
+    )
     table = table.assign(
         family=table.policy.map(family),
         check=table.policy.map(cost),
+        fallback=table.policy.map(fed_again),
         flip_rate=table.flipped / table.cases.clip(lower=1),
     )
-    return table
+    return table.assign(spent=table.recomputed + table.fallback)
 
 
 def _layer(policy: str) -> int:
     """The check layer of ``policy`` (1 unless ``@L`` names another)."""
-    return int(policy.split("@")[1]) if "@" in policy else 1
+    return parse_policy(policy).layer
 
 
 def choose_rule(
@@ -174,19 +203,21 @@ def choose_rule(
     max_recompute: float = RULE_MAX_RECOMPUTE,
 ) -> dict:
     """:data:`~cadlib.chapters.kv_reuse.profiles.RULE_CHOICE` on :func:`curve_table`: the
-    setting that recomputes the least among those whose reusing-case agreement reaches
-    ``threshold`` (``met`` true), else the most agreeing among those recomputing at most
-    ``max_recompute`` (``met`` false; ties: less recomputed). ``policy`` is ``None`` when no
-    setting reuses anything within the budget."""
+    setting that recomputes the least (``spent``: the fallbacks' ids count as recomputed)
+    among those whose reusing-case agreement reaches ``threshold`` (``met`` true), else the
+    most agreeing among those spending at most ``max_recompute`` (``met`` false; ties: less
+    spent). ``policy`` is ``None`` when no setting reuses anything within the budget."""
     t = table[(table.cases > 0) & (table.policy != "none")]
+    if "spent" not in t:
+        t = t.assign(spent=t.recomputed)
     ok = t[t.rate >= threshold]
     if not ok.empty:
-        best = ok.sort_values(["recomputed", "rate"], ascending=[True, False], kind="stable")
+        best = ok.sort_values(["spent", "rate"], ascending=[True, False], kind="stable")
         return _chosen(best.iloc[0], True)
-    t = t[t.recomputed <= max_recompute]
+    t = t[t.spent <= max_recompute]
     if t.empty:
         return dict(policy=None, met=False)
-    best = t.sort_values(["rate", "recomputed"], ascending=[False, True], kind="stable")
+    best = t.sort_values(["rate", "spent"], ascending=[False, True], kind="stable")
     return _chosen(best.iloc[0], False)
 
 
