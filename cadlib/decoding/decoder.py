@@ -365,6 +365,8 @@ class CopyDecoder:
                 continue
             if drafter is not None:
                 draft = next_draft(drafter, fsm, state, run, mode.plan)
+                if self.engine.n_ctx is not None:  # what fits the cache after the feed
+                    draft = draft[: max(0, self.engine.n_ctx - len(cache) - len(feed))]
                 state, feed, kinds = yield from verify_draft(
                     fsm,
                     state,

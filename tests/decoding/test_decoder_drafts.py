@@ -100,6 +100,28 @@ def test_the_decoder_takes_its_engines_draft_cap(model, tok):
         CopyDecoder(model, tok, drafts=("headers",), draft_max_ids=0)
 
 
+def test_drafts_stop_at_the_engines_cache_size(model, tok):
+    """An engine whose cache holds fewer ids than the run needs (llama.cpp's ``n_ctx``): the
+    decoder cuts each draft to what fits after the feed, so no verify forward runs past it
+    (the feed itself is the engine's to refuse), and the output is the uncapped run's."""
+    doc = "\n".join(f"v{i}" for i in range(1, 31))
+    case = EditCase("toy/1", doc, doc.replace("v27\nv28\n", "w27\n"), "w27.")
+    x = prepare("t", case, tok)
+    cap = len(x.edit_prompt) + len(transcript(x.program, case.doc, tok).ids) - 20
+    drafts = composition_drafts("m=0 +cursor +headers")
+    free = forced_forwards(model, tok, case, drafts)[1]
+    assert any(k == "verify" and n + ctx > cap for k, n, ctx in free)  # uncapped: past it
+    engine = as_engine(model)
+    engine.n_ctx = cap
+    with observed(model) as seen:
+        res = CopyDecoder(engine, tok, drafts=drafts).decode(
+            case.doc, prompt_ids=x.edit_prompt, program=x.program
+        )
+    kinds = [f.kind for f in res.trace.forwards]
+    assert res.text == case.gold and len(kinds) == len(seen)
+    assert all(n + ctx <= cap for k, (n, ctx) in zip(kinds, seen, strict=True) if k == "verify")
+
+
 def test_a_well_guessed_header_saves_forwards(model, tok):
     case = EditCase("toy/0", DOC, GOLD, "c = 30.")
     plain = forced_forwards(model, tok, case, ())[1]

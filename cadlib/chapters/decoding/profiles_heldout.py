@@ -58,6 +58,7 @@ __all__ = [
     "MODEL",
     "ENGINES",
     "THREADS",
+    "LLAMA_CPP_CONTEXT",
     "METHODS",
     "RIVALS",
     "REPEATS",
@@ -100,6 +101,13 @@ MODEL = SMOLLM2
 ENGINES = ("transformers", "llama.cpp")
 #: Threads per engine: both cores of the quiet 2-core machine, as a CPU user runs an engine.
 THREADS = 2
+#: llama.cpp's cache size (``n_ctx``). A case fits :data:`CONTEXT` by its prompt and gold ids,
+#: but a Copy-as-Decode transcript adds its program's structure ids (headers, ranges, closers)
+#: and a draft is fed before it is verified, so a case near the limit ran past 8,192 cached ids
+#: and stopped the first llama.cpp run (2026-12-07, before any of its results were kept); the
+#: outputs are forced, so positions past the trained context change no output. ``transformers``'
+#: cache has no cap.
+LLAMA_CPP_CONTEXT = 2 * 8192
 #: The timed methods (:data:`cadlib.decoding.methods.TIMED`), the same on both engines.
 METHODS = TIMED
 #: The rivals a Copy-as-Decode variant is compared with: per corpus and engine, the one with the

@@ -75,8 +75,13 @@ def sample(
 
 
 def load_engines(model: str = P.MODEL, kinds=P.ENGINES, threads: int = P.THREADS) -> list:
-    """One engine of each of ``kinds`` (:data:`.profiles_heldout.ENGINES`) on the CPU."""
-    return [load_engine(model, kind, device="cpu", threads=threads) for kind in kinds]
+    """One engine of each of ``kinds`` (:data:`.profiles_heldout.ENGINES`) on the CPU, llama.cpp
+    with a cache of :data:`.profiles_heldout.LLAMA_CPP_CONTEXT` ids."""
+    sizes = {"llama.cpp": dict(n_ctx=P.LLAMA_CPP_CONTEXT)}
+    return [
+        load_engine(model, kind, device="cpu", threads=threads, **sizes.get(kind, {}))
+        for kind in kinds
+    ]
 
 
 def choose_rival(engines, tokenizer, selection: dict, progress: bool = True):
@@ -272,6 +277,7 @@ def _protocol(cfg: dict, engines) -> dict:
         model=cfg["model"],
         engines=list(engines),
         threads=P.THREADS,
+        llama_cpp_context=P.LLAMA_CPP_CONTEXT,
         methods=list(P.METHODS),
         timed_cases=cfg["corpora"],
         seed=P.SEED,

@@ -105,12 +105,16 @@ class Engine(ABC):
         The longest draft the decoder verifies in one forward on this engine (``None``: no
         cap; :class:`cadlib.decoding.drafts.Drafter`'s ``max_ids``): the engine's draft policy,
         measured per engine by :mod:`cadlib.costs.draft_policy`.
+    n_ctx : int or None
+        The most ids a session's cache holds (``None``: no cap). The decoder cuts a draft to
+        what fits after the feed: a draft past it could not be verified.
     """
 
     name: str = "engine"
     vocab_size: int
     device: torch.device
     draft_max_ids: int | None = None
+    n_ctx: int | None = None
 
     @abstractmethod
     def new_session(self) -> Session:
