@@ -236,3 +236,52 @@ def test_the_summary_rows_name_the_parts_groups_and_methods_as_the_protocol_does
     assert headlines.HELDOUT_PARTS == {e: P.results_name(e) for e in P.ENGINES}
     assert headlines.HELDOUT_GROUPS == (*P.REAL_EDIT_TEST, P.FAMILY)
     assert headlines.HELDOUT_ALL == P.ALL_TEST and headlines.HELDOUT_METHODS == COPY_AS_DECODE
+
+
+def _priced(corpus: str, speedups: tuple[float, float, float], slower: tuple[int, int]) -> dict:
+    """An ``every_case`` block of one corpus: prompt lookup, plain and drafted Copy-as-Decode."""
+    from cadlib.decoding.method_names import DRAFTED_SETTING
+
+    keys = [
+        ("prompt lookup", "best"),
+        ("Copy-as-Decode", "m=0"),
+        ("Copy-as-Decode", DRAFTED_SETTING),
+    ]
+    predicted = [
+        dict(corpus=corpus, method=m, setting=s, cases=10, median_speedup=x, lo=x - 1, hi=x + 1)
+        for (m, s), x in zip(keys, speedups, strict=True)
+    ]
+    counts = [
+        dict(corpus=corpus, setting=s, cases=10, slower_than_ar=n)
+        for (_, s), n in zip(keys[1:], slower, strict=True)
+    ]
+    return dict(predicted=predicted, slower=counts)
+
+
+def test_every_case_pricing_is_one_row_per_test_corpus_without_the_pooled_row():
+    from cadlib.chapters.decoding.show_heldout import every_case_table
+
+    blocks = [
+        _priced("heval-fix-java", (5.0, 2.0, 5.5), (23, 1)),
+        _priced("pooled", (9, 9, 9), (0, 0)),
+    ]
+    every = dict(
+        predicted=[r for b in blocks for r in b["predicted"]],
+        slower=blocks[0]["slower"],
+        cases={"heval-fix-java": 164},
+    )
+    table = every_case_table(dict(every_case=every))
+    assert list(table.index) == ["HEvalFix-Java"]
+    row = table.iloc[0]
+    assert row["cases"] == 164 and row["Copy-as-Decode"] == "2.00× [1.00, 3.00]"
+    assert row["Copy-as-Decode slower"] == 23 and row[f"{DRAFTED} slower"] == 1
+    assert every_case_table(None) is None and every_case_table({"groups": []}) is None
+
+
+def test_a_development_tick_says_development_once():
+    from cadlib.chapters.decoding.run_heldout_stats import ALL_DEVELOPMENT
+    from cadlib.chapters.decoding.show_heldout import _tick
+
+    assert _tick("development", ALL_DEVELOPMENT).count("development") == 1
+    assert _tick("development", "RealEdits-Flask") == "RealEdits-Flask (development)"
+    assert _tick("test", "RealEdits-Cobra") == "RealEdits-Cobra"

@@ -132,6 +132,9 @@ def test_predicted_speedups_and_goals(tok):
     assert set(goals.set) == {"development"}
     text = D.text_goals.goals_markdown(goals, "toy")
     assert text.count("\n| ") == len(goals) + 1 and "development set:" in text  # + head
+    ((caption, frame),) = D.text_goals.goal_frames(goals).items()
+    assert caption.startswith("*Development set*") and len(frame) == len(goals)
+    assert frame.ratio.tolist() == pytest.approx((goals.ours / goals.rival).tolist())
     with pytest.raises(ValueError, match="predicted_s"):
         CM.predicted_speedups(rows.drop(columns="predicted_s"), best)
 

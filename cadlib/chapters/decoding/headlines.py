@@ -240,35 +240,23 @@ def _heldout_rows(engine: str) -> tuple[Headline, ...]:
     Copy-as-Decode variant's median-case speed over the best rival's on each real-edit test
     corpus and the HumanEvalFix test family, and the test cases where it is slower than AR."""
     where = f"held-out test, {engine}"
+
+    def row(label: str, group: str, method: str, column: str, unit: str) -> Headline:
+        value = _heldout(engine, group, method, column)
+        cases = _heldout(engine, group, method, "cases")
+        return Headline(
+            "decoding", f"{where}: {label}", "§4.6", None, value, unit, V.beyond(), n=cases
+        )
+
     rows = []
     for method in HELDOUT_METHODS:
         name = _name(method)
         for group in HELDOUT_GROUPS:
             label = CORPUS_LABELS.get(group, group)
-            rows.append(
-                Headline(
-                    "decoding",
-                    f"{where}: {name}, wall-clock speed over the best rival, median case, {label}",
-                    "§4.6",
-                    None,
-                    _heldout(engine, group, method, "vs_rival"),
-                    "×",
-                    V.beyond(),
-                    n=_heldout(engine, group, method, "cases"),
-                )
-            )
-        rows.append(
-            Headline(
-                "decoding",
-                f"{where}: test cases where {name} is slower than AR (wall-clock)",
-                "§4.6",
-                None,
-                _heldout(engine, HELDOUT_ALL, method, "slower_than_ar"),
-                "cases",
-                V.beyond(),
-                n=_heldout(engine, HELDOUT_ALL, method, "cases"),
-            )
-        )
+            speed = f"{name}, wall-clock speed over the best rival, median case, {label}"
+            rows.append(row(speed, group, method, "vs_rival", "×"))
+        slower = f"test cases where {name} is slower than AR (wall-clock)"
+        rows.append(row(slower, HELDOUT_ALL, method, "slower_than_ar", "cases"))
     return tuple(rows)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from cadlib.corpora import CORPUS_LABELS
 from cadlib.costs import accounting as A
 from cadlib.decoding.fsm import token_table, transcript
 from cadlib.decoding.methods import TIMED, CaseInputs
@@ -280,13 +281,20 @@ def plot_forwards_per_case(
     head = A.headline_rows(rows, best)
     suffix = head.setting.map(lambda s: f" {s}" if s else "")
     suffix = suffix.where(head.method != "prompt lookup", " (best setting per corpus)")
-    head = head.assign(label=head.method + suffix)
-    fig, ax = plt.subplots(figsize=(9, 4))
+    head = head.assign(
+        label=head.method + suffix, corpus=head.corpus.map(lambda c: CORPUS_LABELS.get(c, c))
+    )
+    fig, ax = plt.subplots(figsize=(11, 4.2))
     kw = dict(data=head, x="corpus", y="forwards_per_token", hue="label", ax=ax)
     sns.boxplot(**kw, showfliers=False, fill=False, linewidth=1)
     sns.stripplot(**kw, dodge=True, size=1.6, alpha=0.45, legend=False)
     ax.set(yscale="log", xlabel="", ylabel="decode forwards per gold id (per case)")
-    ax.legend(fontsize=7, loc="lower left", frameon=True)
+    ax.tick_params(axis="x", labelrotation=25)
+    for tick in ax.get_xticklabels():
+        tick.set_horizontalalignment("right")
+    # beside the axes, not over the boxes: ten methods would hide the lowest corpora's cases
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
+    fig.tight_layout()
     if title:
         ax.set_title(title, fontsize=9)
     return fig

@@ -9,7 +9,7 @@ import pandas as pd
 
 from cadlib.corpora import CORPUS_LABELS
 from cadlib.costs import cost_model as CM
-from cadlib.decoding.method_names import TIMED
+from cadlib.decoding.method_names import DRAFTED, DRAFTED_SETTING, TIMED
 from cadlib.record import style
 
 from .run_heldout_stats import development_groups
@@ -21,6 +21,7 @@ __all__ = [
     "plot_heldout",
     "cost_model_errors",
     "goal_table",
+    "every_case_table",
 ]
 
 #: The methods marked in the plot (autoregressive decoding is the reference line at 1).
@@ -80,6 +81,48 @@ def goal_table(report: dict) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def every_case_table(report: dict | None) -> pd.DataFrame | None:
+    """Every case of every test corpus priced on the ``transformers`` part's grid (its
+    ``every_case``; ``None`` when that part is not recorded): per corpus, the cases, each
+    method's median-case predicted speedup over autoregressive decoding [95 % interval] in
+    *decode* seconds (the prefill is not priced, so these run above the wall-clock headline),
+    and on how many cases each Copy-as-Decode variant is predicted slower than autoregressive
+    decoding. The pooled row is left out: a pooled figure does not stand alone here."""
+    if report is None or "every_case" not in report:
+        return None
+    every = report["every_case"]
+    predicted = pd.DataFrame(every["predicted"])
+    predicted = predicted[predicted.corpus != "pooled"]
+    predicted = predicted.assign(
+        name=[_priced(m, s) for m, s in zip(predicted.method, predicted.setting, strict=True)],
+        cell=[
+            f"{s:.2f}× [{lo:.2f}, {hi:.2f}]"
+            for s, lo, hi in zip(predicted.median_speedup, predicted.lo, predicted.hi, strict=True)
+        ],
+    )
+    speed = predicted.pivot(index="corpus", columns="name", values="cell")
+    slower = pd.DataFrame(every["slower"])
+    slower = slower.assign(name=[f"{_priced('Copy-as-Decode', s)} slower" for s in slower.setting])
+    counts = slower.pivot(index="corpus", columns="name", values="slower_than_ar")
+    corpora = list(dict.fromkeys(predicted.corpus))
+    columns = [*_PRICED, *(f"{m} slower" for m in _PRICED[1:])]
+    table = pd.concat([speed, counts], axis=1)[columns].reindex(corpora)
+    table.insert(0, "cases", [every["cases"][c] for c in corpora])
+    table.index = [CORPUS_LABELS.get(c, c) for c in corpora]
+    return table.rename_axis(index="corpus (predicted, decode s)", columns=None)
+
+
+#: The priced methods in the order shown: the rival, then the two Copy-as-Decode variants.
+_PRICED = ("prompt lookup", "Copy-as-Decode", DRAFTED)
+
+
+def _priced(method: str, setting: str) -> str:
+    """A priced row's method as shown: plain Copy-as-Decode is its ``m=0`` setting."""
+    if method != "Copy-as-Decode":
+        return method
+    return {"m=0": "Copy-as-Decode", DRAFTED_SETTING: DRAFTED}[setting]
+
+
 def heldout_table(report: dict, engine: str) -> pd.DataFrame:
     """One engine's groups as a table: per group and method, the median-case speedup over
     autoregressive decoding [95 % interval], the cases slower than it, and for Copy-as-Decode the
@@ -135,7 +178,10 @@ def plot_heldout(report: dict, development: pd.DataFrame | None = None):
 
 
 def _tick(part: str, label: str) -> str:
-    return f"{label} (development)" if part == "development" else label
+    """A group's axis label; development groups say so unless their label already does."""
+    if part == "development" and "development" not in label:
+        return f"{label} (development)"
+    return label
 
 
 def _panel(ax, data: pd.DataFrame, order: list) -> None:

@@ -11,7 +11,13 @@ from cadlib.costs import cost_model as CM
 from .run_accounting import EveryCase
 from .run_goals import MET, MISSED, UNDECIDED
 
-__all__ = ["goals_markdown", "outcome_line", "speed_gaps_markdown", "forward_gaps_markdown"]
+__all__ = [
+    "goals_markdown",
+    "goal_frames",
+    "outcome_line",
+    "speed_gaps_markdown",
+    "forward_gaps_markdown",
+]
 
 
 def goals_markdown(table: pd.DataFrame, label: str = "") -> str:
@@ -19,22 +25,33 @@ def goals_markdown(table: pd.DataFrame, label: str = "") -> str:
     or undecided and by how much (ours / rival), then the count per outcome and set."""
     where = f" ({label})" if label else ""
     lines = [f"*The chapter's goals, this run{where}:*", ""]
-    for part in ("development", "test"):
-        sub = table[table.set == part]
-        if sub.empty:
-            continue
-        lines += [f"*{part.capitalize()} set* ({_SET_NOTE[part]}):", ""]
-        lines += ["| goal | corpus | outcome | ours | rival | ratio | target | note |"]
+    for caption, frame in goal_frames(table).items():
+        lines += [caption, "", "| " + " | ".join(_COLUMNS) + " |"]
         lines += ["|---|---|---|---:|---:|---:|---|---|"]
-        for r in sub.itertuples():
-            ratio = r.ours / r.rival if r.rival else float("nan")
+        for r in frame.itertuples(index=False):
             lines.append(
                 f"| {r.goal} | {r.corpus} | **{r.outcome}** | {r.ours:.3f} | {r.rival:.3f} "
-                f"| {ratio:.2f} | {r.target} | {r.note} |"
+                f"| {r.ratio:.2f} | {r.target} | {r.note} |"
             )
         lines.append("")
     lines.append(outcome_line(table))
     return "\n".join(lines)
+
+
+_COLUMNS = ("goal", "corpus", "outcome", "ours", "rival", "ratio", "target", "note")
+
+
+def goal_frames(table: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """The goals as one table per set, development set first, each under its caption (what the
+    set is): goal, corpus, outcome, ours, rival, their ratio, the target and a note."""
+    out = {}
+    for part in ("development", "test"):
+        sub = table[table.set == part]
+        if len(sub):
+            ratio = (sub.ours / sub.rival.where(sub.rival != 0)).astype(float)
+            frame = sub.assign(ratio=ratio)[list(_COLUMNS)].reset_index(drop=True)
+            out[f"*{part.capitalize()} set* ({_SET_NOTE[part]}):"] = frame
+    return out
 
 
 _SET_NOTE = {
