@@ -156,3 +156,28 @@ def test_a_gated_rule_pays_for_its_fallbacks_in_what_the_choice_weighs():
     assert below["policy"] == RULE_CHOSEN and not below["met"]
     assert R.choose_rule(t.reset_index())["policy"] == gated[0]
     assert R.curve_table(merge(cheap), layers=30).fallback.tolist() == [0.0]
+
+
+def test_the_committed_gated_run_chose_by_the_declared_rule_among_the_declared_settings():
+    from cadlib.chapters.kv_reuse.profiles import GATED
+    from cadlib.record.results import read_results_file
+
+    r = read_results_file(R.GATED_RESULTS)
+    if r is None:
+        pytest.skip("no gated run committed")
+    assert r["protocol"]["rules"]["gated"] == list(GATED["gated"])
+    assert r["chosen"] == R.choose_rule(R.curve_table(r["rows"], r["layers"]))
+
+
+def test_the_gated_sentence_weighs_the_fallbacks_against_the_budget():
+    from cadlib.chapters.kv_reuse.profiles import GATED, RULE_CHOSEN
+    from cadlib.chapters.kv_reuse.text_rules import gated_markdown
+
+    (gated,) = GATED.values()
+    r = report({"none": (90, 90), RULE_CHOSEN: (95, 80), gated[0]: (100, 80)})
+    fed = [50 if p == gated[0] else 0 for p in r["rows"]["policy"]]
+    r["rows"].update(fallback_ids=fed, fallbacks=[int(n > 0) for n in fed])
+    r["chosen"] = R.choose_rule(R.curve_table(r["rows"], 30))
+    text = gated_markdown(r)
+    assert f"`{gated[0]}`, **meets**" in text and "spends 70% of the copied ids" in text
+    assert "**over** the 30% budget" in text and "`margin=0.5` 100.00% spending 70%" in text

@@ -58,6 +58,7 @@ __all__ = [
     "interleave",
     "rules_run",
     "committed_rules",
+    "committed_gated",
     "curve_table",
     "choose_rule",
 ]
@@ -161,6 +162,11 @@ def _report(rows: pd.DataFrame, model, complete: bool, families: dict = RULES) -
 def committed_rules() -> dict | None:
     """The committed run (``results/kv_reuse.rules.json``), or ``None``."""
     return read_results_file(RESULTS)
+
+
+def committed_gated() -> dict | None:
+    """The committed gated run (``results/kv_reuse.gated.json``), or ``None``."""
+    return read_results_file(GATED_RESULTS)
 
 
 def curve_table(columns: dict, layers: int) -> pd.DataFrame:

@@ -12,7 +12,7 @@ from cadlib.record.provenance import load_caption
 from .run_rules import curve_table
 from .text_policy_search import setting_sentence
 
-__all__ = ["sample_clause", "rules_markdown"]
+__all__ = ["sample_clause", "rules_markdown", "gated_markdown"]
 
 
 def sample_clause(report: dict) -> str:
@@ -58,3 +58,29 @@ def rules_markdown(report: dict) -> str:
         f"{within}. {verdict[0].upper()}{verdict[1:]}. Nothing here is timed. "
         f"{load_caption(report)} {setting_sentence(report)}"
     )
+
+
+def gated_markdown(report: dict) -> str:
+    """The margin-gated run: its sample, each gated setting's agreement on the cases that reuse
+    anything and what it spends (recomputed at the copy plus fed again by its fallbacks, per
+    copied id), then the declared choice against the threshold and the recompute budget."""
+    t = curve_table(report["rows"], report["layers"])
+    thr, cap = report["protocol"]["threshold"], report["protocol"]["max_recompute"]
+    gated = t[t.family == "gated"]
+    each = "; ".join(
+        f"`{r.policy.split(',')[-1]}` {r.rate:.2%} spending {r.spent:.0%}"
+        for r in gated.itertuples()
+    )
+    chosen = report["chosen"]
+    row = t[t.policy == chosen["policy"]]
+    if row.empty:
+        verdict = f"No setting reuses anything at most {cap:.0%} recomputed."
+    else:
+        r = row.iloc[0]
+        reached = "**meets**" if chosen["met"] else "misses"
+        budget = "within" if r.spent <= cap else "**over**"
+        verdict = (
+            f"The declared choice, `{r.policy}`, {reached} the {thr:.1%} threshold there and "
+            f"spends {r.spent:.0%} of the copied ids, {budget} the {cap:.0%} budget."
+        )
+    return f"On {sample_clause(report)}, with the gate: {each}. {verdict}"
