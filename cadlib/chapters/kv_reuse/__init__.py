@@ -23,7 +23,9 @@ package measures what that is worth and what it costs, deterministic parts first
   recorded by :mod:`.commands`;
 * issue 51's **selection rules** (:mod:`cadlib.decoding.kv_select`: seams, key deviation at a
   check layer, both), compared on development corpora (:mod:`.run_rules`,
-  ``results/kv_reuse.rules.json``; the choice declared in :mod:`.profiles` before it ran);
+  ``results/kv_reuse.rules.json``, and its margin-gated fallback, ``kv_reuse.gated.json``; the
+  choice declared in :mod:`.profiles` before it ran), then the chosen setting once on the test
+  corpora (:mod:`.run_rules_test`, ``results/kv_reuse.rules-test.json``);
 * wall-clock of the exact splice, ``+drafts`` and reuse, interleaved
   (:func:`.run_speed.time_modes`; the ``timing`` and ``full`` profiles, on a quiet machine
   only; never evidence from a busy one), and issue 32's speed goals
@@ -40,9 +42,11 @@ corpus while chapter 6's drafts were designed, so it is development for speed).
 
 The roles (CONTRIBUTING, "A chapter package"): :mod:`.profiles` (``PROFILES`` and the
 declarations), :mod:`.run` (the notebook's measurements and :func:`.run.numbers`, the results
-file's ``numbers``) with :mod:`.run_flips`, :mod:`.run_speed` and the three committed runs'
-protocols (and :mod:`.run_rules`), :mod:`.show` (figures and tables), :mod:`.text` (the answer
-and the findings) with one ``text_<topic>`` module per committed run, and :mod:`.commands`.
+file's ``numbers``) with :mod:`.run_flips`, :mod:`.run_speed` and the committed runs'
+protocols (:mod:`.run_policy_search`, :mod:`.run_every_case`, :mod:`.run_flask_sample`,
+:mod:`.run_rules`, :mod:`.run_rules_test`), :mod:`.show` (figures and tables), :mod:`.text`
+(the answer and the findings) with one ``text_<topic>`` module per committed run, and
+:mod:`.commands`.
 """
 
 from cadlib.record.card import lazy_roles

@@ -1,12 +1,16 @@
 """Chapter 6c's evidence runs recorded outside its notebook, one subcommand each.
 
 Their protocols and measuring code are :mod:`.run_policy_search`, :mod:`.run_every_case` and
-:mod:`.run_flask_sample`, and :mod:`.run_rules` (issue 51's selection rules)::
+:mod:`.run_flask_sample`, :mod:`.run_rules` (issue 51's selection rules, development) and
+:mod:`.run_rules_test` (the chosen rule, once on the test corpora; :mod:`.run_rules_timing`
+times it, on a quiet machine only)::
 
     python -m cadlib.chapters.kv_reuse.commands policy-search [--out FILE]
     python -m cadlib.chapters.kv_reuse.commands every-case CORPUS [--out FILE]
     python -m cadlib.chapters.kv_reuse.commands flask-sample [--out FILE]
     python -m cadlib.chapters.kv_reuse.commands rules [--gated] [--out FILE]
+    python -m cadlib.chapters.kv_reuse.commands rules-test [--out FILE]
+    python -m cadlib.chapters.kv_reuse.commands rules-timing [--out FILE]
 
 The policy search runs first: the other two judge the policy it chose (its committed run).
 """
@@ -15,7 +19,14 @@ from __future__ import annotations
 
 import argparse
 
-from . import run_every_case, run_flask_sample, run_policy_search, run_rules
+from . import (
+    run_every_case,
+    run_flask_sample,
+    run_policy_search,
+    run_rules,
+    run_rules_test,
+    run_rules_timing,
+)
 
 __all__ = ["PROG", "main"]
 
@@ -55,6 +66,19 @@ def rules(args: argparse.Namespace) -> None:
     print(f"wrote {args.out}; chosen {report['chosen']}")
 
 
+def rules_test(args: argparse.Namespace) -> None:
+    """Run the chosen rule once on the test corpora (:func:`.run_rules_test.rules_test_run`)."""
+    report = run_rules_test.rules_test_run(args.out)
+    v = report["verdict"]
+    print(f"wrote {args.out}; {v['policy']}: goal {'met' if v['met'] else 'missed'}")
+
+
+def rules_timing(args: argparse.Namespace) -> None:
+    """Time the chosen rule on long test edits (:func:`.run_rules_timing.rules_timing_run`)."""
+    report = run_rules_timing.rules_timing_run(args.out)
+    print(f"wrote {args.out}; goal {'met' if report['verdict']['met'] else 'missed'}")
+
+
 def parser() -> argparse.ArgumentParser:
     """The command line: one subcommand per run."""
     top = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n")[0])
@@ -79,6 +103,12 @@ def parser() -> argparse.ArgumentParser:
         help="the margin-gated exact fallback on the chosen rule (profiles.GATED)",
     )
     r.set_defaults(func=rules)
+    t = sub.add_parser("rules-test", help=_first_line(run_rules_test))
+    t.add_argument("--out", default=f"_build/{run_rules_test.RESULTS}", help="the JSON written")
+    t.set_defaults(func=rules_test)
+    s = sub.add_parser("rules-timing", help=_first_line(run_rules_timing))
+    s.add_argument("--out", default=f"_build/{run_rules_timing.RESULTS}", help="the JSON written")
+    s.set_defaults(func=rules_timing)
     return top
 
 

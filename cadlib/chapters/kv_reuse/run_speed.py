@@ -9,6 +9,7 @@ from tqdm import tqdm
 
 from cadlib.corpora import CORPUS_LABELS
 from cadlib.decoding.decoder import CopyDecoder
+from cadlib.decoding.kv_select import copy_decoder
 from cadlib.decoding.methods import (
     METHODS,
     TIMED,
@@ -30,16 +31,19 @@ __all__ = [
 ]
 
 
-def timed_methods(model, tokenizer, policies=("none",), lookup_setting=TIMED_PLD) -> tuple:
+def timed_methods(
+    model, tokenizer, policies=("none",), lookup_setting=TIMED_PLD, names=TIMED
+) -> tuple:
     """The methods :func:`time_modes` interleaves (:class:`cadlib.decoding.methods.DecodingMethod`):
-    chapter 6's four (autoregressive, prompt lookup at ``lookup_setting``, the exact splice,
-    ``+drafts``), then the reuse copy at each policy, named ``reuse <policy>``."""
+    chapter 6's methods called ``names`` (default its four: autoregressive, prompt lookup at
+    ``lookup_setting``, the exact splice, ``+drafts``), then the reuse copy at each policy or
+    selection rule (:func:`cadlib.decoding.kv_select.copy_decoder`), named ``reuse <policy>``."""
     exact = CopyDecoder(model, tokenizer)
     reuse = tuple(
-        CopyAsDecode(CopyDecoder(model, tokenizer, copy_kv="reuse", recompute=p), f"reuse {p}")
+        CopyAsDecode(copy_decoder(model, tokenizer, copy_kv="reuse", recompute=p), f"reuse {p}")
         for p in policies
     )
-    return (*make_methods(model, exact, lookup_setting, TIMED), *reuse)
+    return (*make_methods(model, exact, lookup_setting, names), *reuse)
 
 
 def time_modes(
@@ -50,13 +54,14 @@ def time_modes(
     repeats: int = 3,
     lookup_setting=TIMED_PLD,
     progress: bool = True,
+    names=TIMED,
 ) -> pd.DataFrame:
     """Every method of :func:`timed_methods` along each case (the baselines along the gold
     after the regen prompt, Copy-as-Decode along the oracle program), interleaved per case and
     repeat after one warm-up run each. One row per run: forwards after the prefill, ids
     computed after it, decode seconds (after the prompt prefill) and gold ids per decode
     second. Timings: run it on a quiet machine only (the ``full`` profile)."""
-    methods = timed_methods(model, tokenizer, policies, lookup_setting)
+    methods = timed_methods(model, tokenizer, policies, lookup_setting, names)
     rows = []
     for name, xs in inputs.items():
         for x in tqdm(xs, desc=f"timing {name}", disable=not progress):

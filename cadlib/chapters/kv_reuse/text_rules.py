@@ -1,6 +1,8 @@
-"""The sentence on issue 51's selection-rule curves (:mod:`cadlib.chapters.kv_reuse.run_rules`):
-the sample, the rule and setting the declared choice picked, and whether it reaches the
-threshold at most 30 % recomputed, generated from the committed run."""
+"""The sentences on issue 51's selection rules, generated from their committed runs: the
+development curves and the gated fallback (:mod:`cadlib.chapters.kv_reuse.run_rules`: the sample,
+the declared choice, whether it reaches the threshold at most 30 % spent), the chosen setting's
+one test-corpus run (:mod:`~cadlib.chapters.kv_reuse.run_rules_test`) and its timing
+(:mod:`~cadlib.chapters.kv_reuse.run_rules_timing`)."""
 
 from __future__ import annotations
 
@@ -10,18 +12,25 @@ from cadlib.corpora import CORPUS_LABELS
 from cadlib.record.provenance import load_caption
 
 from .run_rules import curve_table
+from .run_rules_test import corpus_table
 from .text_policy_search import setting_sentence
 
-__all__ = ["sample_clause", "rules_markdown", "gated_markdown"]
+__all__ = [
+    "sample_clause",
+    "rules_markdown",
+    "gated_markdown",
+    "test_markdown",
+    "timing_markdown",
+]
 
 
-def sample_clause(report: dict) -> str:
-    """How many cases per corpus the run holds (and whether it ran to its end)."""
+def sample_clause(report: dict, split: str = "development") -> str:
+    """How many ``split`` cases per corpus the run holds (and whether it ran to its end)."""
     rows = pd.DataFrame(report["rows"]).drop_duplicates(["corpus", "case"])
     counts = rows.groupby("corpus", sort=False).size()
     each = ", ".join(f"{CORPUS_LABELS.get(c, c)} {n}" for c, n in counts.items())
     cut = "" if report.get("complete") else " (cut short of its declared sample)"
-    return f"{len(rows)} development cases ({each}){cut}"
+    return f"{len(rows)} {split} cases ({each}){cut}"
 
 
 def rules_markdown(report: dict) -> str:
@@ -84,3 +93,59 @@ def gated_markdown(report: dict) -> str:
             f"spends {r.spent:.0%} of the copied ids, {budget} the {cap:.0%} budget."
         )
     return f"On {sample_clause(report)}, with the gate: {each}. {verdict}"
+
+
+def test_markdown(report: dict) -> str:
+    """The chosen rule's one test-corpus run: its agreement on the cases that reuse anything
+    (pooled, lower bound, flipped cases, the corpora below the threshold), what it spends, and
+    the goal's verdict with the part that fails; the rule without its gate beside it."""
+    v, p = report["verdict"], report["protocol"]
+    thr, cap = p["threshold"], p["max_recompute"]
+    t = corpus_table(report["rows"], report["layers"])
+    alone = t[(t.corpus == "all") & (t.policy == p["policies"][1])].iloc[0]
+    if v["cases"] == 0:
+        agreement = f"`{v['policy']}` reuses no prompt entry on any case"
+    else:
+        below = ", ".join(CORPUS_LABELS.get(c, c) for c in v["below"]) or "none"
+        agreement = (
+            f"`{v['policy']}` agrees on {v['rate']:.2%} of the decisions of the {v['cases']} "
+            f"cases that reuse anything (lower bound {v['lo']:.2%}; {v['flipped']} cases with "
+            f"a flipped decision; corpora below {thr:.1%}: {below})"
+        )
+    if v["met"]:
+        verdict = f"the goal (at least {thr:.1%} in every corpus within {cap:.0%}) is **met**"
+    else:
+        missed = [
+            *([] if v["agrees"] else [f"agreement below {thr:.1%}"]),
+            *([] if v["within"] else [f"spending over {cap:.0%}"]),
+        ]
+        verdict = f"the goal is **missed**: {' and '.join(missed)}"
+    return (
+        f"Once on {sample_clause(report, 'test')}, nothing timed: {agreement}, spending "
+        f"{v['spent']:.0%} of the copied ids; {verdict}. Without its gate, "
+        f"`{alone.policy}` agrees on {alone.rate:.2%} ({alone.flipped} of {alone.cases} "
+        f"reusing cases flipped), spending {alone.spent:.0%}. {load_caption(report)}"
+    )
+
+
+def timing_markdown(report: dict) -> str:
+    """The chosen rule on the clock: per real-edit test corpus its median case's speedup over
+    the exact splice and over autoregressive decoding against the goal, and the moonshot."""
+    v, p = report["verdict"], report["protocol"]
+    each = "; ".join(
+        f"{CORPUS_LABELS.get(c, c)} ({r['cases']} cases) {r['vs_exact']:.2f}× the exact splice "
+        f"({'meets' if r['met'] else '**misses**'} {p['goal']:g}×), {r['vs_ar']:.2f}× "
+        "autoregressive"
+        for c, r in v["per"].items()
+    )
+    moon = v["moonshot_ids_per_s"]
+    moonshot = (
+        "no ProbeEdit case was timed"
+        if moon is None
+        else f"ProbeEdit {moon:,.0f} gold ids per decode second "
+        f"({'reaches' if v['moonshot_met'] else 'short of'} the {p['moonshot']:,.0f} moonshot)"
+    )
+    return (
+        f"Median case, decode seconds after the prefill, `{v['policy']}`: {each}; {moonshot}. "
+        f"{load_caption(report)}"
+    )
