@@ -181,7 +181,7 @@ def compare_masks(
 
 
 def mask_speed_summary(frame: pd.DataFrame) -> list[dict]:
-    """Per heap size, gc mode and arm: steps, median / p90 / mean milliseconds per mask, the
+    """Per heap size, gc mode and arm: steps, median / p90 / p99 / mean milliseconds per mask, the
     share of the time spent in the garbage collector, the largest collector pause inside one
     mask, whether every step's masks were equal between the arms, and (arms after the first)
     the median over steps of this arm's time over the first arm's on the same state (paired,
@@ -198,6 +198,7 @@ def mask_speed_summary(frame: pd.DataFrame) -> list[dict]:
             steps=len(g),
             median_ms=round(float(ms.median()), 4),
             p90_ms=round(float(ms.quantile(0.9)), 4),
+            p99_ms=round(float(ms.quantile(0.99)), 4),
             mean_ms=round(float(ms.mean()), 4),
             gc_share=round(float(g.gc_seconds.sum() / g.seconds.sum()), 4),
             max_gc_pause_ms=round(float(g.gc_seconds.max() * 1e3), 4),

@@ -194,6 +194,20 @@ def test_the_answer_leads_with_the_test_corpora_and_the_goals_tabulate_each_verd
     assert "on 18 of 18 test cases" in answer_lead(bad)
     assert set(goal_table(good).verdict) == {"met"} and set(goal_table(bad).verdict) == {"missed"}
     assert len(goal_table(good)) == len(good["goals"])
+    one = goal_table(good, "llama.cpp")  # chapter 6b's view: one engine's goals
+    assert set(one.engine) == {"llama.cpp"} and 0 < len(one) < len(good["goals"])
+
+
+def test_a_part_is_read_by_one_name_from_either_chapter():
+    from cadlib.chapters.decoding.profiles_heldout import ENGINES, committed_parts, results_name
+    from cadlib.costs import heldout_report as HR
+
+    assert [HR.part_name(e) for e in ENGINES] == [results_name(e) for e in ENGINES]
+    assert HR.part_name("llama.cpp") == "decoding.heldout.llama-cpp.json"
+    parts = committed_parts()
+    for engine in ENGINES:
+        assert HR.committed_part(engine) == parts.get(engine)
+    assert HR.part_line("llama.cpp", None).startswith("llama.cpp: not recorded yet (`python -m")
 
 
 def test_the_development_side_uses_the_same_statistics_and_names_its_pool():

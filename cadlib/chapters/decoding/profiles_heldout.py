@@ -43,6 +43,7 @@ Torch-free, so the book's pages and tests can read it.
 from __future__ import annotations
 
 from cadlib.corpora import REALEDITS_TEST
+from cadlib.costs import heldout_report
 from cadlib.decoding.method_names import DRAFTED, TIMED
 from cadlib.models import SMOLLM2
 from cadlib.record.results import read_results_file
@@ -167,8 +168,8 @@ GOALS = (
     ),
 )
 
-#: The command that records a part (``--engine`` names it).
-COMMAND = "python -m cadlib.chapters.decoding.commands heldout"
+#: The command that records a part (``--engine`` names it; the costs wing's reader names it too).
+COMMAND = heldout_report.COMMAND
 
 
 def results_name(engine: str) -> str:
@@ -176,7 +177,7 @@ def results_name(engine: str) -> str:
     ``llama-cpp``); its timed rows sit beside it (``<name>.rows.jsonl``)."""
     if engine not in ENGINES:
         raise ValueError(f"unknown engine {engine!r}; the protocol's engines: {ENGINES}")
-    return f"decoding.heldout.{engine.replace('.', '-')}.json"
+    return heldout_report.part_name(engine)
 
 
 def committed_parts() -> dict[str, dict]:

@@ -1,7 +1,8 @@
 """What chapter 6 shows of its held-out speed run (:mod:`.run_heldout`): the headline dot plot
 and the per-group table, read from the parts' reports (``results/decoding.heldout.<engine>.json``,
 combined by :func:`.run_heldout_stats.combine`), and the cost model's error on test corpora
-beside its error on development corpora."""
+beside its error on development corpora. The per-group and goal tables are the costs wing's
+(:mod:`cadlib.costs.heldout_report`), which chapter 6b reads its llama.cpp part with too."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pandas as pd
 
 from cadlib.corpora import CORPUS_LABELS
 from cadlib.costs import cost_model as CM
+from cadlib.costs.heldout_report import goal_table, group_frame, heldout_table
 from cadlib.decoding.method_names import DRAFTED, DRAFTED_SETTING, TIMED
 from cadlib.record import style
 
@@ -29,12 +31,6 @@ MARKED = tuple(m for m in TIMED if m != "autoregressive")
 _MARKERS = {"prompt lookup": "s", "Copy-as-Decode": "o", "Copy-as-Decode +drafts": "D"}
 
 
-def group_frame(report: dict) -> pd.DataFrame:
-    """The report's per-group rows, with a display label per group."""
-    frame = pd.DataFrame(report["groups"])
-    return frame.assign(label=frame.group.map(lambda g: CORPUS_LABELS.get(g, g)))
-
-
 def development_frame(rows: pd.DataFrame | None) -> pd.DataFrame | None:
     """:func:`group_frame` of development timed rows (chapter 6's own sample,
     :func:`.run_heldout_stats.development_groups`), for the headline's development side."""
@@ -52,33 +48,6 @@ def cost_model_errors(development: pd.DataFrame, report: dict | None) -> pd.Data
         test = pd.DataFrame(report["cost_model"]["validation_summary"])
         frames.append(test.assign(corpora="test"))
     return pd.concat(frames, ignore_index=True).set_index(["corpora", "method"]).round(1)
-
-
-def goal_table(report: dict) -> pd.DataFrame:
-    """The goals judged on the test cases, one row per goal, engine and group: met or missed,
-    the figure with its interval, the target, the cases and how many of them go against it
-    (slower than the best rival, or than autoregressive decoding)."""
-    rows = []
-    for g in report["goals"]:
-        share = g["goal"] == "slower-than-ar"
-        figure = (
-            f"{g['count']} of {g['cases']} ({g['figure']:.0%})"
-            if share
-            else f"{g['figure']:.2f}× [{g['lo']:.2f}, {g['hi']:.2f}]"
-        )
-        rows.append(
-            {
-                "goal": g["text"],
-                "engine": g["engine"],
-                "group": g["group"],
-                "verdict": "met" if g["met"] else "missed",
-                "figure": figure,
-                "target": g["target"],
-                "cases": g["cases"],
-                "against it": g["count"],
-            }
-        )
-    return pd.DataFrame(rows)
 
 
 def every_case_table(report: dict | None) -> pd.DataFrame | None:
@@ -121,31 +90,6 @@ def _priced(method: str, setting: str) -> str:
     if method != "Copy-as-Decode":
         return method
     return {"m=0": "Copy-as-Decode", DRAFTED_SETTING: DRAFTED}[setting]
-
-
-def heldout_table(report: dict, engine: str) -> pd.DataFrame:
-    """One engine's groups as a table: per group and method, the median-case speedup over
-    autoregressive decoding [95 % interval], the cases slower than it, and for Copy-as-Decode the
-    median-case ratio to the best rival."""
-    f = group_frame(report)
-    f = f[(f.engine == engine) & (f.method != "autoregressive")]
-    out = pd.DataFrame(
-        {
-            "group": f.label,
-            "method": f.method,
-            "cases": f.cases,
-            "speedup over AR (median case)": [
-                f"{s:.2f}× [{lo:.2f}, {hi:.2f}]"
-                for s, lo, hi in zip(f.speedup, f.lo, f.hi, strict=True)
-            ],
-            "slower than AR": f.slower_than_ar,
-            "vs best rival": [
-                "" if pd.isna(r) else f"{r:.2f}× {b}"
-                for r, b in zip(f.vs_rival, f.best_rival, strict=True)
-            ],
-        }
-    )
-    return out.reset_index(drop=True)
 
 
 def plot_heldout(report: dict, development: pd.DataFrame | None = None):

@@ -7,10 +7,10 @@ from __future__ import annotations
 import pandas as pd
 
 from cadlib.corpora import CORPUS_LABELS
+from cadlib.costs.heldout_report import part_line
 from cadlib.decoding.method_names import COPY_AS_DECODE, DRAFTED
-from cadlib.record.provenance import load_caption
 
-from .profiles_heldout import ALL_TEST, COMMAND, ENGINES, HUMANEVALFIX_TEST
+from .profiles_heldout import ALL_TEST, ENGINES, HUMANEVALFIX_TEST
 
 __all__ = ["parts_markdown", "part_line", "answer_lead", "goal_lines", "loss_lines"]
 
@@ -18,20 +18,6 @@ __all__ = ["parts_markdown", "part_line", "answer_lead", "goal_lines", "loss_lin
 def parts_markdown(parts: dict[str, dict]) -> str:
     """One bullet per engine of the protocol (:func:`part_line`)."""
     return "\n".join(f"* {part_line(engine, parts.get(engine))}" for engine in ENGINES)
-
-
-def part_line(engine: str, part: dict | None) -> str:
-    """What ``engine``'s recorded part timed (cases, the prompt-lookup setting its development
-    cases chose, the load it ran under), or that it is not recorded yet and the command that
-    records it."""
-    if part is None:
-        return f"{engine}: not recorded yet (`{COMMAND} --engine {engine}`)."
-    k, n = part["rival_settings"][engine]
-    cases = sum(len(ids) for ids in part["timed_cases"].values())
-    return (
-        f"{engine}: {cases} timed test cases; prompt lookup at K={k} n={n}, the fastest on the "
-        f"development cases. {load_caption(part)}"
-    )
 
 
 def answer_lead(report: dict) -> str:

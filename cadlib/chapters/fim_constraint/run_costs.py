@@ -22,6 +22,7 @@ __all__ = [
     "edit_cost_table",
     "per_step_table",
     "stage_table",
+    "whole_mask_ms",
     "generation_steps",
     "generation_cost",
 ]
@@ -93,9 +94,15 @@ def stage_table(stages: pd.DataFrame) -> pd.DataFrame:
     table = stages.groupby("stage", sort=False).seconds.agg(
         steps="size", median=lambda s: 1e3 * s.median(), p90=lambda s: 1e3 * s.quantile(0.9)
     )
-    total = stages.groupby(["problem", "step"]).seconds.sum()
-    table.loc["whole mask"] = [len(total), 1e3 * total.median(), 1e3 * total.quantile(0.9)]
+    total = whole_mask_ms(stages)
+    table.loc["whole mask"] = [len(total), total.median(), total.quantile(0.9)]
     return table
+
+
+def whole_mask_ms(stages: pd.DataFrame) -> pd.Series:
+    """Milliseconds of the whole mask at each step of :func:`cadlib.fim.step_cost.mask_stages`
+    (its stages summed per problem and step)."""
+    return 1e3 * stages.groupby(["problem", "step"]).seconds.sum()
 
 
 def generation_steps(edit_rows: pd.DataFrame, fim_rows: pd.DataFrame) -> pd.DataFrame:

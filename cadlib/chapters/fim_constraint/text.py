@@ -19,7 +19,7 @@ from cadlib.record.provenance import evidence_caption, load_caption
 from cadlib.record.replay import replayed_run_note
 
 from .run import PRIMARY
-from .run_costs import generation_steps, stage_table
+from .run_costs import generation_steps, whole_mask_ms
 from .run_evidence import ARM_OUTCOMES, LARGE, MASKSPEED_FILE, rates_from_cases
 
 __all__ = [
@@ -152,35 +152,32 @@ def run_summary(numbers: dict, where: str) -> str:
     return f"**This run** ({where}):\n\n" + "\n".join(lines)
 
 
-#: The mask's speed target (issue 22), milliseconds per step over the whole vocabulary.
-MASK_TARGET_MS = {"median": 1.0, "p90": 5.0}
+#: The mask's speed target, milliseconds per step over the whole vocabulary: the median and
+#: the 99th percentile (issue 52, in MaskBench's form; the tail was a p90 before).
+MASK_TARGET_MS = {"median": 1.0, "p99": 5.0}
 
 
 def mask_target_markdown(
     stages: pd.DataFrame, edit_rows: pd.DataFrame, fim_rows: pd.DataFrame, label: str
 ) -> str:
     """Whether the whole-vocabulary mask meets :data:`MASK_TARGET_MS`, along true middles
-    (:func:`.run_costs.stage_table`'s whole mask) and in this run's constrained generation
+    (:func:`.run_costs.whole_mask_ms`) and in this run's constrained generation
     (:func:`.run_costs.generation_steps`), each with its step count, beside the model's step."""
-    whole = stage_table(stages).loc["whole mask"]
+    whole = whole_mask_ms(stages)
     steps = generation_steps(edit_rows, fim_rows).dropna(subset=["seconds"])
     gen = steps[steps.method.str.startswith("mask")].seconds * 1e3
     fwd = steps[steps.method.str.startswith("model")].seconds * 1e3
+    t_med, t_tail = MASK_TARGET_MS["median"], MASK_TARGET_MS["p99"]
     lines = [
-        f"*Mask speed against the target (median ≤ {MASK_TARGET_MS['median']:g} ms, "
-        f"p90 ≤ {MASK_TARGET_MS['p90']:g} ms); {label}:*",
+        f"*Mask speed against the target (median ≤ {t_med:g} ms, p99 ≤ {t_tail:g} ms); {label}:*",
         "",
     ]
-    for where, n, med, p90 in (
-        ("along true middles", int(whole.steps), whole["median"], whole.p90),
-        ("in this run's constrained generation", len(gen), gen.median(), gen.quantile(0.9)),
-    ):
-        t_med, t_p90 = MASK_TARGET_MS["median"], MASK_TARGET_MS["p90"]
-        verdict = "met" if med <= t_med and p90 <= t_p90 else "missed"
+    for where, ms in (("along true middles", whole), ("in this run's constrained generation", gen)):
+        med, tail = ms.median(), ms.quantile(0.99)
+        verdict = "met" if med <= t_med and tail <= t_tail else "missed"
         lines.append(
-            f"* {where} ({n} steps): median {med:.2f} ms, p90 {p90:.2f} ms: "
-            f"**{verdict}** (median {med / t_med:.1f}×, p90 {p90 / t_p90:.1f}× the "
-            "target)"
+            f"* {where} ({len(ms)} steps): median {med:.2f} ms, p99 {tail:.2f} ms: "
+            f"**{verdict}** (median {med / t_med:.1f}×, p99 {tail / t_tail:.1f}× the target)"
         )
     lines.append(
         f"* the model's step in the same runs: median {fwd.median():.1f} ms ({len(fwd)} steps)"
@@ -285,11 +282,13 @@ def _met(value: float, goal: float) -> str:
 
 
 def maskspeed_markdown(report: dict) -> str:
-    """The run against its ``goals_ms`` (median and p90 of the current mask, default
-    collector, the benchmark's own heap), its speed-up over the previous mask (paired), what
-    the collector costs, whether the two arms' masks were equal, and the load it ran under."""
+    """The run against its ``goals_ms`` (median and p99, p90 in older runs, of the current mask,
+    default collector, the benchmark's own heap), its speed-up over the previous mask (paired),
+    what the collector costs, whether the two arms' masks were equal, and the load it ran
+    under."""
     current, previous = report["arms"][0], report["arms"][1]  # MASK_ARMS: current first
     goals = report["goals_ms"]
+    tail = next(k for k in goals if k != "median")  # p99 (MaskBench's form), p90 before
     now, before = _row(report, "default", current), _row(report, "default", previous)
     off = _row(report, "disabled", current)
     equal = all(r["all_equal"] for r in report["summary"])
@@ -298,10 +297,11 @@ def maskspeed_markdown(report: dict) -> str:
         [
             f"Along true middles ({now['steps']} masks per setting, SmolLM2's vocabulary, "
             f"{report['params']['problems']} problems), the current mask takes a median of "
-            f"{now['median_ms']:.2f} ms: {_met(now['median_ms'], goals['median'])}; its p90 is "
-            f"{now['p90_ms']:.2f} ms: {_met(now['p90_ms'], goals['p90'])}.",
+            f"{now['median_ms']:.2f} ms: {_met(now['median_ms'], goals['median'])}; its {tail} "
+            f"is {now[f'{tail}_ms']:.2f} ms: {_met(now[f'{tail}_ms'], goals[tail])} (mean "
+            f"{now['mean_ms']:.2f} ms).",
             f"The previous implementation took {before['median_ms']:.2f} / "
-            f"{before['p90_ms']:.2f} ms on the same states"
+            f"{before[f'{tail}_ms']:.2f} ms (median / {tail}) on the same states"
             + (
                 f": the current mask is {ratio:.2f}× as fast (median over "
                 f"steps of the paired ratio)."
