@@ -280,6 +280,25 @@ def test_the_sentence_says_which_part_of_the_goal_fails():
     assert "RealEdits-Cobra" in both and "cut short" in both
 
 
+def test_the_answer_names_the_fallbacks_share_and_an_ungated_rule_that_reuses_nothing():
+    from cadlib.chapters.kv_reuse.text_rules import answer_sentence, test_markdown
+
+    costly = run(
+        {
+            ("heval-fix-go", "a"): policies((100, 90, 60)),
+            ("realedits-cobra", "b"): policies((100, 90, 20), alone=(100, 0, 0)),
+        }
+    )
+    text = answer_sentence(costly)
+    assert "but misses its goal" in text and "(0 cases flipped)" in text
+    # spent per copied id: (10 recomputed + 60 fed) / 100 on Go, (10 + 20) / 100 on Cobra
+    assert "it spends 50% of the copied ids (10% recomputed at the copy, 40% fed again" in text
+    assert "per corpus from 30% on RealEdits-Cobra to 70% on HEvalFix-Go" in test_markdown(costly)
+    idle = run({("heval-fix-go", "a"): policies((100, 90, 0), alone=(100, 0, 0))})
+    assert f"Without its gate, `{RULE_CHOSEN}` reuses no prompt entry." in answer_sentence(idle)
+    assert "meets its goal" in answer_sentence(idle)
+
+
 # The chosen rule on the clock
 
 
@@ -322,6 +341,15 @@ def test_the_speed_goal_is_judged_on_each_corpus_median_case_against_the_exact_s
     text = timing_markdown(dict(protocol=RS.PROTOCOL, verdict=v))
     assert "RealEdits-Cobra (1 cases) 1.25× the exact splice (**misses** 2×)" in text
     assert "ProbeEdit 1,000 gold ids per decode second (reaches the 1,000 moonshot)" in text
+    from cadlib.chapters.kv_reuse.text_rules import timing_answer_sentence
+
+    # slower than the exact splice nowhere here; Requests' b is 1.33x, not a loss
+    answer = timing_answer_sentence(dict(protocol=RS.PROTOCOL, verdict=v, rows=rows))
+    assert "2.22× on RealEdits-Requests, 1.25× on RealEdits-Cobra" in answer
+    assert "**misses** the 2× goal" in answer and "on 0 of 4 timed cases" in answer
+    slow = timed_rows({("realedits-cobra", "d"): case(1.0, [1.2] * 3)})
+    lost = dict(protocol=RS.PROTOCOL, verdict=RS.speed_verdict(slow), rows=slow)
+    assert "slower than the exact splice on 1 of 1 timed cases" in timing_answer_sentence(lost)
 
 
 def test_the_committed_test_run_and_timing_rederive_their_verdicts_from_their_rows():

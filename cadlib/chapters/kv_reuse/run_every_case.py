@@ -31,7 +31,7 @@ from cadlib.record.results import read_results_file, run_report, write_run_repor
 
 from .profiles import AGREEMENT_THRESHOLD
 from .run import agreement_rows, judge, load_setup, reusing_table, sample_cases
-from .run_policy_search import _columns, _frame, committed
+from .run_policy_search import _frame, committed, search_columns
 
 __all__ = [
     "CORPORA",
@@ -83,7 +83,7 @@ def every_case_run(out: str | Path, corpus: str, progress: bool = True) -> dict:
         f"{COMMAND} {corpus}",
         protocol=protocol,
         chosen=search["chosen"],
-        test=_columns(rows),
+        test=search_columns(rows),
     )
     return write_run_report(report, out)
 

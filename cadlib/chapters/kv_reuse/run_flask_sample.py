@@ -28,7 +28,7 @@ from cadlib.record.results import read_results_file, run_report, write_run_repor
 
 from .profiles import AGREEMENT_THRESHOLD, PROFILES
 from .run import agreement_rows, load_setup, sample_cases
-from .run_policy_search import TEST_CASES, _columns, committed
+from .run_policy_search import TEST_CASES, committed, search_columns
 
 __all__ = [
     "CORPUS",
@@ -111,7 +111,7 @@ def sample_run(out: str | Path, progress: bool = True) -> dict:
         protocol=protocol,
         chosen=search["chosen"],
         prompt_ids=prompts,
-        test=_columns(rows),
+        test=search_columns(rows),
     )
     return write_run_report(report, out)
 

@@ -60,6 +60,7 @@ __all__ = [
     "test_inputs",
     "choose",
     "search_run",
+    "search_columns",
     "committed",
     "search_table",
     "per_corpus",
@@ -139,7 +140,7 @@ def choose(dev_table: pd.DataFrame, threshold: float = AGREEMENT_THRESHOLD) -> s
     return str(best.policy.iloc[0])
 
 
-def _columns(rows: pd.DataFrame) -> dict:
+def search_columns(rows: pd.DataFrame) -> dict:
     """Rows as ``{column: [values]}`` (KL to 5 decimals, ``since_copy`` ``None`` before any
     copy): compact for the committed file."""
     keep = [
@@ -178,8 +179,8 @@ def search_run(out: str | Path, progress: bool = True) -> dict:
         COMMAND,
         protocol=PROTOCOL,
         chosen=chosen,
-        dev=_columns(dev),
-        test=_columns(test),
+        dev=search_columns(dev),
+        test=search_columns(test),
     )
     return write_run_report(report, out)
 

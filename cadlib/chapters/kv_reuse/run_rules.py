@@ -56,6 +56,7 @@ __all__ = [
     "PROTOCOL",
     "family",
     "interleave",
+    "decision_columns",
     "rules_run",
     "committed_rules",
     "committed_gated",
@@ -103,7 +104,7 @@ def family(policy: str) -> str:
     raise KeyError(f"{policy!r} is in no rule family")
 
 
-def _columns(rows: pd.DataFrame) -> dict:
+def decision_columns(rows: pd.DataFrame) -> dict:
     """Rows as ``{column: [values]}`` (KL to 5 decimals): compact for the committed file; the
     fallbacks' counts only where some rule gates one."""
     keep = _KEEP + (_FALLBACK if rows.get("fallbacks", pd.Series([0])).any() else [])
@@ -147,7 +148,7 @@ def interleave(lists: list[list]) -> list:
 def _report(rows: pd.DataFrame, model, complete: bool, families: dict = RULES) -> dict:
     """The run's report so far (written after every case: a cut run keeps what it measured)."""
     layers = int(model.config.num_hidden_layers)
-    columns = _columns(rows)
+    columns = decision_columns(rows)
     return run_report(
         "rules",
         COMMAND,

@@ -36,7 +36,7 @@ from cadlib.record.results import read_results_file, run_report, write_run_repor
 
 from .profiles import AGREEMENT_THRESHOLD, RULE_CHOSEN, RULE_MAX_RECOMPUTE, TEST_RULE
 from .run import case_agreement, load_setup, sample_cases
-from .run_rules import _columns, curve_table, interleave
+from .run_rules import curve_table, decision_columns, interleave
 
 __all__ = [
     "CASES",
@@ -116,7 +116,7 @@ def rules_test_run(out: str | Path, progress: bool = True) -> dict:
         frames.append(case_agreement(model, tokenizer, x, POLICIES, SelectingDecoder))
         if progress:
             print(f"{x.corpus} {x.case.id}: done ({k + 1}/{len(order)})", flush=True)
-        columns = _columns(pd.concat(frames, ignore_index=True))
+        columns = decision_columns(pd.concat(frames, ignore_index=True))
         report = run_report(
             "rules-test",
             COMMAND,

@@ -36,6 +36,7 @@ from cadlib.record.results import read_results_file, run_report, write_run_repor
 
 from .profiles import TEST_RULE
 from .run import load_setup, sample_cases
+from .run_rules import interleave
 from .run_rules_test import sample_inputs
 from .run_speed import time_modes
 
@@ -99,25 +100,37 @@ def timed_inputs(tokenizer) -> dict:
 
 
 def rules_timing_run(out: str | Path, progress: bool = True) -> dict:
-    """:func:`cadlib.chapters.kv_reuse.run_speed.time_modes` on :func:`timed_inputs`, written
-    with its provenance (commit, the load of other processes) and :func:`speed_verdict` to the
-    JSON file ``out``. A quiet machine only."""
+    """:func:`cadlib.chapters.kv_reuse.run_speed.time_modes` on :func:`timed_inputs`, one
+    case at a time round-robin over the corpora, written with its provenance (commit, the load
+    of other processes) and :func:`speed_verdict` to the JSON file ``out`` after each case
+    (``complete`` false until the last: a run cut short keeps what it measured, every corpus
+    reached). A quiet machine only: a long real-edit case takes about 20 minutes."""
     monitor()
     model, tokenizer, _ = load_setup(dict(model=SMOLLM2, profile="rules-timing"))
-    runs = time_modes(
-        model,
-        tokenizer,
-        timed_inputs(tokenizer),
-        POLICIES,
-        REPEATS,
-        progress=progress,
-        names=METHOD_NAMES,
-    )
-    rows = {c: runs[c].tolist() for c in runs.columns}
-    report = run_report(
-        "rules-timing", COMMAND, protocol=PROTOCOL, verdict=speed_verdict(rows), rows=rows
-    )
-    return write_run_report(report, out)
+    inputs = timed_inputs(tokenizer)
+    order = interleave([[(corpus, x) for x in xs] for corpus, xs in inputs.items()])
+    frames, report = [], {}
+    for k, (corpus, x) in enumerate(order):
+        case = {corpus: [x]}
+        frames.append(
+            time_modes(
+                model, tokenizer, case, POLICIES, REPEATS, progress=False, names=METHOD_NAMES
+            )
+        )
+        if progress:
+            print(f"{corpus} {x.case.id}: timed ({k + 1}/{len(order)})", flush=True)
+        runs = pd.concat(frames, ignore_index=True)
+        rows = {c: runs[c].tolist() for c in runs.columns}
+        report = run_report(
+            "rules-timing",
+            COMMAND,
+            protocol=PROTOCOL,
+            complete=k == len(order) - 1,
+            verdict=speed_verdict(rows),
+            rows=rows,
+        )
+        write_run_report(report, out)
+    return report
 
 
 def committed_rules_timing() -> dict | None:

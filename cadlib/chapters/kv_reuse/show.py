@@ -123,11 +123,14 @@ def plot_rules(
     threshold: float = AGREEMENT_THRESHOLD,
     cap: float = RULE_MAX_RECOMPUTE,
     title: str = "",
+    test: pd.DataFrame | None = None,
 ):
     """Issue 51's curves: agreement on the cases that reuse anything against the share of
     copied ids recomputed, one line per rule family (:func:`.run_rules.curve_table`), each
     family from ``none``, each point labelled by its setting (``K``, ``R``, ``K+R``); the
-    threshold as a line. Returns the figure."""
+    threshold as a line. ``test``: the test-corpus run pooled (the ``all`` rows of
+    :func:`.run_rules_test.corpus_table`), one open marker per policy at what it spends
+    (a gate's fallbacks counted). Returns the figure."""
     import matplotlib.pyplot as plt  # lazy: only figures need matplotlib
 
     fig, ax = plt.subplots(figsize=(6, 3.8))
@@ -147,10 +150,22 @@ def plot_rules(
                 textcoords="offset points",
             )
     ax.plot(zero.recomputed, zero.rate, "ks", label="none", ms=5)
+    if test is not None:
+        ax.plot(test.spent, test.rate, "D", mfc="none", mec="C3", ms=6, label="test run")
+        for _, r in test.iterrows():
+            ax.annotate(  # left of its marker: the gated point sits at the right edge
+                r.policy,
+                (r.spent, r.rate),
+                fontsize=6,
+                xytext=(-5, -9),
+                textcoords="offset points",
+                ha="right",
+            )
     ax.axhline(threshold, ls="--", lw=1, color="grey", label=f"threshold {threshold:.1%}")
     ax.axvline(cap, ls=":", lw=1, color="grey", label=f"{cap:.0%} recomputed")
     ax.set(
-        xlabel="share of copied ids recomputed",
+        xlabel="share of copied ids recomputed"
+        + ("" if test is None else " (test run: spent, fallbacks counted)"),
         ylabel="agreement (cases that reuse)",
         title=title,
     )

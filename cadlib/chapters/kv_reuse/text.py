@@ -45,15 +45,25 @@ def _lead(numbers: dict, checks: list[tuple[str, bool]]) -> str:
     )
 
 
-def answer(numbers: dict, search=None, every=(), flask=None, timed=None) -> str:
+def answer(
+    numbers: dict,
+    search=None,
+    every=(),
+    flask=None,
+    timed=None,
+    rules_test=None,
+    rules_timing=None,
+) -> str:
     """The chapter's question answered (the opening's **Answer.**): first whether any policy
     meets the threshold where it reuses prompt entries (:func:`_lead`), then the reusable
     share of the spliced ids (policy ``none``) as the range over the corpora per tokenizer (a
     pooled share would be carried by the corpora with the longest copies), the agreement
     run's held-out rates (``numbers`` of :func:`cadlib.chapters.kv_reuse.run.numbers`), and
     one sentence per committed run given: the policy ``search``, the ``every``-case runs, the
-    ``flask`` sample and the ``timed`` run's speed goals."""
-    from . import text_every_case, text_flask_sample, text_policy_search, text_speed
+    ``flask`` sample and the ``timed`` run's speed goals; the selection rule's ``rules_test``
+    run (:mod:`.run_rules_test`) right after the lead, its goal's spending half beside it, and
+    its ``rules_timing`` run (:mod:`.run_rules_timing`) after that."""
+    from . import text_every_case, text_flask_sample, text_policy_search, text_rules, text_speed
     from .run_every_case import _verdict, accepted_policy
     from .run_policy_search import judged
 
@@ -68,6 +78,12 @@ def answer(numbers: dict, search=None, every=(), flask=None, timed=None) -> str:
     if timed:
         chosen = search["chosen"] if search else None
         later.append(text_speed.speed_answer(timed, chosen, accepted_policy(list(every))))
+    rule = []
+    if rules_test:
+        checks.append((rules_test["verdict"]["policy"], rules_test["verdict"]["agrees"]))
+        rule.append(text_rules.answer_sentence(rules_test))
+    if rules_timing:
+        rule.append(text_rules.timing_answer_sentence(rules_timing))
     shares = []
     for tok, corpora in numbers["shares"].items():
         each = [
@@ -79,6 +95,7 @@ def answer(numbers: dict, search=None, every=(), flask=None, timed=None) -> str:
             shares.append(f"{min(each):.1%}–{max(each):.1%} with {tok}")
     out = [
         _lead(numbers, checks),
+        *rule,
         f"Most of each copy is reusable: per corpus, the prompt's entries can stand in for "
         f"{' and '.join(shares)} of the spliced ids.",
     ]

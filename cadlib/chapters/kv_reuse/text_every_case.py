@@ -5,28 +5,14 @@ prompt entries (cases that reuse none agree by construction and are counted apar
 from __future__ import annotations
 
 from cadlib.corpora import CORPUS_LABELS
-from cadlib.record.provenance import load_caption
 
 from .run_every_case import CORPORA, _verdict, tasks
-from .text_policy_search import reuse_clause, setting_sentence, verdict_clause
+from .text_policy_search import reuse_clause, untimed_caption, verdict_clause
 
 __all__ = [
     "every_markdown",
     "answer_sentence",
 ]
-
-
-def _load_sentence(runs: list[dict]) -> str:
-    """The load the runs were recorded under, in one sentence (a run's own caption when there
-    is one run or one lacks provenance)."""
-    if len(runs) == 1 or not all(x.get("provenance") for x in runs):
-        return " ".join(dict.fromkeys(load_caption(x) for x in runs))
-    means = [x["provenance"]["load"]["other_cores"]["mean"] for x in runs]
-    busy = sum(bool(x["provenance"]["busy"]) for x in runs)
-    return (
-        f"Other processes kept {min(means):.2f}–{max(means):.2f} of a core busy on average "
-        f"while the {len(runs)} runs recorded ({busy} of them on a busy machine)."
-    )
 
 
 def every_markdown(runs: list[dict]) -> str:
@@ -52,7 +38,7 @@ def every_markdown(runs: list[dict]) -> str:
         )
         + f" `none` (recomputing {base.recomputed:.0%}) agrees on {base.rate:.1%}."
         + (f" Not yet recorded: {', '.join(missing)}." if missing else "")
-        + f" Nothing here is timed. {_load_sentence(runs)} {setting_sentence(runs[0])}"
+        + untimed_caption(runs[0])
     )
 
 

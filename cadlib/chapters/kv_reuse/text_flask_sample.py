@@ -6,13 +6,12 @@ from __future__ import annotations
 from statistics import median
 
 from cadlib.corpora import CORPUS_LABELS
-from cadlib.record.provenance import load_caption
 
 from .profiles import PROFILES
 from .run_every_case import _verdict
 from .run_flask_sample import CORPUS
 from .run_policy_search import TEST_CASES
-from .text_policy_search import reuse_clause, setting_sentence, verdict_clause
+from .text_policy_search import reuse_clause, untimed_caption, verdict_clause
 
 __all__ = [
     "sample_markdown",
@@ -40,8 +39,8 @@ def sample_markdown(run: dict) -> str:
             if r.idle
             else ""
         )
-        + f" `none` (recomputing {v['base'].recomputed:.0%}) agrees on {v['base'].rate:.1%}. "
-        f"Nothing here is timed. {load_caption(run)} {setting_sentence(run)}"
+        + f" `none` (recomputing {v['base'].recomputed:.0%}) agrees on {v['base'].rate:.1%}."
+        + untimed_caption(run)
     )
 
 

@@ -4,7 +4,6 @@ entries; and the clauses the later runs' sentences share."""
 
 from __future__ import annotations
 
-from cadlib.record.provenance import load_caption
 from cadlib.record.results import machine_label
 
 from .run import agreement_table
@@ -12,6 +11,7 @@ from .run_policy_search import _frame, judged
 
 __all__ = [
     "setting_sentence",
+    "untimed_caption",
     "reuse_clause",
     "verdict_clause",
     "search_markdown",
@@ -29,6 +29,13 @@ def setting_sentence(report: dict) -> str:
         "no paper figure (beyond the paper); "
         f"{machine_label(report['hardware'])}."
     )
+
+
+def untimed_caption(report: dict) -> str:
+    """The closing caption of an untimed run's paragraph, a line of its own in italics: that
+    nothing was timed and :func:`setting_sentence` (the load it ran under stays in its file:
+    it bears on timings only)."""
+    return f"\n\n*Nothing here is timed. {setting_sentence(report)}*"
 
 
 def reuse_clause(r, per=None, where: str = "corpus") -> str:
@@ -87,7 +94,7 @@ def search_markdown(report: dict) -> str:
             if r.idle
             else ""
         )
-        + f" Nothing here is timed. {load_caption(report)} {setting_sentence(report)}"
+        + untimed_caption(report)
     )
 
 

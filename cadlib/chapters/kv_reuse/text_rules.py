@@ -13,7 +13,8 @@ from cadlib.record.provenance import load_caption
 
 from .run_rules import curve_table
 from .run_rules_test import corpus_table
-from .text_policy_search import setting_sentence
+from .run_rules_timing import case_medians
+from .text_policy_search import untimed_caption
 
 __all__ = [
     "sample_clause",
@@ -21,6 +22,8 @@ __all__ = [
     "gated_markdown",
     "test_markdown",
     "timing_markdown",
+    "answer_sentence",
+    "timing_answer_sentence",
 ]
 
 
@@ -64,8 +67,7 @@ def rules_markdown(report: dict) -> str:
         f"On {sample_clause(report)}, `none` recomputes {zero.recomputed:.0%} of the copied ids "
         f"(unmatched ids and each copy's last) and agrees on {zero.rate:.2%} of the decisions "
         f"of the cases that reuse anything. Best per rule at most {cap:.0%} recomputed: "
-        f"{within}. {verdict[0].upper()}{verdict[1:]}. Nothing here is timed. "
-        f"{load_caption(report)} {setting_sentence(report)}"
+        f"{within}. {verdict[0].upper()}{verdict[1:]}." + untimed_caption(report)
     )
 
 
@@ -101,8 +103,6 @@ def test_markdown(report: dict) -> str:
     the goal's verdict with the part that fails; the rule without its gate beside it."""
     v, p = report["verdict"], report["protocol"]
     thr, cap = p["threshold"], p["max_recompute"]
-    t = corpus_table(report["rows"], report["layers"])
-    alone = t[(t.corpus == "all") & (t.policy == p["policies"][1])].iloc[0]
     if v["cases"] == 0:
         agreement = f"`{v['policy']}` reuses no prompt entry on any case"
     else:
@@ -121,10 +121,68 @@ def test_markdown(report: dict) -> str:
         ]
         verdict = f"the goal is **missed**: {' and '.join(missed)}"
     return (
-        f"Once on {sample_clause(report, 'test')}, nothing timed: {agreement}, spending "
-        f"{v['spent']:.0%} of the copied ids; {verdict}. Without its gate, "
-        f"`{alone.policy}` agrees on {alone.rate:.2%} ({alone.flipped} of {alone.cases} "
-        f"reusing cases flipped), spending {alone.spent:.0%}. {load_caption(report)}"
+        f"Once on {sample_clause(report, 'test')}: {agreement}, spending "
+        f"{_spending(report, per_corpus=True)}; {verdict}. {_ungated(report)}"
+        + untimed_caption(report)
+    )
+
+
+def _pooled(report: dict, policy: str) -> pd.Series:
+    t = corpus_table(report["rows"], report["layers"])
+    return t[(t.corpus == "all") & (t.policy == policy)].iloc[0]
+
+
+def _spending(report: dict, per_corpus: bool = False) -> str:
+    """What the judged rule spends of the copied ids: recomputed at the copy, plus what its
+    fallbacks feed again (the part a gate adds); with ``per_corpus``, its lowest and highest
+    corpus too."""
+    policy = report["verdict"]["policy"]
+    row = _pooled(report, policy)
+    parts = []
+    if row.get("fallback", 0.0):
+        parts.append(
+            f"{row.recomputed:.0%} recomputed at the copy, {row.fallback:.0%} fed again by "
+            "fallbacks"
+        )
+    t = corpus_table(report["rows"], report["layers"])
+    each = t[(t.policy == policy) & ~t.corpus.isin(("all", "heval-fix"))].sort_values("spent")
+    if per_corpus and len(each) > 1:
+        low, high = each.iloc[0], each.iloc[-1]
+        parts.append(
+            f"per corpus from {low.spent:.0%} on {CORPUS_LABELS.get(low.corpus, low.corpus)} "
+            f"to {high.spent:.0%} on {CORPUS_LABELS.get(high.corpus, high.corpus)}"
+        )
+    detail = f" ({'; '.join(parts)})" if parts else ""
+    return f"{row.spent:.0%} of the copied ids{detail}"
+
+
+def _ungated(report: dict) -> str:
+    """The same rule without its gate (the run's second policy), read on its reusing cases."""
+    alone = _pooled(report, report["protocol"]["policies"][1])
+    if not alone.cases or pd.isna(alone.get("rate")):
+        return f"Without its gate, `{alone.policy}` reuses no prompt entry."
+    return (
+        f"Without its gate, `{alone.policy}` agrees on {alone.rate:.2%} ({alone.flipped} of "
+        f"{alone.cases} reusing cases flipped), spending {alone.spent:.0%}."
+    )
+
+
+def answer_sentence(report: dict) -> str:
+    """The test run in the chapter's Answer: the goal's verdict with what carries it (the
+    agreement, the spending and its fallback part), and the ungated rule's flips beside it."""
+    v, p = report["verdict"], report["protocol"]
+    if v["cases"] == 0:
+        return f"On the test corpora `{v['policy']}` reuses no prompt entry."
+    goal = "and meets its goal" if v["met"] else "but misses its goal"
+    why = [] if v["agrees"] else [f"agreement {v['rate']:.2%}"]
+    why += [] if v["within"] else [f"it spends {_spending(report)}"]
+    return (
+        f"Chosen on development cases and run once on {v['cases']} test cases that reuse "
+        f"prompt entries, `{v['policy']}` agrees on {v['rate']:.2%} of decisions "
+        f"({v['flipped']} cases flipped) {goal} (at least {p['threshold']:.1%} within "
+        f"{p['max_recompute']:.0%} spent)"
+        + (f": {' and '.join(why)}" if why else "")
+        + f". {_ungated(report)}"
     )
 
 
@@ -145,7 +203,27 @@ def timing_markdown(report: dict) -> str:
         else f"ProbeEdit {moon:,.0f} gold ids per decode second "
         f"({'reaches' if v['moonshot_met'] else 'short of'} the {p['moonshot']:,.0f} moonshot)"
     )
+    cut = "" if report.get("complete", True) else " (cut short of its declared sample)"
     return (
-        f"Median case, decode seconds after the prefill, `{v['policy']}`: {each}; {moonshot}. "
+        f"Median case{cut}, decode seconds after the prefill, `{v['policy']}`: {each}; {moonshot}. "
         f"{load_caption(report)}"
+    )
+
+
+def timing_answer_sentence(report: dict) -> str:
+    """The timed run in the chapter's Answer: per real-edit test corpus the median case's
+    speedup over the exact splice against the goal, and on how many timed cases the setting is
+    slower than the exact splice (where it loses)."""
+    v, p = report["verdict"], report["protocol"]
+    t = case_medians(report["rows"])
+    real = t[t.corpus.isin(list(v["per"]))]
+    slower = int((real[f"reuse {v['policy']}"] > real["Copy-as-Decode"]).sum())
+    each = ", ".join(
+        f"{r['vs_exact']:.2f}× on {CORPUS_LABELS.get(c, c)}" for c, r in v["per"].items()
+    )
+    return (
+        f"On the clock (long real-edit test cases, a quiet machine), its median case decodes "
+        f"{each} as fast as the exact splice: it {'meets' if v['met'] else '**misses**'} the "
+        f"{p['goal']:g}× goal, and is slower than the exact splice on {slower} of {len(real)} "
+        "timed cases."
     )
