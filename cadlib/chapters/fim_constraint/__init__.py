@@ -5,6 +5,7 @@ file parses? The roles: ``card`` (``CARD``), ``profiles`` (``PROFILES``), ``run`
 the validity counts and the one results dict, ``numbers``), ``run_edits`` (constrained
 ``<gen>`` bodies in localized edits, ``GenBodyMask``), ``run_costs`` (costs per token),
 ``run_evidence`` (the committed evidence runs read back, the large run's paired tests),
+``show_anchors`` (the published mask engines beside ours, labelled by what each supports),
 ``show`` / ``show_figures`` / ``show_stdlib`` (tables and figures), ``text`` / ``text_stdlib``
 (the generated prose, ``answer`` among it) and ``commands`` (``python -m
 cadlib.chapters.fim_constraint.commands stdlib|maskspeed``: the evidence runs of the

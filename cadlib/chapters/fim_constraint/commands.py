@@ -9,6 +9,9 @@ results/fim.full.json``
     the whole mask beside its previous implementation, alternating on identical states
     (:func:`cadlib.fim.benchmark.compare_masks`), with the run's provenance
     (:func:`maskspeed_report`; run it on a quiet machine).
+``python -m cadlib.chapters.fim_constraint.commands llguidance --out results/fim.llguidance.json``
+    llguidance's mask on the same tokenizer and true middles, by a prefix-only Python-like
+    grammar (:func:`llguidance_report`; a reference point, not the same work; a quiet machine).
 ``python -m cadlib.chapters.fim_constraint.commands witness --out results/fim.witness.json``
     the soundness check (:mod:`cadlib.fim.witness_check`): on seeded cuts and perturbed
     middles, CPython parses the witness completion of every prefix the recognizer accepts
@@ -47,7 +50,15 @@ from cadlib.paths import repo_root
 from cadlib.record.provenance import monitor, provenance
 from cadlib.record.results import hardware_info, write_run_report
 
-__all__ = ["PROG", "main", "maskspeed_report", "parser", "stdlib_report", "witness_report"]
+__all__ = [
+    "PROG",
+    "main",
+    "maskspeed_report",
+    "llguidance_report",
+    "parser",
+    "stdlib_report",
+    "witness_report",
+]
 
 #: How the commands are run (the reports record it).
 PROG = "python -m cadlib.chapters.fim_constraint.commands"
@@ -148,6 +159,44 @@ def maskspeed_report(args: argparse.Namespace) -> dict:
         steps=frame.round(7).to_dict(orient="list") if args.steps else None,
         provenance=provenance(repo_root()),
     )
+
+
+def llguidance_report(args: argparse.Namespace) -> dict:
+    """The reference run (``llguidance``'s arguments ``args``): llguidance's mask on the same
+    tokenizer and true middles as ``maskspeed``, by a prefix-only Python-like grammar
+    (:mod:`cadlib.fim.llguidance_ref`: not the same work), in MaskBench's form, with the
+    machine, the load it ran under and the provenance."""
+    from importlib.metadata import version
+
+    from cadlib.fim.llguidance_ref import PYTHON_LIKE, llguidance_summary, time_llguidance
+
+    monitor()
+    frame = time_llguidance(
+        load_corpus(args.corpus),
+        load_tokenizer(args.tokenizer),
+        n_problems=args.problems,
+        seed=args.seed,
+        middle_chars=args.middle_chars,
+        repeats=args.repeats,
+    )
+    params = _params(args)
+    return dict(
+        profile="llguidance",
+        command=f"{PROG} llguidance "
+        + " ".join(f"--{k.replace('_', '-')} {v}" for k, v in params.items()),
+        created=datetime.now(UTC).isoformat(timespec="seconds"),
+        hardware=hardware_info("cpu"),
+        engine=f"llguidance {version('llguidance')}",
+        tokenizer=args.tokenizer,
+        params=params,
+        grammar=PYTHON_LIKE,
+        summary=llguidance_summary(frame),
+        provenance=provenance(repo_root()),
+    )
+
+
+def _llguidance(args: argparse.Namespace) -> dict:
+    return write_run_report(llguidance_report(args), args.out)
 
 
 def witness_report(args: argparse.Namespace) -> dict:
@@ -264,6 +313,18 @@ def parser() -> argparse.ArgumentParser:
     )
     speed.add_argument("--out", default="results/fim.maskspeed.json")
     speed.set_defaults(report=_maskspeed)
+    ref = sub.add_parser(
+        "llguidance",
+        help="llguidance's mask on the same states, a reference (results/fim.llguidance.json)",
+        description="llguidance's mask by a prefix-only Python-like grammar on maskspeed's "
+        "tokenizer and true middles: a reference point, not the same work (a quiet machine).",
+    )
+    for flag, default in (("corpus", "heval-fix-py"), ("tokenizer", "smollm2-135m-instruct")):
+        ref.add_argument(f"--{flag}", default=default)
+    for flag, default in (("problems", 12), ("middle-chars", 400), ("seed", 0), ("repeats", 3)):
+        ref.add_argument(f"--{flag}", type=int, default=default)
+    ref.add_argument("--out", default="results/fim.llguidance.json")
+    ref.set_defaults(report=_llguidance)
     wit = sub.add_parser(
         "witness",
         help="CPython parses every accepted prefix's witness (results/fim.witness.json)",

@@ -42,6 +42,8 @@ __all__ = [
     "load_runs",
     "load_full",
     "MASKSPEED_FILE",
+    "LLGUIDANCE_FILE",
+    "load_llguidance",
     "load_maskspeed",
     "WITNESS_FILES",
     "load_witness_runs",
@@ -159,6 +161,15 @@ MASKSPEED_FILE = "fim.maskspeed.json"
 def load_maskspeed() -> dict | None:
     """The committed mask-speed run, or ``None`` when none is committed."""
     return read_results_file(MASKSPEED_FILE)
+
+
+#: The committed reference run: llguidance on the same states (the ``llguidance`` command).
+LLGUIDANCE_FILE = "fim.llguidance.json"
+
+
+def load_llguidance() -> dict | None:
+    """The committed llguidance reference run, or ``None`` when none is committed."""
+    return read_results_file(LLGUIDANCE_FILE)
 
 
 #: The committed soundness runs (the ``witness`` command's): the standard library, then the
