@@ -5,7 +5,8 @@ opens every page of ``_toc.yml`` with the network blocked (the book must work of
 checks that it renders, that its tables and images are there (as many as the source notebook's
 outputs hold, and every image decoded), that no internal link or anchor is broken, and that
 its math is typeset by the vendored MathJax with no raw LaTeX left and no request leaving the
-machine. Saves a screenshot of the summary page under ``_build/``.
+machine; every page at a 1280 px window scrolls nothing sideways. Saves a full-page screenshot
+of every page under ``_build/pages/`` (to look at by eye) and the summary's under ``_build/``.
 """
 
 from __future__ import annotations
@@ -156,9 +157,15 @@ class Offline:
         self.context.close()
 
 
+#: The window every page is opened in: a laptop's width, where nothing may scroll sideways.
+VIEWPORT = {"width": 1280, "height": 800}
+#: Where the every-page test leaves a full-page screenshot of each page (to look at by eye).
+SCREENSHOTS = ROOT / "_build" / "pages"
+
+
 @pytest.fixture(scope="module")
 def browser(chromium):
-    offline = Offline(chromium)
+    offline = Offline(chromium, viewport=VIEWPORT)
     yield offline
     offline.close()
     assert not offline.left, f"requests left the machine: {offline.left}"
@@ -176,6 +183,10 @@ def internal_links(page) -> list[tuple[Path, str]]:
 
 
 def test_every_toc_page_renders_with_its_tables_images_and_links(built_book, browser):
+    """Every page of the toc at 1280 px: not empty, its notebook's tables and images shown,
+    no broken internal link or anchor, no script error, nothing scrolling the page sideways;
+    a full-page screenshot of each left under ``_build/pages/``."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     problems = []
     ids_cache: dict[Path, set[str]] = {}
     page = browser.new_page()
@@ -189,6 +200,10 @@ def test_every_toc_page_renders_with_its_tables_images_and_links(built_book, bro
         text = page.inner_text("main")
         if len(text.strip()) < 200:
             problems.append(f"{name}: almost empty page")
+        wide = page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
+        if wide > 0:
+            problems.append(f"{name}: the page scrolls sideways by {wide} px at 1280 px")
+        page.screenshot(path=str(SCREENSHOTS / (name.replace("/", "_") + ".png")), full_page=True)
         want_tables, want_images = expected_outputs(name)
         tables = page.locator("main table").count()
         images = page.evaluate(
